@@ -1,0 +1,181 @@
+/**
+ * The one place that reads configuration. Entry points hand over a plain record (process.env on Node, the
+ * Worker's env on the edge); `parseConfig` validates it and returns one typed object. A wrong value throws a
+ * `ConfigError` naming the variable, and the entry point refuses to start.
+ *
+ * @example
+ * const config = parseConfig({ PORT: "8787", RATE_LIMIT_QR: "120" });
+ */
+import { z } from "zod";
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === "" ? undefined : v.trim()));
+
+const url = (protocols: string[]) =>
+  optionalString.refine((v) => v === undefined || isUrl(v, protocols), {
+    message: `must be a URL starting with ${protocols.map((p) => `${p}//`).join(" or ")}`,
+  });
+
+const positiveInt = (fallback: number, max = 1_000_000) =>
+  optionalString.transform((v, ctx) => {
+    if (v === undefined) return fallback;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1 || n > max) {
+      ctx.addIssue({ code: "custom", message: `must be a whole number from 1 to ${max}, got "${v}"` });
+      return z.NEVER;
+    }
+    return n;
+  });
+
+const EnvSchema = z.object({
+  PORT: positiveInt(8787, 65535),
+  HOST: optionalString.transform((v) => v ?? "127.0.0.1"),
+  PUBLIC_BASE_URL: url(["http:", "https:"]),
+  DATA_DIR: optionalString.transform((v) => v ?? ".data"),
+  DATABASE_URL: url(["postgres:", "postgresql:"]),
+  UPSTASH_REDIS_REST_URL: url(["http:", "https:"]),
+  UPSTASH_REDIS_REST_TOKEN: optionalString,
+  QSTASH_URL: url(["http:", "https:"]),
+  QSTASH_TOKEN: optionalString,
+  QSTASH_CURRENT_SIGNING_KEY: optionalString,
+  QSTASH_NEXT_SIGNING_KEY: optionalString,
+  S3_ENDPOINT: url(["http:", "https:"]),
+  S3_REGION: optionalString,
+  S3_BUCKET: optionalString,
+  S3_ACCESS_KEY_ID: optionalString,
+  S3_SECRET_ACCESS_KEY: optionalString,
+  S3_PUBLIC_BASE_URL: url(["http:", "https:"]),
+  REPLICATE_API_TOKEN: optionalString,
+  GRAPH_API_BASE: url(["http:", "https:"]),
+  GRAPH_API_VERSION: optionalString
+    .transform((v) => v ?? "v23.0")
+    .refine((v) => /^v\d+\.\d+$/.test(v), { message: 'must look like "v23.0"' }),
+  META_APP_ID: optionalString,
+  META_APP_SECRET: optionalString,
+  TOKEN_ENCRYPTION_KEY: optionalString.refine((v) => v === undefined || decodedLength(v) === 32, {
+    message: "must be 32 bytes, base64 or base64url encoded (openssl rand -base64 32)",
+  }),
+  AUTH_JWKS_URL: url(["http:", "https:"]),
+  AUTH_ISSUER: optionalString,
+  AUTH_AUDIENCE: optionalString,
+  RATE_LIMIT_QR: positiveInt(120),
+  RATE_LIMIT_PHOTO: positiveInt(20),
+  RATE_LIMIT_SOCIAL_READ: positiveInt(300),
+  RATE_LIMIT_SOCIAL_WRITE: positiveInt(60),
+  RETENTION_DAYS: positiveInt(90, 3650),
+  LOG_LEVEL: optionalString
+    .transform((v) => v ?? "info")
+    .refine((v) => ["debug", "info", "warn", "error", "silent"].includes(v), {
+      message: "must be one of debug, info, warn, error, silent",
+    }),
+});
+
+/** Variables that only make sense together: setting one of a group requires the rest. */
+const GROUPS: Array<{ name: string; vars: Array<keyof z.infer<typeof EnvSchema>> }> = [
+  { name: "Upstash Redis", vars: ["UPSTASH_REDIS_REST_URL", "UPSTASH_REDIS_REST_TOKEN"] },
+  { name: "QStash", vars: ["QSTASH_URL", "QSTASH_TOKEN", "QSTASH_CURRENT_SIGNING_KEY", "QSTASH_NEXT_SIGNING_KEY"] },
+  { name: "S3 storage", vars: ["S3_ENDPOINT", "S3_REGION", "S3_BUCKET", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY", "S3_PUBLIC_BASE_URL"] },
+  { name: "identity-provider tokens", vars: ["AUTH_JWKS_URL", "AUTH_ISSUER", "AUTH_AUDIENCE"] },
+  { name: "the real platforms", vars: ["GRAPH_API_BASE", "META_APP_ID", "META_APP_SECRET"] },
+];
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+  }
+}
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export interface Config {
+  port: number;
+  host: string;
+  publicBaseUrl: string;
+  dataDir: string;
+  databaseUrl?: string;
+  upstash?: { url: string; token: string };
+  qstash?: { url: string; token: string; currentSigningKey: string; nextSigningKey: string };
+  s3?: { endpoint: string; region: string; bucket: string; accessKeyId: string; secretAccessKey: string; publicBaseUrl: string };
+  replicateApiToken?: string;
+  graph: { baseUrl?: string; version: string; appId?: string; appSecret?: string };
+  tokenEncryptionKey?: string;
+  auth?: { jwksUrl: string; issuer: string; audience: string };
+  rateLimits: { qr: number; photo: number; socialRead: number; socialWrite: number };
+  retentionDays: number;
+  logLevel: "debug" | "info" | "warn" | "error" | "silent";
+}
+
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const parsed = EnvSchema.safeParse(pick(env));
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${String(i.path[0])} ${i.message}`));
+  }
+  const e = parsed.data;
+  const problems: string[] = [];
+  for (const group of GROUPS) {
+    const set = group.vars.filter((v) => e[v] !== undefined);
+    if (set.length > 0 && set.length < group.vars.length) {
+      const missing = group.vars.filter((v) => e[v] === undefined);
+      problems.push(`${missing.join(", ")} must be set too: ${set.join(", ")} ${set.length === 1 ? "is" : "are"} set, and ${group.name} needs all of ${group.vars.join(", ")}`);
+    }
+  }
+  if (problems.length) throw new ConfigError(problems);
+
+  const has = <K extends keyof Env>(k: K) => e[k] !== undefined;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://${e.HOST.includes(":") ? `[${e.HOST}]` : e.HOST}:${e.PORT}`).replace(/\/+$/, ""),
+    dataDir: e.DATA_DIR,
+    databaseUrl: e.DATABASE_URL,
+    upstash: has("UPSTASH_REDIS_REST_URL") ? { url: e.UPSTASH_REDIS_REST_URL!, token: e.UPSTASH_REDIS_REST_TOKEN! } : undefined,
+    qstash: has("QSTASH_URL")
+      ? { url: e.QSTASH_URL!, token: e.QSTASH_TOKEN!, currentSigningKey: e.QSTASH_CURRENT_SIGNING_KEY!, nextSigningKey: e.QSTASH_NEXT_SIGNING_KEY! }
+      : undefined,
+    s3: has("S3_ENDPOINT")
+      ? {
+          endpoint: e.S3_ENDPOINT!,
+          region: e.S3_REGION!,
+          bucket: e.S3_BUCKET!,
+          accessKeyId: e.S3_ACCESS_KEY_ID!,
+          secretAccessKey: e.S3_SECRET_ACCESS_KEY!,
+          publicBaseUrl: e.S3_PUBLIC_BASE_URL!.replace(/\/+$/, ""),
+        }
+      : undefined,
+    replicateApiToken: e.REPLICATE_API_TOKEN,
+    graph: { baseUrl: e.GRAPH_API_BASE?.replace(/\/+$/, ""), version: e.GRAPH_API_VERSION, appId: e.META_APP_ID, appSecret: e.META_APP_SECRET },
+    tokenEncryptionKey: e.TOKEN_ENCRYPTION_KEY,
+    auth: has("AUTH_JWKS_URL") ? { jwksUrl: e.AUTH_JWKS_URL!, issuer: e.AUTH_ISSUER!, audience: e.AUTH_AUDIENCE! } : undefined,
+    rateLimits: { qr: e.RATE_LIMIT_QR, photo: e.RATE_LIMIT_PHOTO, socialRead: e.RATE_LIMIT_SOCIAL_READ, socialWrite: e.RATE_LIMIT_SOCIAL_WRITE },
+    retentionDays: e.RETENTION_DAYS,
+    logLevel: e.LOG_LEVEL as Config["logLevel"],
+  };
+}
+
+function pick(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const key of Object.keys(EnvSchema.shape)) {
+    const value = env[key];
+    if (typeof value === "string") out[key] = value;
+  }
+  return out;
+}
+
+function isUrl(value: string, protocols: string[]): boolean {
+  try {
+    return protocols.includes(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+}
+
+function decodedLength(value: string): number {
+  try {
+    return atob(value.replace(/-/g, "+").replace(/_/g, "/")).length;
+  } catch {
+    return -1;
+  }
+}

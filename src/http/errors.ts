@@ -1,0 +1,145 @@
+/**
+ * One error class and one handler for every area.
+ *
+ * Handlers throw `ApiError`; `onError` renders `{error:{code,message,details?}}` with the status from
+ * `codeToStatus`. Anything that is not an ApiError becomes a 500 INTERNAL with the request id only.
+ *
+ * @example
+ * throw new ApiError("POST_NOT_FOUND", "No post with this id.");
+ */
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+export const codeToStatus = {
+  INVALID_JSON: 400,
+  IDEMPOTENCY_KEY_REQUIRED: 400,
+  BAD_REQUEST: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  ACCOUNT_NOT_FOUND: 404,
+  MEDIA_NOT_FOUND: 404,
+  POST_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  ACCOUNT_NEEDS_RECONNECT: 409,
+  IDEMPOTENCY_KEY_REUSED: 409,
+  REQUEST_IN_PROGRESS: 409,
+  POST_NOT_CANCELLABLE: 409,
+  CONFLICT: 409,
+  ORIGINAL_REMOVED: 410,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  VALIDATION_FAILED: 422,
+  INVALID_IMAGE: 422,
+  INVALID_IMAGE_URL: 422,
+  QR_NOT_FOUND: 422,
+  QR_NOT_SCANNABLE: 422,
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+  UPSTREAM_UNAVAILABLE: 502,
+  SERVICE_UNAVAILABLE: 503,
+} as const satisfies Record<string, ContentfulStatusCode>;
+
+export type ErrorCode = keyof typeof codeToStatus;
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export interface ApiErrorOptions {
+  details?: ErrorDetail[];
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+export class ApiError extends HTTPException {
+  readonly code: ErrorCode;
+  readonly details?: ErrorDetail[];
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, options: ApiErrorOptions = {}) {
+    super(codeToStatus[code], { message, cause: options.cause });
+    this.code = code;
+    this.details = options.details;
+    this.headers = options.headers ?? {};
+  }
+}
+
+/** A 422 naming the field that is wrong. */
+export function invalidField(path: string, message: string): ApiError {
+  return new ApiError("VALIDATION_FAILED", `${path}: ${message}`, { details: [{ path, message }] });
+}
+
+/** Zod-like issues to our details; works for zod 3 and 4 issue shapes. */
+export function detailsFromIssues(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): ErrorDetail[] {
+  return issues.map((issue) => ({
+    path: issue.path.map(String).join(".") || "(body)",
+    message: issue.message,
+  }));
+}
+
+export function validationError(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): ApiError {
+  const details = detailsFromIssues(issues);
+  const first = details[0];
+  const message = first ? `${first.path}: ${first.message}` : "The request is not valid.";
+  return new ApiError("VALIDATION_FAILED", details.length > 1 ? `${message} (and ${details.length - 1} more)` : message, { details });
+}
+
+interface ErrorLogger {
+  error(message: string, fields: Record<string, unknown>): void;
+}
+
+/** Renders any thrown value as the error envelope. */
+export function renderError(err: unknown, c: Context, log?: ErrorLogger): Response {
+  const requestId = (c.get("requestId" as never) as string | undefined) ?? "unknown";
+  let apiError: ApiError;
+  if (err instanceof ApiError) {
+    apiError = err;
+  } else if (isZodError(err)) {
+    apiError = validationError(err.issues);
+  } else if (err instanceof HTTPException) {
+    apiError = fromHttpException(err);
+  } else {
+    log?.error("unhandled error", { requestId, error: describe(err) });
+    apiError = new ApiError("INTERNAL", `Something went wrong on our side. Retry the same request; quote request id ${requestId} if it persists.`);
+  }
+  const body: { error: { code: string; message: string; details?: ErrorDetail[]; requestId?: string } } = {
+    error: { code: apiError.code, message: apiError.message },
+  };
+  if (apiError.details?.length) body.error.details = apiError.details;
+  if (apiError.code === "INTERNAL") body.error.requestId = requestId;
+  for (const [name, value] of Object.entries(apiError.headers)) c.header(name, value);
+  return c.json(body, apiError.status as ContentfulStatusCode);
+}
+
+function fromHttpException(err: HTTPException): ApiError {
+  switch (err.status) {
+    case 400:
+      return /json/i.test(err.message)
+        ? new ApiError("INVALID_JSON", "The request body is not valid JSON.")
+        : new ApiError("BAD_REQUEST", err.message || "Bad request.");
+    case 401:
+      return new ApiError("UNAUTHORIZED", "Missing or invalid credentials.");
+    case 404:
+      return new ApiError("NOT_FOUND", "Not found.");
+    case 413:
+      return new ApiError("PAYLOAD_TOO_LARGE", "The request body is larger than 20 MB.");
+    case 415:
+      return new ApiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with Content-Type: application/json.");
+    default:
+      return err.status >= 500
+        ? new ApiError("INTERNAL", "Something went wrong on our side.")
+        : new ApiError("BAD_REQUEST", err.message || "Bad request.");
+  }
+}
+
+function isZodError(err: unknown): err is { issues: Array<{ path: PropertyKey[]; message: string }> } {
+  return typeof err === "object" && err !== null && (err as { name?: string }).name === "ZodError" && Array.isArray((err as { issues?: unknown }).issues);
+}
+
+function describe(err: unknown): string {
+  if (err instanceof Error) return `${err.name}: ${err.message}\n${err.stack ?? ""}`;
+  return String(err);
+}

@@ -1,0 +1,97 @@
+/**
+ * The ports: everything the app reaches outside its own code goes through `Services`.
+ * Entry points (functions/node.ts, functions/worker.ts) and tests build a Services object and hand it to
+ * `createApp(services)`. Edge twins live in src/adapters (portable); Node-only twins in functions/node.
+ */
+import type { Config } from "./config";
+import type { Db } from "../db/client";
+
+/** Outcome of one rate-limit check. `reset` is unix milliseconds when the window frees up. */
+export interface RateLimitResult {
+  success: boolean;
+  limit: number;
+  remaining: number;
+  reset: number;
+  /** True when the limiter could not answer (Redis down or slow): the request was let through. */
+  unknown?: boolean;
+}
+
+/** Per-user request budgets, e.g. `limit("social-write", userId, 60)`. */
+export interface RateLimiter {
+  limit(bucket: string, identifier: string, perMinute: number): Promise<RateLimitResult>;
+}
+
+/** When to look at a delivery. The queue says *when*; the delivery row says *what*. */
+export interface Queue {
+  /** Ask for `publish(deliveryId)` at `notBefore` (or now). Returns a job id, or null when the queue is the poller. */
+  enqueue(deliveryId: string, notBefore?: Date): Promise<string | null>;
+  /** Best-effort cancellation of a job. */
+  cancel(jobId: string): Promise<void>;
+  /** "qstash" or "poller": the poller finds due deliveries itself, so nothing needs enqueuing. */
+  readonly kind: "qstash" | "poller";
+}
+
+export interface StoredObject {
+  bytes: Uint8Array;
+  contentType: string;
+}
+
+/** Object storage for media and generated images. `put` returns the public URL of the object. */
+export interface Storage {
+  put(key: string, bytes: Uint8Array, contentType: string): Promise<string>;
+  get(key: string): Promise<StoredObject | null>;
+  delete(key: string): Promise<void>;
+  urlFor(key: string): string;
+}
+
+export interface FetchedImage {
+  bytes: Uint8Array;
+  contentType: string | null;
+}
+
+/**
+ * Fetches a user-given URL safely: https on 443 only, no credentials, no redirects, no private, loopback,
+ * link-local or mapped addresses (checked on every resolved address where the runtime allows), size capped
+ * while streaming, with a timeout. Throws ApiError INVALID_IMAGE_URL (422) or PAYLOAD_TOO_LARGE (413).
+ */
+export interface SafeFetcher {
+  fetchBytes(url: string, options?: { maxBytes?: number; timeoutMs?: number }): Promise<FetchedImage>;
+}
+
+export interface Clock {
+  now(): Date;
+}
+
+export interface Logger {
+  debug(message: string, fields?: Record<string, unknown>): void;
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+/** AES-GCM encryption of platform tokens at rest. */
+export interface TokenCipher {
+  encrypt(plain: string): Promise<string>;
+  decrypt(cipher: string): Promise<string>;
+}
+
+/** Publishes one delivery to its platform; set by area C (see src/social/delivery). */
+export interface Publisher {
+  publish(deliveryId: string): Promise<unknown>;
+}
+
+export interface Services {
+  config: Config;
+  db: Db;
+  rateLimiter: RateLimiter;
+  queue: Queue;
+  storage: Storage;
+  fetcher: SafeFetcher;
+  clock: Clock;
+  log: Logger;
+  tokens: TokenCipher;
+  /** Keep background work alive past the response: ctx.waitUntil on Workers, a tracked set on Node. */
+  defer(promise: Promise<unknown>): void;
+  /** Fetch used for calls to the platforms' Graph API (the sandbox too). Defaults to global fetch. */
+  platformFetch: typeof fetch;
+}
