@@ -1,0 +1,45 @@
+/**
+ * Node-only database drivers: PGlite (embedded, data on disk or in memory) and node-postgres.
+ * Migrations are applied from db/migrations by Drizzle's migrator for the driver in use.
+ *
+ * @example
+ * const handle = await openNodeDb({ dataDir: ".data" });          // PGlite in .data/pg
+ * const handle = await openNodeDb({ url: "postgres://localhost/test" });
+ */
+import { fileURLToPath } from "node:url";
+import { PGlite } from "@electric-sql/pglite";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
+import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
+import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
+import pg from "pg";
+import * as schema from "./schema";
+import type { Db, DbHandle } from "./client";
+
+export const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
+
+export interface NodeDbOptions {
+  /** postgres:// URL; when absent, PGlite. */
+  url?: string;
+  /** PGlite data directory; absent means in memory. */
+  pgliteDir?: string;
+  /** Apply pending migrations before returning (default true). */
+  migrate?: boolean;
+  poolSize?: number;
+}
+
+export async function openNodeDb(options: NodeDbOptions): Promise<DbHandle> {
+  if (options.url) {
+    const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
+    const db = drizzlePg({ client: pool, schema });
+    if (options.migrate !== false) await migratePg(db, { migrationsFolder: MIGRATIONS_DIR });
+    return { db: db as unknown as Db, driver: "node-postgres", close: () => pool.end() };
+  }
+  const client = options.pgliteDir ? new PGlite(options.pgliteDir) : new PGlite();
+  await client.waitReady;
+  const db = drizzlePglite({ client, schema });
+  if (options.migrate !== false) await migratePglite(db, { migrationsFolder: MIGRATIONS_DIR });
+  return { db: db as unknown as Db, driver: "pglite", close: () => client.close() };
+}
+
+export type { Db };

@@ -1,0 +1,77 @@
+/**
+ * Node entry point: `npm start`. Embedded defaults for every port whose variables are unset (PGlite in
+ * DATA_DIR, files on disk, in-memory rate limits, the scheduler loop, the platform sandbox).
+ * First start creates a user and an API key, prints the key once and writes it to DATA_DIR/dev-api-key.
+ * SIGINT/SIGTERM: stop accepting, let in-flight requests finish, stop the loop, close the database.
+ */
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { serve } from "@hono/node-server";
+import { sql } from "drizzle-orm";
+import { ConfigError, parseConfig } from "../src/config";
+import { createApp } from "../src/app";
+import { createApiKey, createUser } from "../src/http/api-keys";
+import { buildNodeServices } from "./node/services";
+import { createAdminRoutes, writeAdminFile } from "./node/admin-server";
+import { startBackground } from "./node/background";
+
+async function main() {
+  let config;
+  try {
+    config = parseConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+
+  const node = await buildNodeServices(config);
+  const { services } = node;
+  await ensureFirstUser(services.db, config.dataDir);
+
+  const admin = await writeAdminFile(config.dataDir, { url: `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}` });
+  const app = createApp(services, { mount: (a) => a.route("/", createAdminRoutes(admin.token)) });
+  const background = await startBackground(services, app);
+
+  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
+    services.log.info("listening", { url: `http://${info.address.includes(":") ? `[${info.address}]` : info.address}:${info.port}`, publicBaseUrl: config.publicBaseUrl, database: node.db.driver });
+  });
+  server.on("error", (err) => {
+    console.error(`cannot listen on ${config.host}:${config.port}: ${err.message}`);
+    process.exit(1);
+  });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) {
+      console.error("forced exit");
+      process.exit(1);
+    }
+    stopping = true;
+    services.log.info("shutting down", { signal });
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await background.stop();
+    await node.close();
+    await admin.remove();
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+}
+
+async function ensureFirstUser(db: import("../db/client").Db, dataDir: string) {
+  const result = await db.execute(sql`select count(*)::int as n from users`);
+  const rows = (result as unknown as { rows?: Array<{ n: number }> }).rows ?? (result as unknown as Array<{ n: number }>);
+  if (Number(rows[0]?.n ?? 0) > 0) return;
+  const { userId } = await createUser(db, "dev@localhost");
+  const { key } = await createApiKey(db, userId, "dev");
+  await writeFile(join(dataDir, "dev-api-key"), `${key}\n`, { mode: 0o600 });
+  console.log(`\nFirst start: created user dev@localhost with this API key (shown once, also in ${join(dataDir, "dev-api-key")}):\n\n  ${key}\n`);
+}
+
+main().catch((err) => {
+  console.error(`start-up failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,66 @@
+/**
+ * The admin commands, shared by the CLI (direct database access) and the running server's loopback admin
+ * route (used when the embedded database is held by `npm start`).
+ *
+ * @example
+ * await runAdminCommand(db, { command: "user:create", email: "a@b.c" }); // { output: "sk_..." }
+ */
+import type { Db } from "../../db/client";
+import { createApiKey, createUser, findUserByEmail, listApiKeys, revokeApiKey } from "../../src/http/api-keys";
+
+export interface AdminRequest {
+  command: string;
+  email?: string;
+  name?: string;
+  prefix?: string;
+}
+
+export interface AdminResult {
+  ok: boolean;
+  /** What the CLI prints on stdout. */
+  output: string;
+}
+
+export const ADMIN_USAGE = `usage: npm run admin -- <command>
+  user:create --email E            create a user; prints its first API key alone on a line
+  key:create  --email E [--name N] create another key for the user; prints it alone on a line
+  key:revoke  --prefix P           revoke the key whose prefix (first 11 characters) is P
+  key:list    --email E            list the user's keys (prefix, name, created, last used, revoked)`;
+
+export async function runAdminCommand(db: Db, req: AdminRequest): Promise<AdminResult> {
+  const needEmail = () => {
+    if (!req.email || !/^[^@\s]+@[^@\s]+$/.test(req.email)) throw new AdminError("--email must be an e-mail address");
+    return req.email;
+  };
+  switch (req.command) {
+    case "user:create": {
+      const email = needEmail();
+      if (await findUserByEmail(db, email)) throw new AdminError(`a user with e-mail ${email} exists already`);
+      const { userId } = await createUser(db, email);
+      const { key } = await createApiKey(db, userId, req.name ?? "default");
+      return { ok: true, output: key };
+    }
+    case "key:create": {
+      const user = await findUserByEmail(db, needEmail());
+      if (!user) throw new AdminError(`no user with e-mail ${req.email}`);
+      const { key } = await createApiKey(db, user.userId, req.name ?? "default");
+      return { ok: true, output: key };
+    }
+    case "key:revoke": {
+      if (!req.prefix) throw new AdminError("--prefix is required (the first 11 characters of the key, as key:list shows)");
+      if (!(await revokeApiKey(db, req.prefix))) throw new AdminError(`no live key with prefix ${req.prefix}`);
+      return { ok: true, output: `revoked ${req.prefix}` };
+    }
+    case "key:list": {
+      const user = await findUserByEmail(db, needEmail());
+      if (!user) throw new AdminError(`no user with e-mail ${req.email}`);
+      const keys = await listApiKeys(db, user.userId);
+      const lines = keys.map((k) => [k.prefix, k.name, k.createdAt, k.lastUsedAt ?? "-", k.revokedAt ? `revoked ${k.revokedAt}` : "live"].join("\t"));
+      return { ok: true, output: ["prefix\tname\tcreated\tlast used\tstate", ...lines].join("\n") };
+    }
+    default:
+      throw new AdminError(`unknown command "${req.command}"\n${ADMIN_USAGE}`);
+  }
+}
+
+export class AdminError extends Error {}

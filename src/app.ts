@@ -1,0 +1,68 @@
+/**
+ * createApp(services): the whole HTTP API, the same on Workers and Node.
+ * Middleware order: request id -> services -> access log -> body limit -> areas; one onError renders every
+ * error as the envelope, one notFound answers unknown routes.
+ *
+ * @example
+ * const app = createApp(services);
+ * const res = await app.request("/health");
+ */
+import { Hono, type Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { requestId } from "hono/request-id";
+import type { Services } from "./services";
+import type { AppEnv } from "./http/env";
+import { ApiError, renderError } from "./http/errors";
+import { redactSecrets } from "./adapters/logger";
+import { createSocialRoutes } from "./social/routes";
+import { createFilesRoutes } from "./http/files";
+
+export const MAX_BODY_BYTES = 20 * 1024 * 1024;
+
+export type ServicesProvider = Services | ((c: Context<AppEnv>) => Services);
+
+/** Extra routers an entry point mounts (e.g. the Node-only admin routes). */
+export interface AppExtras {
+  mount?: (app: Hono<AppEnv>) => void;
+}
+
+export function createApp(provider: ServicesProvider, extras: AppExtras = {}): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  app.use("*", requestId({ headerName: "X-Request-Id", generator: () => crypto.randomUUID() }));
+  app.use("*", async (c, next) => {
+    c.set("services", typeof provider === "function" ? provider(c) : provider);
+    await next();
+  });
+  app.use("*", async (c, next) => {
+    const started = Date.now();
+    await next();
+    c.var.services.log.info("request", {
+      requestId: c.var.requestId,
+      method: c.req.method,
+      path: redactSecrets(c.req.path),
+      status: c.res.status,
+      ms: Date.now() - started,
+    });
+  });
+  app.use(
+    "/api/*",
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: () => {
+        throw new ApiError("PAYLOAD_TOO_LARGE", "The request body is larger than 20 MB.");
+      },
+    }),
+  );
+
+  app.get("/health", (c) => c.json({ data: { status: "ok" } }));
+  app.route("/files", createFilesRoutes());
+  app.route("/api/v1/social", createSocialRoutes());
+  extras.mount?.(app);
+
+  app.notFound(() => {
+    throw new ApiError("NOT_FOUND", "No route matches this method and path.");
+  });
+  app.onError((err, c) => renderError(err, c, c.var.services?.log));
+  return app;
+}

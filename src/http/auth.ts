@@ -1,0 +1,123 @@
+/**
+ * Authentication: `Authorization: Bearer <API key>` or `Bearer <identity-provider ID token>`.
+ * API keys are checked for shape and checksum before the database is asked; ID tokens are verified against
+ * AUTH_JWKS_URL with issuer, audience, expiry and an asymmetric algorithm allowlist, and their subject is
+ * mapped to a user (created on first sight).
+ *
+ * @example
+ * router.use("*", requireAuth());
+ * router.get("/x", (c) => c.text(c.var.userId));
+ */
+import { and, eq, isNull } from "drizzle-orm";
+import type { MiddlewareHandler } from "hono";
+import { createRemoteJWKSet, jwtVerify, type JWTPayload } from "jose";
+import { users } from "../../db/schema";
+import type { Services } from "../services";
+import type { AppEnv } from "./env";
+import { ApiError } from "./errors";
+import { looksLikeApiKey, touchApiKey, verifyApiKey } from "./api-keys";
+
+const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"];
+
+export function unauthorized(message = "Missing or invalid credentials: send Authorization: Bearer <API key>."): ApiError {
+  return new ApiError("UNAUTHORIZED", message, { headers: { "WWW-Authenticate": 'Bearer realm="api"' } });
+}
+
+/** Authenticates an API key; throws 401 when it is malformed, unknown or revoked. */
+export async function authenticateApiKey(services: Services, key: string): Promise<string> {
+  const found = await verifyApiKey(services.db, key);
+  if (!found) throw unauthorized("The API key is not valid or has been revoked.");
+  services.defer(touchApiKey(services.db, found.keyId).catch((err) => services.log.warn("touch api key failed", { err: String(err) })));
+  return found.userId;
+}
+
+export function bearerToken(header: string | undefined): string | null {
+  if (!header) return null;
+  const match = /^Bearer[ ]+([^\s]+)\s*$/i.exec(header);
+  return match ? match[1]! : null;
+}
+
+/** Requires a Bearer API key or ID token; sets `userId` and `authKind`. */
+export function requireAuth(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const token = bearerToken(c.req.header("authorization"));
+    if (!token) throw unauthorized();
+    const services = c.var.services;
+    if (looksLikeApiKey(token)) {
+      c.set("userId", await authenticateApiKey(services, token));
+      c.set("authKind", "api_key");
+    } else if (token.split(".").length === 3) {
+      c.set("userId", await authenticateIdToken(services, token));
+      c.set("authKind", "id_token");
+    } else {
+      throw unauthorized("The bearer credential is neither an API key nor an ID token.");
+    }
+    await next();
+  };
+}
+
+const jwksCache = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
+
+function jwksFor(url: string) {
+  let jwks = jwksCache.get(url);
+  if (!jwks) {
+    jwks = createRemoteJWKSet(new URL(url), { cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000, timeoutDuration: 5_000 });
+    jwksCache.set(url, jwks);
+  }
+  return jwks;
+}
+
+export async function authenticateIdToken(services: Services, token: string): Promise<string> {
+  const auth = services.config.auth;
+  if (!auth) throw unauthorized("ID tokens are not accepted by this deployment; use an API key.");
+  let payload: JWTPayload;
+  try {
+    ({ payload } = await jwtVerify(token, jwksFor(auth.jwksUrl), {
+      issuer: auth.issuer,
+      audience: auth.audience,
+      algorithms: ALGORITHMS,
+      clockTolerance: 30,
+      requiredClaims: ["sub", "exp"],
+    }));
+  } catch (err) {
+    services.log.info("id token rejected", { reason: (err as { code?: string }).code ?? "invalid" });
+    throw unauthorized("The ID token is not valid (signature, issuer, audience or expiry).");
+  }
+  return userForSubject(services, payload);
+}
+
+async function userForSubject(services: Services, payload: JWTPayload): Promise<string> {
+  const db = services.db;
+  const subject = `${payload.iss}|${payload.sub}`;
+  const [existing] = await db.select({ id: users.id }).from(users).where(eq(users.externalSubject, subject)).limit(1);
+  if (existing) return existing.id;
+
+  const email = typeof payload.email === "string" ? payload.email.trim().toLowerCase() : null;
+  // Only a verified e-mail may link the token to a user made by the admin CLI; anything else gets its own user.
+  if (email && payload.email_verified === true) {
+    const [linked] = await db
+      .update(users)
+      .set({ externalSubject: subject })
+      .where(and(eq(users.email, email), isNull(users.externalSubject)))
+      .returning({ id: users.id });
+    if (linked) return linked.id;
+  }
+  const syntheticEmail = `${encodeURIComponent(String(payload.sub))}@${hostOf(String(payload.iss))}.idp`;
+  const [created] = await db
+    .insert(users)
+    .values({ email: syntheticEmail, externalSubject: subject })
+    .onConflictDoNothing()
+    .returning({ id: users.id });
+  if (created) return created.id;
+  const [raced] = await db.select({ id: users.id }).from(users).where(eq(users.externalSubject, subject)).limit(1);
+  if (!raced) throw new ApiError("INTERNAL", "Could not map the ID token to a user.");
+  return raced.id;
+}
+
+function hostOf(issuer: string): string {
+  try {
+    return new URL(issuer).host;
+  } catch {
+    return "issuer";
+  }
+}

@@ -1,0 +1,23 @@
+/**
+ * Serves objects of the storage port at /files/<key> (embedded storage; on the edge the bucket serves them).
+ * Keys are random UUID paths, so a URL is a capability; platforms fetch post images from here.
+ */
+import { Hono } from "hono";
+import type { AppEnv } from "./env";
+import { ApiError } from "./errors";
+
+export function createFilesRoutes(): Hono<AppEnv> {
+  const router = new Hono<AppEnv>();
+  router.get("/*", async (c) => {
+    const key = decodeURIComponent(c.req.path.replace(/^.*?\/files\//, ""));
+    if (!key || key.includes("..")) throw new ApiError("NOT_FOUND", "No such file.");
+    const object = await c.var.services.storage.get(key);
+    if (!object) throw new ApiError("NOT_FOUND", "No such file.");
+    return c.body(object.bytes as Uint8Array<ArrayBuffer>, 200, {
+      "Content-Type": object.contentType,
+      "Cache-Control": "public, max-age=31536000, immutable",
+      "X-Content-Type-Options": "nosniff",
+    });
+  });
+  return router;
+}

@@ -1,0 +1,36 @@
+/**
+ * JSON bodies: the contract says a non-JSON body is 415 and malformed JSON is 400 INVALID_JSON.
+ * Hono's own json validator skips bodies whose Content-Type is not JSON, so routes read bodies through here.
+ *
+ * @example
+ * const body = parseWith(QrRequestSchema, await readJson(c));
+ */
+import type { Context } from "hono";
+import type { ZodType } from "zod";
+import { ApiError, validationError } from "./errors";
+
+export function isJsonContentType(value: string | undefined): boolean {
+  if (!value) return false;
+  const type = value.split(";")[0]!.trim().toLowerCase();
+  return type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"));
+}
+
+export async function readJson(c: Context): Promise<unknown> {
+  if (!isJsonContentType(c.req.header("content-type"))) {
+    throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with Content-Type: application/json.");
+  }
+  const text = await c.req.text();
+  if (text.trim() === "") throw new ApiError("INVALID_JSON", "The request body is empty; send a JSON document.");
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApiError("INVALID_JSON", "The request body is not valid JSON.");
+  }
+}
+
+/** Validate with a zod schema; a failure is thrown as 422 VALIDATION_FAILED with one detail per field. */
+export function parseWith<T>(schema: ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value);
+  if (!result.success) throw validationError(result.error.issues);
+  return result.data;
+}

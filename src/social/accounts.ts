@@ -1,0 +1,51 @@
+/**
+ * Connected accounts of a user, with what each platform accepts.
+ */
+import { asc, eq } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { socialAccounts } from "../../db/schema";
+
+export type Platform = "pageplatform" | "photoplatform";
+export const PLATFORMS: readonly Platform[] = ["pageplatform", "photoplatform"];
+
+export interface Capabilities {
+  text: boolean;
+  maxImages: number;
+  maxCaptionLength: number;
+}
+
+export const CAPABILITIES: Record<Platform, Capabilities & { minImages: number }> = {
+  pageplatform: { text: true, maxImages: 10, maxCaptionLength: 63_206, minImages: 0 },
+  photoplatform: { text: false, maxImages: 1, maxCaptionLength: 2_200, minImages: 1 },
+};
+
+export interface AccountRecord {
+  id: string;
+  platform: Platform;
+  platformAccountId: string;
+  name: string;
+  selected: boolean;
+  canPublish: boolean;
+  tokenStatus: string;
+  capabilities: Capabilities;
+}
+
+export function toAccountRecord(row: typeof socialAccounts.$inferSelect): AccountRecord {
+  const platform = row.platform as Platform;
+  const { minImages: _min, ...capabilities } = CAPABILITIES[platform];
+  return {
+    id: row.id,
+    platform,
+    platformAccountId: row.platformAccountId,
+    name: row.name,
+    selected: row.selected,
+    canPublish: row.tokenStatus === "active",
+    tokenStatus: row.tokenStatus,
+    capabilities,
+  };
+}
+
+export async function listAccounts(db: Db, userId: string): Promise<AccountRecord[]> {
+  const rows = await db.select().from(socialAccounts).where(eq(socialAccounts.userId, userId)).orderBy(asc(socialAccounts.createdAt));
+  return rows.map(toAccountRecord);
+}

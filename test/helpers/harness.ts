@@ -1,0 +1,67 @@
+/**
+ * The test harness: the real app on embedded twins (PGlite in memory, memory storage and rate limits),
+ * reached through `app.request()`. Seeds users and keys; `close()` releases the database.
+ *
+ * @example
+ * const h = await createTestApp();
+ * const { apiKey } = await h.createUser();
+ * const res = await h.app.request("/api/v1/social/accounts", { headers: h.auth(apiKey) });
+ */
+import { parseConfig } from "../../src/config";
+import { createApp, type AppExtras } from "../../src/app";
+import type { Logger, Services } from "../../src/services";
+import { buildNodeServices } from "../../functions/node/services";
+import { createApiKey, createUser } from "../../src/http/api-keys";
+import { JsonLogger } from "../../src/adapters/logger";
+
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  overrides?: Partial<Services>;
+  fetcherTestAllow?: { origins: string[]; ca?: string };
+  extras?: AppExtras;
+  /** Collect log lines instead of printing them. */
+  logLines?: string[];
+}
+
+export async function createTestApp(options: TestAppOptions = {}) {
+  const config = parseConfig({ LOG_LEVEL: options.logLines ? "debug" : "silent", ...options.env });
+  const logger: Logger | undefined = options.logLines ? captureLogger(options.logLines) : undefined;
+  const built = await buildNodeServices(config, {
+    inMemory: true,
+    logger,
+    fetcherTestAllow: options.fetcherTestAllow,
+    overrides: options.overrides,
+  });
+  const services = built.services;
+  const app = createApp(services, options.extras);
+  let counter = 0;
+
+  return {
+    app,
+    services,
+    db: services.db,
+    async createUser(email = `user${++counter}-${crypto.randomUUID().slice(0, 8)}@example.test`) {
+      const { userId } = await createUser(services.db, email);
+      const { key } = await createApiKey(services.db, userId);
+      return { userId, apiKey: key, email };
+    },
+    async createKey(userId: string, name?: string) {
+      return (await createApiKey(services.db, userId, name)).key;
+    },
+    auth(apiKey: string, extra: Record<string, string> = {}): Record<string, string> {
+      return { Authorization: `Bearer ${apiKey}`, ...extra };
+    },
+    json(apiKey: string, extra: Record<string, string> = {}): Record<string, string> {
+      return { Authorization: `Bearer ${apiKey}`, "Content-Type": "application/json", ...extra };
+    },
+    drain: built.drain,
+    close: built.close,
+  };
+}
+
+export type TestApp = Awaited<ReturnType<typeof createTestApp>>;
+
+/** The real logger, redaction included, writing into an array. */
+function captureLogger(lines: string[]): Logger {
+  return JsonLogger("debug", (line) => lines.push(line));
+}
