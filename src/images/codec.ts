@@ -1,0 +1,139 @@
+/**
+ * Decoding, encoding and resizing on @cf-wasm/photon (Rust `image` compiled to WASM).
+ *
+ * The bare specifier resolves per runtime through the package's export conditions: `node` (tsx, vitest, the
+ * Node server) loads the WASM from an inlined copy, `workerd` (wrangler's bundle) imports the .wasm module.
+ * Every PhotonImage lives in WASM memory and must be freed; the helpers here never hand one out.
+ */
+import { PhotonImage, SamplingFilter, resize } from "@cf-wasm/photon";
+import { ApiError } from "../http/errors";
+import { applyOrientation } from "./exif";
+import { checkComplete } from "./integrity";
+import { readImageHeader } from "./sniff";
+import type { RgbaImage } from "./types";
+
+export { SamplingFilter };
+
+/**
+ * Sniffs, checks limits and decodes to RGBA with the EXIF orientation applied (JPEG). Corrupt or unsupported
+ * data throws ApiError INVALID_IMAGE (422); over 10 MB throws PAYLOAD_TOO_LARGE (413). Never a 500 for input.
+ *
+ * @example
+ * const { width, height, data } = decodeImage(bytes); // data: RGBA, width * height * 4 bytes
+ */
+export function decodeImage(bytes: Uint8Array): RgbaImage {
+  const header = readImageHeader(bytes);
+  checkComplete(bytes, header);
+  const decoded = withDecoded(bytes, (img) => ({ width: img.get_width(), height: img.get_height(), data: img.get_raw_pixels() }));
+  return applyOrientation(decoded, header.orientation);
+}
+
+/**
+ * Decodes with photon and runs `use` on the image, always freeing it. Callers have run the header and
+ * integrity checks; a WASM trap here still becomes a 422, never a 500.
+ */
+export function withDecoded<T>(bytes: Uint8Array, use: (img: PhotonImage) => T): T {
+  let img: PhotonImage;
+  try {
+    img = PhotonImage.new_from_byteslice(bytes);
+  } catch (cause) {
+    throw new ApiError("INVALID_IMAGE", "The image data is corrupt or uses a feature we cannot decode; re-save it as a standard JPEG, PNG or WebP.", { cause });
+  }
+  try {
+    return use(img);
+  } finally {
+    img.free();
+  }
+}
+
+/** Copies RGBA into WASM, runs `use`, frees. */
+export function withRgba<T>(rgba: RgbaImage, use: (img: PhotonImage) => T): T {
+  assertRgba(rgba);
+  const img = new PhotonImage(rgba.data, rgba.width, rgba.height);
+  try {
+    return use(img);
+  } finally {
+    img.free();
+  }
+}
+
+/**
+ * Resizes RGBA to exactly `width` x `height` (no aspect handling: compute the size you want first).
+ * Triangle (bilinear) is the default: on large downscales it is several times faster than Lanczos3 in WASM
+ * and the difference is invisible at social-media sizes.
+ *
+ * @example
+ * const thumb = resizeRgba(decoded, 256, 256);
+ */
+export function resizeRgba(img: RgbaImage, width: number, height: number, filter: SamplingFilter = SamplingFilter.Triangle): RgbaImage {
+  assertSize(width, height);
+  if (width === img.width && height === img.height) return img;
+  return withRgba(img, (src) => photonResize(src, width, height, filter));
+}
+
+/** Resizes a PhotonImage and copies the result out as RGBA, freeing the intermediate. */
+export function photonResize(src: PhotonImage, width: number, height: number, filter: SamplingFilter = SamplingFilter.Triangle): RgbaImage {
+  const out = resize(src, width, height, filter);
+  try {
+    return { width: out.get_width(), height: out.get_height(), data: out.get_raw_pixels() };
+  } finally {
+    out.free();
+  }
+}
+
+/**
+ * Encodes RGBA as PNG (alpha kept).
+ *
+ * @example
+ * const png = encodePng({ width: 2, height: 1, data: new Uint8Array([255, 0, 0, 255, 0, 0, 255, 128]) });
+ */
+export function encodePng(img: RgbaImage): Uint8Array {
+  return withRgba(img, (p) => p.get_bytes());
+}
+
+/**
+ * Encodes RGBA as baseline JPEG at `quality` (1..100). Alpha is flattened onto `background` (default white)
+ * first, because JPEG has no alpha and the encoder would otherwise drop it and show whatever colour the
+ * transparent pixels happened to hold (often black).
+ *
+ * @example
+ * const jpeg = encodeJpeg(rgba, 85);
+ */
+export function encodeJpeg(img: RgbaImage, quality = 85, background: [number, number, number] = [255, 255, 255]): Uint8Array {
+  const q = Math.max(1, Math.min(100, Math.round(quality)));
+  return withRgba(flattenAlpha(img, background), (p) => p.get_bytes_jpeg(q));
+}
+
+/** Composites RGBA over an opaque background colour; returns the same object when already opaque. */
+export function flattenAlpha(img: RgbaImage, background: [number, number, number] = [255, 255, 255]): RgbaImage {
+  const d = img.data;
+  let opaque = true;
+  for (let i = 3; i < d.length; i += 4) {
+    if (d[i] !== 255) { opaque = false; break; }
+  }
+  if (opaque) return img;
+  const [br, bg, bb] = background;
+  const out = new Uint8Array(d.length);
+  for (let i = 0; i < d.length; i += 4) {
+    const a = d[i + 3]!;
+    const ia = 255 - a;
+    out[i] = (d[i]! * a + br * ia + 127) / 255;
+    out[i + 1] = (d[i + 1]! * a + bg * ia + 127) / 255;
+    out[i + 2] = (d[i + 2]! * a + bb * ia + 127) / 255;
+    out[i + 3] = 255;
+  }
+  return { width: img.width, height: img.height, data: out };
+}
+
+function assertSize(width: number, height: number): void {
+  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width * height > 100_000_000) {
+    throw new RangeError(`resize target ${width}x${height} is not a valid size`);
+  }
+}
+
+function assertRgba(img: RgbaImage): void {
+  assertSize(img.width, img.height);
+  if (img.data.length !== img.width * img.height * 4) {
+    throw new RangeError(`RGBA data is ${img.data.length} bytes; ${img.width}x${img.height} needs ${img.width * img.height * 4}`);
+  }
+}

@@ -1,0 +1,11 @@
+/**
+ * Fits `width` x `height` inside a box keeping the aspect ratio; never enlarges unless `enlarge` is set.
+ *
+ * @example
+ * fitInside(4000, 3000, 1024, 1024); // { width: 1024, height: 768 }
+ */
+export function fitInside(width: number, height: number, maxWidth: number, maxHeight: number, enlarge = false): { width: number; height: number } {
+  let scale = Math.min(maxWidth / width, maxHeight / height);
+  if (!enlarge) scale = Math.min(1, scale);
+  return { width: Math.max(1, Math.round(width * scale)), height: Math.max(1, Math.round(height * scale)) };
+}

@@ -1,0 +1,18 @@
+/**
+ * The shared image pipeline: safe bytes in (URL through the SafeFetcher, or Base64), sniff + header limits,
+ * decode with photon, normalise. Used by QR (logos, decoding), social (media, post images) and photo.
+ *
+ * @example
+ * const bytes = await loadImageBytes(services.fetcher, { url });
+ * const info = sniffImage(bytes);          // 413/422 before any decoding
+ * const rgba = decodeImage(bytes);         // upright RGBA
+ * const post = await normaliseToJpeg(bytes);
+ */
+export { MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, sniffImage, type ImageFormat, type ImageInfo } from "./sniff";
+export type { RgbaImage } from "./types";
+export { decodeImage, encodeJpeg, encodePng, flattenAlpha, resizeRgba, SamplingFilter } from "./codec";
+export { applyOrientation } from "./exif";
+export { bytesFromBase64 } from "./base64";
+export { loadImageBytes, type ImageInput } from "./load";
+export { normaliseToJpeg, planSocialSize, SOCIAL_IMAGE, type NormalisedJpeg } from "./normalise";
+export { fitInside } from "./geometry";

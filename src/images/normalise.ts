@@ -1,0 +1,75 @@
+/**
+ * Social normalisation (the contract's image rules): upright, at most 1440 x 1800, at least 320 wide,
+ * JPEG under 8 MB.
+ */
+import { ApiError } from "../http/errors";
+import { encodeJpeg, photonResize, withDecoded } from "./codec";
+import { applyOrientation, swapsAxes } from "./exif";
+import { checkComplete } from "./integrity";
+import { readImageHeader } from "./sniff";
+
+export const SOCIAL_IMAGE = { maxWidth: 1440, maxHeight: 1800, minWidth: 320, maxBytes: 8 * 1024 * 1024 } as const;
+
+const QUALITIES = [85, 75, 65, 50, 35];
+
+export interface NormalisedJpeg {
+  bytes: Uint8Array;
+  width: number;
+  height: number;
+  mimeType: "image/jpeg";
+}
+
+/**
+ * The output size for an upright `width` x `height` image: scaled down to fit 1440 x 1800 keeping the aspect
+ * ratio, then widths below 320 enlarged to 320. Throws INVALID_IMAGE when that enlargement passes 1800 high.
+ *
+ * @example
+ * planSocialSize(4000, 3000); // { width: 1440, height: 1080 }
+ * planSocialSize(200, 300);   // { width: 320, height: 480 }
+ */
+export function planSocialSize(width: number, height: number): { width: number; height: number } {
+  const { maxWidth, maxHeight, minWidth } = SOCIAL_IMAGE;
+  const scale = Math.min(1, maxWidth / width, maxHeight / height);
+  const w = Math.max(1, Math.round(width * scale));
+  const h = Math.max(1, Math.round(height * scale));
+  if (w >= minWidth) return { width: w, height: h };
+  const enlarged = Math.round((height * minWidth) / width);
+  if (enlarged > maxHeight) {
+    throw new ApiError(
+      "INVALID_IMAGE",
+      `The image is too narrow: at ${width}x${height}, enlarging it to the minimum width of ${minWidth} pixels would make it ${enlarged} pixels high, over the ${maxHeight}-pixel limit. Use an image at most 5.6 times as high as it is wide.`,
+    );
+  }
+  return { width: minWidth, height: enlarged };
+}
+
+/**
+ * Decodes, applies EXIF orientation, resizes per `planSocialSize`, flattens transparency onto white and
+ * encodes a JPEG under 8 MB (lowering quality until it fits). Throws INVALID_IMAGE / PAYLOAD_TOO_LARGE for
+ * bad input, never a 500.
+ *
+ * @example
+ * const { bytes, width, height } = await normaliseToJpeg(upload); // width <= 1440, height <= 1800
+ */
+export async function normaliseToJpeg(bytes: Uint8Array): Promise<NormalisedJpeg> {
+  const header = readImageHeader(bytes);
+  checkComplete(bytes, header);
+  const swap = swapsAxes(header.orientation);
+  const target = swap ? planSocialSize(header.height, header.width) : planSocialSize(header.width, header.height);
+  // Resize before rotating: rotating the small image is far cheaper than rotating the original.
+  const storedW = swap ? target.height : target.width;
+  const storedH = swap ? target.width : target.height;
+  const resized = withDecoded(bytes, (img) =>
+    img.get_width() === storedW && img.get_height() === storedH
+      ? { width: storedW, height: storedH, data: img.get_raw_pixels() }
+      : photonResize(img, storedW, storedH),
+  );
+  const upright = applyOrientation(resized, header.orientation);
+  for (const quality of QUALITIES) {
+    const jpeg = encodeJpeg(upright, quality);
+    if (jpeg.length < SOCIAL_IMAGE.maxBytes) {
+      return { bytes: jpeg, width: upright.width, height: upright.height, mimeType: "image/jpeg" };
+    }
+  }
+  throw new ApiError("INVALID_IMAGE", "The image could not be compressed to a JPEG under 8 MB.");
+}

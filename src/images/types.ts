@@ -1,0 +1,12 @@
+/** An 8-bit RGBA bitmap: 4 bytes per pixel, row-major, no padding (`data.length === width * height * 4`). */
+export interface RgbaImage {
+  width: number;
+  height: number;
+  data: Uint8Array;
+}
+
+/** A Uint32 view of RGBA bytes (one element per pixel); copies only when the bytes are not 4-aligned. */
+export function pixels32(data: Uint8Array): Uint32Array {
+  const aligned = data.byteOffset % 4 === 0 ? data : data.slice();
+  return new Uint32Array(aligned.buffer, aligned.byteOffset, aligned.byteLength >>> 2);
+}
