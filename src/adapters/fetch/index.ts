@@ -1,0 +1,3 @@
+export { createEdgeFetcher, type EdgeFetcherOptions } from "./edge";
+export { createSafeFetcher, type FetchLike, type SafeFetchOptions } from "./fetch-core";
+export { addressProblem, allowedOrigins, checkImageUrl, isPublicAddress, type TestAllowance } from "./url-policy";
