@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, parseConfig } from "../../src/config";
+
+function problems(env: Record<string, string>): string {
+  try {
+    parseConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as ConfigError).message;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("config", () => {
+  it("has embedded defaults for everything", () => {
+    const c = parseConfig({});
+    expect(c.port).toBe(8787);
+    expect(c.host).toBe("127.0.0.1");
+    expect(c.publicBaseUrl).toBe("http://127.0.0.1:8787");
+    expect(c.dataDir).toBe(".data");
+    expect(c.databaseUrl).toBeUndefined();
+    expect(c.upstash).toBeUndefined();
+    expect(c.qstash).toBeUndefined();
+    expect(c.s3).toBeUndefined();
+    expect(c.graph.baseUrl).toBeUndefined();
+    expect(c.rateLimits).toEqual({ qr: 120, photo: 20, socialRead: 300, socialWrite: 60 });
+    expect(c.retentionDays).toBe(90);
+  });
+
+  it("reads values and ignores unknown variables", () => {
+    const c = parseConfig({ PORT: "9000", HOST: "0.0.0.0", RATE_LIMIT_SOCIAL_WRITE: "5", PATH: "/usr/bin", PUBLIC_BASE_URL: "https://api.example.com/" });
+    expect(c.port).toBe(9000);
+    expect(c.rateLimits.socialWrite).toBe(5);
+    expect(c.publicBaseUrl).toBe("https://api.example.com");
+  });
+
+  it("treats empty strings as unset", () => {
+    expect(parseConfig({ DATABASE_URL: "", PORT: " " }).databaseUrl).toBeUndefined();
+  });
+
+  it.each([
+    [{ PORT: "eighty" }, "PORT"],
+    [{ PORT: "70000" }, "PORT"],
+    [{ RATE_LIMIT_QR: "-1" }, "RATE_LIMIT_QR"],
+    [{ RETENTION_DAYS: "1.5" }, "RETENTION_DAYS"],
+    [{ DATABASE_URL: "mysql://localhost/db" }, "DATABASE_URL"],
+    [{ PUBLIC_BASE_URL: "not a url" }, "PUBLIC_BASE_URL"],
+    [{ TOKEN_ENCRYPTION_KEY: "c2hvcnQ=" }, "TOKEN_ENCRYPTION_KEY"],
+    [{ GRAPH_API_VERSION: "23" }, "GRAPH_API_VERSION"],
+    [{ LOG_LEVEL: "loud" }, "LOG_LEVEL"],
+  ])("refuses %j naming %s", (env, name) => {
+    expect(problems(env)).toContain(name);
+  });
+
+  it("requires the whole group when one variable of it is set", () => {
+    const message = problems({ QSTASH_URL: "https://qstash.example.com", QSTASH_TOKEN: "t" });
+    expect(message).toContain("QSTASH_CURRENT_SIGNING_KEY");
+    expect(message).toContain("QSTASH_NEXT_SIGNING_KEY");
+    expect(problems({ UPSTASH_REDIS_REST_URL: "https://x.upstash.io" })).toContain("UPSTASH_REDIS_REST_TOKEN");
+    expect(problems({ AUTH_JWKS_URL: "https://idp.example.com/jwks" })).toContain("AUTH_ISSUER");
+  });
+
+  it("never echoes a secret value in its message", () => {
+    const message = problems({ TOKEN_ENCRYPTION_KEY: "super-secret-value" });
+    expect(message).not.toContain("super-secret-value");
+  });
+});

@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Readable } from "node:stream";
+import { serve, type ServerType } from "@hono/node-server";
+import type { AddressInfo } from "node:net";
+import { Hono } from "hono";
+import type { AppEnv } from "../../src/http/env";
+import { readJson } from "../../src/http/json";
+import { requireAuth } from "../../src/http/auth";
+import { createTestApp, type TestApp } from "../helpers/harness";
+
+/** A JSON route and a crashing route, mounted the way an area mounts its router. */
+function probeRoutes() {
+  const r = new Hono<AppEnv>();
+  r.use("*", requireAuth());
+  r.post("/echo", async (c) => c.json({ data: await readJson(c) }));
+  r.get("/boom", () => {
+    throw new Error("database password is hunter2");
+  });
+  return r;
+}
+
+let h: TestApp;
+let key: string;
+const logLines: string[] = [];
+
+beforeAll(async () => {
+  h = await createTestApp({ logLines, extras: { mount: (app) => app.route("/api/probe", probeRoutes()) } });
+  key = (await h.createUser()).apiKey;
+});
+afterAll(() => h.close());
+
+async function envelope(res: Response) {
+  const body = (await res.json()) as { error: { code: string; message: string; details?: unknown[]; requestId?: string } };
+  expect(Object.keys(body)).toEqual(["error"]);
+  expect(typeof body.error.message).toBe("string");
+  expect(body.error.message.length).toBeGreaterThan(5);
+  return body.error;
+}
+
+describe("error envelope", () => {
+  it("answers JSON bodies normally", async () => {
+    const res = await h.app.request("/api/probe/echo", { method: "POST", headers: h.json(key), body: '{"a":1}' });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ data: { a: 1 } });
+  });
+
+  it("415 for a body that is not JSON", async () => {
+    const res = await h.app.request("/api/probe/echo", { method: "POST", headers: h.auth(key, { "Content-Type": "text/plain" }), body: "a=1" });
+    expect(res.status).toBe(415);
+    expect((await envelope(res)).code).toBe("UNSUPPORTED_MEDIA_TYPE");
+  });
+
+  it("415 when the content type is missing", async () => {
+    const res = await h.app.request("/api/probe/echo", { method: "POST", headers: h.auth(key), body: "{}" });
+    expect(res.status).toBe(415);
+  });
+
+  it.each(["{", '{"a":', "nope", "", "[1,]"])("400 INVALID_JSON for %j", async (body) => {
+    const res = await h.app.request("/api/probe/echo", { method: "POST", headers: h.json(key), body });
+    expect(res.status).toBe(400);
+    expect((await envelope(res)).code).toBe("INVALID_JSON");
+  });
+
+  it("404 in the envelope for an unknown route", async () => {
+    const res = await h.app.request("/no/such/route");
+    expect(res.status).toBe(404);
+    expect((await envelope(res)).code).toBe("NOT_FOUND");
+  });
+
+  it("401 in the envelope without credentials", async () => {
+    const res = await h.app.request("/api/v1/social/accounts");
+    expect(res.status).toBe(401);
+    expect((await envelope(res)).code).toBe("UNAUTHORIZED");
+    expect(res.headers.get("www-authenticate")).toContain("Bearer");
+  });
+
+  it("500 INTERNAL with the request id, no internals, and a log line", async () => {
+    const res = await h.app.request("/api/probe/boom", { headers: h.auth(key) });
+    expect(res.status).toBe(500);
+    const requestId = res.headers.get("x-request-id");
+    expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
+    const error = await envelope(res);
+    expect(error.code).toBe("INTERNAL");
+    expect(error.requestId).toBe(requestId);
+    expect(error.message).toContain(requestId!);
+    expect(JSON.stringify(error)).not.toContain("hunter2");
+    expect(logLines.some((l) => l.includes("hunter2") && l.includes(requestId!))).toBe(true);
+  });
+
+  it("every response carries a request id", async () => {
+    const res = await h.app.request("/health");
+    expect(res.headers.get("x-request-id")).toBeTruthy();
+  });
+
+  it("413 for a body over 20 MB with a Content-Length", async () => {
+    const big = "x".repeat(20 * 1024 * 1024 + 10);
+    const res = await h.app.request("/api/probe/echo", { method: "POST", headers: h.json(key), body: JSON.stringify({ big }) });
+    expect(res.status).toBe(413);
+    expect((await envelope(res)).code).toBe("PAYLOAD_TOO_LARGE");
+  });
+});
+
+describe("over a real socket", () => {
+  let server: ServerType;
+  let base: string;
+  beforeAll(async () => {
+    server = serve({ fetch: h.app.fetch, port: 0, hostname: "127.0.0.1" });
+    await new Promise((r) => server.once("listening", r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise((r) => server.close(r)));
+
+  it("413 for a chunked body over 20 MB, stopped before it is buffered whole", async () => {
+    let sent = 0;
+    const chunk = Buffer.alloc(1024 * 1024, 0x61);
+    const total = 40; // MB offered; the server must answer before taking all of it
+    const stream = new Readable({
+      read() {
+        if (sent >= total) return this.push(null);
+        sent++;
+        this.push(chunk);
+      },
+    });
+    const res = await fetch(`${base}/api/probe/echo`, {
+      method: "POST",
+      headers: h.json(key),
+      body: Readable.toWeb(stream) as ReadableStream,
+      duplex: "half",
+    } as RequestInit);
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("PAYLOAD_TOO_LARGE");
+    expect(sent).toBeLessThan(total);
+  });
+
+  it("a chunked JSON body under the limit works", async () => {
+    const stream = Readable.from([Buffer.from('{"hello":'), Buffer.from('"world"}')]);
+    const res = await fetch(`${base}/api/probe/echo`, {
+      method: "POST",
+      headers: h.json(key),
+      body: Readable.toWeb(stream) as ReadableStream,
+      duplex: "half",
+    } as RequestInit);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ data: { hello: "world" } });
+  });
+});
