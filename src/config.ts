@@ -1,5 +1,5 @@
 /**
- * The one place that reads configuration. Entry points hand over a plain record (process.env on Node, the
+ * The one place that reads configuration. Entry points hand over a plain record (the Node process environment, the
  * Worker's env on the edge); `parseConfig` validates it and returns one typed object. A wrong value throws a
  * `ConfigError` naming the variable, and the entry point refuses to start.
  *
