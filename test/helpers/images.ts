@@ -35,7 +35,7 @@ export const QUADRANTS: [Rgb, Rgb, Rgb, Rgb] = [RED, GREEN, BLUE, YELLOW];
 
 /** A photo-like JPEG: smooth gradients plus mild noise, so it compresses and decodes like a real photo. */
 export async function makePhotoJpeg(width: number, height: number, quality = 85): Promise<Buffer> {
-  const noise = await sharp({ create: { width, height, channels: 3, noise: { type: "gaussian", mean: 128, sigma: 40 } } })
+  const noise = await sharp({ create: { width, height, channels: 3, background: "#000", noise: { type: "gaussian", mean: 128, sigma: 40 } } })
     .blur(1.2)
     .raw()
     .toBuffer();
