@@ -5,14 +5,12 @@
  * Node server) loads the WASM from an inlined copy, `workerd` (wrangler's bundle) imports the .wasm module.
  * Every PhotonImage lives in WASM memory and must be freed; the helpers here never hand one out.
  */
-import { PhotonImage, SamplingFilter, resize } from "@cf-wasm/photon";
+import { PhotonImage } from "@cf-wasm/photon";
 import { ApiError } from "../http/errors";
 import { applyOrientation } from "./exif";
 import { checkComplete } from "./integrity";
 import { readImageHeader } from "./sniff";
 import type { RgbaImage } from "./types";
-
-export { SamplingFilter };
 
 /**
  * Sniffs, checks limits and decodes to RGBA with the EXIF orientation applied (JPEG). Corrupt or unsupported
@@ -54,30 +52,6 @@ export function withRgba<T>(rgba: RgbaImage, use: (img: PhotonImage) => T): T {
     return use(img);
   } finally {
     img.free();
-  }
-}
-
-/**
- * Resizes RGBA to exactly `width` x `height` (no aspect handling: compute the size you want first).
- * Triangle (bilinear) is the default: on large downscales it is several times faster than Lanczos3 in WASM
- * and the difference is invisible at social-media sizes.
- *
- * @example
- * const thumb = resizeRgba(decoded, 256, 256);
- */
-export function resizeRgba(img: RgbaImage, width: number, height: number, filter: SamplingFilter = SamplingFilter.Triangle): RgbaImage {
-  assertSize(width, height);
-  if (width === img.width && height === img.height) return img;
-  return withRgba(img, (src) => photonResize(src, width, height, filter));
-}
-
-/** Resizes a PhotonImage and copies the result out as RGBA, freeing the intermediate. */
-export function photonResize(src: PhotonImage, width: number, height: number, filter: SamplingFilter = SamplingFilter.Triangle): RgbaImage {
-  const out = resize(src, width, height, filter);
-  try {
-    return { width: out.get_width(), height: out.get_height(), data: out.get_raw_pixels() };
-  } finally {
-    out.free();
   }
 }
 

@@ -10,7 +10,8 @@
  */
 export { MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, sniffImage, type ImageFormat, type ImageInfo } from "./sniff";
 export type { RgbaImage } from "./types";
-export { decodeImage, encodeJpeg, encodePng, flattenAlpha, resizeRgba, SamplingFilter } from "./codec";
+export { decodeImage, encodeJpeg, encodePng, flattenAlpha } from "./codec";
+export { resizeRgba } from "./resize";
 export { applyOrientation } from "./exif";
 export { bytesFromBase64 } from "./base64";
 export { loadImageBytes, type ImageInput } from "./load";

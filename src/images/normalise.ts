@@ -3,8 +3,9 @@
  * JPEG under 8 MB.
  */
 import { ApiError } from "../http/errors";
-import { encodeJpeg, photonResize, withDecoded } from "./codec";
+import { encodeJpeg, flattenAlpha, withDecoded } from "./codec";
 import { applyOrientation, swapsAxes } from "./exif";
+import { resizeRgba } from "./resize";
 import { checkComplete } from "./integrity";
 import { readImageHeader } from "./sniff";
 
@@ -59,12 +60,10 @@ export async function normaliseToJpeg(bytes: Uint8Array): Promise<NormalisedJpeg
   // Resize before rotating: rotating the small image is far cheaper than rotating the original.
   const storedW = swap ? target.height : target.width;
   const storedH = swap ? target.width : target.height;
-  const resized = withDecoded(bytes, (img) =>
-    img.get_width() === storedW && img.get_height() === storedH
-      ? { width: storedW, height: storedH, data: img.get_raw_pixels() }
-      : photonResize(img, storedW, storedH),
-  );
-  const upright = applyOrientation(resized, header.orientation);
+  const decoded = withDecoded(bytes, (img) => ({ width: img.get_width(), height: img.get_height(), data: img.get_raw_pixels() }));
+  // Flatten before resizing so transparent pixels' hidden colour cannot bleed into the edges.
+  const opaque = header.format === "jpeg" ? decoded : flattenAlpha(decoded);
+  const upright = applyOrientation(resizeRgba(opaque, storedW, storedH), header.orientation);
   for (const quality of QUALITIES) {
     const jpeg = encodeJpeg(upright, quality);
     if (jpeg.length < SOCIAL_IMAGE.maxBytes) {
