@@ -31,7 +31,8 @@ const MIME: Record<ImageFormat, string> = { jpeg: "image/jpeg", png: "image/png"
 
 /**
  * Sniffs the real format from magic bytes and reads the dimensions from the header, without decoding.
- * Throws ApiError: PAYLOAD_TOO_LARGE (413) over 10 MB; INVALID_IMAGE (422) for unknown or unsupported
+ * Width and height are as stored: a JPEG with EXIF orientation 5..8 displays (and decodes) with them swapped;
+ * `readImageHeader` also returns the orientation. Throws ApiError: PAYLOAD_TOO_LARGE (413) over 10 MB; INVALID_IMAGE (422) for unknown or unsupported
  * formats, GIF, animated PNG/WebP, truncated headers, zero dimensions, and more than 40 million pixels.
  *
  * @example
@@ -42,7 +43,13 @@ export function sniffImage(bytes: Uint8Array): ImageInfo {
   return { format, mimeType, width, height };
 }
 
-/** `sniffImage` plus the orientation and JPEG component count; used by the decoder. */
+/**
+ * `sniffImage` plus the EXIF orientation (1..8) and JPEG component count, with the same checks.
+ *
+ * @example
+ * const { width, height, orientation } = readImageHeader(bytes);
+ * const upright = orientation >= 5 ? { width: height, height: width } : { width, height };
+ */
 export function readImageHeader(bytes: Uint8Array): ImageHeader {
   if (bytes.length > MAX_IMAGE_BYTES) {
     throw new ApiError("PAYLOAD_TOO_LARGE", `The image is ${formatMb(bytes.length)}; images may be at most 10 MB.`);

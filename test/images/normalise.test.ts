@@ -5,7 +5,7 @@
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../src/http/errors";
-import { decodeImage, encodePng, normaliseToJpeg, planSocialSize, resizeRgba, sniffImage } from "../../src/images";
+import { decodeImage, encodePng, normaliseToJpeg, planSocialSize, readImageHeader, resizeRgba, sniffImage } from "../../src/images";
 import { BLUE, GREEN, RED, YELLOW, makeJpeg, makePhotoJpeg, makePng, makeWebp, near, pixelAt } from "../helpers/images";
 
 describe("planSocialSize", () => {
@@ -105,6 +105,13 @@ describe("decodeImage orientation matches sharp's autoOrient for all eight EXIF 
 });
 
 describe("helpers for other areas", () => {
+  it("readImageHeader reports the EXIF orientation; sniffImage the stored size", async () => {
+    const jpeg = await makeJpeg(60, 40, { orientation: 6 });
+    expect(sniffImage(jpeg)).toEqual({ format: "jpeg", mimeType: "image/jpeg", width: 60, height: 40 });
+    expect(readImageHeader(jpeg)).toMatchObject({ width: 60, height: 40, orientation: 6, components: 3 });
+    expect(readImageHeader(await makePng(5, 5)).orientation).toBe(1);
+  });
+
   it("resizeRgba and encodePng round-trip", async () => {
     const rgba = decodeImage(await makePng(64, 32, { colour: [10, 20, 30], alpha: 0.5 }));
     const small = resizeRgba(rgba, 16, 8);
