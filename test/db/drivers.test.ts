@@ -1,0 +1,184 @@
+/**
+ * One behaviour suite, three drivers: PGlite (in memory), node-postgres and the Neon serverless driver, the
+ * last two on a scratch database of the machine's PostgreSQL (the Neon driver through the WebSocket-to-TCP
+ * bridge, as on the edge minus TLS). Users and keys go through the real functions of src/http/api-keys.ts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eq, sql } from "drizzle-orm";
+import { WebSocket } from "ws";
+import { createNeonDb, type Db, type DbHandle } from "../../db/client";
+import { openNodeDb } from "../../db/node";
+import { apiKeys, posts, users, type PostImage } from "../../db/schema";
+import { createApiKey, createUser, findUserByEmail, revokeApiKey, verifyApiKey } from "../../src/http/api-keys";
+import { createTestApp } from "../helpers/harness";
+import { startNeonBridge, type NeonBridge } from "../helpers/neon-bridge";
+import { createScratchDatabase, type ScratchDatabase } from "../helpers/postgres";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+});
+
+async function scratch(): Promise<ScratchDatabase> {
+  const db = await createScratchDatabase();
+  cleanups.push(db.drop);
+  return db;
+}
+
+let bridge: NeonBridge | undefined;
+
+const drivers: Array<{ name: DbHandle["driver"]; open(): Promise<DbHandle> }> = [
+  { name: "pglite", open: () => openNodeDb({}) },
+  { name: "node-postgres", open: async () => openNodeDb({ url: (await scratch()).url, poolSize: 4 }) },
+  {
+    name: "neon",
+    async open() {
+      const { url } = await scratch();
+      const migrator = await openNodeDb({ url, poolSize: 1 });
+      await migrator.close();
+      bridge ??= await startNeonBridge();
+      cleanups.push(() => bridge!.close());
+      return createNeonDb(url, { wsProxy: bridge.wsProxy, webSocketConstructor: WebSocket });
+    },
+  },
+];
+
+const email = (tag: string) => `${tag}-${crypto.randomUUID().slice(0, 8)}@example.test`;
+
+/** The Postgres error code, whether the driver error is thrown as is or wrapped by Drizzle. */
+function pgCode(err: unknown): string | undefined {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
+    if (typeof e.code === "string" && /^[0-9A-Z]{5}$/.test(e.code)) return e.code;
+  }
+  return undefined;
+}
+
+describe.each(drivers)("database on $name", (driver) => {
+  let handle: DbHandle;
+  let db: Db;
+  beforeAll(async () => {
+    handle = await driver.open();
+    db = handle.db;
+    cleanups.push(() => handle.close());
+  });
+
+  it("is the driver it claims to be, on the database it was given", async () => {
+    expect(handle.driver).toBe(driver.name);
+    const result = (await db.execute(sql`select current_database() as name`)) as unknown as { rows: Array<{ name: string }> };
+    if (driver.name === "pglite") expect(result.rows[0]!.name).toBe("postgres");
+    else expect(result.rows[0]!.name).toMatch(/^t_[0-9a-f]{16}$/);
+    if (driver.name === "neon") expect(bridge!.connections).toBeGreaterThan(0);
+  });
+
+  it("creates users and keys, verifies and revokes keys", async () => {
+    const { userId } = await createUser(db, email("Keys").toUpperCase());
+    const first = await createApiKey(db, userId, "first");
+    const second = await createApiKey(db, userId, "second");
+    expect(await verifyApiKey(db, first.key)).toMatchObject({ userId });
+    expect(await verifyApiKey(db, second.key)).toMatchObject({ userId });
+
+    const rows = await db.select().from(apiKeys).where(eq(apiKeys.userId, userId));
+    expect(rows.map((r) => r.name).sort()).toEqual(["first", "second"]);
+    expect(rows.every((r) => r.hash.length === 64 && !r.hash.includes(first.key.slice(3)) && r.createdAt instanceof Date)).toBe(true);
+
+    expect(await revokeApiKey(db, first.prefix)).toBe(true);
+    expect(await revokeApiKey(db, first.prefix)).toBe(false);
+    expect(await verifyApiKey(db, first.key)).toBeNull();
+    expect(await verifyApiKey(db, second.key)).toMatchObject({ userId });
+  });
+
+  it("commits a transaction as a whole", async () => {
+    const address = email("tx-commit");
+    await db.transaction(async (tx) => {
+      const [user] = await tx.insert(users).values({ email: address }).returning({ id: users.id });
+      await tx.insert(posts).values({ userId: user!.id, caption: "in a transaction" });
+    });
+    const found = await findUserByEmail(db, address);
+    expect(found).not.toBeNull();
+    const [post] = await db.select().from(posts).where(eq(posts.userId, found!.userId));
+    expect(post?.caption).toBe("in a transaction");
+  });
+
+  it("rolls back a transaction that throws, and one that calls rollback()", async () => {
+    const thrown = email("tx-throw");
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.insert(users).values({ email: thrown });
+        throw new Error("changed my mind");
+      }),
+    ).rejects.toThrow("changed my mind");
+    expect(await findUserByEmail(db, thrown)).toBeNull();
+
+    const explicit = email("tx-rollback");
+    await expect(
+      db.transaction(async (tx) => {
+        await tx.insert(users).values({ email: explicit });
+        tx.rollback();
+      }),
+    ).rejects.toThrow();
+    expect(await findUserByEmail(db, explicit)).toBeNull();
+
+    // The pool is still usable after the rollbacks.
+    expect(await db.execute(sql`select 1 as one`)).toBeDefined();
+  });
+
+  it("reports a unique violation with the Postgres code 23505", async () => {
+    const address = email("dup");
+    await createUser(db, address);
+    const err = await createUser(db, ` ${address.toUpperCase()} `).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect(pgCode(err)).toBe("23505");
+  });
+
+  it("round-trips jsonb and timestamptz exactly", async () => {
+    const { userId } = await createUser(db, email("types"));
+    const images: PostImage[] = [
+      { url: "https://cdn.example.test/a.jpg?x=1&y=\"2\"", width: 1080, height: 1350, mediaId: "m-1" },
+      { url: "https://cdn.example.test/ü/b.png", width: 1, height: 1 },
+    ];
+    const hashtags = ["#sale", "#ünïcödé", "#emoji🎉", "back\\slash", ""];
+    const when = new Date("2031-05-06T07:08:09.123Z");
+    const [inserted] = await db.insert(posts).values({ userId, caption: "types", hashtags, images, scheduledFor: when }).returning();
+    const [read] = await db.select().from(posts).where(eq(posts.id, inserted!.id));
+    expect(read!.hashtags).toEqual(hashtags);
+    expect(read!.images).toEqual(images);
+    expect(read!.scheduledFor).toBeInstanceOf(Date);
+    expect(read!.scheduledFor!.toISOString()).toBe(when.toISOString());
+    expect(Math.abs(read!.createdAt.getTime() - Date.now())).toBeLessThan(60_000);
+
+    // What the server stored, seen from SQL: a real jsonb array and the same UTC instant.
+    const [check] = await db
+      .select({
+        firstUrl: sql<string>`${posts.images}->0->>'url'`,
+        tagCount: sql<number>`jsonb_array_length(${posts.hashtags})::int`,
+        utc: sql<string>`to_char(${posts.scheduledFor} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS')`,
+      })
+      .from(posts)
+      .where(eq(posts.id, inserted!.id));
+    expect(check).toEqual({ firstUrl: images[0]!.url, tagCount: hashtags.length, utc: "2031-05-06T07:08:09.123" });
+
+    // Timestamps compare as instants in WHERE clauses too.
+    const due = await db.select({ id: posts.id }).from(posts).where(sql`${posts.scheduledFor} = ${when}`);
+    expect(due.map((r) => r.id)).toContain(inserted!.id);
+  });
+});
+
+describe("the app on the machine's PostgreSQL", () => {
+  it("answers GET /api/v1/social/accounts through node-postgres", async () => {
+    const { url, name } = await scratch();
+    const h = await createTestApp({ env: { DATABASE_URL: url } });
+    try {
+      const result = (await h.db.execute(sql`select current_database() as name`)) as unknown as { rows: Array<{ name: string }> };
+      expect(result.rows[0]!.name).toBe(name);
+      const { apiKey } = await h.createUser();
+      const res = await h.app.request("/api/v1/social/accounts", { headers: h.auth(apiKey) });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ data: { connectionStatus: "connected", accounts: [] } });
+      const denied = await h.app.request("/api/v1/social/accounts");
+      expect(denied.status).toBe(401);
+    } finally {
+      await h.drain();
+      await h.close();
+    }
+  });
+});

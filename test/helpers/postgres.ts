@@ -1,0 +1,48 @@
+/**
+ * A scratch database per test run on the machine's PostgreSQL (127.0.0.1:5432, user postgres, trust auth):
+ * `CREATE DATABASE t_<random>` from the `test` database, dropped (connections forced off) afterwards.
+ * Set TEST_PG_URL to use another server; the URL must name a database the user may connect to.
+ *
+ * @example
+ * const scratch = await createScratchDatabase();
+ * const handle = await openNodeDb({ url: scratch.url });
+ * await handle.close();
+ * await scratch.drop();
+ */
+import pg from "pg";
+
+export interface ScratchDatabase {
+  name: string;
+  /** postgres://… of the scratch database. */
+  url: string;
+  drop(): Promise<void>;
+}
+
+export const ADMIN_URL = process.env.TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+export async function createScratchDatabase(): Promise<ScratchDatabase> {
+  const name = `t_${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}`;
+  await withAdmin((client) => client.query(`CREATE DATABASE ${name}`));
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  let dropped = false;
+  return {
+    name,
+    url: url.toString(),
+    async drop() {
+      if (dropped) return;
+      dropped = true;
+      await withAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    },
+  };
+}
+
+async function withAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
