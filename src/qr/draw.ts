@@ -1,0 +1,231 @@
+/**
+ * Matrix (+ logo) -> pixels: the output PNG and the small opaque image the scan check decodes.
+ *
+ * Geometry: every module is `scale` = floor(size / (modules + 8)) pixels, the same for all modules, so edges
+ * stay crisp; the pixels left over go to the quiet zone, split evenly (an odd pixel goes right/bottom). The
+ * quiet zone is therefore at least 4 modules and the image exactly size x size.
+ *
+ * @example
+ * const geo = geometry(512, matrix.size);
+ * const png = drawPng({ matrix, geo, fg, bg, transparent: false });
+ */
+import type { Rgb } from "./colors";
+import type { LogoPlan } from "./logo";
+import type { QrMatrix } from "./matrix";
+import { bitDepthFor, encodePng, type PaletteEntry, type PngColor } from "./png";
+import { resizeRgba, type RgbaImage } from "./raster";
+import type { ZxingImage } from "./zxing-loader";
+
+export const QUIET_ZONE = 4;
+
+export interface Geometry {
+  size: number;
+  /** Pixels per module. */
+  scale: number;
+  /** Left/top quiet zone in pixels. */
+  offset: number;
+}
+
+export function geometry(size: number, n: number): Geometry {
+  const scale = Math.floor(size / (n + 2 * QUIET_ZONE));
+  return { size, scale, offset: Math.floor((size - n * scale) / 2) };
+}
+
+export interface DrawInput {
+  /** Modules with the logo's modules already cleared. */
+  matrix: QrMatrix;
+  geo: Geometry;
+  fg: Rgb;
+  bg: Rgb;
+  transparent: boolean;
+  logo?: { image: RgbaImage; plan: LogoPlan } | null;
+}
+
+/** The logo resized for this geometry and composited over what lies beneath each of its pixels. */
+interface PlacedLogo {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+  /** RGBA per logo pixel, final. */
+  rgba: Uint8Array;
+}
+
+function moduleIsDark(input: DrawInput, px: number, py: number): boolean {
+  const { matrix, geo } = input;
+  const mx = Math.floor((px - geo.offset) / geo.scale);
+  const my = Math.floor((py - geo.offset) / geo.scale);
+  return px >= geo.offset && py >= geo.offset && mx < matrix.size && my < matrix.size && matrix.modules[my * matrix.size + mx] === 1;
+}
+
+/**
+ * Where the logo's pixels go and what they look like. Decoders ignore alpha, so the RGB of every pixel is the
+ * logo blended over the module colour beneath it; alpha is the logo's own only over a transparent background.
+ */
+function placeLogo(input: DrawInput, keepAlpha: boolean): PlacedLogo | null {
+  if (!input.logo) return null;
+  const { image, plan } = input.logo;
+  const { scale, offset } = input.geo;
+  const width = Math.max(1, Math.round(plan.width * scale));
+  const height = Math.max(1, Math.round(plan.height * scale));
+  const x = offset + Math.round(plan.left * scale);
+  const y = offset + Math.round(plan.top * scale);
+  const resized = resizeRgba(image, width, height);
+  const rgba = new Uint8Array(width * height * 4);
+  for (let ly = 0; ly < height; ly++) {
+    for (let lx = 0; lx < width; lx++) {
+      const p = (ly * width + lx) * 4;
+      const a = resized.data[p + 3]!;
+      const dark = moduleIsDark(input, x + lx, y + ly);
+      const base = dark ? input.fg : input.bg;
+      rgba[p] = Math.round((resized.data[p]! * a + base.r * (255 - a)) / 255);
+      rgba[p + 1] = Math.round((resized.data[p + 1]! * a + base.g * (255 - a)) / 255);
+      rgba[p + 2] = Math.round((resized.data[p + 2]! * a + base.b * (255 - a)) / 255);
+      rgba[p + 3] = keepAlpha && !dark ? a : 255;
+    }
+  }
+  return { x, y, width, height, rgba };
+}
+
+/**
+ * The small opaque RGBA image the scan check decodes (CHECK_SCALE px per module, 4-module quiet zone).
+ *
+ * @example
+ * const image = drawCheckImage({ matrix, geo: checkGeometry(matrix.size, 4), fg, bg, transparent: false });
+ */
+export function drawCheckImage(input: DrawInput): ZxingImage {
+  const { size } = input.geo;
+  const data = new Uint8ClampedArray(size * size * 4);
+  const { fg, bg } = input;
+  for (let y = 0; y < size; y++) {
+    for (let x = 0; x < size; x++) {
+      const c = moduleIsDark(input, x, y) ? fg : bg;
+      const p = (y * size + x) * 4;
+      data[p] = c.r;
+      data[p + 1] = c.g;
+      data[p + 2] = c.b;
+      data[p + 3] = 255;
+    }
+  }
+  const placed = placeLogo(input, false);
+  if (placed) {
+    for (let ly = 0; ly < placed.height; ly++) {
+      data.set(placed.rgba.subarray(ly * placed.width * 4, (ly + 1) * placed.width * 4), ((placed.y + ly) * size + placed.x) * 4);
+    }
+  }
+  return { width: size, height: size, data };
+}
+
+/** Geometry of a check image: `scale` px per module, exactly the quiet zone around. */
+export function checkGeometry(n: number, scale: number): Geometry {
+  return { size: (n + 2 * QUIET_ZONE) * scale, scale, offset: QUIET_ZONE * scale };
+}
+
+/**
+ * The output PNG: a 1-bit palette without a logo; with one, a palette while the colours fit in 256 entries,
+ * else 8-bit RGB (RGBA when transparent). Lossless either way: logos are not quantised.
+ */
+export function drawPng(input: DrawInput): Uint8Array {
+  const { matrix, geo } = input;
+  const { size, scale, offset } = geo;
+  const n = matrix.size;
+  const bgEntry: PaletteEntry = [input.bg.r, input.bg.g, input.bg.b, input.transparent ? 0 : 255];
+  const fgEntry: PaletteEntry = [input.fg.r, input.fg.g, input.fg.b, 255];
+  const moduleOfX = new Int32Array(size);
+  for (let x = 0; x < size; x++) moduleOfX[x] = x >= offset && x < offset + n * scale ? Math.floor((x - offset) / scale) : -1;
+  const moduleRow = (y: number) => (y >= offset && y < offset + n * scale ? Math.floor((y - offset) / scale) : -1);
+
+  const placed = placeLogo(input, input.transparent);
+  if (!placed) {
+    // bg = index 0, fg = index 1; one packed line per module row, copied into each of its pixel rows.
+    const stride = Math.ceil(size / 8);
+    const lines = new Uint8Array(n * stride);
+    for (let my = 0; my < n; my++) {
+      for (let x = 0; x < size; x++) {
+        const mx = moduleOfX[x]!;
+        if (mx >= 0 && matrix.modules[my * n + mx]) lines[my * stride + (x >> 3)]! |= 0x80 >> (x & 7);
+      }
+    }
+    return encodePng({
+      width: size,
+      height: size,
+      color: { kind: "indexed", bitDepth: 1, palette: [bgEntry, fgEntry] },
+      writeRow: (y, out) => {
+        const my = moduleRow(y);
+        if (my >= 0) out.set(lines.subarray(my * stride, (my + 1) * stride));
+      },
+    });
+  }
+
+  // Palette: bg, fg, then the composited logo colours while they fit.
+  const palette: PaletteEntry[] = [bgEntry, fgEntry];
+  const indexOf = new Map<number, number>();
+  const pack = (r: number, g: number, b: number, a: number) => ((r << 24) | (g << 16) | (b << 8) | a) >>> 0;
+  indexOf.set(pack(bgEntry[0], bgEntry[1], bgEntry[2], bgEntry[3]!), 0);
+  if (!indexOf.has(pack(fgEntry[0], fgEntry[1], fgEntry[2], 255))) indexOf.set(pack(fgEntry[0], fgEntry[1], fgEntry[2], 255), 1);
+  const logoIndex = new Uint16Array(placed.width * placed.height);
+  let indexed = true;
+  for (let i = 0, p = 0; i < logoIndex.length; i++, p += 4) {
+    const a = placed.rgba[p + 3]!;
+    // Fully transparent pixels are the (transparent) background whatever their blended RGB.
+    const key = a === 0 ? pack(bgEntry[0], bgEntry[1], bgEntry[2], 0) : pack(placed.rgba[p]!, placed.rgba[p + 1]!, placed.rgba[p + 2]!, a);
+    let index = indexOf.get(key);
+    if (index === undefined) {
+      if (palette.length === 256) {
+        indexed = false;
+        break;
+      }
+      index = palette.length;
+      palette.push([placed.rgba[p]!, placed.rgba[p + 1]!, placed.rgba[p + 2]!, a]);
+      indexOf.set(key, index);
+    }
+    logoIndex[i] = index;
+  }
+
+  /** >= 0: palette index of a module pixel; < 0: -1 - (logo pixel number). */
+  const pixelAt = (y: number, x: number): number => {
+    const ly = y - placed.y;
+    const lx = x - placed.x;
+    if (ly >= 0 && ly < placed.height && lx >= 0 && lx < placed.width) return -1 - (ly * placed.width + lx);
+    const my = moduleRow(y);
+    const mx = moduleOfX[x]!;
+    return my >= 0 && mx >= 0 && matrix.modules[my * n + mx] ? 1 : 0;
+  };
+
+  let color: PngColor;
+  let writeRow: (y: number, out: Uint8Array) => void;
+  if (indexed) {
+    const bitDepth = bitDepthFor(palette.length);
+    const perByte = 8 / bitDepth;
+    color = { kind: "indexed", bitDepth, palette };
+    writeRow = (y, out) => {
+      for (let x = 0; x < size; x++) {
+        const v = pixelAt(y, x);
+        const index = v >= 0 ? v : logoIndex[-1 - v]!;
+        if (index) out[Math.floor(x / perByte)]! |= index << (8 - bitDepth * ((x % perByte) + 1));
+      }
+    };
+  } else {
+    const channels = input.transparent ? 4 : 3;
+    color = { kind: input.transparent ? "rgba" : "rgb" };
+    writeRow = (y, out) => {
+      for (let x = 0, o = 0; x < size; x++, o += channels) {
+        const v = pixelAt(y, x);
+        if (v < 0) {
+          const p = (-1 - v) * 4;
+          out[o] = placed.rgba[p]!;
+          out[o + 1] = placed.rgba[p + 1]!;
+          out[o + 2] = placed.rgba[p + 2]!;
+          if (channels === 4) out[o + 3] = placed.rgba[p + 3]!;
+        } else {
+          const entry = v ? fgEntry : bgEntry;
+          out[o] = entry[0];
+          out[o + 1] = entry[1];
+          out[o + 2] = entry[2];
+          if (channels === 4) out[o + 3] = entry[3]!;
+        }
+      }
+    };
+  }
+  return encodePng({ width: size, height: size, color, writeRow });
+}
