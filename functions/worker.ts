@@ -1,0 +1,89 @@
+/**
+ * The Cloudflare Worker: `fetch` serves the app, `scheduled` (cron, every minute) runs the delivery sweep.
+ * Thin on purpose: config is parsed at the top of each invocation (a bad value answers one 500 naming the
+ * variable, never its value) and Services are built per request, because the Neon Pool must not cross
+ * requests; they are closed after the response, once deferred work is done.
+ *
+ * @example
+ * // wrangler.toml: main = "functions/worker.ts"
+ * npx wrangler deploy --dry-run --outdir dist
+ */
+import type { ExecutionContext, ExportedHandler, Response as WorkerResponse, ScheduledController } from "@cloudflare/workers-types/index";
+import { Hono } from "hono";
+import { requestId } from "hono/request-id";
+import zxingWasm from "zxing-wasm/reader/zxing_reader.wasm";
+import { createApp } from "../src/app";
+import { ConfigError, type Config } from "../src/config";
+import { buildEdgeServices, parseEdgeConfig } from "../src/edge-services";
+import { JsonLogger } from "../src/adapters/logger";
+import { ApiError, renderError } from "../src/http/errors";
+import { configureZxing } from "../src/qr/zxing-loader";
+
+/** Vars from wrangler.toml and secrets from `wrangler secret put`: all strings, names as in DESIGN.md. */
+export type Env = Record<string, string | undefined>;
+
+// wrangler imports .wasm as a compiled WebAssembly.Module (the package's typing says string: that is esbuild's file loader).
+configureZxing(zxingWasm as unknown as WebAssembly.Module);
+
+type ConfigResult = { ok: true; config: Config } | { ok: false; error: ConfigError };
+
+function readConfig(env: Env): ConfigResult {
+  try {
+    return { ok: true, config: parseEdgeConfig(env) };
+  } catch (err) {
+    if (err instanceof ConfigError) return { ok: false, error: err };
+    throw err;
+  }
+}
+
+/** The variable names a ConfigError is about (each problem starts with them); values are never echoed. */
+function variablesOf(error: ConfigError): string[] {
+  const names = new Set<string>();
+  for (const problem of error.problems) for (const match of problem.matchAll(/\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g)) names.add(match[0]);
+  return [...names];
+}
+
+/** One 500 in the error envelope for every request while the configuration is wrong. */
+function misconfigured(error: ConfigError): Hono {
+  JsonLogger("error").error("invalid configuration", { problems: error.problems });
+  const app = new Hono();
+  app.use("*", requestId({ headerName: "X-Request-Id", generator: () => crypto.randomUUID() }));
+  app.all("*", () => {
+    throw new ApiError("INTERNAL", `The service is misconfigured: check ${variablesOf(error).join(", ")}. The operator has to fix the Worker's variables.`);
+  });
+  app.onError((err, c) => renderError(err, c));
+  return app;
+}
+
+async function serve(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+  // Links and Location headers need the public origin; unless configured it is the one this request came to.
+  const parsed = readConfig(env.PUBLIC_BASE_URL ? env : { ...env, PUBLIC_BASE_URL: new URL(request.url).origin });
+  if (!parsed.ok) return misconfigured(parsed.error).fetch(request);
+  const services = buildEdgeServices(env, ctx, { config: parsed.config });
+  try {
+    return await createApp(services).fetch(request, env, ctx);
+  } finally {
+    ctx.waitUntil(services.close());
+  }
+}
+
+export default {
+  // The Workers and DOM typings each declare their own Request/Response; at run time they are the same objects.
+  fetch: async (request, env, ctx) => (await serve(request as unknown as Request, env, ctx)) as unknown as WorkerResponse,
+
+  async scheduled(controller: ScheduledController, env: Env, ctx: ExecutionContext) {
+    const parsed = readConfig(env);
+    if (!parsed.ok) {
+      JsonLogger("error").error("sweep skipped: invalid configuration", { problems: parsed.error.problems });
+      throw parsed.error;
+    }
+    const services = buildEdgeServices(env, ctx, { config: parsed.config });
+    try {
+      // TODO(area C): run the delivery sweep here, `await runSweep(services)` from src/social/delivery,
+      // once it exists. Until then the cron only records that it ran.
+      services.log.info("sweep", { cron: controller.cron, scheduledTime: controller.scheduledTime, status: "not implemented yet" });
+    } finally {
+      ctx.waitUntil(services.close());
+    }
+  },
+} satisfies ExportedHandler<Env>;

@@ -1,0 +1,154 @@
+/**
+ * Builds the Services for Cloudflare Workers from the Worker's env, once per request (the Neon Pool and
+ * other I/O objects must not outlive the request that made them). Only portable adapters: Neon over
+ * WebSockets, Upstash (or in-memory) rate limits, S3/R2 storage, the edge fetcher, WebCrypto token cipher.
+ *
+ * What the edge requires beyond the embedded mode (refused with a ConfigError naming the variables):
+ * DATABASE_URL (PGlite is Node-only), the six S3_* variables (no local disk) and TOKEN_ENCRYPTION_KEY
+ * (no DATA_DIR to keep a generated key in).
+ *
+ * @example
+ * const services = buildEdgeServices(env, ctx);
+ * const res = await createApp(services).fetch(request);
+ * ctx.waitUntil(services.close());
+ */
+import { ConfigError, parseConfig, type Config } from "./config";
+import type { RateLimiter, Services } from "./services";
+import { createNeonDb, type NeonOptions } from "../db/client";
+import { JsonLogger } from "./adapters/logger";
+import { MemoryRateLimiter } from "./adapters/rate-limit/memory";
+import { UpstashRateLimiter } from "./adapters/rate-limit/upstash";
+import { PollerQueue } from "./adapters/queue/poller";
+import { S3Storage } from "./adapters/storage/s3";
+import { createEdgeFetcher } from "./adapters/fetch/edge";
+import { AesGcmTokenCipher } from "./adapters/token-cipher";
+
+export interface EdgeContext {
+  waitUntil(promise: Promise<unknown>): void;
+}
+
+/** Services plus the end of their life: `close()` waits for deferred work, then ends the Neon Pool. */
+export type EdgeServices = Services & { close(): Promise<void> };
+
+export interface EdgeServicesOptions {
+  /** The parsed config, when the caller already has it (the Worker parses once at the top of fetch). */
+  config?: Config;
+}
+
+/**
+ * Local development only: Neon's documented WebSocket proxy mode for a plain Postgres, e.g.
+ * `NEON_WS_PROXY=127.0.0.1:5433/v1` (the driver appends `?address=host:port`). Unencrypted: never set it
+ * in production.
+ */
+export const NEON_WS_PROXY = "NEON_WS_PROXY";
+
+/** The Worker's env as the plain string record parseConfig reads (bindings that are not strings are skipped). */
+export function stringEnv(env: Record<string, unknown>): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(env)) if (typeof value === "string") out[name] = value;
+  return out;
+}
+
+/** A Config with what the edge cannot do without. */
+export type EdgeConfig = Config & Required<Pick<Config, "databaseUrl" | "s3" | "tokenEncryptionKey">>;
+
+/**
+ * parseConfig plus the edge's own requirements; throws one ConfigError naming every variable at fault
+ * (the embedded defaults that cannot work on Workers included).
+ */
+export function parseEdgeConfig(env: Record<string, unknown>): EdgeConfig {
+  const strings = stringEnv(env);
+  const set = (name: string) => (strings[name] ?? "").trim() !== "";
+  const edgeProblems = edgeRequirements({
+    databaseUrl: set("DATABASE_URL"),
+    s3: S3_VARS.some(set),
+    tokenEncryptionKey: set("TOKEN_ENCRYPTION_KEY"),
+  });
+  let config: Config;
+  try {
+    config = parseConfig(strings);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new ConfigError([...err.problems, ...edgeProblems]);
+    throw err;
+  }
+  if (edgeProblems.length) throw new ConfigError(edgeProblems);
+  return config as EdgeConfig;
+}
+
+const S3_VARS = ["S3_ENDPOINT", "S3_REGION", "S3_BUCKET", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY", "S3_PUBLIC_BASE_URL"];
+
+function edgeRequirements(has: { databaseUrl: boolean; s3: boolean; tokenEncryptionKey: boolean }): string[] {
+  const problems: string[] = [];
+  if (!has.databaseUrl) problems.push("DATABASE_URL must be set on Workers (a postgres:// URL of the Neon database); the embedded PGlite runs on Node only");
+  if (!has.s3) problems.push(`${S3_VARS.join(", ")} must be set on Workers: media and generated images need a bucket (R2 or S3)`);
+  if (!has.tokenEncryptionKey) problems.push("TOKEN_ENCRYPTION_KEY must be set on Workers (32 bytes, base64: openssl rand -base64 32); there is no DATA_DIR to generate it into");
+  return problems;
+}
+
+function requireEdgeConfig(config: Config): EdgeConfig {
+  const problems = edgeRequirements({ databaseUrl: !!config.databaseUrl, s3: !!config.s3, tokenEncryptionKey: !!config.tokenEncryptionKey });
+  if (problems.length) throw new ConfigError(problems);
+  return config as EdgeConfig;
+}
+
+let warnedQstash = false;
+
+export function buildEdgeServices(env: Record<string, unknown>, ctx: EdgeContext, options: EdgeServicesOptions = {}): EdgeServices {
+  const config = options.config ? requireEdgeConfig(options.config) : parseEdgeConfig(env);
+  const log = JsonLogger(config.logLevel);
+
+  const wsProxy = typeof env[NEON_WS_PROXY] === "string" && env[NEON_WS_PROXY] !== "" ? (env[NEON_WS_PROXY] as string) : undefined;
+  const neonOptions: NeonOptions = wsProxy ? { wsProxy: (host, port) => `${wsProxy}?address=${host}:${port}` } : {};
+  const db = createNeonDb(config.databaseUrl, neonOptions);
+
+  // TODO(queue): use QStashQueue from src/adapters/queue/qstash when config.qstash is set, once that adapter
+  // lands. Until then the cron sweep (every minute, functions/worker.ts) is the poller on the edge too.
+  if (config.qstash && !warnedQstash) {
+    warnedQstash = true;
+    log.warn("QSTASH_* is set but the QStash queue adapter is not built into this Worker yet; the cron sweep delivers");
+  }
+  const queue = PollerQueue();
+
+  const pending = new Set<Promise<unknown>>();
+  const defer = (promise: Promise<unknown>) => {
+    const tracked = promise.catch((err: unknown) => log.error("deferred work failed", { error: String(err) }));
+    pending.add(tracked);
+    void tracked.finally(() => pending.delete(tracked));
+    ctx.waitUntil(tracked);
+  };
+
+  return {
+    config,
+    db: db.db,
+    rateLimiter: rateLimiterFor(config),
+    queue,
+    storage: S3Storage(config.s3),
+    fetcher: createEdgeFetcher(),
+    clock: { now: () => new Date() },
+    log,
+    tokens: AesGcmTokenCipher(config.tokenEncryptionKey),
+    defer,
+    platformFetch: (input, init) => fetch(input, init),
+    async close() {
+      while (pending.size) await Promise.allSettled([...pending]);
+      await db.close();
+    },
+  };
+}
+
+/**
+ * Limiters hold no I/O objects (Upstash is plain fetch per call), so one per isolate is kept: it keeps
+ * @upstash/ratelimit's in-isolate block cache warm, and the memory twin counting across requests at all.
+ * The memory twin counts per isolate only; production sets Upstash.
+ */
+const limiters = new Map<string, RateLimiter>();
+
+function rateLimiterFor(config: Config): RateLimiter {
+  const id = config.upstash ? `upstash:${config.upstash.url}:${config.upstash.token}` : "memory";
+  let limiter = limiters.get(id);
+  if (!limiter) {
+    limiter = config.upstash ? UpstashRateLimiter(config.upstash) : MemoryRateLimiter();
+    limiters.set(id, limiter);
+  }
+  return limiter;
+}

@@ -1,0 +1,212 @@
+/**
+ * The Worker as deployed: `wrangler deploy --dry-run` builds the bundle, which runs in workerd (Miniflare,
+ * from wrangler's own dependencies) with the real edge adapters pointed at this machine: the Neon driver
+ * through the WebSocket-to-TCP bridge to a scratch Postgres database, S3Storage at the S3 fake, the
+ * Upstash limiter through the REST bridge to Redis. Also checks that the bundle stays under the Workers
+ * Free limit (3 MiB gzipped) and carries no Node-only module.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { execFile } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { gzipSync } from "node:zlib";
+import { Miniflare } from "miniflare";
+import { unstable_readConfig } from "wrangler";
+import { eq } from "drizzle-orm";
+import { openNodeDb } from "../../db/node";
+import type { DbHandle } from "../../db/client";
+import { apiKeys } from "../../db/schema";
+import { createApiKey, createUser, revokeApiKey } from "../../src/http/api-keys";
+import { S3Storage } from "../../src/adapters/storage/s3";
+import { generateTokenKey } from "../../src/adapters/token-cipher";
+import { startNeonBridge, type NeonBridge } from "../helpers/neon-bridge";
+import { createScratchDatabase, type ScratchDatabase } from "../helpers/postgres";
+import { startS3Fake, type S3Fake } from "../helpers/s3-fake";
+import { startUpstashBridge, type UpstashBridge } from "../helpers/upstash-bridge";
+
+const run = promisify(execFile);
+const ROOT = new URL("../..", import.meta.url).pathname;
+const GZIP_LIMIT = 3 * 1024 * 1024;
+const ORIGIN = "http://api.test";
+
+let outdir: string;
+let mf: Miniflare;
+let scratch: ScratchDatabase;
+let handle: DbHandle;
+let neon: NeonBridge;
+let s3: S3Fake;
+let upstash: UpstashBridge;
+let bindings: Record<string, string>;
+let workerOptions: ConstructorParameters<typeof Miniflare>[0];
+
+beforeAll(async () => {
+  outdir = await mkdtemp(join(tmpdir(), "worker-build-"));
+  const build = run(join(ROOT, "node_modules/.bin/wrangler"), ["deploy", "--dry-run", "--outdir", outdir], {
+    cwd: ROOT,
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" },
+  });
+  [scratch, neon, s3, upstash] = await Promise.all([createScratchDatabase(), startNeonBridge(), startS3Fake({ buckets: ["media"], region: "auto" }), startUpstashBridge()]);
+  handle = await openNodeDb({ url: scratch.url, poolSize: 2 });
+  await build;
+
+  const config = unstable_readConfig({ config: join(ROOT, "wrangler.toml") });
+  bindings = {
+    ...(config.vars as Record<string, string>),
+    DATABASE_URL: scratch.url,
+    NEON_WS_PROXY: `127.0.0.1:${neon.port}/v1`,
+    TOKEN_ENCRYPTION_KEY: generateTokenKey(),
+    S3_ENDPOINT: s3.endpoint,
+    S3_REGION: s3.region,
+    S3_BUCKET: "media",
+    S3_ACCESS_KEY_ID: s3.credentials.accessKeyId,
+    S3_SECRET_ACCESS_KEY: s3.credentials.secretAccessKey,
+    S3_PUBLIC_BASE_URL: `${s3.endpoint}/media`,
+    UPSTASH_REDIS_REST_URL: upstash.url,
+    UPSTASH_REDIS_REST_TOKEN: upstash.token,
+    LOG_LEVEL: "warn",
+  };
+  workerOptions = {
+    modules: true,
+    scriptPath: join(outdir, "worker.js"),
+    modulesRoot: outdir,
+    modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
+    compatibilityDate: config.compatibility_date,
+    compatibilityFlags: config.compatibility_flags,
+    bindings,
+    port: 0,
+  };
+  mf = new Miniflare(workerOptions);
+  await mf.ready;
+}, 120_000);
+
+afterAll(async () => {
+  await mf?.dispose();
+  await handle?.close();
+  await Promise.all([neon?.close(), s3?.close(), upstash?.close()]);
+  await scratch?.drop();
+  if (outdir) await rm(outdir, { recursive: true, force: true });
+});
+
+const get = async (path: string, headers: Record<string, string> = {}) => {
+  const res = await mf.dispatchFetch(`${ORIGIN}${path}`, { headers });
+  return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> };
+};
+
+describe("the Worker bundle", () => {
+  it("stays under 3 MiB gzipped and reports its size", async () => {
+    const files = (await readdir(outdir)).filter((f) => f.endsWith(".js") || f.endsWith(".wasm"));
+    let gzipped = 0;
+    for (const file of files) gzipped += gzipSync(await readFile(join(outdir, file)), { level: 9 }).length;
+    console.log(`worker bundle: ${files.join(", ")}; ${(gzipped / 1024).toFixed(0)} KiB gzipped (limit ${GZIP_LIMIT / 1024} KiB)`);
+    expect(gzipped).toBeLessThan(GZIP_LIMIT);
+  });
+
+  it("contains no Node-only module", async () => {
+    const source = await readFile(join(outdir, "worker.js"), "utf8");
+    // esbuild marks each bundled module with a `// <path>` comment.
+    const modules = [...source.matchAll(/^\/\/ (\S+\.[cm]?[jt]s)$/gm)].map((m) => m[1]!);
+    expect(modules.length).toBeGreaterThan(50);
+    const nodeOnly = modules.filter((m) => /^(db\/node\.ts|functions\/node\/)|node_modules\/(pg|pg-pool|@electric-sql\/pglite|undici|sharp|@hono\/node-server|ws)\//.test(m));
+    expect(nodeOnly).toEqual([]);
+    expect(source).not.toMatch(/from\s+["']node:/);
+  });
+});
+
+describe("the Worker in workerd", () => {
+  it("answers GET /health", async () => {
+    const res = await get("/health");
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ data: { status: "ok" } });
+    expect(res.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("answers 401 in the envelope without a key, and with a revoked one", async () => {
+    const res = await get("/api/v1/social/accounts");
+    expect(res.status).toBe(401);
+    expect(res.body.error.code).toBe("UNAUTHORIZED");
+    expect(typeof res.body.error.message).toBe("string");
+    expect(res.headers.get("www-authenticate")).toMatch(/^Bearer/);
+
+    const { userId } = await createUser(handle.db, `revoked-${crypto.randomUUID()}@example.test`);
+    const { key, prefix } = await createApiKey(handle.db, userId);
+    await revokeApiKey(handle.db, prefix);
+    expect((await get("/api/v1/social/accounts", { Authorization: `Bearer ${key}` })).status).toBe(401);
+  });
+
+  it("answers an unknown route with the 404 envelope", async () => {
+    const res = await get("/no/such/route");
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ error: { code: "NOT_FOUND", message: expect.any(String) } });
+  });
+
+  it("serves an authenticated request from Postgres over the Neon driver, rate-limited on Redis", async () => {
+    const { userId } = await createUser(handle.db, `edge-${crypto.randomUUID()}@example.test`);
+    const { key } = await createApiKey(handle.db, userId);
+    const before = neon.connections;
+    const redisBefore = upstash.requests;
+    const res = await get("/api/v1/social/accounts", { Authorization: `Bearer ${key}` });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ data: { connectionStatus: "connected", accounts: [] } });
+    expect(res.headers.get("ratelimit-limit")).toBe("300");
+    expect(res.headers.get("ratelimit-remaining")).toBe("299");
+    expect(neon.connections).toBeGreaterThan(before);
+    expect(upstash.requests).toBeGreaterThan(redisBefore);
+
+    // The key's last use is recorded after the response (services.defer = ctx.waitUntil).
+    const deadline = Date.now() + 10_000;
+    let lastUsedAt: Date | null = null;
+    while (!lastUsedAt && Date.now() < deadline) {
+      [{ lastUsedAt } = { lastUsedAt: null }] = await handle.db.select({ lastUsedAt: apiKeys.lastUsedAt }).from(apiKeys).where(eq(apiKeys.userId, userId));
+      if (!lastUsedAt) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(lastUsedAt).toBeInstanceOf(Date);
+  });
+
+  it("serves /files/<key> from the S3 bucket", async () => {
+    const key = `media/${crypto.randomUUID()}/pixel.png`;
+    const bytes = Uint8Array.from({ length: 300 }, (_, i) => i % 256);
+    await S3Storage({ endpoint: s3.endpoint, region: s3.region, bucket: "media", ...s3.credentials, publicBaseUrl: `${s3.endpoint}/media` }).put(key, bytes, "image/png");
+    const res = await mf.dispatchFetch(`${ORIGIN}/files/${key}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("image/png");
+    expect(new Uint8Array(await res.arrayBuffer())).toEqual(bytes);
+    expect(s3.requests.some((r) => r.method === "GET" && r.path === `/media/${key}` && r.signed && r.status === 200)).toBe(true);
+    expect((await get(`/files/media/${crypto.randomUUID()}/missing.png`)).status).toBe(404);
+  });
+
+  it("runs the scheduled handler", async () => {
+    const worker = await mf.getWorker();
+    const result = await worker.scheduled({ cron: "* * * * *", scheduledTime: new Date() });
+    expect(result.outcome).toBe("ok");
+  });
+});
+
+describe("the Worker with a bad configuration", () => {
+  const withBindings = async (changes: Record<string, string | undefined>) => {
+    const next = { ...bindings, ...changes };
+    for (const [name, value] of Object.entries(changes)) if (value === undefined) delete next[name];
+    await mf.setOptions({ ...workerOptions, bindings: next as Record<string, string> });
+  };
+  afterAll(() => mf.setOptions(workerOptions));
+
+  it("answers one 500 envelope naming the variable, never its value", async () => {
+    await withBindings({ RATE_LIMIT_QR: "lots-and-lots" });
+    const res = await get("/health");
+    expect(res.status).toBe(500);
+    expect(res.body.error.code).toBe("INTERNAL");
+    expect(res.body.error.message).toContain("RATE_LIMIT_QR");
+    expect(JSON.stringify(res.body)).not.toContain("lots-and-lots");
+    expect(res.body.error.requestId).toBe(res.headers.get("x-request-id"));
+  });
+
+  it("refuses to run without a database or a bucket on the edge", async () => {
+    await withBindings({ DATABASE_URL: undefined, S3_BUCKET: undefined });
+    const res = await get("/api/v1/social/accounts");
+    expect(res.status).toBe(500);
+    expect(res.body.error.message).toContain("DATABASE_URL");
+    expect(res.body.error.message).toContain("S3_BUCKET");
+    expect(JSON.stringify(res.body)).not.toContain(s3.credentials.secretAccessKey);
+  });
+});
