@@ -6,7 +6,7 @@
 import { createServer, type AddressInfo } from "node:net";
 
 /** Waits for the next minute when fewer than `marginMs` remain in this one. */
-export async function clearOfMinuteBoundary(marginMs = 8_000): Promise<void> {
+export async function clearOfMinuteBoundary(marginMs = 5_000): Promise<void> {
   const intoMinute = Date.now() % 60_000;
   if (60_000 - intoMinute < marginMs) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 250));
 }

@@ -7,6 +7,7 @@ import { HeadObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { S3Storage, type S3StorageConfig } from "../../src/adapters/storage/s3";
 import { startS3Fake, type S3Fake } from "../helpers/s3-fake";
 import { closedPort } from "../rate-limit/limits";
+import { createTestApp } from "../helpers/harness";
 
 let s3: S3Fake;
 let cfg: S3StorageConfig;
@@ -120,5 +121,30 @@ describe("the S3 fake", () => {
     const res = await fetch(`${s3.endpoint}/media/media/${run}/anon.jpg`, { method: "PUT", body: "x" });
     expect(res.status).toBe(403);
     expect(await res.text()).toContain("<Code>AccessDenied</Code>");
+  });
+});
+
+describe("S3 storage in the Node services", () => {
+  it("is picked when the S3_* variables are set, and /files serves from the bucket", async () => {
+    const h = await createTestApp({
+      env: {
+        S3_ENDPOINT: s3.endpoint,
+        S3_REGION: s3.region,
+        S3_BUCKET: "media",
+        S3_ACCESS_KEY_ID: s3.credentials.accessKeyId,
+        S3_SECRET_ACCESS_KEY: s3.credentials.secretAccessKey,
+        S3_PUBLIC_BASE_URL: `${s3.endpoint}/media`,
+      },
+    });
+    try {
+      const key = `media/${run}/node.jpg`;
+      expect(await h.services.storage.put(key, bytes(50), "image/jpeg")).toBe(`${s3.endpoint}/media/${key}`);
+      expect(s3.objects.has(`media/${key}`)).toBe(true);
+      const res = await h.app.request(`/files/${key}`);
+      expect(res.status).toBe(200);
+      expect(new Uint8Array(await res.arrayBuffer())).toEqual(bytes(50));
+    } finally {
+      await h.close();
+    }
   });
 });
