@@ -82,11 +82,15 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await mf?.dispose();
-  await handle?.close();
-  await Promise.all([neon?.close(), s3?.close(), upstash?.close()]);
-  await scratch?.drop();
-  if (outdir) await rm(outdir, { recursive: true, force: true });
+  // Each step on its own, so a worker that failed to start still leaves no database or server behind.
+  const steps: Array<() => unknown> = [
+    () => mf?.dispose(),
+    () => handle?.close(),
+    () => Promise.all([neon?.close(), s3?.close(), upstash?.close()]),
+    () => scratch?.drop(),
+    () => (outdir ? rm(outdir, { recursive: true, force: true }) : undefined),
+  ];
+  for (const step of steps) await Promise.resolve().then(() => step()).catch(() => {});
 });
 
 const get = async (path: string, headers: Record<string, string> = {}) => {
