@@ -42,7 +42,8 @@ export function rateLimit(bucket: RateLimitBucket): MiddlewareHandler<AppEnv> {
         headers: { ...headers, "Retry-After": String(seconds) },
       });
     }
+    // Set before the handler runs so they are on every response, errors and 404s included.
+    for (const [name, value] of Object.entries(headers)) c.header(name, value);
     await next();
-    for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
   };
 }
