@@ -1,5 +1,6 @@
 /**
- * Text -> module matrix, with qrcode-generator doing the Reed-Solomon, masking and placement.
+ * Text -> module matrix, with qrcode-generator doing the data encoding, Reed-Solomon and placement, and
+ * mask.ts choosing the mask (qrcode-generator's own mask search is most of its run time; see there).
  *
  * qrcode-generator turns each character into `charCode & 0xff` (research/qr.md 0.3), so "€" would become
  * 0xAC. Rather than replace its module-global `stringToBytes` (shared with anyone else who imports it), we
@@ -12,6 +13,7 @@
  */
 import qrcode from "qrcode-generator";
 import { symbolLayout, type EcLevel } from "./layout";
+import { chooseMask } from "./mask";
 
 export interface QrMatrix {
   version: number;
@@ -88,11 +90,21 @@ export function encodeMatrix(text: string, options: { ecLevel: EcLevel; version?
   }
   const qr = qrcode(version as Parameters<typeof qrcode>[0], options.ecLevel);
   qr.addData(segment.data, segment.mode);
-  qr.make();
-  const size = qr.getModuleCount();
-  const modules = new Uint8Array(size * size);
-  for (let r = 0; r < size; r++) {
-    for (let c = 0; c < size; c++) if (qr.isDark(r, c)) modules[r * size + c] = 1;
+  // make() scores its 8 masks through getModuleCount()/isDark() on this object. Answering 0 modules while it
+  // runs makes every score NaN, so it keeps mask 0 without scanning; we choose the real mask below.
+  // (Every code is decoded after rendering, so a change in this library's internals cannot slip through.)
+  const getModuleCount = qr.getModuleCount;
+  qr.getModuleCount = () => 0;
+  try {
+    qr.make();
+  } finally {
+    qr.getModuleCount = getModuleCount;
   }
+  const size = qr.getModuleCount();
+  const mask0 = new Uint8Array(size * size);
+  for (let r = 0; r < size; r++) {
+    for (let c = 0; c < size; c++) if (qr.isDark(r, c)) mask0[r * size + c] = 1;
+  }
+  const { modules } = chooseMask(mask0, symbolLayout(version, options.ecLevel));
   return { version, ecLevel: options.ecLevel, size, modules };
 }

@@ -109,3 +109,50 @@ describe("symbol layout", () => {
     expect(blockDamage(layout, cleared).touchesCritical).toBe(true);
   });
 });
+
+describe("mask selection", () => {
+  it("re-masks exactly like qrcode-generator draws each mask (format bits included)", async () => {
+    const { default: qrcode } = await import("qrcode-generator");
+    const { remask, formatBits } = await import("../../src/qr/mask");
+    const masksSeen = new Set<number>();
+    for (const ecLevel of ["L", "M", "Q", "H"] as const) {
+      for (const version of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 21, 33, 40]) {
+        const text = `m${version}${ecLevel}`;
+        const full = qrcode(version as Parameters<typeof qrcode>[0], ecLevel);
+        full.addData(text);
+        full.make(); // its own mask choice, drawn by the library
+        const n = full.getModuleCount();
+        const theirs = Uint8Array.from({ length: n * n }, (_, i) => (full.isDark(Math.floor(i / n), i % n) ? 1 : 0));
+        let format = 0;
+        for (let i = 0; i <= 5; i++) format |= theirs[i * n + 8]! << i;
+        format |= (theirs[7 * n + 8]! << 6) | (theirs[8 * n + 8]! << 7) | (theirs[8 * n + 7]! << 8);
+        for (let i = 9; i < 15; i++) format |= theirs[8 * n + 14 - i]! << i;
+        const mask = ((format ^ 0x5412) >> 10) & 7;
+        masksSeen.add(mask);
+        expect(formatBits(ecLevel, mask)).toBe(format);
+        // Ours starts from mask 0 and must arrive at the library's own drawing of that mask.
+        const zero = qrcode(version as Parameters<typeof qrcode>[0], ecLevel);
+        zero.addData(text);
+        const count = zero.getModuleCount;
+        zero.getModuleCount = () => 0;
+        zero.make();
+        zero.getModuleCount = count;
+        const mask0 = Uint8Array.from({ length: n * n }, (_, i) => (zero.isDark(Math.floor(i / n), i % n) ? 1 : 0));
+        expect(Buffer.from(remask(mask0, symbolLayout(version, ecLevel), 0, mask)).equals(Buffer.from(theirs)), `${version}${ecLevel} mask ${mask}`).toBe(true);
+      }
+    }
+    expect([...masksSeen].sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it("scores with the standard's rules: a checkerboard beats stripes and blocks", async () => {
+    const { penalty } = await import("../../src/qr/mask");
+    const n = 21;
+    const checker = Uint8Array.from({ length: n * n }, (_, i) => (Math.floor(i / n) + (i % n)) % 2);
+    const stripes = Uint8Array.from({ length: n * n }, (_, i) => Math.floor(i / n) % 2);
+    const dark = new Uint8Array(n * n).fill(1);
+    expect(penalty(checker, n)).toBeLessThan(penalty(stripes, n));
+    expect(penalty(stripes, n)).toBeLessThan(penalty(dark, n));
+    // All dark: N1 = 2 * 21 runs of 21 (19 each), N2 = 400 * 3, N4 = 100.
+    expect(penalty(dark, n)).toBe(42 * 19 + 400 * 3 + 100);
+  });
+});
