@@ -137,24 +137,18 @@ export function drawPng(input: DrawInput): Uint8Array {
 
   const placed = placeLogo(input, input.transparent);
   if (!placed) {
-    // bg = index 0, fg = index 1; one packed line per module row, copied into each of its pixel rows.
+    // bg = index 0, fg = index 1. The filtered data is built directly: the first pixel row of each module
+    // row with filter None, the rows repeating it with filter Up (all zeros), the quiet zone all zeros.
     const stride = Math.ceil(size / 8);
-    const lines = new Uint8Array(n * stride);
+    const filtered = new Uint8Array((stride + 1) * size);
     for (let my = 0; my < n; my++) {
-      for (let x = 0; x < size; x++) {
-        const mx = moduleOfX[x]!;
-        if (mx >= 0 && matrix.modules[my * n + mx]) lines[my * stride + (x >> 3)]! |= 0x80 >> (x & 7);
+      const first = (offset + my * scale) * (stride + 1);
+      for (let x = offset; x < offset + n * scale; x++) {
+        if (matrix.modules[my * n + moduleOfX[x]!]) filtered[first + 1 + (x >> 3)]! |= 0x80 >> (x & 7);
       }
+      for (let r = 1; r < scale; r++) filtered[first + r * (stride + 1)] = 2;
     }
-    return encodePng({
-      width: size,
-      height: size,
-      color: { kind: "indexed", bitDepth: 1, palette: [bgEntry, fgEntry] },
-      writeRow: (y, out) => {
-        const my = moduleRow(y);
-        if (my >= 0) out.set(lines.subarray(my * stride, (my + 1) * stride));
-      },
-    });
+    return encodePng({ width: size, height: size, color: { kind: "indexed", bitDepth: 1, palette: [bgEntry, fgEntry] }, filtered });
   }
 
   // Palette: bg, fg, then the composited logo colours while they fit.
@@ -163,7 +157,7 @@ export function drawPng(input: DrawInput): Uint8Array {
   const pack = (r: number, g: number, b: number, a: number) => ((r << 24) | (g << 16) | (b << 8) | a) >>> 0;
   indexOf.set(pack(bgEntry[0], bgEntry[1], bgEntry[2], bgEntry[3]!), 0);
   if (!indexOf.has(pack(fgEntry[0], fgEntry[1], fgEntry[2], 255))) indexOf.set(pack(fgEntry[0], fgEntry[1], fgEntry[2], 255), 1);
-  const logoIndex = new Uint16Array(placed.width * placed.height);
+  const logoIndex = new Uint8Array(placed.width * placed.height);
   let indexed = true;
   for (let i = 0, p = 0; i < logoIndex.length; i++, p += 4) {
     const a = placed.rgba[p + 3]!;
@@ -182,48 +176,56 @@ export function drawPng(input: DrawInput): Uint8Array {
     logoIndex[i] = index;
   }
 
-  /** >= 0: palette index of a module pixel; < 0: -1 - (logo pixel number). */
-  const pixelAt = (y: number, x: number): number => {
-    const ly = y - placed.y;
-    const lx = x - placed.x;
-    if (ly >= 0 && ly < placed.height && lx >= 0 && lx < placed.width) return -1 - (ly * placed.width + lx);
+  // Palette index (0 bg, 1 fg) of every pixel of each module row, built once and shared by its pixel rows.
+  const quiet = new Uint8Array(size);
+  const lines: Uint8Array[] = [];
+  for (let my = 0; my < n; my++) {
+    const line = new Uint8Array(size);
+    for (let x = offset; x < offset + n * scale; x++) line[x] = matrix.modules[my * n + moduleOfX[x]!]!;
+    lines.push(line);
+  }
+  const indicesOfRow = (y: number, out: Uint8Array): void => {
     const my = moduleRow(y);
-    const mx = moduleOfX[x]!;
-    return my >= 0 && mx >= 0 && matrix.modules[my * n + mx] ? 1 : 0;
+    out.set(my >= 0 ? lines[my]! : quiet);
+    const ly = y - placed.y;
+    if (ly >= 0 && ly < placed.height) out.set(logoIndex.subarray(ly * placed.width, (ly + 1) * placed.width), placed.x);
   };
 
   let color: PngColor;
   let writeRow: (y: number, out: Uint8Array) => void;
   if (indexed) {
     const bitDepth = bitDepthFor(palette.length);
-    const perByte = 8 / bitDepth;
     color = { kind: "indexed", bitDepth, palette };
+    const indices = new Uint8Array(size);
     writeRow = (y, out) => {
+      if (bitDepth === 8) return indicesOfRow(y, out);
+      indicesOfRow(y, indices);
+      const perByte = 8 / bitDepth;
       for (let x = 0; x < size; x++) {
-        const v = pixelAt(y, x);
-        const index = v >= 0 ? v : logoIndex[-1 - v]!;
-        if (index) out[Math.floor(x / perByte)]! |= index << (8 - bitDepth * ((x % perByte) + 1));
+        if (indices[x]) out[(x / perByte) | 0]! |= indices[x]! << (8 - bitDepth * ((x % perByte) + 1));
       }
     };
   } else {
     const channels = input.transparent ? 4 : 3;
     color = { kind: input.transparent ? "rgba" : "rgb" };
+    const entries = [bgEntry, fgEntry];
     writeRow = (y, out) => {
+      const my = moduleRow(y);
+      const line = my >= 0 ? lines[my]! : quiet;
       for (let x = 0, o = 0; x < size; x++, o += channels) {
-        const v = pixelAt(y, x);
-        if (v < 0) {
-          const p = (-1 - v) * 4;
-          out[o] = placed.rgba[p]!;
-          out[o + 1] = placed.rgba[p + 1]!;
-          out[o + 2] = placed.rgba[p + 2]!;
-          if (channels === 4) out[o + 3] = placed.rgba[p + 3]!;
-        } else {
-          const entry = v ? fgEntry : bgEntry;
-          out[o] = entry[0];
-          out[o + 1] = entry[1];
-          out[o + 2] = entry[2];
-          if (channels === 4) out[o + 3] = entry[3]!;
-        }
+        const entry = entries[line[x]!]!;
+        out[o] = entry[0];
+        out[o + 1] = entry[1];
+        out[o + 2] = entry[2];
+        if (channels === 4) out[o + 3] = entry[3]!;
+      }
+      const ly = y - placed.y;
+      if (ly < 0 || ly >= placed.height) return;
+      for (let lx = 0, o = placed.x * channels, p = ly * placed.width * 4; lx < placed.width; lx++, o += channels, p += 4) {
+        out[o] = placed.rgba[p]!;
+        out[o + 1] = placed.rgba[p + 1]!;
+        out[o + 2] = placed.rgba[p + 2]!;
+        if (channels === 4) out[o + 3] = placed.rgba[p + 3]!;
       }
     };
   }

@@ -12,7 +12,7 @@
  * const png = encodePng({ width: 2, height: 1, color: { kind: "indexed", bitDepth: 1, palette: [[0, 0, 0], [255, 255, 255]] },
  *   writeRow: (_y, out) => { out[0] = 0b01000000; } });
  */
-import { Zlib } from "fflate";
+import { Zlib, zlibSync } from "fflate";
 
 export type BitDepth = 1 | 2 | 4 | 8;
 export type PaletteEntry = readonly [r: number, g: number, b: number, a?: number];
@@ -28,7 +28,12 @@ export interface PngInput {
   height: number;
   color: PngColor;
   /** Fills `out` (rowBytes long, zeroed) with scanline `y`: packed indices MSB first, or RGB(A) bytes. */
-  writeRow: (y: number, out: Uint8Array) => void;
+  writeRow?: (y: number, out: Uint8Array) => void;
+  /**
+   * Instead of writeRow: the complete filtered image data (each scanline prefixed by its filter type), for
+   * callers that know their rows better than a generic filter choice (see drawPng's two-colour path).
+   */
+  filtered?: Uint8Array;
   /** zlib level 0..9; default 6. */
   level?: DeflateLevel;
 }
@@ -87,6 +92,13 @@ export function encodePng(input: PngInput): Uint8Array {
   }
 
   const stride = rowBytes(width, bitsPerPixel);
+  if (input.filtered) {
+    if (input.filtered.length !== (stride + 1) * height) throw new RangeError(`filtered data must be ${(stride + 1) * height} bytes`);
+    chunks.push(["IDAT", zlibSync(input.filtered, { level: input.level ?? 6 })]);
+    return assemble(width, height, bitDepth, colourType, chunks);
+  }
+  if (!input.writeRow) throw new TypeError("encodePng needs writeRow or filtered");
+  const writeRow = input.writeRow;
   const idat: Uint8Array[] = [];
   const zlib = new Zlib({ level: input.level ?? 6 });
   zlib.ondata = (data) => idat.push(data);
@@ -101,7 +113,7 @@ export function encodePng(input: PngInput): Uint8Array {
 
   for (let y = 0; y < height; y++) {
     row.fill(0);
-    input.writeRow(y, row);
+    writeRow(y, row);
     const dst = inBatch * (stride + 1);
     if (y > 0 && equalBytes(row, prev)) {
       batch[dst] = 2;
