@@ -2,13 +2,15 @@
  * Reading a QR code from a photo or screenshot.
  *
  * The image is reduced once to gray at a working size (box filter, alpha over white) so a 12 MP photo costs
- * one pass over its pixels. Then passes run in order of cost until one reads:
+ * one pass over its pixels. Then passes run, cheapest first, until one reads:
  * 1. ZXing-C++ on the working image (its own rotations, inversion and downscaling enabled);
- * 2. ZXing-C++ on smaller versions (blur and noise average out) and, for big photos, a sharper one;
- * 3. jsQR (both polarities) on a bounded size: it reads some damaged finder patterns ZXing skips, but its
- *    run time explodes on large noisy images (research/qr.md 6.6), so it never sees more than 1024 px;
- * 4. our own re-binarisation (local mean threshold after a small blur) fed to both decoders, for uneven
- *    lighting, low contrast and noise.
+ * 2. our re-binarisation at 400 px (local-mean threshold after a small blur) fed to ZXing-C++ and jsQR: it
+ *    rescues sensor noise, uneven light and low contrast, which defeat ZXing's own binarizer;
+ * 3. ZXing-C++ at 800 px (blur and noise average out) and, for big photos, at twice the working resolution
+ *    (a small code in a large frame);
+ * 4. jsQR (both polarities), never on more than 1024 px: its run time explodes on large noisy images
+ *    (research/qr.md 6.6);
+ * 5. re-binarisation at 800 px, and ZXing-C++ at 400 px.
  * Since ZXing-C++ runs first on at least the resolution it would get alone, everything it reads we read.
  *
  * Text: ZXing transcodes by ECI or its character-set guess (Shift_JIS included). jsQR returns "" for bytes

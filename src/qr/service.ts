@@ -23,15 +23,23 @@ import type { DecodeRequest, Design } from "./schemas";
 export async function generateQrCode(services: Services, request: PayloadInput & Design): Promise<RenderedQr & { payload: string }> {
   const payload = buildPayload(request);
   const logo = request.logoUrl ? await loadLogo(services, request.logoUrl, request.logoSizeRatio, request.size) : null;
-  const rendered = await renderQr(payload, {
-    size: request.size,
-    fg: parseHexColor(request.fgColor),
-    bg: parseHexColor(request.bgColor),
-    transparent: request.isTransparent,
-    logo,
-    logoSizeRatio: request.logoSizeRatio,
-  });
-  return { ...rendered, payload };
+  try {
+    const rendered = await renderQr(payload, {
+      size: request.size,
+      fg: parseHexColor(request.fgColor),
+      bg: parseHexColor(request.bgColor),
+      transparent: request.isTransparent,
+      logo,
+      logoSizeRatio: request.logoSizeRatio,
+    });
+    return { ...rendered, payload };
+  } catch (err) {
+    // Content too long for a QR code: for url and text that is the `value` field itself.
+    if (err instanceof ApiError && err.details?.[0]?.path === "payload" && (request.type === "url" || request.type === "text")) {
+      throw new ApiError(err.code, err.message, { details: [{ ...err.details[0], path: "value" }] });
+    }
+    throw err;
+  }
 }
 
 /**

@@ -187,6 +187,9 @@ describe("POST /generate", () => {
     const missing = await post("/generate", { type: "vcard", firstName: "Jane" });
     expect(missing.status).toBe(422);
     expect(((await missing.json()) as { error: { details: Array<{ path: string }> } }).error.details[0]!.path).toBe("lastName");
+    const tooLong = await post("/generate", { type: "text", value: "x".repeat(3000) });
+    expect(tooLong.status).toBe(422);
+    expect(((await tooLong.json()) as { error: { details: Array<{ path: string }> } }).error.details[0]!.path).toBe("value");
     const unknown = await post("/generate", { type: "sms", value: "x" });
     expect(((await unknown.json()) as { error: { message: string } }).error.message).toContain("url, text, wifi, email, vcard, upi");
     const inverted = await post("/generate", { type: "text", value: "x", fgColor: "#FFFFFF", bgColor: "#000000" });
