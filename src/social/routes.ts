@@ -1,28 +1,117 @@
 /**
- * Area C router, mounted at /api/v1/social. Every response is `Cache-Control: no-store`; reads and writes
- * have their own per-user budgets.
+ * Area C router, mounted at /api/v1/social. Every operation is a `createRoute` definition (openapi.ts), so the
+ * zod schemas that validate requests also generate the OpenAPI 3.1 document at /openapi.json and the reference
+ * page at /docs; those two are public, everything else needs a Bearer credential and counts against the
+ * user's read or write budget. Every response is `Cache-Control: no-store`; there is no CORS for area C
+ * (keys belong on servers, never in browsers).
+ *
+ * @example
+ * app.route("/api/v1/social", createSocialRoutes());
  */
-import { Hono } from "hono";
+import { OpenAPIHono, type Hook } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../http/env";
 import { requireAuth } from "../http/auth";
 import { rateLimit } from "../http/rate-limit";
 import { listAccounts } from "./accounts";
+import { renderDocsPage } from "./docs";
+import { parseIdempotencyKey } from "./idempotency";
+import { createMedia, getMedia } from "./media";
+import { registerComponents, routes, SOCIAL_BASE_PATH, socialOpenApiDocument } from "./openapi";
+import { cancelPost, createPost, getPost, listPosts } from "./posts";
+import { assertSupportedKind } from "./unsupported";
+import { validationFailed } from "./validation";
 
-export function createSocialRoutes(): Hono<AppEnv> {
-  const router = new Hono<AppEnv>();
-  router.use("*", async (c, next) => {
-    await next();
-    c.res.headers.set("Cache-Control", "no-store");
-  });
+// Hooks are typed loosely on purpose: one hook serves routes with different inputs, and it only throws.
+type AnyHook = Hook<any, AppEnv, any, undefined>;
+
+/** Validation failures are thrown, never rendered here: the app's onError makes every error body. */
+const throwOnInvalid: AnyHook = (result) => {
+  if (result.success) return undefined;
+  if (result.target === "header") parseIdempotencyKey(undefined);
+  throw validationFailed(result.error.issues);
+};
+
+/**
+ * Bodies that ask for video, carousels, stories, reels or messages get "unsupported", valid or not. On
+ * failure the validator still hands the hook the raw input as `data`, which is what is checked then.
+ */
+function rejectingUnsupportedKinds<T>(...[result, c]: Parameters<Hook<T, AppEnv, any, undefined>>): undefined {
+  if (result.target === "json") assertSupportedKind((result as { data?: unknown }).data);
+  return throwOnInvalid(result, c);
+}
+
+const noStore: MiddlewareHandler<AppEnv> = async (c, next) => {
+  await next();
+  c.res.headers.set("Cache-Control", "no-store");
+};
+
+const budget: MiddlewareHandler<AppEnv> = (c, next) =>
+  rateLimit(c.req.method === "GET" || c.req.method === "HEAD" ? "social-read" : "social-write")(c, next);
+
+export function createSocialRoutes(): OpenAPIHono<AppEnv> {
+  const router = new OpenAPIHono<AppEnv>({ defaultHook: throwOnInvalid });
+  registerComponents(router);
+  router.use("*", noStore);
+
+  // Public, and registered before the auth middleware: these handlers answer without calling next().
+  let document: { url: string; doc: ReturnType<typeof socialOpenApiDocument> } | undefined;
+  const documentFor = (url: string) => {
+    if (document?.url !== url) document = { url, doc: socialOpenApiDocument(router, url) };
+    return document.doc;
+  };
+  router.get("/openapi.json", (c) => c.json(documentFor(c.var.services.config.publicBaseUrl)));
+  router.get("/docs", (c) => c.html(renderDocsPage(documentFor(c.var.services.config.publicBaseUrl))));
+
   router.use("*", requireAuth());
-  router.use("*", async (c, next) => {
-    const bucket = c.req.method === "GET" || c.req.method === "HEAD" ? "social-read" : "social-write";
-    return rateLimit(bucket)(c, next);
+  router.use("*", budget);
+
+  router.openapi(routes.listAccounts, async (c) => {
+    const accounts = await listAccounts(c.var.services.db, c.var.userId);
+    return c.json({ data: { connectionStatus: "connected", accounts } }, 200);
   });
 
-  router.get("/accounts", async (c) => {
-    const accounts = await listAccounts(c.var.services.db, c.var.userId);
-    return c.json({ data: { connectionStatus: "connected", accounts } });
+  router.openapi(
+    routes.createMedia,
+    async (c) => {
+      const media = await createMedia(c.var.services, c.var.userId, c.req.valid("json"));
+      c.header("Location", `${SOCIAL_BASE_PATH}/media/${media.id}`);
+      return c.json({ data: media }, 201);
+    },
+    rejectingUnsupportedKinds,
+  );
+
+  router.openapi(routes.getMedia, async (c) => {
+    const media = await getMedia(c.var.services.db, c.var.userId, c.req.valid("param").id);
+    return c.json({ data: media }, 200);
   });
+
+  router.openapi(
+    routes.createPost,
+    async (c) => {
+      const key = parseIdempotencyKey(c.req.valid("header")["Idempotency-Key"]);
+      const result = await createPost(c.var.services, c.var.userId, key, c.req.valid("json"));
+      c.header("Location", `${SOCIAL_BASE_PATH}/posts/${result.post.id}`);
+      if (result.replayed) c.header("Idempotency-Replayed", "true");
+      return c.json({ data: result.post }, result.status);
+    },
+    rejectingUnsupportedKinds,
+  );
+
+  router.openapi(routes.listPosts, async (c) => {
+    const page = await listPosts(c.var.services, c.var.userId, c.req.valid("query"));
+    return c.json({ data: page }, 200);
+  });
+
+  router.openapi(routes.getPost, async (c) => {
+    const post = await getPost(c.var.services, c.var.userId, c.req.valid("param").id);
+    return c.json({ data: post }, 200);
+  });
+
+  router.openapi(routes.cancelPost, async (c) => {
+    const post = await cancelPost(c.var.services, c.var.userId, c.req.valid("param").id);
+    return c.json({ data: post }, 200);
+  });
+
   return router;
 }

@@ -1,0 +1,128 @@
+/**
+ * Media assets of area C: images fetched or decoded through the shared pipeline (src/images), normalised to
+ * JPEG and kept through the storage port under a random key. Media are owner-scoped API assets; post images
+ * given inline become media too, inserted in the post's transaction.
+ *
+ * @example
+ * const media = await createMedia(services, userId, { url: "https://cdn.example.com/a.jpg" });
+ */
+import { and, eq, inArray } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { media } from "../../db/schema";
+import { ApiError } from "../http/errors";
+import { loadImageBytes, normaliseToJpeg, type NormalisedJpeg } from "../images";
+import type { Services } from "../services";
+import type { MediaCreate } from "./schemas";
+
+export type MediaRow = typeof media.$inferSelect;
+
+export interface MediaRecord {
+  id: string;
+  url: string;
+  mimeType: "image/jpeg";
+  width: number;
+  height: number;
+  bytes: number;
+  createdAt: string;
+}
+
+/** Where an image comes from: a URL to fetch safely, or inline Base64 / a data URI. */
+export type ImageSource = { url: string } | { base64: string };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Ids are UUIDs; anything else cannot name a row, so callers answer 404 without asking the database. */
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}
+
+/**
+ * A string image is a data URI (`data:`), a URL (anything starting with a scheme, so `ftp://`, `http://` and
+ * sloppy forms like `https:host` reach the URL rules and get their precise refusal; Base64 has no colon),
+ * or else bare Base64.
+ */
+export function sourceOfString(value: string): ImageSource {
+  const v = value.trim();
+  if (/^data:/i.test(v)) return { base64: v };
+  if (/^[a-z][a-z0-9+.-]*:/i.test(v)) return { url: v };
+  return { base64: v };
+}
+
+export function sourceOfMediaBody(body: MediaCreate): ImageSource {
+  if (typeof body === "string") return sourceOfString(body);
+  return "url" in body ? { url: body.url } : { base64: body.base64 };
+}
+
+/** Bytes of an image source, through the safe fetcher for URLs (10 MB cap while streaming). */
+export function loadSource(services: Services, source: ImageSource): Promise<Uint8Array> {
+  return loadImageBytes(services.fetcher, source);
+}
+
+/** The media row for a normalised image, its bytes already in storage. */
+export async function storeNormalised(services: Services, userId: string, image: NormalisedJpeg): Promise<typeof media.$inferInsert> {
+  const id = crypto.randomUUID();
+  const storageKey = `media/${id}.jpg`;
+  const url = await services.storage.put(storageKey, image.bytes, image.mimeType);
+  return {
+    id,
+    userId,
+    storageKey,
+    url,
+    mimeType: image.mimeType,
+    width: image.width,
+    height: image.height,
+    bytes: image.bytes.length,
+    sha256: await sha256Hex(image.bytes),
+    createdAt: services.clock.now(),
+  };
+}
+
+/** POST /media: load, normalise, store, record. */
+export async function createMedia(services: Services, userId: string, body: MediaCreate): Promise<MediaRecord> {
+  const bytes = await loadSource(services, sourceOfMediaBody(body));
+  const normalised = await normaliseToJpeg(bytes);
+  const values = await storeNormalised(services, userId, normalised);
+  try {
+    const [row] = await services.db.insert(media).values(values).returning();
+    return toMediaRecord(row!);
+  } catch (err) {
+    // The object would be unreachable without its row; remove it rather than leave an orphan.
+    await services.storage.delete(values.storageKey).catch(() => undefined);
+    throw err;
+  }
+}
+
+export async function getMedia(db: Db, userId: string, id: string): Promise<MediaRecord> {
+  const [row] = isUuid(id) ? await db.select().from(media).where(and(eq(media.id, id), eq(media.userId, userId))).limit(1) : [];
+  if (!row) throw mediaNotFound(id);
+  return toMediaRecord(row);
+}
+
+/** The caller's media among `ids`, by id. */
+export async function findOwnedMedia(db: Db, userId: string, ids: string[]): Promise<Map<string, MediaRow>> {
+  const valid = [...new Set(ids.filter(isUuid))];
+  if (valid.length === 0) return new Map();
+  const rows = await db.select().from(media).where(and(eq(media.userId, userId), inArray(media.id, valid)));
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+export function mediaNotFound(id: string): ApiError {
+  return new ApiError("MEDIA_NOT_FOUND", `No media with id ${JSON.stringify(id.slice(0, 80))} belongs to this API key's owner.`);
+}
+
+export function toMediaRecord(row: MediaRow): MediaRecord {
+  return {
+    id: row.id,
+    url: row.url,
+    mimeType: "image/jpeg",
+    width: row.width,
+    height: row.height,
+    bytes: row.bytes,
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+async function sha256Hex(bytes: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}

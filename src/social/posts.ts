@@ -1,0 +1,453 @@
+/**
+ * Posts of area C: idempotent creation, reading, listing and cancellation.
+ *
+ * Creation order (contract rules 1-9, DESIGN.md "Idempotent create"):
+ *   1. normalise the submission and fingerprint it; claim the Idempotency-Key (or replay / 409 / 410)
+ *   2. validate everything that needs no image work: schedule, every target (404, 409 reconnect,
+ *      per-platform rules), media ownership; any refusal releases the key
+ *   3. fetch and sniff the images; photoplatform's aspect ratio is checked from the headers, before decoding
+ *   4. normalise and store the images
+ *   5. one transaction: media rows, the post, one delivery per target, the key marked done
+ *   6. after commit, enqueue each delivery (a lost enqueue is repaired by the sweep)
+ *
+ * @example
+ * const { status, post } = await createPost(services, userId, key, body);
+ */
+import { and, eq, inArray, or, isNotNull, sql } from "drizzle-orm";
+import { deliveries, media, posts, socialAccounts, type PostImage } from "../../db/schema";
+import { ApiError, type ErrorDetail } from "../http/errors";
+import { normaliseToJpeg, planSocialSize, readImageHeader, type NormalisedJpeg } from "../images";
+import type { Services } from "../services";
+import type { Platform } from "./accounts";
+import { bareHashtag, checkPlatformRules, photoplatformAspectOk } from "./caption";
+import {
+  claimKey,
+  completeKey,
+  fingerprint,
+  KEY_LOCK_MS,
+  readKey,
+  releaseKey,
+  requestInProgressError,
+  type KeyLock,
+} from "./idempotency";
+import { findOwnedMedia, isUuid, loadSource, mediaNotFound, sourceOfString, storeNormalised, type ImageSource, type MediaRow } from "./media";
+import { listPostRecords, loadPostRecords, type ListFilter } from "./post-record";
+import { LIST_DEFAULT_LIMIT, type PostCreate, type PostListQuery, type PostRecord } from "./schemas";
+
+/** Furthest ahead a post may be scheduled. */
+export const MAX_SCHEDULE_AHEAD_MS = 365 * 24 * 3600 * 1000;
+
+export type ImageSpec = ImageSource | { mediaId: string };
+
+/** A valid body in one canonical shape; its fingerprint is the idempotency fingerprint. */
+export interface Submission {
+  accountIds: string[];
+  caption: string;
+  hashtags: string[];
+  images: ImageSpec[];
+  /** The instant, as UTC ISO, or null for immediate delivery. */
+  scheduledFor: string | null;
+}
+
+export interface CreatePostResult {
+  status: 200 | 201 | 202;
+  post: PostRecord;
+  replayed: boolean;
+}
+
+interface Target {
+  id: string;
+  platform: Platform;
+}
+
+/**
+ * Equivalent spellings collapse: a string accountIds and a one-element array, `#tag` and `tag`, an image
+ * URL string and `{url}`, a data URI string and `{base64}`, omitted and empty caption/hashtags/images, and
+ * one instant written with different offsets. `mimeType` is dropped: the format is read from the bytes.
+ * Everything else (order of accounts, images and hashtags included) is significant.
+ */
+export function normaliseSubmission(body: PostCreate): Submission {
+  return {
+    accountIds: typeof body.accountIds === "string" ? [body.accountIds] : body.accountIds,
+    caption: body.caption ?? "",
+    hashtags: (body.hashtags ?? []).map(bareHashtag),
+    images: (body.images ?? []).map((item): ImageSpec => {
+      if (typeof item === "string") return sourceOfString(item);
+      if ("mediaId" in item) return { mediaId: item.mediaId };
+      if ("url" in item) return { url: item.url };
+      return { base64: item.base64 };
+    }),
+    scheduledFor: body.scheduledFor === undefined ? null : new Date(body.scheduledFor).toISOString(),
+  };
+}
+
+export async function createPost(services: Services, userId: string, key: string, body: PostCreate): Promise<CreatePostResult> {
+  const submission = normaliseSubmission(body);
+  const fp = await fingerprint({ operation: "POST /api/v1/social/posts", ...submission });
+  const claim = await claimKey(services.db, { userId, key, fingerprint: fp, now: services.clock.now(), lockMs: KEY_LOCK_MS });
+  if (claim.kind === "replay") return replay(services, userId, claim.postId);
+
+  const stored: string[] = [];
+  let committed = false;
+  try {
+    const targets = await validateTargets(services, userId, submission);
+    const mediaById = await validateMedia(services, userId, submission, targets);
+    const prepared = await prepareImages(services, submission, targets);
+    const { images, newMedia } = await storeImages(services, userId, submission, prepared, mediaById, stored);
+    const outcome = await commitPost(services, claim.lock, submission, targets, images, newMedia);
+    if (outcome === "lost-key") {
+      await discardObjects(services, stored.splice(0));
+      return await answerLostKey(services, userId, key);
+    }
+    committed = true;
+    await enqueueDeliveries(services, outcome.postId, submission.scheduledFor);
+    const [post] = await loadPostRecords(services.db, userId, [outcome.postId], services.clock.now());
+    return { status: submission.scheduledFor ? 201 : 202, post: post!, replayed: false };
+  } catch (err) {
+    if (!committed) {
+      // Nothing was committed: free the key so the client can correct the request (or retry a 500) with it.
+      await releaseKey(services.db, claim.lock).catch((e) => services.log.warn("releasing idempotency key failed", { err: String(e) }));
+      await discardObjects(services, stored);
+    }
+    throw err;
+  }
+}
+
+/** Stored images of a request that did not commit: nothing refers to them. */
+async function discardObjects(services: Services, keys: string[]): Promise<void> {
+  await Promise.all(keys.map((k) => services.storage.delete(k).catch(() => undefined)));
+}
+
+async function replay(services: Services, userId: string, postId: string): Promise<CreatePostResult> {
+  const [post] = await loadPostRecords(services.db, userId, [postId], services.clock.now());
+  if (!post) {
+    throw new ApiError("ORIGINAL_REMOVED", "The post created with this Idempotency-Key has been removed (retention period); the key stays consumed. Use a new key only for a new post.");
+  }
+  return { status: 200, post, replayed: true };
+}
+
+/** Our lock was taken over while we worked and our transaction rolled back: answer as a retry would be answered. */
+async function answerLostKey(services: Services, userId: string, key: string): Promise<CreatePostResult> {
+  const row = await readKey(services.db, userId, key);
+  if (row?.state === "done" && row.postId) return replay(services, userId, row.postId);
+  throw requestInProgressError();
+}
+
+// ---------------------------------------------------------------- validation (no image work)
+
+async function validateTargets(services: Services, userId: string, s: Submission): Promise<Target[]> {
+  const now = services.clock.now().getTime();
+  if (s.scheduledFor) {
+    const at = Date.parse(s.scheduledFor);
+    if (at <= now) throw field("scheduledFor", "must be in the future");
+    if (at - now > MAX_SCHEDULE_AHEAD_MS) throw field("scheduledFor", "must be at most one year ahead");
+  }
+  if (s.caption.trim() === "" && s.images.length === 0) {
+    throw field("caption", "a post needs a caption or at least one image");
+  }
+
+  const rows = await services.db
+    .select({ id: socialAccounts.id, platform: socialAccounts.platform, tokenStatus: socialAccounts.tokenStatus })
+    .from(socialAccounts)
+    .where(and(eq(socialAccounts.userId, userId), inArray(socialAccounts.id, s.accountIds)));
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const missing = s.accountIds.filter((id) => !byId.has(id));
+  if (missing.length > 0) {
+    throw new ApiError("ACCOUNT_NOT_FOUND", `No connected account ${missing.map((m) => JSON.stringify(m)).join(", ")} for this API key's owner; use ids from GET /api/v1/social/accounts.`, {
+      details: missing.map((id) => ({ path: "accountIds", message: `${id} is not connected` })),
+    });
+  }
+  const reconnect = s.accountIds.filter((id) => byId.get(id)!.tokenStatus !== "active");
+  if (reconnect.length > 0) {
+    throw new ApiError("ACCOUNT_NEEDS_RECONNECT", `Reconnect ${reconnect.join(", ")} in the social hub before publishing to ${reconnect.length === 1 ? "it" : "them"}.`, {
+      details: reconnect.map((id) => ({ path: "accountIds", message: `${id} must be reconnected` })),
+    });
+  }
+  const targets = s.accountIds.map((id) => ({ id, platform: byId.get(id)!.platform as Platform }));
+  const problems: ErrorDetail[] = [];
+  for (const t of targets) {
+    const problem = checkPlatformRules(t.platform, t.id, { caption: s.caption, hashtags: s.hashtags, imageCount: s.images.length });
+    if (problem) problems.push(problem);
+  }
+  if (problems.length > 0) throw invalid(problems);
+  return targets;
+}
+
+async function validateMedia(services: Services, userId: string, s: Submission, targets: Target[]): Promise<Map<string, MediaRow>> {
+  const ids = s.images.flatMap((i) => ("mediaId" in i ? [i.mediaId] : []));
+  const found = await findOwnedMedia(services.db, userId, ids);
+  const missing = ids.find((id) => !found.has(id));
+  if (missing !== undefined) throw mediaNotFound(missing);
+  if (targets.some((t) => t.platform === "photoplatform")) {
+    s.images.forEach((img, i) => {
+      if ("mediaId" in img) checkAspect(found.get(img.mediaId)!, i, targets);
+    });
+  }
+  return found;
+}
+
+function checkAspect(size: { width: number; height: number }, index: number, targets: Target[]): void {
+  const photo = targets.filter((t) => t.platform === "photoplatform");
+  if (photo.length === 0 || photoplatformAspectOk(size.width, size.height)) return;
+  const ratio = (size.width / size.height).toFixed(2);
+  throw invalid(
+    photo.map((t) => ({
+      path: `images.${index}`,
+      message: `${t.id}: photoplatform accepts aspect ratios from 4:5 (0.80) to 1.91:1; this image is ${size.width}x${size.height} (${ratio}) after normalisation`,
+    })),
+  );
+}
+
+// ---------------------------------------------------------------- images
+
+interface Prepared {
+  index: number;
+  image: NormalisedJpeg;
+}
+
+/** Fetches (each distinct source once), sniffs, checks photoplatform's ratio, then normalises. */
+async function prepareImages(services: Services, s: Submission, targets: Target[]): Promise<Prepared[]> {
+  const inline = s.images.flatMap((img, index) => ("mediaId" in img ? [] : [{ index, source: img }]));
+  if (inline.length === 0) return [];
+  const loads = new Map<string, Promise<Uint8Array>>();
+  const bytesOf = inline.map(({ source }) => {
+    const k = JSON.stringify(source);
+    if (!loads.has(k)) loads.set(k, loadSource(services, source));
+    return loads.get(k)!;
+  });
+  // Settle every load before reporting, so no fetch is left running after the request is answered.
+  const settled = await Promise.allSettled(bytesOf);
+  const failed = settled.findIndex((r) => r.status === "rejected");
+  if (failed >= 0) throw withImagePath((settled[failed] as PromiseRejectedResult).reason, inline[failed]!.index);
+
+  const all = settled.map((r) => (r as PromiseFulfilledResult<Uint8Array>).value);
+  all.forEach((bytes, i) => {
+    const index = inline[i]!.index;
+    try {
+      const header = readImageHeader(bytes);
+      const upright = header.orientation >= 5 ? { width: header.height, height: header.width } : header;
+      checkAspect(planSocialSize(upright.width, upright.height), index, targets);
+    } catch (err) {
+      throw withImagePath(err, index);
+    }
+  });
+
+  const out: Prepared[] = [];
+  const done = new Map<Uint8Array, NormalisedJpeg>();
+  for (let i = 0; i < inline.length; i++) {
+    const index = inline[i]!.index;
+    const bytes = all[i]!;
+    try {
+      const image = done.get(bytes) ?? (await normaliseToJpeg(bytes));
+      done.set(bytes, image);
+      checkAspect(image, index, targets);
+      out.push({ index, image });
+    } catch (err) {
+      throw withImagePath(err, index);
+    }
+  }
+  return out;
+}
+
+/** Puts each normalised image in storage (once per distinct image); mediaId images reuse their asset. */
+async function storeImages(
+  services: Services,
+  userId: string,
+  s: Submission,
+  prepared: Prepared[],
+  mediaById: Map<string, MediaRow>,
+  stored: string[],
+): Promise<{ images: PostImage[]; newMedia: Array<typeof media.$inferInsert> }> {
+  const byIndex = new Map(prepared.map((p) => [p.index, p.image]));
+  const rowOf = new Map<NormalisedJpeg, typeof media.$inferInsert>();
+  const images: PostImage[] = [];
+  for (let index = 0; index < s.images.length; index++) {
+    const spec = s.images[index]!;
+    if ("mediaId" in spec) {
+      const row = mediaById.get(spec.mediaId)!;
+      images.push({ url: row.url, width: row.width, height: row.height, mediaId: row.id });
+      continue;
+    }
+    const image = byIndex.get(index)!;
+    let row = rowOf.get(image);
+    if (!row) {
+      row = await storeNormalised(services, userId, image);
+      stored.push(row.storageKey);
+      rowOf.set(image, row);
+    }
+    images.push({ url: row.url, width: row.width, height: row.height, mediaId: row.id! });
+  }
+  return { images, newMedia: [...rowOf.values()] };
+}
+
+// ---------------------------------------------------------------- commit and queue
+
+async function commitPost(
+  services: Services,
+  lock: KeyLock,
+  s: Submission,
+  targets: Target[],
+  images: PostImage[],
+  newMedia: Array<typeof media.$inferInsert>,
+): Promise<{ postId: string } | "lost-key"> {
+  const now = services.clock.now();
+  const postId = crypto.randomUUID();
+  const scheduledFor = s.scheduledFor ? new Date(s.scheduledFor) : null;
+  try {
+    await services.db.transaction(async (tx) => {
+      // The key first: its row lock makes a concurrent takeover wait for this transaction's outcome.
+      if (!(await completeKey(tx, lock, postId, scheduledFor ? 201 : 202, now))) throw new LostKey();
+      if (newMedia.length > 0) await tx.insert(media).values(newMedia);
+      await tx.insert(posts).values({
+        id: postId,
+        userId: lock.userId,
+        caption: s.caption,
+        hashtags: s.hashtags,
+        images,
+        scheduledFor,
+        createdAt: now,
+        updatedAt: now,
+      });
+      await tx.insert(deliveries).values(
+        targets.map((t) => ({
+          postId,
+          userId: lock.userId,
+          accountId: t.id,
+          platform: t.platform,
+          status: "pending",
+          nextAttemptAt: scheduledFor ?? now,
+          createdAt: now,
+          updatedAt: now,
+        })),
+      );
+    });
+  } catch (err) {
+    if (err instanceof LostKey) return "lost-key";
+    throw err;
+  }
+  return { postId };
+}
+
+class LostKey extends Error {
+  override readonly name = "LostKey";
+}
+
+/**
+ * Hands each delivery to the queue. Failures are logged, not raised: the post is committed, and the sweep
+ * re-queues deliveries that have no live job.
+ */
+async function enqueueDeliveries(services: Services, postId: string, scheduledFor: string | null): Promise<void> {
+  const rows = await services.db.select({ id: deliveries.id }).from(deliveries).where(eq(deliveries.postId, postId));
+  const notBefore = scheduledFor ? new Date(scheduledFor) : undefined;
+  await Promise.all(
+    rows.map(async ({ id }) => {
+      try {
+        const jobId = await services.queue.enqueue(id, notBefore);
+        if (jobId) await services.db.update(deliveries).set({ jobId }).where(eq(deliveries.id, id));
+      } catch (err) {
+        services.log.warn("enqueue failed; the sweep will re-queue the delivery", { deliveryId: id, err: String(err) });
+      }
+    }),
+  );
+}
+
+// ---------------------------------------------------------------- reading
+
+export async function getPost(services: Services, userId: string, id: string): Promise<PostRecord> {
+  const [post] = isUuid(id) ? await loadPostRecords(services.db, userId, [id], services.clock.now()) : [];
+  if (!post) throw postNotFound(id);
+  return post;
+}
+
+export async function listPosts(services: Services, userId: string, query: PostListQuery) {
+  const filter: ListFilter = {
+    status: query.status,
+    platform: query.platform,
+    limit: query.limit ?? LIST_DEFAULT_LIMIT,
+    offset: query.offset ?? 0,
+  };
+  if (query.fromDate) filter.from = dayStart(query.fromDate);
+  if (query.toDate) {
+    const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(query.toDate);
+    filter.to = dateOnly ? new Date(dayStart(query.toDate).getTime() + 86_400_000) : new Date(query.toDate);
+    filter.toExclusive = dateOnly;
+  }
+  if (filter.from && filter.to && filter.from.getTime() > filter.to.getTime()) throw field("fromDate", "must not be after toDate");
+  return listPostRecords(services.db, userId, filter, services.clock.now());
+}
+
+/** A date is its first instant in UTC; a timestamp is itself. */
+function dayStart(value: string): Date {
+  return /^\d{4}-\d{2}-\d{2}$/.test(value) ? new Date(`${value}T00:00:00Z`) : new Date(value);
+}
+
+// ---------------------------------------------------------------- cancellation
+
+/**
+ * DELETE /posts/{id}: with the post's delivery rows locked, refuses while a target is publishing or when
+ * every target is published, else cancels the outstanding targets in one conditional UPDATE. The delivery
+ * engine claims with a conditional UPDATE too, so once this commits nothing cancelled can be sent; queue
+ * jobs are cancelled afterwards, best effort.
+ */
+export async function cancelPost(services: Services, userId: string, id: string): Promise<PostRecord> {
+  if (!isUuid(id)) throw postNotFound(id);
+  const now = services.clock.now();
+  const jobs = await services.db.transaction(async (tx) => {
+    const [post] = await tx.select({ id: posts.id }).from(posts).where(and(eq(posts.id, id), eq(posts.userId, userId))).for("update");
+    if (!post) throw postNotFound(id);
+    const targets = await tx.select().from(deliveries).where(eq(deliveries.postId, id)).for("update");
+    const busy = targets.filter((t) => t.status === "publishing");
+    if (busy.length > 0) {
+      throw new ApiError(
+        "POST_NOT_CANCELLABLE",
+        `The post is being published to ${busy.map((t) => t.accountId).join(", ")} right now and cannot be cancelled; check GET /posts/${id} in a few seconds.`,
+      );
+    }
+    if (targets.length > 0 && targets.every((t) => t.status === "published")) {
+      throw new ApiError("POST_NOT_CANCELLABLE", "The post is already published to every target; cancelling does not remove live posts from the platforms.");
+    }
+    const cancelled = await tx
+      .update(deliveries)
+      .set({ status: "cancelled", nextAttemptAt: null, updatedAt: now })
+      .where(
+        and(
+          eq(deliveries.postId, id),
+          or(eq(deliveries.status, "pending"), and(eq(deliveries.status, "failed"), isNotNull(deliveries.nextAttemptAt))),
+        ),
+      )
+      .returning({ jobId: deliveries.jobId });
+    if (cancelled.length > 0) {
+      await tx.update(posts).set({ cancelledAt: sql`coalesce(${posts.cancelledAt}, ${now.toISOString()}::timestamptz)`, updatedAt: now }).where(eq(posts.id, id));
+    }
+    return cancelled.flatMap((c) => (c.jobId ? [c.jobId] : []));
+  });
+  const results = await Promise.allSettled(jobs.map((jobId) => services.queue.cancel(jobId)));
+  results.forEach((r, i) => {
+    if (r.status === "rejected") services.log.warn("cancelling a queue job failed; the delivery claim will skip it", { jobId: jobs[i], err: String(r.reason) });
+  });
+  return getPost(services, userId, id);
+}
+
+// ---------------------------------------------------------------- errors
+
+export function postNotFound(id: string): ApiError {
+  return new ApiError("POST_NOT_FOUND", `No post with id ${JSON.stringify(id.slice(0, 80))} belongs to this API key's owner.`);
+}
+
+function field(path: string, message: string): ApiError {
+  return invalid([{ path, message }]);
+}
+
+function invalid(details: ErrorDetail[]): ApiError {
+  const first = details[0]!;
+  const more = details.length > 1 ? ` (and ${details.length - 1} more)` : "";
+  return new ApiError("VALIDATION_FAILED", `${first.path}: ${first.message}${more}`, { details });
+}
+
+/** Image errors name the image they are about. */
+function withImagePath(err: unknown, index: number): unknown {
+  if (!(err instanceof ApiError)) return err;
+  if (err.message.startsWith(`images.${index}`)) return err;
+  const details = err.details?.length ? err.details.map((d) => ({ ...d, path: `images.${index}` })) : [{ path: `images.${index}`, message: err.message }];
+  return new ApiError(err.code, `images.${index}: ${err.message}`, { details, headers: err.headers });
+}
