@@ -23,17 +23,32 @@ export const MIN_CONTRAST = 3;
 /** Below this ratio the code is made but a warning says so (ISO 15415 grades drop; print makes it worse). */
 export const WARN_CONTRAST = 4;
 
+/**
+ * Parses `#RGB` or `#RRGGBB` (any case).
+ *
+ * @example
+ * parseHexColor("#0af"); // { r: 0, g: 170, b: 255 }
+ */
 export function parseHexColor(value: string): Rgb {
   if (!HEX_COLOR.test(value)) throw new RangeError(`not a #RGB or #RRGGBB colour: ${value}`);
   const hex = value.length === 4 ? [...value.slice(1)].map((c) => c + c).join("") : value.slice(1);
   return { r: parseInt(hex.slice(0, 2), 16), g: parseInt(hex.slice(2, 4), 16), b: parseInt(hex.slice(4, 6), 16) };
 }
 
+/**
+ * @example
+ * formatHex({ r: 26, g: 115, b: 232 }); // "#1A73E8"
+ */
 export function formatHex({ r, g, b }: Rgb): string {
   return `#${[r, g, b].map((n) => n.toString(16).padStart(2, "0")).join("").toUpperCase()}`;
 }
 
-/** WCAG 2 relative luminance, 0 (black) .. 1 (white). */
+/**
+ * WCAG 2 relative luminance, 0 (black) .. 1 (white).
+ *
+ * @example
+ * relativeLuminance({ r: 255, g: 255, b: 255 }); // 1
+ */
 export function relativeLuminance({ r, g, b }: Rgb): number {
   const channel = (v: number) => {
     const s = v / 255;
@@ -42,7 +57,12 @@ export function relativeLuminance({ r, g, b }: Rgb): number {
   return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
 }
 
-/** WCAG 2 contrast ratio, 1 .. 21. */
+/**
+ * WCAG 2 contrast ratio, 1 .. 21.
+ *
+ * @example
+ * contrastRatio({ r: 0, g: 0, b: 0 }, { r: 255, g: 255, b: 255 }); // 21
+ */
 export function contrastRatio(a: Rgb, b: Rgb): number {
   const la = relativeLuminance(a);
   const lb = relativeLuminance(b);

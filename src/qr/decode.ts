@@ -110,6 +110,9 @@ function fit(gray: GrayImage, side: number): GrayImage {
 /**
  * Local-mean threshold on a lightly blurred copy: each pixel is compared with the mean of a window about an
  * eighth of the image wide (a few modules), which removes shading gradients and most sensor noise.
+ *
+ * @example
+ * const binary = binarise(gray); // 0 or 255 per pixel
  */
 export function binarise(gray: GrayImage): GrayImage {
   const { width, height } = gray;

@@ -26,6 +26,12 @@ export interface Geometry {
   offset: number;
 }
 
+/**
+ * Module size and quiet-zone offset for an n-module symbol in a size x size image.
+ *
+ * @example
+ * geometry(512, 33); // { size: 512, scale: 12, offset: 58 }
+ */
 export function geometry(size: number, n: number): Geometry {
   const scale = Math.floor(size / (n + 2 * QUIET_ZONE));
   return { size, scale, offset: Math.floor((size - n * scale) / 2) };
@@ -116,7 +122,12 @@ export function drawCheckImage(input: DrawInput): ZxingImage {
   return { width: size, height: size, data };
 }
 
-/** Geometry of a check image: `scale` px per module, exactly the quiet zone around. */
+/**
+ * Geometry of a check image: `scale` px per module, exactly the quiet zone around.
+ *
+ * @example
+ * checkGeometry(33, 4); // { size: 164, scale: 4, offset: 16 }
+ */
 export function checkGeometry(n: number, scale: number): Geometry {
   return { size: (n + 2 * QUIET_ZONE) * scale, scale, offset: QUIET_ZONE * scale };
 }
@@ -124,6 +135,9 @@ export function checkGeometry(n: number, scale: number): Geometry {
 /**
  * The output PNG: a 1-bit palette without a logo; with one, a palette while the colours fit in 256 entries,
  * else 8-bit RGB (RGBA when transparent). Lossless either way: logos are not quantised.
+ *
+ * @example
+ * const png = drawPng({ matrix, geo: geometry(512, matrix.size), fg, bg, transparent: true });
  */
 export function drawPng(input: DrawInput): Uint8Array {
   const { matrix, geo } = input;

@@ -52,7 +52,12 @@ export interface SymbolLayout {
   dataCodewords: number;
 }
 
-/** Centre coordinates of alignment patterns for a version (shared by rows and columns). */
+/**
+ * Centre coordinates of alignment patterns for a version (shared by rows and columns).
+ *
+ * @example
+ * alignmentPositions(7); // [6, 22, 38]
+ */
 export function alignmentPositions(version: number): number[] {
   if (version === 1) return [];
   const count = Math.floor(version / 7) + 2;
@@ -64,7 +69,12 @@ export function alignmentPositions(version: number): number[] {
   return positions;
 }
 
-/** Error-correction blocks for a version and level, short blocks first as they are interleaved. */
+/**
+ * Error-correction blocks for a version and level, short blocks first as they are interleaved.
+ *
+ * @example
+ * blockStructure(5, "H", 134); // 2 blocks of 11 data + 2 of 12, 22 EC codewords each
+ */
 export function blockStructure(version: number, ecLevel: EcLevel, totalCodewords: number): BlockInfo[] {
   const ec = EC_PER_BLOCK[ecLevel][version]!;
   const count = BLOCKS[ecLevel][version]!;

@@ -39,6 +39,9 @@ export interface LogoPlan {
 
 /**
  * Summarises where the logo is visible, once per request; planLogo then asks it about any rectangle in O(1).
+ *
+ * @example
+ * const shape = logoShape(decodedLogo); // shape.aspect === width / height
  */
 export function logoShape(logo: RgbaImage): LogoShape {
   const factor = Math.max(1, Math.ceil(Math.max(logo.width, logo.height) / SHAPE_CELLS));
@@ -73,7 +76,12 @@ function anyVisible(shape: LogoShape, x0: number, y0: number, x1: number, y1: nu
   return sum > 0;
 }
 
-/** Places a logo of `ratio` x the symbol side in an n x n symbol and marks the modules it hides. */
+/**
+ * Places a logo of `ratio` x the symbol side in an n x n symbol and marks the modules it hides.
+ *
+ * @example
+ * planLogo(41, 0.3, shape).cleared; // 1 for each hidden module
+ */
 export function planLogo(n: number, ratio: number, shape: LogoShape): LogoPlan {
   const box = ratio * n;
   const width = shape.aspect >= 1 ? box : box * shape.aspect;

@@ -14,7 +14,12 @@ import type { EcLevel, SymbolLayout } from "./layout";
 
 const EC_FORMAT_BITS: Record<EcLevel, number> = { L: 1, M: 0, Q: 3, H: 2 };
 
-/** Whether mask `k` flips the module at (row, col). */
+/**
+ * Whether mask `k` flips the module at (row, col).
+ *
+ * @example
+ * maskBit(0, 2, 4); // true: (row + col) % 2 === 0
+ */
 export function maskBit(k: number, row: number, col: number): boolean {
   switch (k) {
     case 0: return (row + col) % 2 === 0;
@@ -28,7 +33,12 @@ export function maskBit(k: number, row: number, col: number): boolean {
   }
 }
 
-/** The 15 format bits for a level and mask: BCH(15,5) with generator 0x537, XORed with 0x5412. */
+/**
+ * The 15 format bits for a level and mask: BCH(15,5) with generator 0x537, XORed with 0x5412.
+ *
+ * @example
+ * formatBits("M", 0); // 0b101010000010010
+ */
 export function formatBits(ecLevel: EcLevel, mask: number): number {
   const data = (EC_FORMAT_BITS[ecLevel] << 3) | mask;
   let rem = data;
@@ -36,7 +46,12 @@ export function formatBits(ecLevel: EcLevel, mask: number): number {
   return ((data << 10) | (rem & 0x3ff)) ^ 0x5412;
 }
 
-/** Writes both copies of the format information (and the dark module) into `modules`. */
+/**
+ * Writes both copies of the format information (and the dark module) into `modules`.
+ *
+ * @example
+ * writeFormat(modules, 21, formatBits("H", 3));
+ */
 export function writeFormat(modules: Uint8Array, n: number, bits: number): void {
   const set = (row: number, col: number, bit: number) => {
     modules[row * n + col] = (bits >>> bit) & 1;
@@ -51,7 +66,12 @@ export function writeFormat(modules: Uint8Array, n: number, bits: number): void 
   modules[(n - 8) * n + 8] = 1;
 }
 
-/** Same symbol under mask `to`, from one drawn with mask `from`. */
+/**
+ * Same symbol under mask `to`, from one drawn with mask `from`.
+ *
+ * @example
+ * const masked = remask(mask0, symbolLayout(4, "M"), 0, 5);
+ */
 export function remask(modules: Uint8Array, layout: SymbolLayout, from: number, to: number): Uint8Array {
   const n = layout.size;
   const out = modules.slice();
@@ -68,7 +88,12 @@ export function remask(modules: Uint8Array, layout: SymbolLayout, from: number, 
   return out;
 }
 
-/** ISO/IEC 18004 penalty score N1 + N2 + N3 + N4 (lower is better). */
+/**
+ * ISO/IEC 18004 penalty score N1 + N2 + N3 + N4 (lower is better).
+ *
+ * @example
+ * penalty(modules, 33); // e.g. 412
+ */
 export function penalty(modules: Uint8Array, n: number): number {
   let score = 0;
   let dark = 0;

@@ -73,7 +73,12 @@ export function minimalVersion(text: string, ecLevel: EcLevel, from = 1): number
   return null;
 }
 
-/** Payload bytes in byte mode, for messages about capacity. */
+/**
+ * Payload bytes in byte mode, for messages about capacity.
+ *
+ * @example
+ * payloadBytes("€"); // 3
+ */
 export function payloadBytes(text: string): number {
   return utf8.encode(text).length;
 }
@@ -81,6 +86,9 @@ export function payloadBytes(text: string): number {
 /**
  * Encodes `text` at `ecLevel`, in `version` or the smallest version that holds it.
  * Throws RangeError when the text does not fit.
+ *
+ * @example
+ * encodeMatrix("hello", { ecLevel: "H", version: 5 }).size; // 37
  */
 export function encodeMatrix(text: string, options: { ecLevel: EcLevel; version?: number }): QrMatrix {
   const segment = segmentFor(text);

@@ -40,7 +40,12 @@ const multiline = (max: number) =>
     .max(max, { error: `must be at most ${max} characters` })
     .refine((v) => !CONTROL_EXCEPT_NEWLINES.test(v), { error: "must not contain control characters other than line breaks" });
 
-/** An absolute http: or https: URL with a host. */
+/**
+ * An absolute http: or https: URL with a host.
+ *
+ * @example
+ * isHttpUrl("https://example.com/a"); // true; isHttpUrl("example.com") is false
+ */
 export function isHttpUrl(value: string): boolean {
   if (/\s/.test(value)) return false;
   try {
@@ -170,11 +175,22 @@ export function buildPayload(input: PayloadInput): string {
   }
 }
 
-/** Backslash before `\ ; , : "`, as ZXing's MECARD-style fields require. */
+/**
+ * Backslash before `\ ; , : "`, as ZXing's MECARD-style fields require.
+ *
+ * @example
+ * escapeWifi("a;b"); // "a\\;b"
+ */
 export function escapeWifi(value: string): string {
   return value.replace(/[\\;,:"]/g, "\\$&");
 }
 
+/**
+ * The ZXing WIFI: string; P is left out for nopass.
+ *
+ * @example
+ * wifiPayload({ ssid: "Home", password: "pw", encryption: "WPA", hidden: true }); // "WIFI:T:WPA;S:Home;P:pw;H:true;;"
+ */
 export function wifiPayload(input: { ssid: string; password?: string; encryption: "WPA" | "WEP" | "nopass"; hidden?: boolean }): string {
   let out = `WIFI:T:${input.encryption};S:${escapeWifi(input.ssid)};`;
   if (input.encryption !== "nopass") out += `P:${escapeWifi(input.password ?? "")};`;
@@ -194,11 +210,22 @@ function percentEncode(value: string, keep: RegExp): string {
   return out;
 }
 
-/** RFC 6068 hfvalue: everything outside unreserved is percent-encoded, so `+` is %2B and space %20. */
+/**
+ * RFC 6068 hfvalue: everything outside unreserved is percent-encoded, so `+` is %2B and space %20.
+ *
+ * @example
+ * encodeMailtoValue("a b+c"); // "a%20b%2Bc"
+ */
 export function encodeMailtoValue(value: string): string {
   return percentEncode(value, /(?!)/);
 }
 
+/**
+ * RFC 6068 mailto: with subject and body as percent-encoded UTF-8.
+ *
+ * @example
+ * mailtoPayload({ to: "a@example.com", subject: "Hi there" }); // "mailto:a@example.com?subject=Hi%20there"
+ */
 export function mailtoPayload(input: { to: string; subject?: string; body?: string }): string {
   // The address keeps RFC 6068 some-delims (e.g. "+" in bill+ietf@) readable; the rest is encoded.
   const to = percentEncode(input.to, /[!$'()*+,;:@]/);
@@ -208,7 +235,12 @@ export function mailtoPayload(input: { to: string; subject?: string; body?: stri
   return `mailto:${to}${fields.length ? `?${fields.join("&")}` : ""}`;
 }
 
-/** vCard TEXT escaping (RFC 2426 5.8.4): `\\`, `\,`, `\;` and `\n` for a line break. */
+/**
+ * vCard TEXT escaping (RFC 2426 5.8.4): `\\`, `\,`, `\;` and `\n` for a line break.
+ *
+ * @example
+ * escapeVcardText("a,b;c"); // "a\\,b\\;c"
+ */
 export function escapeVcardText(value: string): string {
   return value.replace(/\r\n|[\\,;\r\n]/g, (m) => (m === "\\" ? "\\\\" : m === "," || m === ";" ? `\\${m}` : "\\n"));
 }
@@ -216,6 +248,9 @@ export function escapeVcardText(value: string): string {
 /**
  * Folds one content line to at most 75 octets per physical line (RFC 2425 5.8.1): CRLF plus one space
  * before each continuation, never splitting a UTF-8 sequence.
+ *
+ * @example
+ * foldLine("x".repeat(76)); // 75 x, CRLF, " x"
  */
 export function foldLine(text: string, limit = 75): string {
   const lines: string[] = [];
@@ -235,6 +270,12 @@ export function foldLine(text: string, limit = 75): string {
   return lines.join("\r\n");
 }
 
+/**
+ * vCard 3.0 with N, FN and the optional ORG, TEL;TYPE=WORK, EMAIL, URL; CRLF lines, folded.
+ *
+ * @example
+ * vcardPayload({ firstName: "Jane", lastName: "Doe" }); // "BEGIN:VCARD\r\nVERSION:3.0\r\nN:Doe;Jane;;;\r\n..."
+ */
 export function vcardPayload(input: {
   firstName: string;
   lastName: string;
@@ -259,11 +300,22 @@ export function vcardPayload(input: {
   return `${lines.map((l) => foldLine(l)).join("\r\n")}\r\n`;
 }
 
-/** Query values of a upi:// link: RFC 3986 unreserved stay, `@` stays (it is legal in a query), the rest is encoded. */
+/**
+ * Query values of a upi:// link: RFC 3986 unreserved stay, `@` stays (it is legal in a query), the rest is encoded.
+ *
+ * @example
+ * encodeUpiValue("My Shop"); // "My%20Shop"
+ */
 export function encodeUpiValue(value: string, keepAt = false): string {
   return percentEncode(value, keepAt ? /@/ : /(?!)/);
 }
 
+/**
+ * NPCI upi://pay link: pa, pn, am (two decimals), tn, cu=INR.
+ *
+ * @example
+ * upiPayload({ upiId: "shop@okbank", payeeName: "Shop", amount: 5 }); // "upi://pay?pa=shop@okbank&pn=Shop&am=5.00&cu=INR"
+ */
 export function upiPayload(input: { upiId: string; payeeName: string; amount?: number; note?: string }): string {
   const params = [`pa=${encodeUpiValue(input.upiId.trim(), true)}`, `pn=${encodeUpiValue(input.payeeName)}`];
   if (input.amount !== undefined) params.push(`am=${(Math.round(input.amount * 100) / 100).toFixed(2)}`);
@@ -272,6 +324,12 @@ export function upiPayload(input: { upiId: string; payeeName: string; amount?: n
   return `upi://pay?${params.join("&")}`;
 }
 
+/**
+ * Octets of the UTF-8 encoding.
+ *
+ * @example
+ * utf8Length("é€"); // 5
+ */
 export function utf8Length(value: string): number {
   let n = 0;
   for (const ch of value) {

@@ -41,12 +41,22 @@ export interface PngInput {
 const SIGNATURE = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const FLUSH_BYTES = 64 * 1024;
 
-/** Bytes per packed scanline (without the filter byte). */
+/**
+ * Bytes per packed scanline (without the filter byte).
+ *
+ * @example
+ * rowBytes(512, 1); // 64
+ */
 export function rowBytes(width: number, bitsPerPixel: number): number {
   return Math.ceil((width * bitsPerPixel) / 8);
 }
 
-/** Smallest bit depth that can index `colours` palette entries. */
+/**
+ * Smallest bit depth that can index `colours` palette entries.
+ *
+ * @example
+ * bitDepthFor(3); // 2
+ */
 export function bitDepthFor(colours: number): BitDepth {
   if (colours <= 2) return 1;
   if (colours <= 4) return 2;

@@ -86,6 +86,9 @@ function stretchRows(src: Float32Array, width: number, count: number, channels: 
  * Resizes RGBA with premultiplied alpha, so transparent pixels do not bleed their (often black) colour
  * into the edges of a logo. Large reductions first go through an integer box filter (one cheap pass over
  * the source), then the exact size is reached with area averaging in floating point.
+ *
+ * @example
+ * const thumb = resizeRgba(logo, 96, 96);
  */
 export function resizeRgba(image: RgbaImage, width: number, height: number): RgbaImage {
   if (width === image.width && height === image.height) return image;
@@ -181,7 +184,12 @@ function luma(d: Uint8Array | Uint8ClampedArray, p: number): number {
   return a === 255 ? y : Math.round((y * a + 255 * (255 - a)) / 255);
 }
 
-/** Area-average downscale (or linear upscale) of a grayscale image. */
+/**
+ * Area-average downscale (or linear upscale) of a grayscale image.
+ *
+ * @example
+ * resizeGray(gray, 800, 600);
+ */
 export function resizeGray(image: GrayImage, width: number, height: number): GrayImage {
   if (width === image.width && height === image.height) return image;
   const src = Float32Array.from(image.data);
@@ -191,7 +199,12 @@ export function resizeGray(image: GrayImage, width: number, height: number): Gra
   return { width, height, data };
 }
 
-/** Gray to opaque RGBA, the input shape both decoders take. */
+/**
+ * Gray to opaque RGBA, the input shape both decoders take.
+ *
+ * @example
+ * readWithZxing(grayToRgba(gray), options);
+ */
 export function grayToRgba(image: GrayImage): { width: number; height: number; data: Uint8ClampedArray } {
   const data = new Uint8ClampedArray(image.width * image.height * 4);
   for (let i = 0, p = 0; i < image.data.length; i++, p += 4) {

@@ -75,6 +75,9 @@ export interface RenderedQr {
 /**
  * Renders `payload` as a PNG with the design; throws 422 (VALIDATION_FAILED for a payload or size that
  * cannot work, QR_NOT_SCANNABLE for colours or logos that cannot be made to scan).
+ *
+ * @example
+ * const { png, warnings } = await renderQr("https://example.com", { size: 512, fg, bg, transparent: false, logoSizeRatio: 0.2 });
  */
 export async function renderQr(payload: string, design: QrDesign): Promise<RenderedQr> {
   const warnings = checkColors(design.fg, design.bg);

@@ -63,6 +63,12 @@ function applyWarnings(c: Context<AppEnv>, warnings: string[]): void {
   if (warnings.length) c.header("X-QR-Warnings", warnings.join(" | "));
 }
 
+/**
+ * The area A router; mount it at /api/qr-code.
+ *
+ * @example
+ * app.route("/api/qr-code", createQrRoutes());
+ */
 export function createQrRoutes(): Hono<AppEnv> {
   const router = new Hono<AppEnv>();
 

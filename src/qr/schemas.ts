@@ -73,6 +73,9 @@ export type Design = Pick<GenerateRequest, "size" | "fgColor" | "bgColor" | "log
 /**
  * Parses a POST generate body. `type` is checked first so a missing or unknown type gets one clear message
  * listing the allowed types instead of a union error.
+ *
+ * @example
+ * parseGenerateRequest({ type: "text", value: "hi" }); // { type: "text", value: "hi", size: 512, ... }
  */
 export function parseGenerateRequest(body: unknown): GenerateRequest {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {

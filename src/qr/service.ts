@@ -19,6 +19,9 @@ import type { DecodeRequest, Design } from "./schemas";
 /**
  * Builds the payload for the request's type and renders it. Throws ApiError 422 for content, design or
  * logo problems (the logo's own fetch/format errors name `logoUrl`).
+ *
+ * @example
+ * const { png, warnings } = await generateQrCode(services, parseGenerateRequest(body));
  */
 export async function generateQrCode(services: Services, request: PayloadInput & Design): Promise<RenderedQr & { payload: string }> {
   const payload = buildPayload(request);
@@ -71,6 +74,9 @@ async function loadLogo(services: Services, source: string, ratio: number, size:
 /**
  * Reads the QR code in an image given by URL (safe fetch) or Base64 / data URI. 422 QR_NOT_FOUND when
  * nothing decodes.
+ *
+ * @example
+ * await decodeQrCode(services, { url: "https://example.com/code.png" }); // { decodedText: "..." }
  */
 export async function decodeQrCode(services: Services, request: DecodeRequest): Promise<{ decodedText: string }> {
   const bytes = request.url
@@ -88,7 +94,12 @@ export async function decodeQrCode(services: Services, request: DecodeRequest): 
   return { decodedText: result.text };
 }
 
-/** `data:image/png;base64,...` without Node's Buffer (runs in workerd). */
+/**
+ * `data:image/png;base64,...` without Node's Buffer (runs in workerd).
+ *
+ * @example
+ * pngDataUrl(png); // "data:image/png;base64,iVBORw0KGgo..."
+ */
 export function pngDataUrl(png: Uint8Array): string {
   let binary = "";
   for (let i = 0; i < png.length; i += 0x8000) binary += String.fromCharCode(...png.subarray(i, i + 0x8000));

@@ -35,6 +35,12 @@ export function configureZxing(wasm: ZxingWasmSource): void {
   ready = null;
 }
 
+/**
+ * Whether an entry point has called configureZxing.
+ *
+ * @example
+ * if (!isZxingConfigured()) configureZxing(() => readFile(wasmPath));
+ */
 export function isZxingConfigured(): boolean {
   return source !== null;
 }
