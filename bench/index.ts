@@ -19,3 +19,4 @@ for (const name of names) {
   console.log(`\n== ${name}`);
   await bench();
 }
+export {};

@@ -15,7 +15,10 @@ import type { AppEnv } from "./http/env";
 import { ApiError, renderError } from "./http/errors";
 import { redactSecrets } from "./adapters/logger";
 import { createSocialRoutes } from "./social/routes";
+import { createQrRoutes } from "./qr";
 import { createFilesRoutes } from "./http/files";
+import { createDeliveryRoutes } from "./social/delivery/routes";
+import { createSandboxRoutes } from "./social/sandbox";
 
 export const MAX_BODY_BYTES = 20 * 1024 * 1024;
 
@@ -57,7 +60,10 @@ export function createApp(provider: ServicesProvider, extras: AppExtras = {}): H
 
   app.get("/health", (c) => c.json({ data: { status: "ok" } }));
   app.route("/files", createFilesRoutes());
+  app.route("/api/qr-code", createQrRoutes());
   app.route("/api/v1/social", createSocialRoutes());
+  app.route("/api/internal/deliveries", createDeliveryRoutes());
+  app.route("/sandbox", createSandboxRoutes());
   extras.mount?.(app);
 
   app.notFound(() => {

@@ -7,6 +7,8 @@
  */
 import { mkdir, readFile, writeFile, chmod } from "node:fs/promises";
 import { join } from "node:path";
+import { createRequire } from "node:module";
+import { configureZxing } from "../../src/qr/zxing-loader";
 import type { Config } from "../../src/config";
 import type { Logger, Services, Storage } from "../../src/services";
 import { openNodeDb } from "../../db/node";
@@ -38,6 +40,8 @@ export interface NodeServices {
 }
 
 export async function buildNodeServices(config: Config, options: NodeServicesOptions = {}): Promise<NodeServices> {
+  // ZXing's reader .wasm comes from the package on disk, compiled on the first decode (never from a CDN).
+  configureZxing(() => readFile(createRequire(import.meta.url).resolve("zxing-wasm/reader/zxing_reader.wasm")));
   const log = options.logger ?? JsonLogger(config.logLevel);
   if (!options.inMemory) await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
 

@@ -4,7 +4,6 @@
  */
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createQrRoutes } from "../../src/qr/routes";
 import { createTestApp, type TestApp } from "../helpers/harness";
 import { startImageServer, type ImageServer } from "../helpers/image-server";
 import { useNodeZxing } from "./zxing-node";
@@ -35,7 +34,7 @@ beforeAll(async () => {
   const probe = await h.app.request("/api/qr-code/decode", { method: "POST" });
   if (probe.status === 404) {
     await h.close();
-    h = await createTestApp({ fetcherTestAllow, extras: { mount: (app) => app.route("/api/qr-code", createQrRoutes()) } });
+    h = await createTestApp({ fetcherTestAllow });
   }
   ({ apiKey } = await h.createUser());
 
@@ -103,7 +102,7 @@ describe("GET /generate/{apiKey}/{text}", () => {
 
   it("never puts the path key in a log line", async () => {
     const lines: string[] = [];
-    const logged = await createTestApp({ logLines: lines, extras: { mount: (app) => app.route("/api/qr-code", createQrRoutes()) } });
+    const logged = await createTestApp({ logLines: lines });
     try {
       const { apiKey: key } = await logged.createUser();
       await logged.app.request(`/api/qr-code/generate/${key}/hello`);
@@ -241,7 +240,7 @@ describe("POST /decode", () => {
   });
 
   it("rate-limits per user (429 with Retry-After)", async () => {
-    const limited = await createTestApp({ env: { RATE_LIMIT_QR: "2" }, extras: { mount: (app) => app.route("/api/qr-code", createQrRoutes()) } });
+    const limited = await createTestApp({ env: { RATE_LIMIT_QR: "2" } });
     try {
       const { apiKey: key } = await limited.createUser();
       const statuses: number[] = [];
