@@ -1,19 +1,12 @@
 /**
- * The text a platform receives: the caption, then the hashtags as `#tag` words after a blank line. Neither
- * platform has a hashtag field, so hashtags travel inside the text.
- *
- * Must produce exactly what src/social/caption.ts (the API's validation) measures; once that file is
- * committed this one re-exports it.
+ * The text a platform receives. Neither platform has a hashtag field, so hashtags travel inside the text;
+ * the composition is the API's own (src/social/caption.ts), so the length validated at creation is the
+ * length published.
  *
  * @example
- * composeCaption("New mugs", ["coffee", "#shop"]); // "New mugs\n\n#coffee #shop"
+ * composeCaption("New mugs", ["coffee"]); // "New mugs\n\n#coffee"
  */
-
-export function composeCaption(caption: string, hashtags: readonly string[]): string {
-  if (hashtags.length === 0) return caption;
-  const tags = hashtags.map((t) => `#${t.startsWith("#") ? t.slice(1) : t}`).join(" ");
-  return caption.trim() === "" ? tags : `${caption}\n\n${tags}`;
-}
+export { composeCaption } from "../caption";
 
 /** The hashtags a platform would index in a text: `#` followed by letters, digits or underscores. */
 export function parseHashtags(text: string): string[] {

@@ -1,0 +1,58 @@
+/**
+ * The edge queue: one QStash message per due delivery, POSTed back to this service's publish route
+ * (`${PUBLIC_BASE_URL}/api/internal/deliveries/publish`, body `{"deliveryId": ...}`), signed by QStash and
+ * verified there. `notBefore` is the due time in unix seconds, rounded up so a message never arrives early.
+ * The deduplication id is the delivery plus its due time, i.e. one per attempt: a re-sent enqueue of the
+ * same attempt (a retried request, two sweeps) is absorbed by QStash, while each retry gets a new message.
+ *
+ * @example
+ * const queue = QStashQueue(config);
+ * const jobId = await queue.enqueue(deliveryId, new Date(Date.now() + 60_000));
+ */
+import { Client } from "@upstash/qstash";
+import type { Config } from "../../config";
+import type { Queue } from "../../services";
+
+export const PUBLISH_CALLBACK_PATH = "/api/internal/deliveries/publish";
+
+/** How often QStash itself re-delivers when our route answers non-2xx (an infrastructure failure only). */
+const DELIVERY_RETRIES = 3;
+
+export function publishCallbackUrl(config: Pick<Config, "publicBaseUrl">): string {
+  return `${config.publicBaseUrl}${PUBLISH_CALLBACK_PATH}`;
+}
+
+export function QStashQueue(config: Config): Queue {
+  if (!config.qstash) throw new Error("QStashQueue needs the QSTASH_* configuration");
+  const client = new Client({
+    baseUrl: config.qstash.url,
+    token: config.qstash.token,
+    // Never let the SDK switch to its local dev server or read credentials from the environment.
+    devMode: false,
+    enableTelemetry: false,
+    retry: { retries: 2, backoff: (n) => 100 * 2 ** n },
+  });
+  const url = publishCallbackUrl(config);
+  return {
+    kind: "qstash",
+    async enqueue(deliveryId, notBefore) {
+      const seconds = notBefore ? Math.ceil(notBefore.getTime() / 1000) : undefined;
+      const res = await client.publishJSON({
+        url,
+        body: { deliveryId },
+        notBefore: seconds,
+        deduplicationId: `${deliveryId}-${seconds ?? "now"}`,
+        retries: DELIVERY_RETRIES,
+      });
+      return (res as { messageId?: string }).messageId ?? null;
+    },
+    async cancel(jobId) {
+      try {
+        await client.messages.cancel(jobId);
+      } catch (err) {
+        // Already delivered or cancelled: QStash answers 404, which is the outcome we wanted.
+        if (!/404|not found/i.test(String((err as Error)?.message ?? err))) throw err;
+      }
+    },
+  };
+}

@@ -1,0 +1,56 @@
+/**
+ * The QStash callback: `POST /api/internal/deliveries/publish`, body `{"deliveryId": "..."}`.
+ * The `Upstash-Signature` JWT is verified with the Receiver against the current and the next signing key,
+ * over the raw body and bound to this URL; anything else is 401 before the body is even parsed.
+ *
+ * Answers: 2xx whenever the delivery's fate is recorded (published, failed, retry queued, or nothing to do:
+ * a duplicate message, a cancelled post), so QStash stops; 5xx only when we could not do our part (the
+ * database is down), so QStash delivers again later.
+ */
+import { Hono } from "hono";
+import { Receiver } from "@upstash/qstash";
+import type { AppEnv } from "../../http/env";
+import { ApiError } from "../../http/errors";
+import { publishCallbackUrl } from "../../adapters/queue/qstash";
+import { publishDelivery } from "./publish";
+import { rescheduleIfEarly } from "./early";
+
+export function createDeliveryRoutes(): Hono<AppEnv> {
+  const router = new Hono<AppEnv>();
+
+  router.post("/publish", async (c) => {
+    const services = c.var.services;
+    const qstash = services.config.qstash;
+    if (!qstash) throw new ApiError("NOT_FOUND", "No route matches this method and path.");
+    const signature = c.req.header("upstash-signature");
+    const raw = await c.req.text();
+    if (!signature) throw new ApiError("UNAUTHORIZED", "Missing Upstash-Signature.");
+    const receiver = new Receiver({ currentSigningKey: qstash.currentSigningKey, nextSigningKey: qstash.nextSigningKey, devMode: false });
+    try {
+      await receiver.verify({ signature, body: raw, url: publishCallbackUrl(services.config), clockTolerance: 5 });
+    } catch (err) {
+      services.log.warn("qstash signature refused", { reason: err instanceof Error ? err.message.slice(0, 200) : "invalid" });
+      throw new ApiError("UNAUTHORIZED", "The Upstash-Signature is not valid for this request.");
+    }
+
+    const deliveryId = parseDeliveryId(raw);
+    if (!deliveryId) {
+      // Signed by QStash but not ours to act on: answering 2xx ends it instead of retrying a poison message.
+      services.log.warn("qstash message without a delivery id", { messageId: c.req.header("upstash-message-id") });
+      return c.json({ data: { outcome: "ignored" } });
+    }
+    const outcome = await publishDelivery(services, deliveryId);
+    if (outcome.status === "skipped") await rescheduleIfEarly(services, deliveryId, c.req.header("upstash-message-id") ?? null);
+    return c.json({ data: { deliveryId, outcome: outcome.status } });
+  });
+  return router;
+}
+
+function parseDeliveryId(raw: string): string | null {
+  try {
+    const body = JSON.parse(raw) as { deliveryId?: unknown };
+    return typeof body?.deliveryId === "string" ? body.deliveryId : null;
+  } catch {
+    return null;
+  }
+}

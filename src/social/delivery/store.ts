@@ -1,0 +1,156 @@
+/**
+ * The delivery row's transitions, each one conditional UPDATE. A claim is fenced by the attempt number it
+ * produced: every later write of that attempt requires `status = 'publishing' AND attempts = <claim>`, so a
+ * publisher whose lock expired and was taken over can no longer write anything.
+ */
+import { and, eq, inArray, isNotNull, lte, ne, sql } from "drizzle-orm";
+import type { Db } from "../../../db/client";
+import { deliveries, posts, socialAccounts } from "../../../db/schema";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Delivery ids are UUIDs; anything else would make Postgres throw on the cast. */
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}
+
+export type DeliveryRow = typeof deliveries.$inferSelect;
+
+export interface Claim {
+  row: DeliveryRow;
+  /** The attempt number this claim owns (the fence). */
+  attempt: number;
+}
+
+/** pending, or failed with a retry time; due; post not cancelled -> publishing. Null when someone else has it or it is not due. */
+export async function claimDelivery(db: Db, id: string, now: Date, lockMs: number): Promise<Claim | null> {
+  const [row] = await db
+    .update(deliveries)
+    .set({
+      status: "publishing",
+      attempts: sql`${deliveries.attempts} + 1`,
+      lockedUntil: new Date(now.getTime() + lockMs),
+      lastAttemptAt: now,
+      updatedAt: now,
+    })
+    .where(
+      and(
+        eq(deliveries.id, id),
+        inArray(deliveries.status, ["pending", "failed"]),
+        isNotNull(deliveries.nextAttemptAt),
+        lte(deliveries.nextAttemptAt, now),
+        sql`not exists (select 1 from ${posts} where ${posts.id} = ${deliveries.postId} and ${posts.cancelledAt} is not null)`,
+      ),
+    )
+    .returning();
+  return row ? { row, attempt: row.attempts } : null;
+}
+
+function held(claim: Claim) {
+  return and(eq(deliveries.id, claim.row.id), eq(deliveries.status, "publishing"), eq(deliveries.attempts, claim.attempt));
+}
+
+/** Writes under the claim; false when the claim was lost (lock expired and released or taken over). */
+async function updateHeld(db: Db, claim: Claim, values: Partial<DeliveryRow>): Promise<boolean> {
+  const rows = await db.update(deliveries).set(values).where(held(claim)).returning({ id: deliveries.id });
+  return rows.length === 1;
+}
+
+export function renewLock(db: Db, claim: Claim, now: Date, lockMs: number): Promise<boolean> {
+  return updateHeld(db, claim, { lockedUntil: new Date(now.getTime() + lockMs) });
+}
+
+/** Write-ahead before the publishing call: if we die or get no answer, the next attempt reconciles first. */
+export function markMaybeSent(db: Db, claim: Claim, now: Date): Promise<boolean> {
+  return updateHeld(db, claim, { ambiguous: true, updatedAt: now });
+}
+
+export function saveContainer(db: Db, claim: Claim, containerId: string | null, now: Date): Promise<boolean> {
+  return updateHeld(db, claim, { providerContainerId: containerId, updatedAt: now });
+}
+
+export function recordPublished(db: Db, claim: Claim, providerPostId: string | null, now: Date): Promise<boolean> {
+  return updateHeld(db, claim, {
+    status: "published",
+    providerPostId,
+    publishedAt: now,
+    lockedUntil: null,
+    nextAttemptAt: null,
+    ambiguous: false,
+    errorCode: null,
+    errorMessage: null,
+    updatedAt: now,
+  });
+}
+
+export interface FailureRecord {
+  errorCode: string;
+  errorMessage: string;
+  /** Null: failed for good. */
+  nextAttemptAt: Date | null;
+  ambiguous: boolean;
+}
+
+export function recordFailure(db: Db, claim: Claim, failure: FailureRecord, now: Date): Promise<boolean> {
+  return updateHeld(db, claim, {
+    status: "failed",
+    lockedUntil: null,
+    nextAttemptAt: failure.nextAttemptAt,
+    ambiguous: failure.ambiguous,
+    errorCode: failure.errorCode,
+    errorMessage: failure.errorMessage.slice(0, 1000),
+    updatedAt: now,
+  });
+}
+
+export async function setJobId(db: Db, id: string, jobId: string, expectDue: Date): Promise<void> {
+  await db
+    .update(deliveries)
+    .set({ jobId })
+    .where(and(eq(deliveries.id, id), inArray(deliveries.status, ["pending", "failed"]), eq(deliveries.nextAttemptAt, expectDue)));
+}
+
+/** The account lost its token or permissions: every later publish needs a reconnect first. */
+export async function markAccountNeedsReconnect(db: Db, userId: string, accountId: string, reason: string, now: Date): Promise<void> {
+  await db
+    .update(socialAccounts)
+    .set({ tokenStatus: "invalid", tokenError: reason.slice(0, 500), updatedAt: now })
+    .where(and(eq(socialAccounts.userId, userId), eq(socialAccounts.id, accountId)));
+}
+
+export async function loadPostAndAccount(db: Db, row: DeliveryRow) {
+  const [post] = await db.select().from(posts).where(eq(posts.id, row.postId)).limit(1);
+  const [account] = await db
+    .select()
+    .from(socialAccounts)
+    .where(and(eq(socialAccounts.userId, row.userId), eq(socialAccounts.id, row.accountId)))
+    .limit(1);
+  return { post: post ?? null, account: account ?? null };
+}
+
+/** Platform ids other deliveries of this account already hold (reconciliation must not take them). */
+export async function knownProviderPostIds(db: Db, row: DeliveryRow): Promise<Set<string>> {
+  const rows = await db
+    .select({ id: deliveries.providerPostId })
+    .from(deliveries)
+    .where(and(eq(deliveries.accountId, row.accountId), ne(deliveries.id, row.id), isNotNull(deliveries.providerPostId)));
+  return new Set(rows.map((r) => r.id!).filter(Boolean));
+}
+
+/** Due targets, oldest first, for the pollers. */
+export async function findDue(db: Db, now: Date, limit: number, exclude: readonly string[] = []): Promise<string[]> {
+  const rows = await db
+    .select({ id: deliveries.id })
+    .from(deliveries)
+    .where(
+      and(
+        inArray(deliveries.status, ["pending", "failed"]),
+        isNotNull(deliveries.nextAttemptAt),
+        lte(deliveries.nextAttemptAt, now),
+        exclude.length ? sql`${deliveries.id} not in (${sql.join(exclude.map((id) => sql`${id}`), sql`, `)})` : undefined,
+      ),
+    )
+    .orderBy(deliveries.nextAttemptAt)
+    .limit(limit);
+  return rows.map((r) => r.id);
+}

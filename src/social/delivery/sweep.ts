@@ -1,0 +1,135 @@
+/**
+ * The sweep: the safety net under the queue. Run by the Worker's cron (every minute) and by the Node
+ * scheduler (every ~30 s). Each step is one or two set-based statements, safe to run concurrently with
+ * another sweep and with publishers:
+ *  1. release `publishing` claims whose lock expired (a crashed publisher). Targets whose attempt may have
+ *     reached the platform were marked ambiguous before the call, so they reconcile before any resend;
+ *  2. re-queue due targets that have no live job (QStash only): never queued, or due and untouched for a while;
+ *  3. purge posts past the retention period (deliveries cascade; idempotency keys stay, so a replay is 410);
+ *  4. with no queue (the poller kind, e.g. a Worker without QStash), publish a batch of due targets itself.
+ *
+ * @example
+ * const result = await runSweep(services); // { releasedLocks: 0, requeued: 2, purgedPosts: 0, published: 0 }
+ */
+import { and, eq, inArray, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { deliveries, posts } from "../../../db/schema";
+import type { Services } from "../../services";
+import { MAX_ATTEMPTS } from "./policy";
+import { publishDelivery } from "./publish";
+import { findDue, setJobId } from "./store";
+
+export interface SweepResult {
+  releasedLocks: number;
+  requeued: number;
+  purgedPosts: number;
+  published: number;
+}
+
+export interface SweepOptions {
+  /** Publish due targets in the sweep itself; default: only when the queue is the poller. */
+  publishDue?: boolean;
+  /** Release every `publishing` claim, expired or not: only for a database this process owns alone (PGlite) at start-up. */
+  releaseAllLocks?: boolean;
+}
+
+/** A due target untouched this long has lost its job (QStash retries exhausted, message lost). */
+export const REQUEUE_GRACE_MS = 2 * 60_000;
+const BATCH = 100;
+const PUBLISH_BATCH = 25;
+const PUBLISH_CONCURRENCY = 4;
+const DAY_MS = 24 * 60 * 60_000;
+
+export async function runSweep(services: Services, options: SweepOptions = {}): Promise<SweepResult> {
+  const releasedLocks = await releaseExpiredLocks(services, options.releaseAllLocks);
+  const requeued = services.queue.kind === "qstash" ? await requeueOrphans(services) : 0;
+  const purgedPosts = await purgeExpiredPosts(services);
+  const published = (options.publishDue ?? services.queue.kind === "poller") ? await publishDueBatch(services) : 0;
+  const result = { releasedLocks, requeued, purgedPosts, published };
+  if (releasedLocks || requeued || purgedPosts || published) services.log.info("sweep", { ...result });
+  return result;
+}
+
+export async function releaseExpiredLocks(services: Services, all = false): Promise<number> {
+  const now = services.clock.now();
+  const giveUp = sql`${deliveries.attempts} >= ${MAX_ATTEMPTS}`;
+  const rows = await services.db
+    .update(deliveries)
+    .set({
+      status: sql`case when ${deliveries.ambiguous} or ${giveUp} then 'failed' else 'pending' end`,
+      lockedUntil: null,
+      nextAttemptAt: sql`case when ${giveUp} then null else ${now.toISOString()}::timestamptz end`,
+      errorCode: sql`case when ${deliveries.ambiguous} then 'OUTCOME_UNKNOWN' else 'PUBLISHER_INTERRUPTED' end`,
+      errorMessage: sql`case when ${deliveries.ambiguous}
+        then 'The publisher stopped while the post was being sent; the platform is checked before any retry.'
+        else 'The publisher stopped before sending; the target is due again.' end`,
+      updatedAt: now,
+    })
+    .where(and(eq(deliveries.status, "publishing"), all ? undefined : or(isNull(deliveries.lockedUntil), lt(deliveries.lockedUntil, now))))
+    .returning({ id: deliveries.id });
+  if (rows.length) services.log.warn("released publishing claims of a stopped publisher", { count: rows.length });
+  return rows.length;
+}
+
+async function requeueOrphans(services: Services): Promise<number> {
+  const { db, clock, queue, log } = services;
+  const now = clock.now();
+  const stale = new Date(now.getTime() - REQUEUE_GRACE_MS);
+  const rows = await db
+    .select({ id: deliveries.id, nextAttemptAt: deliveries.nextAttemptAt })
+    .from(deliveries)
+    .where(
+      and(
+        inArray(deliveries.status, ["pending", "failed"]),
+        isNotNull(deliveries.nextAttemptAt),
+        lte(deliveries.updatedAt, stale),
+        or(isNull(deliveries.jobId), lte(deliveries.nextAttemptAt, stale)),
+      ),
+    )
+    .orderBy(deliveries.nextAttemptAt)
+    .limit(BATCH);
+  let requeued = 0;
+  for (const row of rows) {
+    const due = row.nextAttemptAt!;
+    try {
+      // The same due time gives the same deduplication id, so two sweeps racing here make one message.
+      const jobId = await queue.enqueue(row.id, due.getTime() > now.getTime() ? due : now);
+      if (jobId) await setJobId(db, row.id, jobId, due);
+      await db.update(deliveries).set({ updatedAt: now }).where(and(eq(deliveries.id, row.id), eq(deliveries.nextAttemptAt, due)));
+      requeued++;
+    } catch (err) {
+      log.warn("re-queue failed; next sweep retries", { deliveryId: row.id, error: String(err) });
+    }
+  }
+  return requeued;
+}
+
+async function purgeExpiredPosts(services: Services): Promise<number> {
+  const now = services.clock.now();
+  const cutoff = new Date(now.getTime() - services.config.retentionDays * DAY_MS).toISOString();
+  const outstanding = sql`exists (select 1 from ${deliveries} d where d.post_id = ${posts.id}
+    and (d.status = 'publishing' or (d.status in ('pending', 'failed') and d.next_attempt_at is not null)))`;
+  const victims = services.db
+    .select({ id: posts.id })
+    .from(posts)
+    .where(and(lt(posts.createdAt, sql`${cutoff}::timestamptz`), sql`coalesce(${posts.scheduledFor}, ${posts.createdAt}) < ${cutoff}::timestamptz`, sql`not ${outstanding}`))
+    .limit(BATCH * 5);
+  const rows = await services.db.delete(posts).where(inArray(posts.id, victims)).returning({ id: posts.id });
+  return rows.length;
+}
+
+async function publishDueBatch(services: Services): Promise<number> {
+  const ids = await findDue(services.db, services.clock.now(), PUBLISH_BATCH);
+  let published = 0;
+  let next = 0;
+  const worker = async () => {
+    while (next < ids.length) {
+      const outcome = await publishDelivery(services, ids[next++]!).catch((err) => {
+        services.log.error("publish in sweep failed", { error: String(err) });
+        return null;
+      });
+      if (outcome?.status === "published") published++;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PUBLISH_CONCURRENCY, ids.length) }, worker));
+  return published;
+}
