@@ -1,0 +1,77 @@
+/**
+ * Shared plumbing of the sandbox Graph routes: parameters from the query and a form or JSON body (Graph
+ * takes either), the access-token check, faults, and the "lost answer" of an ambiguous fault.
+ */
+import type { Context } from "hono";
+import type { AppEnv } from "../../http/env";
+import { GRAPH_ERRORS, faultError, graphError } from "./graph-errors";
+import * as store from "./store";
+
+export type Params = Record<string, string | undefined>;
+
+export interface Caller {
+  accountId: string;
+  platform: "pageplatform" | "photoplatform";
+}
+
+/** How long a `slow` fault holds a publish: long enough to widen a crash window, short of any timeout. */
+export const SLOW_MS = 1500;
+
+export async function readParams(c: Context<AppEnv>): Promise<Params> {
+  const params: Params = { ...c.req.query() };
+  if (c.req.method !== "POST") return params;
+  const type = c.req.header("content-type") ?? "";
+  if (type.includes("application/json")) {
+    const body = (await c.req.json().catch(() => ({}))) as Record<string, unknown>;
+    for (const [k, v] of Object.entries(body ?? {})) params[k] = typeof v === "string" ? v : JSON.stringify(v);
+  } else {
+    const body = await c.req.parseBody().catch(() => ({}));
+    for (const [k, v] of Object.entries(body)) if (typeof v === "string") params[k] = v;
+  }
+  return params;
+}
+
+/** The token's account, or the Graph error to answer: 190 for an unknown token, 200 for someone else's object. */
+export async function authorize(c: Context<AppEnv>, params: Params, objectAccountId: string | null): Promise<Caller | Response> {
+  const bearer = /^(?:Bearer|OAuth)\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
+  const token = params.access_token ?? bearer;
+  const platform = token ? store.platformOfToken(token) : null;
+  const accountId = token && platform ? await store.tokenAccount(c.var.services.db, token) : null;
+  if (!token || !platform || !accountId) return graphError(c, GRAPH_ERRORS.badToken);
+  if (objectAccountId !== null && objectAccountId !== accountId) return graphError(c, GRAPH_ERRORS.noPermission);
+  return { accountId, platform: platform as Caller["platform"] };
+}
+
+/**
+ * Consumes the account's next fault, if any: an error to answer now, a delay (`slow`), or a publish whose
+ * answer must be lost after it is committed (`ambiguous`).
+ */
+export async function applyFault(c: Context<AppEnv>, caller: Caller): Promise<{ response?: Response; loseAnswer: boolean }> {
+  const kind = await store.takeFault(c.var.services.db, caller.accountId);
+  if (!kind) return { loseAnswer: false };
+  c.var.services.log.info("sandbox fault", { accountId: caller.accountId, kind });
+  if (kind === "slow") {
+    await new Promise((r) => setTimeout(r, SLOW_MS));
+    return { loseAnswer: false };
+  }
+  if (kind === "ambiguous") return { loseAnswer: true };
+  return { response: graphError(c, faultError(kind, caller.platform)), loseAnswer: false };
+}
+
+/** Status line sent, body cut off: the client cannot tell what happened, exactly like a reset after commit. */
+export function lostAnswer(): Response {
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode('{"id":'));
+    },
+    pull(controller) {
+      controller.error(new Error("sandbox ambiguous fault: connection dropped after the publish was committed"));
+    },
+  });
+  return new Response(body, { status: 200, headers: { "content-type": "application/json; charset=UTF-8" } });
+}
+
+/** Graph's timestamp format: 2026-05-01T10:00:00+0000. */
+export function graphTime(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, "+0000");
+}

@@ -1,0 +1,48 @@
+/**
+ * The sandbox Graph API, mounted at /sandbox/graph/{version}/...: only the endpoints the adapters use,
+ * answering like the platform (string ids, Graph error bodies with real codes, container states).
+ */
+import { Hono, type Context } from "hono";
+import type { AppEnv } from "../../http/env";
+import { GRAPH_ERRORS, graphError } from "./graph-errors";
+import { authorize, readParams, type Caller, type Params } from "./graph-common";
+import { getFeed, postFeed, postPhoto } from "./graph-page";
+import { createContainer, listMedia, publishContainer, publishingLimit, readNode } from "./graph-photo";
+import * as store from "./store";
+
+type EdgeHandler = (c: Context<AppEnv>, caller: Caller, params: Params) => Promise<Response>;
+
+const EDGES: Record<Caller["platform"], Record<string, EdgeHandler>> = {
+  pageplatform: { "POST feed": postFeed, "POST photos": postPhoto, "GET feed": getFeed },
+  photoplatform: {
+    "POST media": createContainer,
+    "POST media_publish": publishContainer,
+    "GET media": listMedia,
+    "GET content_publishing_limit": (c, caller) => publishingLimit(c, caller),
+  },
+};
+
+export function createSandboxGraphRoutes(): Hono<AppEnv> {
+  const graph = new Hono<AppEnv>();
+
+  graph.on(["GET", "POST"], "/:version/:id/:edge", async (c) => {
+    if (!/^v\d+\.\d+$/.test(c.req.param("version"))) return graphError(c, GRAPH_ERRORS.unknownObject);
+    const params = await readParams(c);
+    const caller = await authorize(c, params, c.req.param("id"));
+    if (caller instanceof Response) return caller;
+    const handler = EDGES[caller.platform][`${c.req.method} ${c.req.param("edge")}`];
+    return handler ? handler(c, caller, params) : graphError(c, GRAPH_ERRORS.unknownEdge);
+  });
+
+  graph.get("/:version/:id", async (c) => {
+    const params = await readParams(c);
+    const item = await store.getItem(c.var.services.db, c.req.param("id"));
+    const caller = await authorize(c, params, item?.platformAccountId ?? null);
+    if (caller instanceof Response) return caller;
+    if (!item) return graphError(c, GRAPH_ERRORS.unknownObject);
+    return readNode(c, item);
+  });
+
+  graph.all("*", (c) => graphError(c, GRAPH_ERRORS.unknownObject));
+  return graph;
+}

@@ -1,0 +1,25 @@
+/**
+ * The built-in platform sandbox, mounted at /sandbox whenever GRAPH_API_BASE is unset (with the real
+ * platforms configured it answers 404). The adapters reach `/sandbox/graph/...` over real HTTP, exactly
+ * as they reach the Graph API; the control routes let an API key's owner connect accounts and inject faults.
+ *
+ * @example
+ * app.route("/sandbox", createSandboxRoutes());
+ */
+import { Hono } from "hono";
+import type { AppEnv } from "../../http/env";
+import { ApiError } from "../../http/errors";
+import { createSandboxControlRoutes } from "./control";
+import { createSandboxGraphRoutes } from "./graph";
+
+export function createSandboxRoutes(): Hono<AppEnv> {
+  const router = new Hono<AppEnv>();
+  router.use("*", async (c, next) => {
+    if (c.var.services.config.graph.baseUrl) throw new ApiError("NOT_FOUND", "The platform sandbox is off: this deployment talks to the real platforms.");
+    c.header("Cache-Control", "no-store");
+    await next();
+  });
+  router.route("/graph", createSandboxGraphRoutes());
+  router.route("/", createSandboxControlRoutes());
+  return router;
+}

@@ -1,0 +1,105 @@
+/**
+ * What the sandbox platforms hold, in the service's own database (so it survives a restart): access tokens,
+ * published items and containers, and pending faults per account.
+ */
+import { and, asc, eq, gt, inArray, sql } from "drizzle-orm";
+import type { Db } from "../../../db/client";
+import { sandboxFaults, sandboxItems, sandboxTokens } from "../../../db/schema";
+import type { FaultKind } from "./graph-errors";
+
+export type SandboxItem = typeof sandboxItems.$inferSelect;
+
+/** Graph ids are decimal strings; 16 random digits keep them unique enough for a sandbox. */
+export function newGraphId(): string {
+  const digits = crypto.getRandomValues(new Uint8Array(16)).reduce((s, b) => s + (b % 10), "");
+  return `1${digits.slice(1)}`;
+}
+
+/** Sandbox tokens name their platform, so the sandbox knows which API an id speaks without a registry. */
+export function newSandboxToken(platform: string): string {
+  const random = [...crypto.getRandomValues(new Uint8Array(24))].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return `sandbox-${platform}-${random}`;
+}
+
+export function platformOfToken(token: string): string | null {
+  return /^sandbox-(pageplatform|photoplatform)-[0-9a-f]+$/.exec(token)?.[1] ?? null;
+}
+
+export async function saveToken(db: Db, token: string, platformAccountId: string): Promise<void> {
+  await db.insert(sandboxTokens).values({ token, platformAccountId, valid: true });
+}
+
+/** The account a valid token speaks for, or null. */
+export async function tokenAccount(db: Db, token: string): Promise<string | null> {
+  const [row] = await db.select().from(sandboxTokens).where(eq(sandboxTokens.token, token)).limit(1);
+  return row?.valid ? row.platformAccountId : null;
+}
+
+export async function setFault(db: Db, platformAccountId: string, kind: FaultKind, times: number): Promise<void> {
+  await db
+    .insert(sandboxFaults)
+    .values({ platformAccountId, kind, remaining: times })
+    .onConflictDoUpdate({ target: sandboxFaults.platformAccountId, set: { kind, remaining: times } });
+}
+
+/** Consumes one pending fault atomically (two concurrent publishes never share one). */
+export async function takeFault(db: Db, platformAccountId: string): Promise<FaultKind | null> {
+  const [row] = await db
+    .update(sandboxFaults)
+    .set({ remaining: sql`${sandboxFaults.remaining} - 1` })
+    .where(and(eq(sandboxFaults.platformAccountId, platformAccountId), gt(sandboxFaults.remaining, 0)))
+    .returning({ kind: sandboxFaults.kind });
+  return (row?.kind as FaultKind | undefined) ?? null;
+}
+
+export async function insertItem(db: Pick<Db, "insert">, item: typeof sandboxItems.$inferInsert): Promise<SandboxItem> {
+  const [row] = await db.insert(sandboxItems).values(item).returning();
+  return row!;
+}
+
+export async function getItem(db: Db, id: string): Promise<SandboxItem | null> {
+  const [row] = await db.select().from(sandboxItems).where(eq(sandboxItems.id, id)).limit(1);
+  return row ?? null;
+}
+
+export async function getItems(db: Db, ids: readonly string[]): Promise<SandboxItem[]> {
+  if (ids.length === 0) return [];
+  return db.select().from(sandboxItems).where(inArray(sandboxItems.id, [...ids]));
+}
+
+export async function listItems(db: Db, platformAccountId: string, kinds: readonly string[]): Promise<SandboxItem[]> {
+  return db
+    .select()
+    .from(sandboxItems)
+    .where(and(eq(sandboxItems.platformAccountId, platformAccountId), inArray(sandboxItems.kind, [...kinds]), eq(sandboxItems.state, "published")))
+    .orderBy(asc(sandboxItems.createdAt));
+}
+
+/** FINISHED -> PUBLISHED exactly once, even under concurrent media_publish calls. */
+export async function markContainerPublished(db: Pick<Db, "update">, containerId: string, mediaId: string): Promise<boolean> {
+  const rows = await db
+    .update(sandboxItems)
+    .set({ state: "PUBLISHED", attachedIds: [mediaId] })
+    .where(and(eq(sandboxItems.id, containerId), eq(sandboxItems.kind, "container"), eq(sandboxItems.state, "FINISHED")))
+    .returning({ id: sandboxItems.id });
+  return rows.length === 1;
+}
+
+/** A container becomes FINISHED once its processing delay has passed; stored on first read after that. */
+export async function containerState(db: Db, item: SandboxItem, nowMs: number): Promise<string> {
+  if (item.state === "IN_PROGRESS" && item.readyAt !== null && nowMs >= item.readyAt) {
+    await db.update(sandboxItems).set({ state: "FINISHED" }).where(and(eq(sandboxItems.id, item.id), eq(sandboxItems.state, "IN_PROGRESS")));
+    return "FINISHED";
+  }
+  if ((item.state === "IN_PROGRESS" || item.state === "FINISHED") && nowMs - item.createdAt.getTime() > 24 * 3600_000) return "EXPIRED";
+  return item.state;
+}
+
+/** Publishes of the account in the last 24 hours: what content_publishing_limit reports as quota_usage. */
+export async function publishedSince(db: Db, platformAccountId: string, since: Date): Promise<number> {
+  const [row] = await db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(sandboxItems)
+    .where(and(eq(sandboxItems.platformAccountId, platformAccountId), eq(sandboxItems.kind, "media"), sql`${sandboxItems.createdAt} >= ${since.toISOString()}::timestamptz`));
+  return Number(row?.n ?? 0);
+}
