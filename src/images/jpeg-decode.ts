@@ -1,0 +1,813 @@
+/**
+ * A JPEG decoder in plain TypeScript with DCT-domain scaling (ITU T.81 baseline, extended sequential and
+ * progressive Huffman; 8-bit; 1 or 3 components).
+ *
+ * Why it exists: photon decodes every pixel of a 12 MP photo into WASM memory that never shrinks, only for us
+ * to throw three quarters of them away in the resize. Evaluating the inverse DCT on a 4x4, 2x2 or 1x1 grid
+ * (the "shrink-on-load" of libjpeg and libvips) yields the image at 1/2, 1/4 or 1/8 size directly, so the
+ * IDCT, colour conversion and resize all work on a quarter (or less) of the pixels, and nothing lands in WASM.
+ *
+ * Anything outside that set (CMYK/YCCK, unusual sampling factors, 12-bit, a table that is missing) returns
+ * null and the caller falls back to photon; corrupt entropy data throws a plain Error, which the caller also
+ * treats as "let photon decide", so the 422/500 behaviour stays photon's.
+ */
+import type { RgbaImage } from "./types";
+
+/** The decoded image plus the DCT scale denominator that was used (1, 2, 4 or 8). */
+export interface ScaledDecode extends RgbaImage {
+  denominator: 1 | 2 | 4 | 8;
+}
+
+/** Natural (row-major) index of each zigzag position. */
+const ZIGZAG = new Int32Array([
+  0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14, 21,
+  28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61,
+  54, 47, 55, 62, 63,
+]);
+
+/** Coefficients held before the IDCT of a progressive image; above this we let photon try instead. */
+const MAX_COEFFICIENT_BYTES = 96 * 1024 * 1024;
+
+const LOOKUP_BITS = 9;
+
+interface Huffman {
+  /** (code length << 8) | symbol for every LOOKUP_BITS-bit prefix of a short code; 0 when the code is longer. */
+  lookup: Uint16Array;
+  /**
+   * For AC tables: when a prefix holds a whole code and its value bits, (value << 8) | (run << 4) | bits used,
+   * so the common small coefficients cost one table read (libjpeg-turbo does the same); 0 otherwise.
+   */
+  fast: Int32Array;
+  /** Largest code of each length (-1 when none), for the codes longer than LOOKUP_BITS. */
+  maxCode: Int32Array;
+  /** Added to a code of a given length to index `values`. */
+  valueOffset: Int32Array;
+  values: Uint8Array;
+}
+
+interface Component {
+  id: number;
+  h: number;
+  v: number;
+  tq: number;
+  /** Blocks per line / column of the MCU-padded grid (storage). */
+  blocksPerLine: number;
+  blocksPerColumn: number;
+  /** Blocks that hold image data, as iterated by a non-interleaved scan. */
+  usedBlocksPerLine: number;
+  usedBlocksPerColumn: number;
+  /** Scaled pixels per block side (8 / denominator) and the output plane (blocksPerLine * size wide). */
+  plane: Uint8ClampedArray;
+  /** Progressive only: all 64 coefficients of every block, quantised, in natural order. */
+  coefficients: Int16Array | null;
+  dcTable: Huffman | null;
+  acTable: Huffman | null;
+  pred: number;
+}
+
+interface Frame {
+  progressive: boolean;
+  width: number;
+  height: number;
+  hMax: number;
+  vMax: number;
+  mcusPerLine: number;
+  mcusPerColumn: number;
+  components: Component[];
+  size: number;
+}
+
+class Unsupported extends Error {}
+
+/**
+ * The largest DCT scale denominator (8, 4, 2 or 1) that keeps a `width` x `height` image at least
+ * `minWidth` x `minHeight`.
+ *
+ * @example
+ * chooseDenominator(4000, 3000, 1440, 1080); // 2: decode at 2000x1500, then resize the rest
+ */
+export function chooseDenominator(width: number, height: number, minWidth: number, minHeight: number): 1 | 2 | 4 | 8 {
+  for (const d of [8, 4, 2] as const) {
+    if (Math.ceil(width / d) >= minWidth && Math.ceil(height / d) >= minHeight) return d;
+  }
+  return 1;
+}
+
+/**
+ * Decodes a JPEG to RGBA at the smallest of 1/1, 1/2, 1/4, 1/8 scale that is still at least
+ * `minWidth` x `minHeight` (stored orientation, EXIF not applied). Returns null for the JPEG variants it does
+ * not handle; throws an Error for corrupt data. Callers have run the header and size checks.
+ *
+ * @example
+ * const img = decodeJpegScaled(bytes, 1440, 1080); // 4000x3000 input -> 2000x1500, denominator 2
+ */
+export function decodeJpegScaled(bytes: Uint8Array, minWidth = Infinity, minHeight = Infinity): ScaledDecode | null {
+  try {
+    return decode(bytes, minWidth, minHeight);
+  } catch (e) {
+    if (e instanceof Unsupported) return null;
+    throw e;
+  }
+}
+
+function decode(b: Uint8Array, minWidth: number, minHeight: number): ScaledDecode {
+  const quant: (Int32Array | undefined)[] = [];
+  const dcTables: (Huffman | undefined)[] = [];
+  const acTables: (Huffman | undefined)[] = [];
+  let frame: Frame | null = null;
+  let restartInterval = 0;
+  let adobeTransform = -1;
+  let denominator: 1 | 2 | 4 | 8 = 1;
+  let pos = 2;
+  if (b[0] !== 0xff || b[1] !== 0xd8) throw new Error("not a JPEG");
+  for (;;) {
+    if (pos + 2 > b.length) throw new Error("JPEG ends inside its headers");
+    if (b[pos] !== 0xff) throw new Error("marker expected");
+    const marker = b[pos + 1]!;
+    if (marker === 0xff) { pos++; continue; }
+    pos += 2;
+    if (marker === 0xd9) break;
+    if ((marker >= 0xd0 && marker <= 0xd7) || marker === 0x01) continue;
+    if (pos + 2 > b.length) throw new Error("JPEG ends inside its headers");
+    const length = (b[pos]! << 8) | b[pos + 1]!;
+    const end = pos + length;
+    if (length < 2 || end > b.length) throw new Error("segment runs past the end");
+    const seg = b.subarray(pos + 2, end);
+    switch (marker) {
+      case 0xdb: readQuant(seg, quant); break;
+      case 0xc4: readHuffman(seg, dcTables, acTables); break;
+      case 0xdd: restartInterval = (seg[0]! << 8) | seg[1]!; break;
+      case 0xee:
+        if (seg.length >= 12 && seg[0] === 0x41 && seg[1] === 0x64 && seg[2] === 0x6f && seg[3] === 0x62 && seg[4] === 0x65) adobeTransform = seg[11]!;
+        break;
+      case 0xc0: case 0xc1: case 0xc2: {
+        if (frame) throw new Unsupported("more than one frame");
+        frame = readFrame(seg, marker === 0xc2, minWidth, minHeight);
+        denominator = (8 / frame.size) as 1 | 2 | 4 | 8;
+        break;
+      }
+      case 0xda: {
+        if (!frame) throw new Error("scan before frame");
+        pos = decodeScan(b, end, seg, frame, quant, dcTables, acTables, restartInterval);
+        continue;
+      }
+      default:
+        if (marker >= 0xc3 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) throw new Unsupported("JPEG process");
+    }
+    pos = end;
+  }
+  if (!frame) throw new Error("no frame");
+  if (frame.progressive) {
+    for (const c of frame.components) {
+      const q = quant[c.tq];
+      if (!q) throw new Unsupported("missing quantisation table");
+      idctAll(c, q, frame.size);
+    }
+  }
+  return { ...toRgba(frame, adobeTransform), denominator };
+}
+
+function readQuant(seg: Uint8Array, quant: (Int32Array | undefined)[]): void {
+  let p = 0;
+  while (p < seg.length) {
+    const pq = seg[p]! >> 4;
+    const tq = seg[p]! & 15;
+    p++;
+    if (tq > 3) throw new Error("bad quantisation table id");
+    const q = new Int32Array(64);
+    for (let k = 0; k < 64; k++) {
+      q[ZIGZAG[k]!] = pq ? (seg[p + 2 * k]! << 8) | seg[p + 2 * k + 1]! : seg[p + k]!;
+    }
+    p += pq ? 128 : 64;
+    if (p > seg.length) throw new Error("quantisation table runs past its segment");
+    quant[tq] = q;
+  }
+}
+
+function readHuffman(seg: Uint8Array, dc: (Huffman | undefined)[], ac: (Huffman | undefined)[]): void {
+  let p = 0;
+  while (p + 17 <= seg.length) {
+    const tc = seg[p]! >> 4;
+    const th = seg[p]! & 15;
+    if (tc > 1 || th > 3) throw new Error("bad Huffman table id");
+    const counts = seg.subarray(p + 1, p + 17);
+    let total = 0;
+    for (let i = 0; i < 16; i++) total += counts[i]!;
+    p += 17;
+    if (p + total > seg.length) throw new Error("Huffman table runs past its segment");
+    const table = buildHuffman(counts, seg.slice(p, p + total));
+    p += total;
+    (tc === 0 ? dc : ac)[th] = table;
+  }
+}
+
+function buildHuffman(counts: Uint8Array, values: Uint8Array): Huffman {
+  const lookup = new Uint16Array(1 << LOOKUP_BITS);
+  const maxCode = new Int32Array(18).fill(-1);
+  const valueOffset = new Int32Array(18);
+  let code = 0;
+  let k = 0;
+  for (let len = 1; len <= 16; len++) {
+    const n = counts[len - 1]!;
+    valueOffset[len] = k - code;
+    for (let i = 0; i < n; i++, code++, k++) {
+      if (len <= LOOKUP_BITS) {
+        const shift = LOOKUP_BITS - len;
+        const first = code << shift;
+        lookup.fill((len << 8) | values[k]!, first, first + (1 << shift));
+      }
+    }
+    if (n) maxCode[len] = code - 1;
+    if (code > 1 << len) throw new Error("Huffman table is over-subscribed");
+    code <<= 1;
+  }
+  maxCode[17] = 0x7fffffff; // sentinel: no code is longer than 16 bits
+  const fast = new Int32Array(1 << LOOKUP_BITS);
+  for (let peek = 0; peek < 1 << LOOKUP_BITS; peek++) {
+    const e = lookup[peek]!;
+    if (e === 0) continue;
+    const len = e >> 8;
+    const size = e & 15;
+    const run = (e >> 4) & 15;
+    if (size === 0 || len + size > LOOKUP_BITS) continue;
+    let v = (peek >> (LOOKUP_BITS - len - size)) & ((1 << size) - 1);
+    if (v < 1 << (size - 1)) v -= (1 << size) - 1;
+    fast[peek] = (v << 8) | (run << 4) | (len + size);
+  }
+  return { lookup, fast, maxCode, valueOffset, values };
+}
+
+function readFrame(seg: Uint8Array, progressive: boolean, minWidth: number, minHeight: number): Frame {
+  if (seg[0] !== 8) throw new Unsupported("precision");
+  const height = (seg[1]! << 8) | seg[2]!;
+  const width = (seg[3]! << 8) | seg[4]!;
+  const n = seg[5]!;
+  if (width === 0 || height === 0) throw new Unsupported("height defined by DNL");
+  if (n !== 1 && n !== 3) throw new Unsupported("component count");
+  if (seg.length < 6 + 3 * n) throw new Error("frame header too short");
+  const raw: { id: number; h: number; v: number; tq: number }[] = [];
+  for (let i = 0; i < n; i++) {
+    const p = 6 + 3 * i;
+    raw.push({ id: seg[p]!, h: seg[p + 1]! >> 4, v: seg[p + 1]! & 15, tq: seg[p + 2]! });
+  }
+  if (n === 1) { raw[0]!.h = 1; raw[0]!.v = 1; } // one component: the MCU is one block whatever it declares
+  const hMax = Math.max(...raw.map((c) => c.h));
+  const vMax = Math.max(...raw.map((c) => c.v));
+  for (const c of raw) {
+    // Chroma may be subsampled by 1 or 2 on each axis (4:4:4, 4:2:2, 4:4:0, 4:2:0); anything else goes to photon.
+    if (c.h < 1 || c.v < 1 || c.tq > 3 || (hMax / c.h !== 1 && hMax / c.h !== 2) || (vMax / c.v !== 1 && vMax / c.v !== 2)) {
+      throw new Unsupported("sampling factors");
+    }
+  }
+  const size = 8 / chooseDenominator(width, height, minWidth, minHeight);
+  const mcusPerLine = Math.ceil(width / (8 * hMax));
+  const mcusPerColumn = Math.ceil(height / (8 * vMax));
+  const components = raw.map((c): Component => {
+    const blocksPerLine = mcusPerLine * c.h;
+    const blocksPerColumn = mcusPerColumn * c.v;
+    const blocks = blocksPerLine * blocksPerColumn;
+    return {
+      ...c,
+      blocksPerLine,
+      blocksPerColumn,
+      usedBlocksPerLine: Math.ceil(Math.ceil((width * c.h) / hMax) / 8),
+      usedBlocksPerColumn: Math.ceil(Math.ceil((height * c.v) / vMax) / 8),
+      plane: new Uint8ClampedArray(blocks * size * size),
+      coefficients: null,
+      dcTable: null,
+      acTable: null,
+      pred: 0,
+    };
+  });
+  if (progressive) {
+    const bytes = components.reduce((s, c) => s + c.blocksPerLine * c.blocksPerColumn * 128, 0);
+    if (bytes > MAX_COEFFICIENT_BYTES) throw new Unsupported("progressive image too large to hold its coefficients");
+    for (const c of components) c.coefficients = new Int16Array(c.blocksPerLine * c.blocksPerColumn * 64);
+  }
+  return { progressive, width, height, hMax, vMax, mcusPerLine, mcusPerColumn, components, size };
+}
+
+/**
+ * Copies the entropy-coded data after SOS into a fresh buffer with the 0xFF00 stuffing removed, so the bit
+ * reader needs no marker checks; RSTn positions are recorded as offsets into that buffer.
+ */
+function unstuff(b: Uint8Array, start: number): { data: Uint8Array; length: number; restarts: number[]; next: number } {
+  // Zero padding past the data lets the fast bit reader run off the end without a bounds check per byte.
+  const data = new Uint8Array(b.length - start + 8);
+  const restarts: number[] = [];
+  let o = 0;
+  let p = start;
+  while (p < b.length) {
+    const byte = b[p]!;
+    if (byte !== 0xff) { data[o++] = byte; p++; continue; }
+    let q = p + 1;
+    while (q < b.length && b[q] === 0xff) q++; // fill bytes
+    if (q >= b.length) { p = q; break; }
+    const m = b[q]!;
+    if (m === 0x00) { data[o++] = 0xff; p = q + 1; continue; }
+    if (m >= 0xd0 && m <= 0xd7) { restarts.push(o); p = q + 1; continue; }
+    p = q - 1; // the scan ends at any other marker: hand its position back to the header loop
+    break;
+  }
+  return { data, length: o, restarts, next: p };
+}
+
+/** A code longer than LOOKUP_BITS, from the next 16 bits: (length << 8) | symbol. */
+function slowHuffman(t: Huffman, peek16: number): number {
+  let len = LOOKUP_BITS + 1;
+  let code = peek16 >>> (16 - len);
+  while (code > t.maxCode[len]!) {
+    len++;
+    code = peek16 >>> (16 - len);
+  }
+  if (len > 16) throw new Error("invalid Huffman code");
+  return (len << 8) | t.values[code + t.valueOffset[len]!]!;
+}
+
+/**
+ * A sequential (baseline or extended) scan, block by block straight into the scaled planes. Everything is
+ * inlined into one function with the bit reader in locals: this loop runs once per coefficient of a 12 MP
+ * photo (tens of millions of times), and closures over shared state were measured about twice as slow.
+ */
+function decodeBaselineScan(
+  data: Uint8Array, restarts: number[], comps: Component[], frame: Frame, quant: (Int32Array | undefined)[], restartInterval: number,
+): void {
+  const size = frame.size;
+  const blk = new Int32Array(64);
+  const tables = comps.map((c) => {
+    const q = quant[c.tq];
+    if (!c.dcTable || !c.acTable || !q) throw new Error("scan uses a table that was not defined");
+    return { c, dc: c.dcTable, ac: c.acTable, q, stride: c.blocksPerLine * size };
+  });
+  const single = comps.length === 1;
+  const first = comps[0]!;
+  const mcusPerLine = single ? first.usedBlocksPerLine : frame.mcusPerLine;
+  const total = single ? first.usedBlocksPerLine * first.usedBlocksPerColumn : frame.mcusPerLine * frame.mcusPerColumn;
+  const zz = ZIGZAG;
+  let buf = 0;
+  let cnt = 0;
+  let p = 0;
+  let restartIndex = 0;
+  for (let m = 0; m < total; m++) {
+    if (restartInterval > 0 && m > 0 && m % restartInterval === 0) {
+      const at = restarts[restartIndex++];
+      if (at === undefined) throw new Error("restart marker missing");
+      p = at;
+      buf = 0;
+      cnt = 0;
+      for (const c of comps) c.pred = 0;
+    }
+    const mr = (m / mcusPerLine) | 0;
+    const mc = m - mr * mcusPerLine;
+    for (let ci = 0; ci < tables.length; ci++) {
+      const { c, dc, ac, q, stride } = tables[ci]!;
+      const bh = single ? 1 : c.h;
+      const bv = single ? 1 : c.v;
+      const dcLookup = dc.lookup;
+      const acLookup = ac.lookup;
+      const acFast = ac.fast;
+      for (let v = 0; v < bv; v++) {
+        for (let h = 0; h < bh; h++) {
+          // DC difference.
+          while (cnt <= 24) { buf = (buf << 8) | data[p++]!; cnt += 8; }
+          let e = dcLookup[(buf >>> (cnt - LOOKUP_BITS)) & 511]!;
+          if (e === 0) e = slowHuffman(dc, (buf >>> (cnt - 16)) & 0xffff);
+          cnt -= e >> 8;
+          let s = e & 15;
+          if (s !== 0) {
+            if (cnt < s) { while (cnt <= 24) { buf = (buf << 8) | data[p++]!; cnt += 8; } }
+            cnt -= s;
+            let d = (buf >>> cnt) & ((1 << s) - 1);
+            if (d < 1 << (s - 1)) d -= (1 << s) - 1;
+            c.pred += d;
+          }
+          blk[0] = c.pred * q[0]!;
+          // AC coefficients; those outside the top-left size x size land in blk but are never read.
+          let k = 1;
+          while (k < 64) {
+            if (cnt < 16) { while (cnt <= 24) { buf = (buf << 8) | data[p++]!; cnt += 8; } }
+            const peek = (buf >>> (cnt - LOOKUP_BITS)) & 511;
+            const f = acFast[peek]!;
+            if (f !== 0) {
+              cnt -= f & 15;
+              k += (f >> 4) & 15;
+              if (k > 63) throw new Error("coefficient index past 63");
+              const z = zz[k]!;
+              blk[z] = (f >> 8) * q[z]!;
+              k++;
+              continue;
+            }
+            e = acLookup[peek]!;
+            if (e === 0) e = slowHuffman(ac, (buf >>> (cnt - 16)) & 0xffff);
+            cnt -= e >> 8;
+            s = e & 15;
+            const r = (e >> 4) & 15;
+            if (s === 0) {
+              if (r !== 15) break;
+              k += 16;
+              continue;
+            }
+            k += r;
+            if (k > 63) throw new Error("coefficient index past 63");
+            if (cnt < s) { while (cnt <= 24) { buf = (buf << 8) | data[p++]!; cnt += 8; } }
+            cnt -= s;
+            let a = (buf >>> cnt) & ((1 << s) - 1);
+            if (a < 1 << (s - 1)) a -= (1 << s) - 1;
+            const z = zz[k]!;
+            blk[z] = a * q[z]!;
+            k++;
+          }
+          const row = single ? mr : mr * c.v + v;
+          const col = single ? mc : mc * c.h + h;
+          idct(blk, size, c.plane, row * size * stride + col * size, stride);
+        }
+      }
+    }
+  }
+}
+
+function decodeScan(
+  b: Uint8Array, dataStart: number, seg: Uint8Array, frame: Frame, quant: (Int32Array | undefined)[],
+  dcTables: (Huffman | undefined)[], acTables: (Huffman | undefined)[], restartInterval: number,
+): number {
+  const ns = seg[0]!;
+  if (ns < 1 || ns > 4 || seg.length < 1 + 2 * ns + 3) throw new Error("scan header too short");
+  const comps: Component[] = [];
+  for (let i = 0; i < ns; i++) {
+    const id = seg[1 + 2 * i]!;
+    const c = frame.components.find((x) => x.id === id);
+    if (!c) throw new Error("scan names an unknown component");
+    const t = seg[2 + 2 * i]!;
+    c.dcTable = dcTables[t >> 4] ?? null;
+    c.acTable = acTables[t & 15] ?? null;
+    comps.push(c);
+  }
+  const ss = seg[1 + 2 * ns]!;
+  const se = seg[2 + 2 * ns]!;
+  const ah = seg[3 + 2 * ns]! >> 4;
+  const al = seg[3 + 2 * ns]! & 15;
+  const { data, length, restarts, next } = unstuff(b, dataStart);
+  if (!frame.progressive) {
+    decodeBaselineScan(data, restarts, comps, frame, quant, restartInterval);
+    for (const c of frame.components) c.pred = 0;
+    return next;
+  }
+
+  // Bit reader state, shared by the closures below (V8 inlines them into the block loops).
+  let bitBuf = 0;
+  let bitCnt = 0;
+  let p = 0;
+  const n = length;
+  const fill = () => {
+    while (bitCnt <= 24) {
+      bitBuf = (bitBuf << 8) | (p < n ? data[p]! : 0); // past the end reads zeros, as libjpeg does
+      p++;
+      bitCnt += 8;
+    }
+  };
+  const huff = (t: Huffman): number => {
+    if (bitCnt < 16) fill();
+    const e = t.lookup[(bitBuf >>> (bitCnt - LOOKUP_BITS)) & ((1 << LOOKUP_BITS) - 1)]!;
+    if (e !== 0) {
+      bitCnt -= e >> 8;
+      return e & 255;
+    }
+    let len = LOOKUP_BITS + 1;
+    let code = (bitBuf >>> (bitCnt - len)) & ((1 << len) - 1);
+    while (code > t.maxCode[len]!) {
+      len++;
+      code = (bitBuf >>> (bitCnt - len)) & ((1 << len) - 1);
+    }
+    if (len > 16) throw new Error("invalid Huffman code");
+    bitCnt -= len;
+    return t.values[code + t.valueOffset[len]!]!;
+  };
+  const bits = (s: number): number => {
+    if (bitCnt < s) fill();
+    bitCnt -= s;
+    return (bitBuf >>> bitCnt) & ((1 << s) - 1);
+  };
+  const extend = (s: number): number => {
+    if (s === 0) return 0;
+    const v = bits(s);
+    return v < 1 << (s - 1) ? v - (1 << s) + 1 : v;
+  };
+
+  let eobrun = 0;
+
+  const decodeProgressive = (c: Component, row: number, col: number) => {
+    const coef = c.coefficients!;
+    const o = (row * c.blocksPerLine + col) * 64;
+    if (ss === 0) {
+      if (ah === 0) {
+        if (!c.dcTable) throw new Error("scan uses a table that was not defined");
+        c.pred += extend(huff(c.dcTable));
+        coef[o] = c.pred * (1 << al);
+      } else if (bits(1)) {
+        coef[o] = coef[o]! | (1 << al);
+      }
+      return;
+    }
+    const ac = c.acTable;
+    if (!ac) throw new Error("scan uses a table that was not defined");
+    if (ah === 0) {
+      if (eobrun > 0) { eobrun--; return; }
+      for (let k = ss; k <= se; ) {
+        const rs = huff(ac);
+        const s = rs & 15;
+        const r = rs >> 4;
+        if (s === 0) {
+          if (r < 15) {
+            eobrun = (1 << r) - 1 + (r ? bits(r) : 0);
+            break;
+          }
+          k += 16;
+          continue;
+        }
+        k += r;
+        if (k > 63) throw new Error("coefficient index past 63");
+        coef[o + ZIGZAG[k]!] = extend(s) * (1 << al);
+        k++;
+      }
+      return;
+    }
+    // Successive approximation refinement of AC coefficients (T.81 G.1.2.3).
+    const p1 = 1 << al;
+    const m1 = -1 << al;
+    let k = ss;
+    if (eobrun === 0) {
+      for (; k <= se; k++) {
+        const rs = huff(ac);
+        let s = rs & 15;
+        let r = rs >> 4;
+        if (s !== 0) {
+          s = bits(1) ? p1 : m1;
+        } else if (r !== 15) {
+          eobrun = (1 << r) + (r ? bits(r) : 0);
+          break;
+        }
+        while (k <= se) {
+          const z = o + ZIGZAG[k]!;
+          if (coef[z] !== 0) {
+            if (bits(1) && (coef[z]! & p1) === 0) coef[z] = coef[z]! + (coef[z]! >= 0 ? p1 : m1);
+          } else {
+            if (r === 0) break;
+            r--;
+          }
+          k++;
+        }
+        if (s !== 0 && k <= se) coef[o + ZIGZAG[k]!] = s;
+      }
+    }
+    if (eobrun > 0) {
+      for (; k <= se; k++) {
+        const z = o + ZIGZAG[k]!;
+        if (coef[z] !== 0 && bits(1) && (coef[z]! & p1) === 0) coef[z] = coef[z]! + (coef[z]! >= 0 ? p1 : m1);
+      }
+      eobrun--;
+    }
+  };
+
+  const decodeBlock = decodeProgressive;
+  const single = comps.length === 1;
+  const total = single
+    ? comps[0]!.usedBlocksPerLine * comps[0]!.usedBlocksPerColumn
+    : frame.mcusPerLine * frame.mcusPerColumn;
+  let restartIndex = 0;
+  for (let m = 0; m < total; m++) {
+    if (restartInterval > 0 && m > 0 && m % restartInterval === 0) {
+      // A restart marker: realign to its byte position, reset predictions and the EOB run.
+      const at = restarts[restartIndex++];
+      if (at === undefined) throw new Error("restart marker missing");
+      p = at;
+      bitCnt = 0;
+      bitBuf = 0;
+      eobrun = 0;
+      for (const c of comps) c.pred = 0;
+    }
+    if (single) {
+      const c = comps[0]!;
+      const row = (m / c.usedBlocksPerLine) | 0;
+      decodeBlock(c, row, m - row * c.usedBlocksPerLine);
+    } else {
+      const mr = (m / frame.mcusPerLine) | 0;
+      const mc = m - mr * frame.mcusPerLine;
+      for (const c of comps) {
+        for (let v = 0; v < c.v; v++) {
+          for (let h = 0; h < c.h; h++) decodeBlock(c, mr * c.v + v, mc * c.h + h);
+        }
+      }
+    }
+  }
+  for (const c of frame.components) c.pred = 0;
+  return next;
+}
+
+function idctAll(c: Component, q: Int32Array, size: number): void {
+  const coef = c.coefficients!;
+  const block = new Int32Array(64);
+  const stride = c.blocksPerLine * size;
+  for (let row = 0; row < c.blocksPerColumn; row++) {
+    for (let col = 0; col < c.blocksPerLine; col++) {
+      const o = (row * c.blocksPerLine + col) * 64;
+      for (let y = 0; y < size; y++) {
+        for (let x = 0; x < size; x++) {
+          const z = y * 8 + x;
+          block[z] = coef[o + z]! * q[z]!;
+        }
+      }
+      idct(block, size, c.plane, (row * size * c.blocksPerLine + col) * size, stride);
+    }
+  }
+  c.coefficients = null;
+}
+
+// --- inverse DCT --------------------------------------------------------------------------------------------
+//
+// f(n) = 1/2 * sum_u C(u) F(u) cos((2n + 1) u pi / 2N) per axis, C(0) = 1/sqrt(2), evaluated on an N-point
+// grid (N = 8, 4, 2, 1) from the top-left N x N coefficients: the N-point grid samples the 8-point basis at the
+// centres of N equal sub-blocks, which is what DCT-domain downscaling is. Points n and N-1-n share the even
+// terms and negate the odd ones, so each half is computed once.
+
+const C = (k: number, n: number) => Math.cos((k * Math.PI) / (2 * n));
+const R2 = Math.SQRT1_2;
+// 8-point constants.
+const C1 = C(1, 8), C2 = C(2, 8), C3 = C(3, 8), C5 = C(5, 8), C6 = C(6, 8), C7 = C(7, 8);
+// 4-point constants.
+const D1 = C(1, 4), D3 = C(3, 4);
+
+const work = new Float64Array(64);
+
+/** In-place 1-D IDCT of 8 values at `o`, step `s` (no 1/2 factor: applied once at the end). */
+function idct8(a: Float64Array, o: number, s: number): void {
+  const f0 = a[o]!, f1 = a[o + s]!, f2 = a[o + 2 * s]!, f3 = a[o + 3 * s]!;
+  const f4 = a[o + 4 * s]!, f5 = a[o + 5 * s]!, f6 = a[o + 6 * s]!, f7 = a[o + 7 * s]!;
+  if (f1 === 0 && f2 === 0 && f3 === 0 && f4 === 0 && f5 === 0 && f6 === 0 && f7 === 0) {
+    const dc = f0 * R2;
+    for (let i = 0; i < 8; i++) a[o + i * s] = dc;
+    return;
+  }
+  const ee0 = (f0 + f4) * R2;
+  const ee1 = (f0 - f4) * R2;
+  const eo0 = f2 * C2 + f6 * C6;
+  const eo1 = f2 * C6 - f6 * C2;
+  const e0 = ee0 + eo0, e3 = ee0 - eo0, e1 = ee1 + eo1, e2 = ee1 - eo1;
+  // cos((2n+1) u pi / 16) for odd u at n = 0..3.
+  const o0 = f1 * C1 + f3 * C3 + f5 * C5 + f7 * C7;
+  const o1 = f1 * C3 - f3 * C7 - f5 * C1 - f7 * C5;
+  const o2 = f1 * C5 - f3 * C1 + f5 * C7 + f7 * C3;
+  const o3 = f1 * C7 - f3 * C5 + f5 * C3 - f7 * C1;
+  a[o] = e0 + o0; a[o + 7 * s] = e0 - o0;
+  a[o + s] = e1 + o1; a[o + 6 * s] = e1 - o1;
+  a[o + 2 * s] = e2 + o2; a[o + 5 * s] = e2 - o2;
+  a[o + 3 * s] = e3 + o3; a[o + 4 * s] = e3 - o3;
+}
+
+/**
+ * IDCT of the top-left size x size of `block` (dequantised, natural order) into `out` at `o`, row stride;
+ * clears those coefficients afterwards so the block is ready for the next one.
+ */
+function idct(block: Int32Array, size: number, out: Uint8ClampedArray, o: number, stride: number): void {
+  if (size === 4) {
+    idct4x4(block, out, o, stride);
+    return;
+  }
+  if (size === 1) {
+    out[o] = block[0]! / 8 + 128;
+    block[0] = 0;
+    return;
+  }
+  if (size === 2) {
+    // 2x2: each term is F * (1/4) * (C(u) cos)(C(v) cos) = F / 8, with signs by position.
+    const a = block[0]!, b = block[1]!, c = block[8]!, d = block[9]!;
+    out[o] = (a + b + c + d) / 8 + 128;
+    out[o + 1] = (a - b + c - d) / 8 + 128;
+    out[o + stride] = (a + b - c - d) / 8 + 128;
+    out[o + stride + 1] = (a - b - c + d) / 8 + 128;
+    block[0] = block[1] = block[8] = block[9] = 0;
+    return;
+  }
+  const w = work;
+  for (let i = 0; i < 64; i++) w[i] = block[i]!;
+  block.fill(0);
+  for (let x = 0; x < 8; x++) idct8(w, x, 8); // columns
+  for (let y = 0; y < 8; y++) idct8(w, y * 8, 1); // rows
+  for (let y = 0; y < 8; y++) {
+    const r = o + y * stride;
+    const i = y * 8;
+    for (let x = 0; x < 8; x++) out[r + x] = w[i + x]! * 0.25 + 128;
+  }
+}
+
+/** The 4x4 case (1/2 scale, the common one for phone photos), unrolled with the block in locals. */
+function idct4x4(b: Int32Array, out: Uint8ClampedArray, o: number, stride: number): void {
+  const a00 = b[0]!, a01 = b[1]!, a02 = b[2]!, a03 = b[3]!;
+  const a10 = b[8]!, a11 = b[9]!, a12 = b[10]!, a13 = b[11]!;
+  const a20 = b[16]!, a21 = b[17]!, a22 = b[18]!, a23 = b[19]!;
+  const a30 = b[24]!, a31 = b[25]!, a32 = b[26]!, a33 = b[27]!;
+  b[0] = b[1] = b[2] = b[3] = b[8] = b[9] = b[10] = b[11] = 0;
+  b[16] = b[17] = b[18] = b[19] = b[24] = b[25] = b[26] = b[27] = 0;
+  if ((a01 | a02 | a03 | a10 | a11 | a12 | a13 | a20 | a21 | a22 | a23 | a30 | a31 | a32 | a33) === 0) {
+    const v = a00 / 8 + 128;
+    for (let y = 0; y < 4; y++) {
+      const r = o + y * stride;
+      out[r] = out[r + 1] = out[r + 2] = out[r + 3] = v;
+    }
+    return;
+  }
+  const w = work;
+  // Columns: row n of column x from coefficients a0x..a3x (the 1/4 for both passes is applied on output).
+  col4(w, 0, a00, a10, a20, a30);
+  col4(w, 1, a01, a11, a21, a31);
+  col4(w, 2, a02, a12, a22, a32);
+  col4(w, 3, a03, a13, a23, a33);
+  for (let y = 0; y < 4; y++) {
+    const i = y * 4;
+    const f0 = w[i]!, f1 = w[i + 1]!, f2 = w[i + 2]!, f3 = w[i + 3]!;
+    const e0 = (f0 + f2) * R2, e1 = (f0 - f2) * R2;
+    const o0 = f1 * D1 + f3 * D3, o1 = f1 * D3 - f3 * D1;
+    const r = o + y * stride;
+    out[r] = (e0 + o0) * 0.25 + 128;
+    out[r + 3] = (e0 - o0) * 0.25 + 128;
+    out[r + 1] = (e1 + o1) * 0.25 + 128;
+    out[r + 2] = (e1 - o1) * 0.25 + 128;
+  }
+}
+
+function col4(w: Float64Array, x: number, f0: number, f1: number, f2: number, f3: number): void {
+  const e0 = (f0 + f2) * R2, e1 = (f0 - f2) * R2;
+  const o0 = f1 * D1 + f3 * D3, o1 = f1 * D3 - f3 * D1;
+  w[x] = e0 + o0;
+  w[12 + x] = e0 - o0;
+  w[4 + x] = e1 + o1;
+  w[8 + x] = e1 - o1;
+}
+
+// --- colour -------------------------------------------------------------------------------------------------
+
+function toRgba(frame: Frame, adobeTransform: number): RgbaImage {
+  const size = frame.size;
+  const width = Math.ceil((frame.width * size) / 8);
+  const height = Math.ceil((frame.height * size) / 8);
+  const out = new Uint8Array(width * height * 4);
+  const px = new Uint32Array(out.buffer);
+  const [c0, c1, c2] = frame.components;
+  if (!c1 || !c2) {
+    const g = c0!;
+    const stride = g.blocksPerLine * size;
+    for (let y = 0; y < height; y++) {
+      let i = y * width;
+      const r = y * stride;
+      for (let x = 0; x < width; x++) {
+        const v = g.plane[r + x]!;
+        px[i++] = (v | (v << 8) | (v << 16) | 0xff000000) >>> 0;
+      }
+    }
+    return { width, height, data: out };
+  }
+  // Adobe transform 0 with three components, or component ids 'R','G','B', means RGB stored as is.
+  const rgb = adobeTransform === 0 || (c0!.id === 0x52 && c1.id === 0x47 && c2.id === 0x42);
+  const planes = [c0!, c1, c2];
+  const shiftX = planes.map((c) => (c.h === frame.hMax ? 0 : 1));
+  const shiftY = planes.map((c) => (c.v === frame.vMax ? 0 : 1));
+  const strides = planes.map((c) => c.blocksPerLine * size);
+  const [p0, p1, p2] = planes.map((c) => c.plane) as [Uint8ClampedArray, Uint8ClampedArray, Uint8ClampedArray];
+  const sx1 = shiftX[1]!, sx2 = shiftX[2]!, sx0 = shiftX[0]!;
+  const clamp = CLAMP;
+  for (let y = 0; y < height; y++) {
+    const r0 = (y >> shiftY[0]!) * strides[0]!;
+    const r1 = (y >> shiftY[1]!) * strides[1]!;
+    const r2 = (y >> shiftY[2]!) * strides[2]!;
+    let i = y * width;
+    for (let x = 0; x < width; x++) {
+      const a = p0[r0 + (x >> sx0)]!;
+      const b = p1[r1 + (x >> sx1)]!;
+      const c = p2[r2 + (x >> sx2)]!;
+      if (rgb) {
+        px[i++] = (a | (b << 8) | (c << 16) | 0xff000000) >>> 0;
+        continue;
+      }
+      // JFIF YCbCr -> RGB in 16-bit fixed point (tables hold the products for every Cb/Cr byte).
+      const R = clamp[a + ((CR_R[c]! + 32768) >> 16) + 256]!;
+      const G = clamp[a + ((CB_G[b]! + CR_G[c]! + 32768) >> 16) + 256]!;
+      const B = clamp[a + ((CB_B[b]! + 32768) >> 16) + 256]!;
+      px[i++] = (R | (G << 8) | (B << 16) | 0xff000000) >>> 0;
+    }
+  }
+  return { width, height, data: out };
+}
+
+const CR_R = new Int32Array(256);
+const CB_B = new Int32Array(256);
+const CB_G = new Int32Array(256);
+const CR_G = new Int32Array(256);
+for (let i = 0; i < 256; i++) {
+  const d = i - 128;
+  CR_R[i] = Math.round(1.402 * 65536) * d;
+  CB_B[i] = Math.round(1.772 * 65536) * d;
+  CB_G[i] = -Math.round(0.344136 * 65536) * d;
+  CR_G[i] = -Math.round(0.714136 * 65536) * d;
+}
+/** clamp[v + 256] = v limited to 0..255, for v in -256..511 (and a margin beyond). */
+const CLAMP = new Uint8ClampedArray(1024);
+for (let i = 0; i < 1024; i++) CLAMP[i] = i - 256;
