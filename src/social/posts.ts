@@ -372,7 +372,9 @@ export async function listPosts(services: Services, userId: string, query: PostL
     filter.to = dateOnly ? new Date(dayStart(query.toDate).getTime() + 86_400_000) : new Date(query.toDate);
     filter.toExclusive = dateOnly;
   }
-  if (filter.from && filter.to && filter.from.getTime() > filter.to.getTime()) throw field("fromDate", "must not be after toDate");
+  if (filter.from && filter.to && (filter.toExclusive ? filter.from >= filter.to : filter.from > filter.to)) {
+    throw field("fromDate", "must not be after toDate");
+  }
   return listPostRecords(services.db, userId, filter, services.clock.now());
 }
 

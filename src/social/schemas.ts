@@ -92,26 +92,26 @@ export const MediaResponseSchema = z.object({ data: MediaSchema }).openapi("Medi
 
 const UrlImageSchema = z
   .strictObject({
-    url: z.string().min(1).openapi({ description: "Public https URL served on port 443; no redirects, no credentials.", example: "https://cdn.example.com/shoe.jpg" }),
+    url: z.string().min(1, { error: "must not be empty" }).openapi({ description: "Public https URL served on port 443; no redirects, no credentials.", example: "https://cdn.example.com/shoe.jpg" }),
   })
   .openapi("UrlImage");
 
 const Base64ImageSchema = z
   .strictObject({
-    base64: z.string().min(1).openapi({ description: "Bare Base64 (standard or URL-safe) or a data URI." }),
+    base64: z.string().min(1, { error: "must not be empty" }).openapi({ description: "Bare Base64 (standard or URL-safe) or a data URI." }),
     mimeType: z.enum(IMAGE_MIME_TYPES).optional().openapi({ description: "Informative only: the real format is read from the bytes." }),
   })
   .openapi("Base64Image");
 
 const MediaIdImageSchema = z
-  .strictObject({ mediaId: z.string().min(1).openapi({ description: "Id of a media asset of the same owner (POST /media)." }) })
+  .strictObject({ mediaId: z.string().min(1, { error: "must not be empty" }).openapi({ description: "Id of a media asset of the same owner (POST /media)." }) })
   .openapi("MediaIdImage");
 
 export const MediaCreateSchema = z
   .union([
     UrlImageSchema,
     Base64ImageSchema,
-    z.string().min(1).openapi({ description: "A JSON string holding a data URI (a bare Base64 string or an https URL is accepted too).", example: "data:image/png;base64,iVBORw0KGgo..." }),
+    z.string().min(1, { error: "must not be empty" }).openapi({ description: "A JSON string holding a data URI (a bare Base64 string or an https URL is accepted too).", example: "data:image/png;base64,iVBORw0KGgo..." }),
   ], { error: "send {url}, {base64, mimeType?} or a JSON string holding a data URI" })
   .openapi("MediaCreate");
 export type MediaCreate = z.infer<typeof MediaCreateSchema>;
@@ -127,7 +127,7 @@ const AccountIdSchema = z
 
 export const ImageItemSchema = z
   .union([
-    z.string().min(1).openapi({ description: "An https URL, a data URI, or bare Base64." }),
+    z.string().min(1, { error: "must not be empty" }).openapi({ description: "An https URL, a data URI, or bare Base64." }),
     UrlImageSchema,
     Base64ImageSchema,
     MediaIdImageSchema,
@@ -137,7 +137,9 @@ export type ImageItem = z.infer<typeof ImageItemSchema>;
 
 const HashtagSchema = z
   .string()
-  .regex(/^#?[\p{L}\p{M}\p{N}_]{1,100}$/u, { error: "must be one word of letters, digits or underscores (1 to 100), with or without a leading #" });
+  .regex(/^#?[\p{L}\p{M}\p{N}_]{1,100}$/u, { error: "must be one word of letters, digits or underscores (1 to 100), with or without a leading #" })
+  // The generator would print the regex flags into the pattern; JSON Schema patterns are Unicode-aware already.
+  .openapi({ pattern: "^#?[\\p{L}\\p{M}\\p{N}_]{1,100}$" });
 
 export const PostCreateSchema = z
   .strictObject({
@@ -225,10 +227,13 @@ const DateFilter = z
 export const PostListQuerySchema = z.strictObject({
   status: z.enum(POST_STATUSES).optional(),
   platform: z.enum(PLATFORMS).optional(),
-  fromDate: DateFilter.openapi({ description: "Inclusive; compared with scheduledFor, else createdAt. A date means its start (UTC)." }),
-  toDate: DateFilter.openapi({ description: "Inclusive; a date means its whole day (UTC)." }),
+  fromDate: DateFilter.openapi({
+    description: "ISO-8601 date or timestamp with Z or an offset; inclusive; compared with scheduledFor, else createdAt. A date means its start (UTC).",
+    example: "2030-05-01",
+  }),
+  toDate: DateFilter.openapi({ description: "ISO-8601 date or timestamp with Z or an offset; inclusive; a date means its whole day (UTC).", example: "2030-05-31" }),
   limit: z.coerce.number().int().min(1).max(LIST_MAX_LIMIT).optional().openapi({ description: `Default ${LIST_DEFAULT_LIMIT}.` }),
-  offset: z.coerce.number().int().min(0).max(LIST_MAX_OFFSET).optional().openapi({ description: "Default 0." }),
+  offset: z.coerce.number().int().min(0).max(LIST_MAX_OFFSET).optional().openapi({ type: "integer", minimum: 0, maximum: LIST_MAX_OFFSET, description: "Default 0." }),
 });
 export type PostListQuery = z.infer<typeof PostListQuerySchema>;
 
