@@ -6,6 +6,7 @@
  * to throw three quarters of them away in the resize. Evaluating the inverse DCT on a 4x4, 2x2 or 1x1 grid
  * (the "shrink-on-load" of libjpeg and libvips) yields the image at 1/2, 1/4 or 1/8 size directly, so the
  * IDCT, colour conversion and resize all work on a quarter (or less) of the pixels, and nothing lands in WASM.
+ * Any N/8 scale is supported (libjpeg-turbo's scale_num), so the decoded size lands just above the target.
  *
  * Anything outside that set (CMYK/YCCK, unusual sampling factors, 12-bit, a table that is missing) returns
  * null and the caller falls back to photon; corrupt entropy data throws a plain Error, which the caller also
@@ -13,9 +14,9 @@
  */
 import type { RgbaImage } from "./types";
 
-/** The decoded image plus the DCT scale denominator that was used (1, 2, 4 or 8). */
+/** The decoded image plus the scale that was used: `eighths` / 8 (1..8; 8 is full size). */
 export interface ScaledDecode extends RgbaImage {
-  denominator: 1 | 2 | 4 | 8;
+  eighths: number;
 }
 
 /** Natural (row-major) index of each zigzag position. */
@@ -80,26 +81,27 @@ interface Frame {
 class Unsupported extends Error {}
 
 /**
- * The largest DCT scale denominator (8, 4, 2 or 1) that keeps a `width` x `height` image at least
- * `minWidth` x `minHeight`.
+ * The smallest scale N/8 (N = 1..8) that keeps a `width` x `height` image at least `minWidth` x `minHeight`.
+ * Like libjpeg-turbo's scale_num/8, any N works, not only 1/2, 1/4, 1/8: a 4000x3000 photo bound for
+ * 1440x1080 decodes at 3/8 (1500x1125), which leaves the resize almost nothing to do.
  *
  * @example
- * chooseDenominator(4000, 3000, 1440, 1080); // 2: decode at 2000x1500, then resize the rest
+ * chooseEighths(4000, 3000, 1440, 1080); // 3
  */
-export function chooseDenominator(width: number, height: number, minWidth: number, minHeight: number): 1 | 2 | 4 | 8 {
-  for (const d of [8, 4, 2] as const) {
-    if (Math.ceil(width / d) >= minWidth && Math.ceil(height / d) >= minHeight) return d;
+export function chooseEighths(width: number, height: number, minWidth: number, minHeight: number): number {
+  for (let n = 1; n < 8; n++) {
+    if (Math.ceil((width * n) / 8) >= minWidth && Math.ceil((height * n) / 8) >= minHeight) return n;
   }
-  return 1;
+  return 8;
 }
 
 /**
- * Decodes a JPEG to RGBA at the smallest of 1/1, 1/2, 1/4, 1/8 scale that is still at least
- * `minWidth` x `minHeight` (stored orientation, EXIF not applied). Returns null for the JPEG variants it does
+ * Decodes a JPEG to RGBA at the smallest scale N/8 that is still at least `minWidth` x `minHeight` (stored
+ * orientation, EXIF not applied). Returns null for the JPEG variants it does
  * not handle; throws an Error for corrupt data. Callers have run the header and size checks.
  *
  * @example
- * const img = decodeJpegScaled(bytes, 1440, 1080); // 4000x3000 input -> 2000x1500, denominator 2
+ * const img = decodeJpegScaled(bytes, 1440, 1080); // 4000x3000 input -> 1500x1125, eighths 3
  */
 export function decodeJpegScaled(bytes: Uint8Array, minWidth = Infinity, minHeight = Infinity): ScaledDecode | null {
   try {
@@ -117,7 +119,6 @@ function decode(b: Uint8Array, minWidth: number, minHeight: number): ScaledDecod
   let frame: Frame | null = null;
   let restartInterval = 0;
   let adobeTransform = -1;
-  let denominator: 1 | 2 | 4 | 8 = 1;
   let pos = 2;
   if (b[0] !== 0xff || b[1] !== 0xd8) throw new Error("not a JPEG");
   for (;;) {
@@ -143,7 +144,6 @@ function decode(b: Uint8Array, minWidth: number, minHeight: number): ScaledDecod
       case 0xc0: case 0xc1: case 0xc2: {
         if (frame) throw new Unsupported("more than one frame");
         frame = readFrame(seg, marker === 0xc2, minWidth, minHeight);
-        denominator = (8 / frame.size) as 1 | 2 | 4 | 8;
         break;
       }
       case 0xda: {
@@ -164,7 +164,7 @@ function decode(b: Uint8Array, minWidth: number, minHeight: number): ScaledDecod
       idctAll(c, q, frame.size);
     }
   }
-  return { ...toRgba(frame, adobeTransform), denominator };
+  return { ...toRgba(frame, adobeTransform), eighths: frame.size };
 }
 
 function readQuant(seg: Uint8Array, quant: (Int32Array | undefined)[]): void {
@@ -259,7 +259,7 @@ function readFrame(seg: Uint8Array, progressive: boolean, minWidth: number, minH
       throw new Unsupported("sampling factors");
     }
   }
-  const size = 8 / chooseDenominator(width, height, minWidth, minHeight);
+  const size = chooseEighths(width, height, minWidth, minHeight);
   const mcusPerLine = Math.ceil(width / (8 * hMax));
   const mcusPerColumn = Math.ceil(height / (8 * vMax));
   const components = raw.map((c): Component => {
@@ -625,7 +625,7 @@ function idctAll(c: Component, q: Int32Array, size: number): void {
 // --- inverse DCT --------------------------------------------------------------------------------------------
 //
 // f(n) = 1/2 * sum_u C(u) F(u) cos((2n + 1) u pi / 2N) per axis, C(0) = 1/sqrt(2), evaluated on an N-point
-// grid (N = 8, 4, 2, 1) from the top-left N x N coefficients: the N-point grid samples the 8-point basis at the
+// grid (N = 1..8) from the top-left N x N coefficients: the N-point grid samples the 8-point basis at the
 // centres of N equal sub-blocks, which is what DCT-domain downscaling is. Points n and N-1-n share the even
 // terms and negate the odd ones, so each half is computed once.
 
@@ -672,6 +672,10 @@ function idct(block: Int32Array, size: number, out: Uint8ClampedArray, o: number
     idct4x4(block, out, o, stride);
     return;
   }
+  if (size !== 1 && size !== 2 && size !== 8) {
+    idctN(block, size, out, o, stride);
+    return;
+  }
   if (size === 1) {
     out[o] = block[0]! / 8 + 128;
     block[0] = 0;
@@ -696,6 +700,47 @@ function idct(block: Int32Array, size: number, out: Uint8ClampedArray, o: number
     const r = o + y * stride;
     const i = y * 8;
     for (let x = 0; x < 8; x++) out[r + x] = w[i + x]! * 0.25 + 128;
+  }
+}
+
+/** cos tables per N: BASIS[N][n * N + u] = C(u) cos((2n + 1) u pi / 2N). */
+const BASIS: Float64Array[] = [];
+for (let n = 1; n <= 8; n++) {
+  const t = new Float64Array(n * n);
+  for (let x = 0; x < n; x++) {
+    for (let u = 0; u < n; u++) t[x * n + u] = (u === 0 ? R2 : 1) * Math.cos(((2 * x + 1) * u * Math.PI) / (2 * n));
+  }
+  BASIS[n] = t;
+}
+
+/** Any N x N grid (3, 5, 6, 7) as two small matrix products; N^3 multiplies per pass is cheap for N <= 7. */
+function idctN(b: Int32Array, size: number, out: Uint8ClampedArray, o: number, stride: number): void {
+  const m = BASIS[size]!;
+  const w = work;
+  let ac = 0;
+  for (let v = 0; v < size; v++) for (let u = 0; u < size; u++) ac |= v + u === 0 ? 0 : b[v * 8 + u]!;
+  if (ac === 0) {
+    const dc = b[0]! / 8 + 128;
+    b[0] = 0;
+    for (let y = 0; y < size; y++) for (let x = 0; x < size; x++) out[o + y * stride + x] = dc;
+    return;
+  }
+  // Columns: w[y * 8 + u] = sum_v basis(y, v) F(v, u).
+  for (let u = 0; u < size; u++) {
+    for (let y = 0; y < size; y++) {
+      let acc = 0;
+      for (let v = 0; v < size; v++) acc += m[y * size + v]! * b[v * 8 + u]!;
+      w[y * 8 + u] = acc;
+    }
+  }
+  for (let v = 0; v < size; v++) for (let u = 0; u < size; u++) b[v * 8 + u] = 0;
+  for (let y = 0; y < size; y++) {
+    const r = o + y * stride;
+    for (let x = 0; x < size; x++) {
+      let acc = 0;
+      for (let u = 0; u < size; u++) acc += m[x * size + u]! * w[y * 8 + u]!;
+      out[r + x] = acc * 0.25 + 128;
+    }
   }
 }
 
