@@ -1,0 +1,113 @@
+/**
+ * The real embedded server as a child process (`tsx functions/node.ts`) on a temporary DATA_DIR and a free
+ * loopback port, for end-to-end and crash tests: start, kill (any signal), restart on the same data.
+ *
+ * @example
+ * const server = await startServerProcess();
+ * const res = await fetch(`${server.baseUrl}/health`);
+ * await server.kill("SIGKILL"); await server.restart();
+ * await server.dispose();
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const ROOT = new URL("../..", import.meta.url).pathname;
+const TSX = join(ROOT, "node_modules/.bin/tsx");
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+    s.on("error", reject);
+  });
+}
+
+export interface ServerProcess {
+  baseUrl: string;
+  dataDir: string;
+  /** The first user's key, written by the server to DATA_DIR/dev-api-key on its first start. */
+  apiKey: string;
+  output(): string;
+  /** Sends the signal and waits for the process to exit. */
+  kill(signal?: NodeJS.Signals): Promise<number | null>;
+  /** Starts again on the same DATA_DIR and port. */
+  restart(): Promise<void>;
+  /** Kills if running and removes DATA_DIR. */
+  dispose(): Promise<void>;
+}
+
+export async function startServerProcess(options: { env?: Record<string, string> } = {}): Promise<ServerProcess> {
+  const dataDir = await mkdtemp(join(tmpdir(), "shopkit-e2e-"));
+  const port = await freePort();
+  let out = "";
+  let child: ChildProcess;
+  let exited: Promise<number | null>;
+
+  const launch = async () => {
+    out = "";
+    child = spawn(TSX, ["functions/node.ts"], {
+      cwd: ROOT,
+      env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "info", ...options.env },
+      stdio: ["ignore", "pipe", "pipe"],
+      // Own process group: tsx runs the app in a child process, and a SIGKILL must reach that one too.
+      detached: true,
+    });
+    child.stdout!.on("data", (d) => (out += d));
+    child.stderr!.on("data", (d) => (out += d));
+    exited = new Promise((resolve) => child.on("exit", (code) => resolve(code)));
+    const deadline = Date.now() + 60_000;
+    while (!out.includes('"listening"')) {
+      if (Date.now() > deadline || child.exitCode !== null || child.signalCode !== null) throw new Error(`server did not start:\n${out}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+
+  await launch();
+  const apiKey = (await readFile(join(dataDir, "dev-api-key"), "utf8")).trim();
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    dataDir,
+    apiKey,
+    output: () => out,
+    async kill(signal = "SIGTERM") {
+      if (child.exitCode === null && child.signalCode === null) {
+        if (signal === "SIGKILL") process.kill(-child.pid!, "SIGKILL");
+        else child.kill(signal);
+      }
+      const code = await exited;
+      await groupGone(child.pid!);
+      return code;
+    },
+    restart: launch,
+    async dispose() {
+      if (child.exitCode === null && child.signalCode === null) {
+        process.kill(-child.pid!, "SIGKILL");
+        await exited;
+      }
+      await groupGone(child.pid!);
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Waits until no process of the group is left (the app process may outlive the tsx wrapper briefly). */
+async function groupGone(pgid: number): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    try {
+      process.kill(-pgid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  try {
+    process.kill(-pgid, "SIGKILL");
+  } catch {
+    // already gone
+  }
+}

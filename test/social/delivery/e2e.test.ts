@@ -1,0 +1,172 @@
+/**
+ * The delivery engine end to end on the embedded server (`tsx functions/node.ts`, PGlite in a temporary
+ * DATA_DIR, the built-in sandbox reached over real HTTP): immediate and scheduled posts, cancellation, each
+ * sandbox fault, and a SIGKILL in the middle of publishing 20 posts. One server for the whole file.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import { startServerProcess, type ServerProcess } from "../../helpers/server-process";
+import { allSettled, e2eClient, settled, waitFor, type E2eClient, type PostRecord } from "./e2e-client";
+
+let server: ServerProcess;
+let api: E2eClient;
+
+beforeAll(async () => {
+  // The tests poll post states; the per-user request budgets are not what is under test here.
+  server = await startServerProcess({ env: { RATE_LIMIT_SOCIAL_READ: "100000", RATE_LIMIT_SOCIAL_WRITE: "100000" } });
+  api = e2eClient(server.baseUrl, server.apiKey);
+}, 90_000);
+afterAll(async () => {
+  await server?.dispose();
+});
+
+const target = (post: PostRecord, accountId: string) => post.accounts.find((t) => t.accountId === accountId)!;
+
+describe("publishing", () => {
+  it("an immediate post reaches published on a page and a photo account within seconds, once each, as written", async () => {
+    const [page, photo] = await Promise.all([api.connect("pageplatform"), api.connect("photoplatform")]);
+    const started = Date.now();
+    const created = await api.createPost({ accountIds: [page.id, photo.id], caption: "Launch day", hashtags: ["coffee", "mugs"], images: [await api.image()] });
+    const post = await settled(api, created.id, 10_000);
+    expect(Date.now() - started).toBeLessThan(6000);
+    expect(post.status).toBe("published");
+    for (const account of [page, photo]) {
+      const t = target(post, account.id);
+      expect(t).toMatchObject({ status: "published", attempts: 1, error: null });
+      const items = await api.sandboxPosts(account.id);
+      expect(items).toHaveLength(1);
+      expect(items[0]).toMatchObject({ id: t.providerPostId, caption: "Launch day\n\n#coffee #mugs", hashtags: ["coffee", "mugs"], imageUrls: post.imageUrls });
+    }
+  });
+
+  it("a post scheduled 3 s ahead is not published before its time, and is within 2 s after", async () => {
+    const page = await api.connect("pageplatform");
+    const at = new Date(Date.now() + 3000);
+    const created = await api.createPost({ accountIds: page.id, caption: "On time", scheduledFor: at.toISOString() });
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(await api.sandboxPosts(page.id)).toEqual([]);
+    const post = await settled(api, created.id, 8000);
+    const publishedAt = new Date(target(post, page.id).publishedAt!).getTime();
+    expect(publishedAt).toBeGreaterThanOrEqual(at.getTime());
+    expect(publishedAt - at.getTime()).toBeLessThanOrEqual(2000);
+    const items = await api.sandboxPosts(page.id);
+    expect(items).toHaveLength(1);
+    expect(new Date(items[0]!.createdAt).getTime()).toBeGreaterThanOrEqual(at.getTime());
+  });
+
+  it("cancelling before the time leaves the sandbox empty", async () => {
+    const [page, photo] = await Promise.all([api.connect("pageplatform"), api.connect("photoplatform")]);
+    const at = new Date(Date.now() + 2500);
+    const created = await api.createPost({ accountIds: [page.id, photo.id], caption: "Never", images: [await api.image()], scheduledFor: at.toISOString() });
+    const cancelled = await api.cancelPost(created.id);
+    expect(cancelled.accounts.map((t) => t.status)).toEqual(["cancelled", "cancelled"]);
+    await new Promise((r) => setTimeout(r, at.getTime() - Date.now() + 2000));
+    expect(await api.sandboxPosts(page.id)).toEqual([]);
+    expect(await api.sandboxPosts(photo.id)).toEqual([]);
+    expect((await api.getPost(created.id)).accounts.map((t) => t.status)).toEqual(["cancelled", "cancelled"]);
+  });
+});
+
+describe("faults", () => {
+  it("each fault kind leads to the right target state, retry count and account state", async () => {
+    const kinds = ["transient", "rate_limit", "auth", "invalid", "ambiguous", "slow"] as const;
+    const pages = await Promise.all(kinds.map((k) => api.connect("pageplatform", `fault ${k}`)));
+    const photos = await Promise.all(["ambiguous", "transient"].map((k) => api.connect("photoplatform", `fault ${k}`)));
+    await Promise.all([...kinds.map((k, i) => api.fault(pages[i]!.id, k)), api.fault(photos[0]!.id, "ambiguous"), api.fault(photos[1]!.id, "transient")]);
+    const image = await api.image();
+    const created = await Promise.all([
+      ...kinds.map((k, i) => api.createPost({ accountIds: pages[i]!.id, caption: `fault ${k}` })),
+      ...photos.map((p, i) => api.createPost({ accountIds: p.id, caption: `photo fault ${i}`, images: [image] })),
+    ]);
+    const posts = await Promise.all(created.map((p, i) => (kinds[i] === "rate_limit" ? waitForRetry(p.id) : settled(api, p.id, 25_000))));
+    const [transient, rateLimit, auth, invalid, ambiguous, slow, photoAmbiguous, photoTransient] = posts.map((p) => p.accounts[0]!);
+
+    expect(transient).toMatchObject({ status: "published", attempts: 2, error: null });
+    expect(photoTransient).toMatchObject({ status: "published", attempts: 2, error: null });
+    expect(slow).toMatchObject({ status: "published", attempts: 1 });
+    expect(rateLimit).toMatchObject({ status: "failed", attempts: 1, error: { code: "RATE_LIMITED" } });
+    expect(new Date(rateLimit!.nextAttemptAt!).getTime() - Date.now()).toBeGreaterThan(40_000);
+    expect(auth).toMatchObject({ status: "failed", attempts: 1, nextAttemptAt: null, error: { code: "ACCOUNT_NEEDS_RECONNECT" } });
+    expect(invalid).toMatchObject({ status: "failed", attempts: 1, nextAttemptAt: null, error: { code: "PLATFORM_REJECTED" } });
+    expect(invalid!.error!.message).toMatch(/code 100/);
+    for (const t of [ambiguous, photoAmbiguous]) expect(t).toMatchObject({ status: "published", attempts: 2, error: null });
+
+    // Exactly one item where the answer was lost; none where the platform refused.
+    expect(await api.sandboxPosts(pages[4]!.id)).toHaveLength(1);
+    expect(await api.sandboxPosts(photos[0]!.id)).toHaveLength(1);
+    expect((await api.sandboxPosts(pages[4]!.id))[0]!.id).toBe(ambiguous!.providerPostId);
+    expect(await api.sandboxPosts(pages[2]!.id)).toEqual([]);
+    expect(await api.sandboxPosts(pages[3]!.id)).toEqual([]);
+
+    const accounts = new Map((await api.accounts()).map((a) => [a.id, a]));
+    expect(accounts.get(pages[2]!.id)).toMatchObject({ tokenStatus: "invalid", canPublish: false });
+    for (const i of [0, 1, 3, 4, 5]) expect(accounts.get(pages[i]!.id)).toMatchObject({ tokenStatus: "active", canPublish: true });
+    // Reconnecting (a new sandbox token) makes the account publishable again.
+    expect(await api.connect("pageplatform", "fault auth", pages[2]!.platformAccountId)).toMatchObject({ tokenStatus: "active", canPublish: true });
+    await api.cancelPost(created[1]!.id);
+  }, 60_000);
+
+  it("the sandbox refuses an image it cannot fetch, as the platform does", async () => {
+    const photo = await api.connect("photoplatform");
+    const created = await api.createPost({ accountIds: photo.id, caption: "gone", images: [await api.image()], scheduledFor: new Date(Date.now() + 1500).toISOString() });
+    // The image disappears from the service's storage before the platform fetches it.
+    await rm(join(server.dataDir, "files", new URL(created.imageUrls[0]!).pathname.replace(/^\/files\//, "")));
+    const t = target(await settled(api, created.id, 10_000), photo.id);
+    expect(t).toMatchObject({ status: "failed", attempts: 1, nextAttemptAt: null, error: { code: "PLATFORM_REJECTED" } });
+    expect(t.error!.message).toMatch(/code 9004, subcode 2207052/);
+    expect(await api.sandboxPosts(photo.id)).toEqual([]);
+  });
+});
+
+async function waitForRetry(postId: string): Promise<PostRecord> {
+  return waitFor(`post ${postId} to wait for a retry`, async () => {
+    const post = await api.getPost(postId);
+    return post.accounts[0]!.status === "failed" && post.accounts[0]!.nextAttemptAt ? post : undefined;
+  }, 15_000);
+}
+
+// Last in the file: it kills the shared server and starts it again on the same data.
+describe("crash", () => {
+  it("SIGKILL in the middle of publishing 20 posts: after a restart every target is published exactly once", async () => {
+    const [page, photo] = await Promise.all([api.connect("pageplatform", "crash page"), api.connect("photoplatform", "crash photo")]);
+    // Every publishing call takes 1.5 s: the kill lands while several are on the wire.
+    await Promise.all([api.fault(page.id, "slow", 20), api.fault(photo.id, "slow", 20)]);
+    const image = await api.image();
+    const created: PostRecord[] = [];
+    for (let i = 0; i < 20; i += 5) {
+      created.push(
+        ...(await Promise.all(
+          [i, i + 1, i + 2, i + 3, i + 4].map((n) =>
+            api.createPost(n % 2 ? { accountIds: photo.id, caption: `crash ${n}`, images: [image] } : { accountIds: page.id, caption: `crash ${n}` }),
+          ),
+        )),
+      );
+    }
+    const published = async () => (await api.sandboxPosts(page.id)).length + (await api.sandboxPosts(photo.id)).length;
+    const atKill = await waitFor("a few posts to be out", async () => {
+      const n = await published();
+      return n >= 3 ? n : undefined;
+    }, 30_000, 100);
+    await server.kill("SIGKILL");
+    expect(atKill).toBeLessThan(20);
+
+    await server.restart();
+    const after = await allSettled(api, created.map((p) => p.id), 60_000);
+    // The kill did land mid-publish: the restarted process found claims of the dead one and released them.
+    expect(server.output()).toMatch(/released publishing claims of a stopped publisher/);
+    const pageItems = await api.sandboxPosts(page.id);
+    const photoItems = await api.sandboxPosts(photo.id);
+    expect(pageItems).toHaveLength(10);
+    expect(photoItems).toHaveLength(10);
+    const captions = [...pageItems, ...photoItems].map((i) => i.caption).sort();
+    expect(captions).toEqual(Array.from({ length: 20 }, (_, n) => `crash ${n}`).sort());
+    const itemIds = new Set([...pageItems, ...photoItems].map((i) => i.id));
+    for (const post of after) {
+      const t = post.accounts[0]!;
+      expect(t.status).toBe("published");
+      expect(itemIds.has(t.providerPostId!)).toBe(true);
+    }
+    expect(new Set(after.map((p) => p.accounts[0]!.providerPostId)).size).toBe(20);
+  }, 150_000);
+});
