@@ -49,7 +49,10 @@ ${paragraphs(info.description)}
 ${operations.map((op) => renderOperation(doc, op))}
 <h2>Errors</h2>
 <table><tr><th>Status</th><th>Meaning</th></tr>
-${Object.entries(doc.components?.responses ?? {}).map(([, r]) => html`<tr><td>${String((r as Json).description).split(":")[0]}</td><td>${String((r as Json).description).split(": ").slice(1).join(": ")}</td></tr>`)}
+${Object.values<Json>(doc.components?.responses ?? {}).map((r) => {
+  const [status, ...meaning] = String(r.description).split(": ");
+  return html`<tr><td>${status}</td><td>${inline(meaning.join(": "))}</td></tr>`;
+})}
 </table>
 <p>Every error body is <code>{"error":{"code","message","details?"}}</code>; <code>details</code> lists <code>{path, message}</code> per invalid field.</p>
 </main></body></html>`;
@@ -83,14 +86,43 @@ function renderOperation(doc: Json, { method, path, operationId, summary, op }: 
 ${paragraphs(op.description)}
 ${params.length
     ? html`<h4>Parameters</h4><table><tr><th>Name</th><th>In</th><th>Required</th><th>Description</th></tr>
-${params.map((p) => html`<tr><td><code>${p.name}</code></td><td>${p.in}</td><td>${p.required ? "yes" : "no"}</td><td>${p.description ?? p.schema?.description ?? ""}${enumOf(p.schema)}</td></tr>`)}</table>`
+${params.map((p) => html`<tr><td><code>${p.name}</code></td><td>${p.in}</td><td>${p.required ? "yes" : "no"}</td><td>${inline(p.description ?? p.schema?.description ?? "")}${enumOf(p.schema)}</td></tr>`)}</table>`
     : ""}
-${body ? html`<h4>Request body</h4><pre>${JSON.stringify(resolve(doc, body), null, 2)}</pre>` : ""}
+${body ? renderBody(resolve(doc, body)) : ""}
 <h4>Responses</h4>
 <table><tr><th>Status</th><th>Description</th></tr>
-${Object.entries<Json>(op.responses ?? {}).map(([status, r]) => html`<tr><td>${status}</td><td>${resolve(doc, r).description ?? ""}</td></tr>`)}
+${Object.entries<Json>(op.responses ?? {}).map(([status, r]) => html`<tr><td>${status}</td><td>${inline(String(resolve(doc, r).description ?? "").replace(/^\d{3}: /, ""))}</td></tr>`)}
 </table>
 </section>`;
+}
+
+/** Field table for an object body (the common case), with the full schema folded away below it. */
+function renderBody(schema: Json): Html {
+  const props = Object.entries<Json>(schema.properties ?? {});
+  const required = new Set<string>(schema.required ?? []);
+  return html`<h4>Request body</h4>
+${props.length
+    ? html`<table><tr><th>Field</th><th>Type</th><th>Required</th><th>Description</th></tr>
+${props.map(([name, p]) => html`<tr><td><code>${name}</code></td><td>${typeOf(p)}</td><td>${required.has(name) ? "yes" : "no"}</td><td>${inline(p.description ?? "")}${enumOf(p)}</td></tr>`)}</table>`
+    : html`<p>${typeOf(schema)}</p>`}
+<details><summary>JSON Schema</summary><pre>${JSON.stringify(schema, null, 2)}</pre></details>`;
+}
+
+/** A short type description: "string", "array of string", "string or array of string", ... */
+function typeOf(schema: Json | undefined): string {
+  if (!schema) return "any";
+  const union = (schema.anyOf ?? schema.oneOf) as Json[] | undefined;
+  if (union) return union.map(typeOf).join(" or ");
+  if (schema.type === "array") return `array of ${typeOf(schema.items)}`;
+  if (schema.type === "object" || schema.properties) return `{${Object.keys(schema.properties ?? {}).join(", ")}}`;
+  const type = Array.isArray(schema.type) ? schema.type.join(" | ") : String(schema.type ?? "any");
+  return schema.format ? `${type} (${schema.format})` : type;
+}
+
+/** Text with `code` spans, escaped. */
+function inline(text: string): Html {
+  const parts = text.split("`");
+  return html`${parts.map((part, i) => (i % 2 === 1 ? html`<code>${part}</code>` : html`${part}`))}`;
 }
 
 function enumOf(schema: Json | undefined): Html | string {
@@ -100,7 +132,7 @@ function enumOf(schema: Json | undefined): Html | string {
 
 function paragraphs(text: unknown): Html | string {
   if (typeof text !== "string" || text === "") return "";
-  return html`${text.split(/\n\n+/).map((p) => html`<p>${p}</p>`)}`;
+  return html`${text.split(/\n\n+/).map((p) => html`<p>${inline(p)}</p>`)}`;
 }
 
 /** Inlines `$ref`s (depth-limited) so a schema reads on its own. */

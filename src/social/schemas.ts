@@ -250,7 +250,11 @@ export const PostListResponseSchema = z
   .openapi("PostList");
 
 export const IdParamSchema = z.object({
-  id: z.string().openapi({ param: { name: "id", in: "path" }, example: "0b9f7a52-4c53-4c5e-9d0e-5d7c0f6a8e11" }),
+  id: z.string().openapi({
+    param: { name: "id", in: "path" },
+    description: "The id returned when it was created (a UUID); ids of other users' resources are not found (404).",
+    example: "0b9f7a52-4c53-4c5e-9d0e-5d7c0f6a8e11",
+  }),
 });
 
 export function isDateOrTimestamp(value: string): boolean {
