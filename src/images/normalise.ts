@@ -3,9 +3,10 @@
  * JPEG under 8 MB.
  */
 import { ApiError } from "../http/errors";
-import { encodeJpeg, flattenAlpha, withDecoded } from "./codec";
+import { flattenAlpha, withDecoded } from "./codec";
 import { applyOrientation, swapsAxes } from "./exif";
 import { decodeJpegScaled } from "./jpeg-decode";
+import { encodeJpegBaseline } from "./jpeg-encode";
 import { resizeRgba } from "./resize";
 import { checkComplete } from "./integrity";
 import { readImageHeader, type ImageHeader } from "./sniff";
@@ -67,7 +68,8 @@ export async function normaliseToJpeg(bytes: Uint8Array): Promise<NormalisedJpeg
   const opaque = header.format === "jpeg" ? decoded : flattenAlpha(decoded);
   const upright = applyOrientation(resizeRgba(opaque, storedW, storedH), header.orientation);
   for (const quality of QUALITIES) {
-    const jpeg = encodeJpeg(upright, quality);
+    // Flattened above, so the encoder's ignoring of alpha is safe; 4:2:0 in JS beats photon's 4:4:4 encode.
+    const jpeg = encodeJpegBaseline(upright, quality);
     if (jpeg.length < SOCIAL_IMAGE.maxBytes) {
       return { bytes: jpeg, width: upright.width, height: upright.height, mimeType: "image/jpeg" };
     }
