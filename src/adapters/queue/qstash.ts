@@ -51,7 +51,7 @@ export function QStashQueue(config: Config): Queue {
         await client.messages.cancel(jobId);
       } catch (err) {
         // Already delivered or cancelled: QStash answers 404, which is the outcome we wanted.
-        if (!/404|not found/i.test(String((err as Error)?.message ?? err))) throw err;
+        if ((err as { status?: number })?.status !== 404) throw err;
       }
     },
   };
