@@ -1,0 +1,116 @@
+/**
+ * The sandbox's own contract, in process: control routes only for the key's owner, Graph routes that check
+ * tokens and answer with Graph error bodies, containers that finish after a short delay, and the whole
+ * sandbox off when the real platforms are configured.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestApp, type TestApp } from "../../helpers/harness";
+import { newSandboxToken, saveToken, setFault } from "../../../src/social/sandbox/store";
+
+let h: TestApp;
+let owner: { apiKey: string };
+let other: { apiKey: string };
+
+beforeAll(async () => {
+  h = await createTestApp();
+  owner = await h.createUser();
+  other = await h.createUser();
+});
+afterAll(() => h.close());
+
+const post = (path: string, apiKey: string | null, body: unknown) =>
+  h.app.request(path, { method: "POST", headers: { "content-type": "application/json", ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) }, body: JSON.stringify(body) });
+const get = (path: string, apiKey: string) => h.app.request(path, { headers: { authorization: `Bearer ${apiKey}` } });
+const json = async (res: Response) => (await res.json()) as any;
+
+describe("control routes", () => {
+  it("connects an account for the key's owner and returns the account record with 201", async () => {
+    const res = await post("/sandbox/accounts", owner.apiKey, { platform: "pageplatform", name: "Shop page", platformAccountId: "424242" });
+    expect(res.status).toBe(201);
+    expect((await json(res)).data).toEqual({
+      id: "pageplatform:424242",
+      platform: "pageplatform",
+      platformAccountId: "424242",
+      name: "Shop page",
+      selected: true,
+      canPublish: true,
+      tokenStatus: "active",
+      capabilities: { text: true, maxImages: 10, maxCaptionLength: 63206 },
+    });
+    const listed = (await json(await get("/api/v1/social/accounts", owner.apiKey))).data.accounts;
+    expect(listed.map((a: { id: string }) => a.id)).toContain("pageplatform:424242");
+    const generated = (await json(await post("/sandbox/accounts", owner.apiKey, { platform: "photoplatform", name: "Shop photos" }))).data;
+    expect(generated.platformAccountId).toMatch(/^\d{16}$/);
+  });
+
+  it("needs a key, validates the body, and keeps other owners out", async () => {
+    expect((await post("/sandbox/accounts", null, { platform: "pageplatform", name: "x" })).status).toBe(401);
+    expect((await post("/sandbox/accounts", owner.apiKey, { platform: "myspace", name: "x" })).status).toBe(422);
+    expect((await post("/sandbox/faults", owner.apiKey, { accountId: "pageplatform:424242", kind: "meteor", times: 1 })).status).toBe(422);
+    expect((await post("/sandbox/faults", other.apiKey, { accountId: "pageplatform:424242", kind: "transient", times: 1 })).status).toBe(404);
+    expect((await get("/sandbox/posts?accountId=pageplatform:424242", other.apiKey)).status).toBe(404);
+    expect((await post("/sandbox/faults", owner.apiKey, { accountId: "pageplatform:424242", kind: "transient", times: 2 })).status).toBe(201);
+    expect((await json(await get("/sandbox/posts?accountId=pageplatform:424242", owner.apiKey))).data.items).toEqual([]);
+  });
+});
+
+describe("Graph routes", () => {
+  const graph = (path: string, params: Record<string, string>, method = "POST") =>
+    method === "GET"
+      ? h.app.request(`/sandbox/graph/v23.0/${path}?${new URLSearchParams(params)}`)
+      : h.app.request(`/sandbox/graph/v23.0/${path}`, { method, headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(params).toString() });
+
+  it("checks the access token: unknown is 190, another account's object is 200", async () => {
+    const bad = await graph("777/feed", { message: "hi", access_token: "nope" });
+    expect(bad.status).toBe(400);
+    expect((await json(bad)).error).toMatchObject({ type: "OAuthException", code: 190, fbtrace_id: expect.any(String) });
+    const token = newSandboxToken("pageplatform");
+    await saveToken(h.db, token, "777");
+    const foreign = await graph("888/feed", { message: "hi", access_token: token });
+    expect((await json(foreign)).error.code).toBe(200);
+    const wrongEdge = await graph("777/media", { image_url: "x", access_token: token });
+    expect((await json(wrongEdge)).error.code).toBe(100);
+  });
+
+  it("publishes a text post, lists it in the feed with Graph timestamps, and applies faults with real codes", async () => {
+    const token = newSandboxToken("pageplatform");
+    await saveToken(h.db, token, "999");
+    const created = await json(await graph("999/feed", { message: "Hello #world", access_token: token }));
+    expect(created.id).toMatch(/^999_\d+$/);
+    const feed = await json(await graph("999/feed", { fields: "id,message,created_time", access_token: token }, "GET"));
+    expect(feed.data).toEqual([{ id: created.id, message: "Hello #world", created_time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000$/) }]);
+
+    await setFault(h.db, "999", "rate_limit", 1);
+    const limited = await graph("999/feed", { message: "again", access_token: token });
+    expect(limited.status).toBe(400);
+    expect((await json(limited)).error).toMatchObject({ code: 32, message: "Page request limit reached" });
+    await setFault(h.db, "999", "ambiguous", 1);
+    const lost = await graph("999/feed", { message: "lost answer", access_token: token });
+    expect(lost.status).toBe(200);
+    await expect(lost.text()).rejects.toThrow();
+    const after = await json(await graph("999/feed", { access_token: token }, "GET"));
+    expect(after.data.map((d: { message: string }) => d.message)).toEqual(["lost answer", "Hello #world"]);
+  });
+
+  it("reports the publishing quota from what the account published", async () => {
+    const token = newSandboxToken("photoplatform");
+    await saveToken(h.db, token, "555");
+    const limit = await json(await graph("555/content_publishing_limit", { fields: "config,quota_usage", access_token: token }, "GET"));
+    expect(limit).toEqual({ data: [{ quota_usage: 0, config: { quota_total: 50, quota_duration: 86400 } }] });
+  });
+});
+
+describe("switched off", () => {
+  it("answers 404 when the real platforms are configured, and the QStash route 404 without QStash", async () => {
+    const real = await createTestApp({ env: { GRAPH_API_BASE: "https://graph.example.test", META_APP_ID: "a", META_APP_SECRET: "b" } });
+    try {
+      const { apiKey } = await real.createUser();
+      const res = await real.app.request("/sandbox/accounts", { method: "POST", headers: real.json(apiKey), body: JSON.stringify({ platform: "pageplatform", name: "x" }) });
+      expect(res.status).toBe(404);
+      expect((await real.app.request("/sandbox/graph/v23.0/1/feed", { method: "POST" })).status).toBe(404);
+    } finally {
+      await real.close();
+    }
+    expect((await h.app.request("/api/internal/deliveries/publish", { method: "POST", body: "{}" })).status).toBe(404);
+  });
+});
