@@ -46,8 +46,8 @@ const noStore: MiddlewareHandler<AppEnv> = async (c, next) => {
   c.res.headers.set("Cache-Control", "no-store");
 };
 
-const budget: MiddlewareHandler<AppEnv> = (c, next) =>
-  rateLimit(c.req.method === "GET" || c.req.method === "HEAD" ? "social-read" : "social-write")(c, next);
+const READS = new Set(["GET", "HEAD", "OPTIONS"]);
+const budget: MiddlewareHandler<AppEnv> = (c, next) => rateLimit(READS.has(c.req.method) ? "social-read" : "social-write")(c, next);
 
 export function createSocialRoutes(): OpenAPIHono<AppEnv> {
   const router = new OpenAPIHono<AppEnv>({ defaultHook: throwOnInvalid });

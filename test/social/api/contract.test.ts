@@ -169,6 +169,13 @@ describe("the error envelope", () => {
     expect(codes).toEqual(["INVALID_JSON", "UNSUPPORTED_MEDIA_TYPE", "IDEMPOTENCY_KEY_REQUIRED", "ACCOUNT_NOT_FOUND", "VALIDATION_FAILED", "NOT_FOUND"]);
   });
 
+  it("accepts JSON with a charset parameter", async () => {
+    const u = await h.createUser();
+    const page = await h.seedAccount(u.userId, "pageplatform");
+    const res = await h.createPost(u.apiKey, { accountIds: page, caption: "x" }, { headers: { "Content-Type": "application/json; charset=utf-8" } });
+    expect(res.status).toBe(202);
+  });
+
   it("the Location of a created post and media is under /api/v1/social", async () => {
     const u = await h.createUser();
     const page = await h.seedAccount(u.userId, "pageplatform");
