@@ -37,7 +37,7 @@ export async function benchSocial(): Promise<void> {
     console.log(
       `social: POST /media with a 12 MP JPEG (4000x3000, ${(input.length / 1e6).toFixed(1)} MB, ${(payload.length / 1e6).toFixed(1)} MB of JSON) -> ${last!.width}x${last!.height} JPEG (${(last!.bytes / 1024).toFixed(0)} KiB), median of ${RUNS}`,
     );
-    row("POST /media end to end (ours, WASM)", api);
+    row("POST /media end to end (ours, no native code)", api);
     row("  of which normaliseToJpeg", pipeline);
     row(`sharp resize + encode (libvips, ${sharp.concurrency()} threads)`, peer);
     console.log(`  ${"ratio POST /media / sharp".padEnd(44)} ${(api / peer).toFixed(2)}x`);
