@@ -38,6 +38,7 @@ const BATCH = 100;
 const PUBLISH_BATCH = 25;
 const PUBLISH_CONCURRENCY = 4;
 const DAY_MS = 24 * 60 * 60_000;
+const MAX_QUEUE_AHEAD_MS = 7 * DAY_MS;
 
 export async function runSweep(services: Services, options: SweepOptions = {}): Promise<SweepResult> {
   const releasedLocks = await releaseExpiredLocks(services, options.releaseAllLocks);
@@ -83,6 +84,8 @@ async function requeueOrphans(services: Services): Promise<number> {
         isNotNull(deliveries.nextAttemptAt),
         lte(deliveries.updatedAt, stale),
         or(isNull(deliveries.jobId), lte(deliveries.nextAttemptAt, stale)),
+        // QStash holds messages up to 7 days ahead (free plan); later targets are queued once they are closer.
+        lte(deliveries.nextAttemptAt, new Date(now.getTime() + MAX_QUEUE_AHEAD_MS)),
       ),
     )
     .orderBy(deliveries.nextAttemptAt)

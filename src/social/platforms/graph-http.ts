@@ -59,11 +59,13 @@ async function send<T>(g: GraphTarget, method: "GET" | "POST", path: string, par
     throw networkFailure(where, err, publishes);
   }
   const body = parseJson(text);
-  const error = body && typeof body === "object" ? ((body as { error?: GraphErrorBody }).error ?? undefined) : undefined;
-  if (res.ok && body !== undefined && !error) return body as T;
+  const isObject = body !== null && typeof body === "object";
+  const error = isObject ? ((body as { error?: GraphErrorBody }).error ?? undefined) : undefined;
+  if (res.ok && isObject && !error) return body as T;
 
-  if (!error && res.status >= 500 && publishes) {
-    throw new PlatformError("ambiguous", `${where}: HTTP ${res.status} without a Graph answer; the publish may have happened.`, { status: res.status });
+  // A gateway error, or a success we cannot read, says nothing definite about whether the post went out.
+  if (!error && publishes && (res.ok || res.status >= 500)) {
+    throw new PlatformError("ambiguous", `${where}: HTTP ${res.status} without a readable Graph answer; the publish may have happened.`, { status: res.status });
   }
   const kind = res.ok ? "transient" : classifyGraphError(res.status, error);
   throw new PlatformError(kind, `${where}: ${res.ok ? "unreadable success body" : describeGraphError(res.status, error)}`, {

@@ -9,6 +9,7 @@ export interface Target {
   status: string;
   attempts: number;
   nextAttemptAt: string | null;
+  jobId: string | null;
   providerPostId: string | null;
   publishedAt: string | null;
   error: { code: string; message: string } | null;

@@ -75,8 +75,10 @@ describe("network failures", () => {
     expect((await failure(pagePlatform.publish(testContext(fake.baseUrl))))!.kind).toBe("ambiguous");
   });
 
-  it("a gateway 5xx without a Graph body is ambiguous on a publish, transient on a read", async () => {
+  it("a gateway 5xx or an unreadable 200 is ambiguous on a publish; a 5xx is transient on a read", async () => {
     fake.on("POST", /\/feed$/, () => ({ status: 502, body: "<html>Bad gateway</html>" }));
+    expect((await failure(pagePlatform.publish(testContext(fake.baseUrl))))!.kind).toBe("ambiguous");
+    fake.once("POST", /\/feed$/, () => ({ status: 200, body: "<html>ok</html>" }));
     expect((await failure(pagePlatform.publish(testContext(fake.baseUrl))))!.kind).toBe("ambiguous");
     fake.on("GET", /\/feed$/, () => ({ status: 502, body: "<html>Bad gateway</html>" }));
     expect((await failure(pagePlatform.reconcile(testContext(fake.baseUrl))))!.kind).toBe("transient");
