@@ -30,9 +30,14 @@ export interface PublishOptions {
 }
 
 class LostClaim extends Error {}
-/** A failure decided before any platform call (account gone, token unreadable, no adapter). */
+/** A failure decided before any platform call (account gone or already marked, token unreadable, no adapter). */
 class Precondition extends Error {
-  constructor(readonly kind: ErrorKind, message: string) {
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+    /** Whether this failure is news about the account (else it was marked already, with the original reason). */
+    readonly marksAccount = false,
+  ) {
     super(message);
   }
 }
@@ -115,7 +120,8 @@ async function recordError(services: Services, claim: store.Claim, kind: ErrorKi
   const suffix = !retry && isRetryable(kind) ? ` Gave up after ${claim.attempt} attempts${uncertain ? "; the post may have been published" : ""}.` : "";
   const ok = await store.recordFailure(db, claim, { errorCode, errorMessage: message + suffix, nextAttemptAt, ambiguous: uncertain }, now);
   if (!ok) return { status: "lost_claim" } as const;
-  if (kind === "auth") await store.markAccountNeedsReconnect(db, claim.row.userId, claim.row.accountId, message, now);
+  const accountNews = err instanceof PlatformError || (err instanceof Precondition && err.marksAccount);
+  if (kind === "auth" && accountNews) await store.markAccountNeedsReconnect(db, claim.row.userId, claim.row.accountId, message, now);
   if (!(err instanceof PlatformError) && !(err instanceof Precondition)) log.error("delivery attempt crashed", { deliveryId: claim.row.id, error: String(err) });
   log.info("delivery attempt failed", { deliveryId: claim.row.id, attempt: claim.attempt, kind, errorCode, retryAt: nextAttemptAt?.toISOString() ?? null });
   if (nextAttemptAt && queue.kind === "qstash") {
@@ -148,7 +154,7 @@ async function buildContext(services: Services, claim: store.Claim, options: Pub
   try {
     token = await tokens.decrypt(account.tokenCiphertext);
   } catch {
-    throw new Precondition("auth", "The stored access token cannot be read; reconnect the account.");
+    throw new Precondition("auth", "The stored access token cannot be read; reconnect the account.", true);
   }
   let known: Set<string> | null = null;
   return {

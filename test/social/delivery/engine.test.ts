@@ -125,6 +125,8 @@ describe("outcomes by error class", () => {
     expect(listed?.canPublish).toBe(false);
     expect(await publishDelivery(h.services, b!, fast)).toEqual({ status: "failed", errorCode: "ACCOUNT_NEEDS_RECONNECT" });
     expect(posts()).toHaveLength(1);
+    // The account keeps the platform's reason, not the echo of the second target.
+    expect((await h.accountRow(acct)).tokenError).toMatch(/Session has expired/);
   });
 });
 
