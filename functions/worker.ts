@@ -18,6 +18,7 @@ import { buildEdgeServices, parseEdgeConfig } from "../src/edge-services";
 import { JsonLogger } from "../src/adapters/logger";
 import { ApiError, renderError } from "../src/http/errors";
 import { configureZxing } from "../src/qr/zxing-loader";
+import { runSweep } from "../src/social/delivery/sweep";
 
 /** Vars from wrangler.toml and secrets from `wrangler secret put`: all strings, names as in DESIGN.md. */
 export type Env = Record<string, string | undefined>;
@@ -72,6 +73,11 @@ export default {
   fetch: async (request, env, ctx) => (await serve(request as unknown as Request, env, ctx)) as unknown as WorkerResponse,
 
   async scheduled(controller: ScheduledController, env: Env, ctx: ExecutionContext) {
+    // A cron run has no request to take an origin from, and the sweep builds QStash callback and sandbox URLs.
+    if (!env.PUBLIC_BASE_URL) {
+      JsonLogger("error").error("sweep skipped: PUBLIC_BASE_URL must be set on the Worker for the cron sweep");
+      throw new Error("PUBLIC_BASE_URL must be set for the cron sweep");
+    }
     const parsed = readConfig(env);
     if (!parsed.ok) {
       JsonLogger("error").error("sweep skipped: invalid configuration", { problems: parsed.error.problems });
@@ -79,9 +85,8 @@ export default {
     }
     const services = buildEdgeServices(env, ctx, { config: parsed.config });
     try {
-      // TODO(area C): run the delivery sweep here, `await runSweep(services)` from src/social/delivery,
-      // once it exists. Until then the cron only records that it ran.
-      services.log.info("sweep", { cron: controller.cron, scheduledTime: controller.scheduledTime, status: "not implemented yet" });
+      const result = await runSweep(services);
+      services.log.info("sweep", { cron: controller.cron, scheduledTime: controller.scheduledTime, ...result });
     } finally {
       ctx.waitUntil(services.close());
     }

@@ -19,6 +19,7 @@ import { JsonLogger } from "./adapters/logger";
 import { MemoryRateLimiter } from "./adapters/rate-limit/memory";
 import { UpstashRateLimiter } from "./adapters/rate-limit/upstash";
 import { PollerQueue } from "./adapters/queue/poller";
+import { QStashQueue } from "./adapters/queue/qstash";
 import { S3Storage } from "./adapters/storage/s3";
 import { createEdgeFetcher } from "./adapters/fetch/edge";
 import { AesGcmTokenCipher } from "./adapters/token-cipher";
@@ -91,7 +92,6 @@ function requireEdgeConfig(config: Config): EdgeConfig {
   return config as EdgeConfig;
 }
 
-let warnedQstash = false;
 
 export function buildEdgeServices(env: Record<string, unknown>, ctx: EdgeContext, options: EdgeServicesOptions = {}): EdgeServices {
   const config = options.config ? requireEdgeConfig(options.config) : parseEdgeConfig(env);
@@ -101,13 +101,8 @@ export function buildEdgeServices(env: Record<string, unknown>, ctx: EdgeContext
   const neonOptions: NeonOptions = wsProxy ? { wsProxy: (host, port) => `${wsProxy}?address=${host}:${port}` } : {};
   const db = createNeonDb(config.databaseUrl, neonOptions);
 
-  // TODO(queue): use QStashQueue from src/adapters/queue/qstash when config.qstash is set, once that adapter
-  // lands. Until then the cron sweep (every minute, functions/worker.ts) is the poller on the edge too.
-  if (config.qstash && !warnedQstash) {
-    warnedQstash = true;
-    log.warn("QSTASH_* is set but the QStash queue adapter is not built into this Worker yet; the cron sweep delivers");
-  }
-  const queue = PollerQueue();
+  // Without QStash the cron sweep (every minute, functions/worker.ts) is the poller on the edge too.
+  const queue = config.qstash ? QStashQueue(config) : PollerQueue();
 
   const pending = new Set<Promise<unknown>>();
   const defer = (promise: Promise<unknown>) => {

@@ -39,7 +39,7 @@ async function start(dataDir: string, port: number): Promise<Running> {
   child.stdout!.on("data", (d) => (out += d));
   child.stderr!.on("data", (d) => (out += d));
   const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 60_000;
   while (!out.includes('"listening"')) {
     if (Date.now() > deadline || child.exitCode !== null) throw new Error(`server did not start:\n${out}`);
     await new Promise((r) => setTimeout(r, 100));
@@ -69,7 +69,7 @@ describe("embedded server", () => {
     port = await freePort();
     base = `http://127.0.0.1:${port}`;
     server = await start(dataDir, port);
-  }, 60_000);
+  }, 90_000);
   afterAll(async () => {
     if (server.child.exitCode === null) server.child.kill("SIGKILL");
     await rm(dataDir, { recursive: true, force: true });
@@ -119,7 +119,7 @@ describe("embedded server", () => {
     const unknown = await admin(dataDir, "frobnicate");
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain("usage");
-  }, 60_000);
+  }, 120_000);
 
   it("Ctrl-C stops cleanly and a restart keeps all data", async () => {
     server.child.kill("SIGINT");

@@ -1,7 +1,7 @@
 /**
  * The TypeScript JPEG decoder (N/8 DCT scaling) and baseline encoder, checked against sharp (libjpeg).
  */
-import sharp from "sharp";
+import sharp, { type Sharp } from "sharp";
 import { describe, expect, it } from "vitest";
 import { chooseEighths, decodeJpegScaled } from "../../src/images/jpeg-decode";
 import { encodeJpegBaseline } from "../../src/images/jpeg-encode";
@@ -27,7 +27,7 @@ describe("decodeJpegScaled", () => {
     expect(chooseEighths(800, 600, 800, 600)).toBe(8);
   });
 
-  const variants: [string, (s: sharp.Sharp) => sharp.Sharp][] = [
+  const variants: [string, (s: Sharp) => Sharp][] = [
     ["baseline 4:2:0", (s) => s.jpeg({ quality: 90 })],
     ["baseline 4:4:4", (s) => s.jpeg({ quality: 90, chromaSubsampling: "4:4:4" })],
     ["progressive 4:2:0", (s) => s.jpeg({ quality: 90, progressive: true })],

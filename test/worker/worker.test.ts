@@ -66,6 +66,7 @@ beforeAll(async () => {
     UPSTASH_REDIS_REST_URL: upstash.url,
     UPSTASH_REDIS_REST_TOKEN: upstash.token,
     LOG_LEVEL: "warn",
+    PUBLIC_BASE_URL: "https://api.example.test",
   };
   workerOptions = {
     modules: true,
