@@ -13,6 +13,7 @@
  *   writeRow: (_y, out) => { out[0] = 0b01000000; } });
  */
 import { Zlib, zlibSync } from "fflate";
+import { crc32 } from "../lib/encoding";
 
 export type BitDepth = 1 | 2 | 4 | 8;
 export type PaletteEntry = readonly [r: number, g: number, b: number, a?: number];
@@ -219,26 +220,4 @@ function assemble(width: number, height: number, bitDepth: number, colourType: n
     offset += 12 + data.length;
   }
   return out;
-}
-
-let crcTable: Uint32Array | null = null;
-
-/**
- * CRC-32 (ISO 3309, as PNG chunks use) of `bytes[start, end)`.
- *
- * @example
- * crc32(new TextEncoder().encode("IEND")); // 0xae426082
- */
-export function crc32(bytes: Uint8Array, start = 0, end = bytes.length): number {
-  if (!crcTable) {
-    crcTable = new Uint32Array(256);
-    for (let n = 0; n < 256; n++) {
-      let c = n;
-      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-      crcTable[n] = c >>> 0;
-    }
-  }
-  let crc = 0xffffffff;
-  for (let i = start; i < end; i++) crc = crcTable[(crc ^ bytes[i]!) & 0xff]! ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
 }

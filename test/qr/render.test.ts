@@ -7,7 +7,7 @@ import { decodeImage } from "../../src/images";
 import { parseHexColor } from "../../src/qr/colors";
 import { decodeQrImage } from "../../src/qr/decode";
 import { buildPayload } from "../../src/qr/payloads";
-import { crc32 } from "../../src/qr/png";
+import { crc32 } from "../../src/lib/encoding";
 import { renderQr, type QrDesign } from "../../src/qr/render";
 import { parseGenerateRequest } from "../../src/qr/schemas";
 import { useNodeZxing } from "./zxing-node";
