@@ -12,6 +12,7 @@
  * null and the caller falls back to photon; corrupt entropy data throws a plain Error, which the caller also
  * treats as "let photon decide", so the 422/500 behaviour stays photon's.
  */
+import type { Plane, YCbCrImage } from "./planes";
 import type { RgbaImage } from "./types";
 
 /** The decoded image plus the scale that was used: `eighths` / 8 (1..8; 8 is full size). */
@@ -105,14 +106,49 @@ export function chooseEighths(width: number, height: number, minWidth: number, m
  */
 export function decodeJpegScaled(bytes: Uint8Array, minWidth = Infinity, minHeight = Infinity): ScaledDecode | null {
   try {
-    return decode(bytes, minWidth, minHeight);
+    const { frame, adobeTransform } = decode(bytes, minWidth, minHeight);
+    return { ...toRgba(frame, adobeTransform), eighths: frame.size };
   } catch (e) {
     if (e instanceof Unsupported) return null;
     throw e;
   }
 }
 
-function decode(b: Uint8Array, minWidth: number, minHeight: number): ScaledDecode {
+/**
+ * Like `decodeJpegScaled`, but hands back the YCbCr planes as decoded (chroma still subsampled) instead of
+ * RGBA, for the JPEG -> JPEG path. Returns null for everything `decodeJpegScaled` would, and also for
+ * RGB-stored JPEGs (those take the RGBA path); greyscale comes back with neutral 1x1 chroma planes.
+ *
+ * @example
+ * const img = decodeJpegPlanes(bytes, 1440, 1080); // 4000x3000 4:2:0 -> Y 1500x1125, Cb/Cr 750x563
+ */
+export function decodeJpegPlanes(bytes: Uint8Array, minWidth = Infinity, minHeight = Infinity): (YCbCrImage & { eighths: number }) | null {
+  try {
+    const { frame, adobeTransform } = decode(bytes, minWidth, minHeight);
+    const [c0, c1, c2] = frame.components;
+    const size = frame.size;
+    const width = Math.ceil((frame.width * size) / 8);
+    const height = Math.ceil((frame.height * size) / 8);
+    if (c0 && !c1) {
+      // Greyscale: neutral chroma (one sample each, stretched over the image).
+      const neutral = (): Plane => ({ width: 1, height: 1, stride: 1, data: new Uint8Array([128]) });
+      return { width, height, y: { width, height, stride: c0.blocksPerLine * size, data: c0.plane }, cb: neutral(), cr: neutral(), eighths: size };
+    }
+    if (!c0 || !c1 || !c2 || adobeTransform === 0 || (c0.id === 0x52 && c1.id === 0x47 && c2.id === 0x42)) return null;
+    const plane = (c: Component): Plane => ({
+      width: Math.ceil((width * c.h) / frame.hMax),
+      height: Math.ceil((height * c.v) / frame.vMax),
+      stride: c.blocksPerLine * size,
+      data: c.plane,
+    });
+    return { width, height, y: plane(c0), cb: plane(c1), cr: plane(c2), eighths: size };
+  } catch (e) {
+    if (e instanceof Unsupported) return null;
+    throw e;
+  }
+}
+
+function decode(b: Uint8Array, minWidth: number, minHeight: number): { frame: Frame; adobeTransform: number } {
   const quant: (Int32Array | undefined)[] = [];
   const dcTables: (Huffman | undefined)[] = [];
   const acTables: (Huffman | undefined)[] = [];
@@ -164,7 +200,7 @@ function decode(b: Uint8Array, minWidth: number, minHeight: number): ScaledDecod
       idctAll(c, q, frame.size);
     }
   }
-  return { ...toRgba(frame, adobeTransform), eighths: frame.size };
+  return { frame, adobeTransform };
 }
 
 function readQuant(seg: Uint8Array, quant: (Int32Array | undefined)[]): void {

@@ -6,6 +6,7 @@
  * this one subsamples chroma like libjpeg/sharp's default (half the blocks to transform and code) and runs in
  * the JS heap, so normalisation never grows photon's WASM memory.
  */
+import type { Plane, YCbCrImage } from "./planes";
 import type { RgbaImage } from "./types";
 
 const ZIGZAG = new Int32Array([
@@ -103,6 +104,63 @@ export function encodeJpegBaseline(img: RgbaImage, quality = 85): Uint8Array {
   if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width > 65535 || height > 65535 || data.length !== width * height * 4) {
     throw new RangeError(`cannot encode ${width}x${height} from ${data.length} bytes`);
   }
+  return encodeJpegPlanes(rgbaToYCbCr420(img), quality);
+}
+
+/** RGB -> JFIF YCbCr with chroma averaged over each 2x2 (edge pixels repeated), rounded to bytes. */
+function rgbaToYCbCr420(img: RgbaImage): YCbCrImage {
+  const { width, height, data: d } = img;
+  const cw = (width + 1) >> 1;
+  const ch = (height + 1) >> 1;
+  const Y = new Uint8ClampedArray(width * height);
+  const Cb = new Uint8ClampedArray(cw * ch);
+  const Cr = new Uint8ClampedArray(cw * ch);
+  for (let y = 0; y < height; y += 2) {
+    const y1 = Math.min(height - 1, y + 1);
+    const r0 = y * width;
+    const r1 = y1 * width;
+    for (let x = 0; x < width; x += 2) {
+      const x1 = Math.min(width - 1, x + 1);
+      let sb = 0, sr = 0;
+      for (let k = 0; k < 4; k++) {
+        const i = (k < 2 ? r0 : r1) + (k & 1 ? x1 : x);
+        const p = i * 4;
+        const R = d[p]!, G = d[p + 1]!, B = d[p + 2]!;
+        Y[i] = 0.299 * R + 0.587 * G + 0.114 * B;
+        sb += -0.168736 * R - 0.331264 * G + 0.5 * B;
+        sr += 0.5 * R - 0.418688 * G - 0.081312 * B;
+      }
+      const ci = (y >> 1) * cw + (x >> 1);
+      Cb[ci] = sb * 0.25 + 128;
+      Cr[ci] = sr * 0.25 + 128;
+    }
+  }
+  return {
+    width,
+    height,
+    y: { width, height, stride: width, data: Y },
+    cb: { width: cw, height: ch, stride: cw, data: Cb },
+    cr: { width: cw, height: ch, stride: cw, data: Cr },
+  };
+}
+
+/**
+ * Encodes YCbCr planes (Y at `width` x `height`, Cb and Cr at half size rounded up) as a baseline JFIF JPEG,
+ * 4:2:0, at `quality` 1..100, with no colour conversion: the JPEG -> JPEG path of normalisation.
+ *
+ * @example
+ * const jpeg = encodeJpegPlanes({ width, height, y, cb, cr }, 85);
+ */
+export function encodeJpegPlanes(img: YCbCrImage, quality = 85): Uint8Array {
+  const { width, height, y: yp, cb, cr } = img;
+  const cw = (width + 1) >> 1;
+  const ch = (height + 1) >> 1;
+  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width > 65535 || height > 65535) {
+    throw new RangeError(`cannot encode ${width}x${height}`);
+  }
+  if (yp.width !== width || yp.height !== height || cb.width !== cw || cb.height !== ch || cr.width !== cw || cr.height !== ch) {
+    throw new RangeError(`planes ${yp.width}x${yp.height}, ${cb.width}x${cb.height}, ${cr.width}x${cr.height} do not fit 4:2:0 at ${width}x${height}`);
+  }
   const lq = scaledTable(LUMA_Q, quality);
   const cq = scaledTable(CHROMA_Q, quality);
   const w = new Writer(Math.max(4096, width * height));
@@ -112,29 +170,20 @@ export function encodeJpegBaseline(img: RgbaImage, quality = 85): Uint8Array {
   const cDiv = divisors(cq);
   const mcuW = Math.ceil(width / 16);
   const mcuH = Math.ceil(height / 16);
-  const stripW = mcuW * 16;
-  // One 16-row strip of Y at full resolution and Cb/Cr at half, edge pixels repeated into the padding.
-  const Y = new Float64Array(stripW * 16);
-  const Cb = new Float64Array((stripW / 2) * 8);
-  const Cr = new Float64Array((stripW / 2) * 8);
   const blk = new Float64Array(64);
   const coef = new Int32Array(64);
   let predY = 0, predCb = 0, predCr = 0;
   for (let my = 0; my < mcuH; my++) {
-    fillStrip(data, width, height, my * 16, stripW, Y, Cb, Cr);
     for (let mx = 0; mx < mcuW; mx++) {
       for (let b = 0; b < 4; b++) {
-        const o = (b >> 1) * 8 * stripW + mx * 16 + (b & 1) * 8;
-        for (let y = 0; y < 8; y++) for (let x = 0; x < 8; x++) blk[y * 8 + x] = Y[o + y * stripW + x]!;
+        loadBlock(yp, mx * 16 + (b & 1) * 8, my * 16 + (b >> 1) * 8, blk);
         fdctQuantise(blk, lDiv, coef);
         predY = w.block(coef, predY, DC_LUMA, AC_LUMA);
       }
-      const co = mx * 8;
-      const cw = stripW / 2;
-      for (let y = 0; y < 8; y++) for (let x = 0; x < 8; x++) blk[y * 8 + x] = Cb[co + y * cw + x]!;
+      loadBlock(cb, mx * 8, my * 8, blk);
       fdctQuantise(blk, cDiv, coef);
       predCb = w.block(coef, predCb, DC_CHROMA, AC_CHROMA);
-      for (let y = 0; y < 8; y++) for (let x = 0; x < 8; x++) blk[y * 8 + x] = Cr[co + y * cw + x]!;
+      loadBlock(cr, mx * 8, my * 8, blk);
       fdctQuantise(blk, cDiv, coef);
       predCr = w.block(coef, predCr, DC_CHROMA, AC_CHROMA);
     }
@@ -144,66 +193,75 @@ export function encodeJpegBaseline(img: RgbaImage, quality = 85): Uint8Array {
   return w.result();
 }
 
-/** RGB -> level-shifted YCbCr (JFIF) for rows y0..y0+15; chroma is the mean of each 2x2. */
-function fillStrip(d: Uint8Array, width: number, height: number, y0: number, stripW: number, Y: Float64Array, Cb: Float64Array, Cr: Float64Array): void {
-  const cw = stripW / 2;
-  for (let y = 0; y < 16; y += 2) {
-    const sy0 = Math.min(height - 1, y0 + y);
-    const sy1 = Math.min(height - 1, y0 + y + 1);
-    const r0 = sy0 * width * 4;
-    const r1 = sy1 * width * 4;
-    for (let x = 0; x < stripW; x += 2) {
-      const i0 = Math.min(width - 1, x) * 4;
-      const i1 = Math.min(width - 1, x + 1) * 4;
-      let sb = 0, sr = 0;
-      // Four pixels of the 2x2 block: (x, y), (x+1, y), (x, y+1), (x+1, y+1).
-      for (let k = 0; k < 4; k++) {
-        const p = (k < 2 ? r0 : r1) + (k & 1 ? i1 : i0);
-        const R = d[p]!, G = d[p + 1]!, B = d[p + 2]!;
-        Y[(y + (k >> 1)) * stripW + x + (k & 1)] = 0.299 * R + 0.587 * G + 0.114 * B - 128;
-        sb += -0.168736 * R - 0.331264 * G + 0.5 * B;
-        sr += 0.5 * R - 0.418688 * G - 0.081312 * B;
-      }
-      const ci = (y >> 1) * cw + (x >> 1);
-      Cb[ci] = sb * 0.25;
-      Cr[ci] = sr * 0.25;
+/** The 8x8 block at (x0, y0), level-shifted; past the right and bottom edges the last sample repeats. */
+function loadBlock(p: Plane, x0: number, y0: number, blk: Float64Array): void {
+  const { width, height, stride, data } = p;
+  if (x0 + 8 <= width && y0 + 8 <= height) {
+    for (let y = 0; y < 8; y++) {
+      const r = (y0 + y) * stride + x0;
+      const o = y * 8;
+      blk[o] = data[r]! - 128; blk[o + 1] = data[r + 1]! - 128;
+      blk[o + 2] = data[r + 2]! - 128; blk[o + 3] = data[r + 3]! - 128;
+      blk[o + 4] = data[r + 4]! - 128; blk[o + 5] = data[r + 5]! - 128;
+      blk[o + 6] = data[r + 6]! - 128; blk[o + 7] = data[r + 7]! - 128;
     }
+    return;
+  }
+  for (let y = 0; y < 8; y++) {
+    const r = Math.min(height - 1, y0 + y) * stride;
+    for (let x = 0; x < 8; x++) blk[y * 8 + x] = data[r + Math.min(width - 1, x0 + x)]! - 128;
   }
 }
 
 /** AAN float forward DCT (rows, then columns) and quantisation into zigzag order. */
 function fdctQuantise(b: Float64Array, div: Float64Array, out: Int32Array): void {
-  for (let pass = 0; pass < 2; pass++) {
-    const step = pass === 0 ? 1 : 8;
-    const next = pass === 0 ? 8 : 1;
-    for (let i = 0; i < 8; i++) {
-      const o = i * next;
-      const d0 = b[o]!, d1 = b[o + step]!, d2 = b[o + 2 * step]!, d3 = b[o + 3 * step]!;
-      const d4 = b[o + 4 * step]!, d5 = b[o + 5 * step]!, d6 = b[o + 6 * step]!, d7 = b[o + 7 * step]!;
-      const t0 = d0 + d7, t7 = d0 - d7, t1 = d1 + d6, t6 = d1 - d6;
-      const t2 = d2 + d5, t5 = d2 - d5, t3 = d3 + d4, t4 = d3 - d4;
-      // Even part.
-      const t10 = t0 + t3, t13 = t0 - t3, t11 = t1 + t2, t12 = t1 - t2;
-      b[o] = t10 + t11;
-      b[o + 4 * step] = t10 - t11;
-      const z1 = (t12 + t13) * 0.707106781;
-      b[o + 2 * step] = t13 + z1;
-      b[o + 6 * step] = t13 - z1;
-      // Odd part.
-      const s10 = t4 + t5, s11 = t5 + t6, s12 = t6 + t7;
-      const z5 = (s10 - s12) * 0.382683433;
-      const z2 = 0.5411961 * s10 + z5;
-      const z4 = 1.306562965 * s12 + z5;
-      const z3 = s11 * 0.707106781;
-      const z11 = t7 + z3, z13 = t7 - z3;
-      b[o + 5 * step] = z13 + z2;
-      b[o + 3 * step] = z13 - z2;
-      b[o + step] = z11 + z4;
-      b[o + 7 * step] = z11 - z4;
-    }
+  for (let o = 0; o < 64; o += 8) {
+    const d0 = b[o]!, d1 = b[o + 1]!, d2 = b[o + 2]!, d3 = b[o + 3]!;
+    const d4 = b[o + 4]!, d5 = b[o + 5]!, d6 = b[o + 6]!, d7 = b[o + 7]!;
+    const t0 = d0 + d7, t7 = d0 - d7, t1 = d1 + d6, t6 = d1 - d6;
+    const t2 = d2 + d5, t5 = d2 - d5, t3 = d3 + d4, t4 = d3 - d4;
+    const t10 = t0 + t3, t13 = t0 - t3, t11 = t1 + t2, t12 = t1 - t2;
+    b[o] = t10 + t11;
+    b[o + 4] = t10 - t11;
+    const z1 = (t12 + t13) * 0.707106781;
+    b[o + 2] = t13 + z1;
+    b[o + 6] = t13 - z1;
+    const s10 = t4 + t5, s11 = t5 + t6, s12 = t6 + t7;
+    const z5 = (s10 - s12) * 0.382683433;
+    const z2 = 0.5411961 * s10 + z5;
+    const z4 = 1.306562965 * s12 + z5;
+    const z3 = s11 * 0.707106781;
+    const z11 = t7 + z3, z13 = t7 - z3;
+    b[o + 5] = z13 + z2;
+    b[o + 3] = z13 - z2;
+    b[o + 1] = z11 + z4;
+    b[o + 7] = z11 - z4;
   }
+  for (let o = 0; o < 8; o++) {
+    const d0 = b[o]!, d1 = b[o + 8]!, d2 = b[o + 16]!, d3 = b[o + 24]!;
+    const d4 = b[o + 32]!, d5 = b[o + 40]!, d6 = b[o + 48]!, d7 = b[o + 56]!;
+    const t0 = d0 + d7, t7 = d0 - d7, t1 = d1 + d6, t6 = d1 - d6;
+    const t2 = d2 + d5, t5 = d2 - d5, t3 = d3 + d4, t4 = d3 - d4;
+    const t10 = t0 + t3, t13 = t0 - t3, t11 = t1 + t2, t12 = t1 - t2;
+    b[o] = t10 + t11;
+    b[o + 32] = t10 - t11;
+    const z1 = (t12 + t13) * 0.707106781;
+    b[o + 16] = t13 + z1;
+    b[o + 48] = t13 - z1;
+    const s10 = t4 + t5, s11 = t5 + t6, s12 = t6 + t7;
+    const z5 = (s10 - s12) * 0.382683433;
+    const z2 = 0.5411961 * s10 + z5;
+    const z4 = 1.306562965 * s12 + z5;
+    const z3 = s11 * 0.707106781;
+    const z11 = t7 + z3, z13 = t7 - z3;
+    b[o + 40] = z13 + z2;
+    b[o + 24] = z13 - z2;
+    b[o + 8] = z11 + z4;
+    b[o + 56] = z11 - z4;
+  }
+  const zz = ZIGZAG;
   for (let k = 0; k < 64; k++) {
-    const z = ZIGZAG[k]!;
+    const z = zz[k]!;
     out[k] = Math.round(b[z]! * div[z]!);
   }
 }
@@ -223,29 +281,83 @@ class Writer {
     for (let i = 0; i < values.length; i++) this.buf[this.pos++] = values[i]!;
   }
 
-  /** Huffman-codes one quantised block (zigzag order); returns the new DC predictor. */
+  /**
+   * Huffman-codes one quantised block (zigzag order); returns the new DC predictor. The bit buffer lives in
+   * locals for the block (this runs once per block of the output, ~36k times for 1440x1080).
+   */
   block(c: Int32Array, pred: number, dc: Codes, ac: Codes): number {
     // A block emits at most 64 * (16 + 11) bits plus stuffing: ~450 bytes.
     this.ensure(512);
+    const buf = this.buf;
+    let pos = this.pos;
+    let bits = this.bits;
+    let count = this.count;
+    const acCode = ac.code;
+    const acSize = ac.size;
     const diff = c[0]! - pred;
-    const s = category(diff);
-    this.put(dc.code[s]!, dc.size[s]!);
-    if (s) this.put(diff < 0 ? (diff - 1) & ((1 << s) - 1) : diff, s);
+    const ds = diff === 0 ? 0 : 32 - Math.clz32(diff < 0 ? -diff : diff);
+    // Code and value bits together: at most 11 + 11 bits, with at most 7 pending, fits 32 bits.
+    let len = dc.size[ds]! + ds;
+    bits = (bits << len) | (dc.code[ds]! << ds) | ((diff < 0 ? diff - 1 : diff) & ((1 << ds) - 1));
+    count += len;
+    while (count >= 8) {
+      count -= 8;
+      const byte = (bits >>> count) & 0xff;
+      buf[pos++] = byte;
+      if (byte === 0xff) buf[pos++] = 0;
+    }
     let run = 0;
     for (let k = 1; k < 64; k++) {
       const v = c[k]!;
       if (v === 0) { run++; continue; }
       while (run > 15) {
-        this.put(ac.code[0xf0]!, ac.size[0xf0]!);
+        const zl = acSize[0xf0]!;
+        bits = (bits << zl) | acCode[0xf0]!;
+        count += zl;
+        while (count >= 8) {
+          count -= 8;
+          const byte = (bits >>> count) & 0xff;
+          buf[pos++] = byte;
+          if (byte === 0xff) buf[pos++] = 0;
+        }
         run -= 16;
       }
-      const n = category(v);
+      const n = 32 - Math.clz32(v < 0 ? -v : v);
       const sym = (run << 4) | n;
-      this.put(ac.code[sym]!, ac.size[sym]!);
-      this.put(v < 0 ? (v - 1) & ((1 << n) - 1) : v, n);
+      // Up to 16 code bits + 10 value bits + 7 pending = 33: flush the code first when that could happen.
+      const cl = acSize[sym]!;
+      bits = (bits << cl) | acCode[sym]!;
+      count += cl;
+      while (count >= 8) {
+        count -= 8;
+        const byte = (bits >>> count) & 0xff;
+        buf[pos++] = byte;
+        if (byte === 0xff) buf[pos++] = 0;
+      }
+      bits = (bits << n) | ((v < 0 ? v - 1 : v) & ((1 << n) - 1));
+      count += n;
+      while (count >= 8) {
+        count -= 8;
+        const byte = (bits >>> count) & 0xff;
+        buf[pos++] = byte;
+        if (byte === 0xff) buf[pos++] = 0;
+      }
       run = 0;
     }
-    if (run > 0) this.put(ac.code[0]!, ac.size[0]!);
+    if (run > 0) {
+      len = acSize[0]!;
+      bits = (bits << len) | acCode[0]!;
+      count += len;
+      while (count >= 8) {
+        count -= 8;
+        const byte = (bits >>> count) & 0xff;
+        buf[pos++] = byte;
+        if (byte === 0xff) buf[pos++] = 0;
+      }
+    }
+    this.pos = pos;
+    this.bits = bits & 0xff;
+    this.count = count;
     return c[0]!;
   }
 
@@ -274,10 +386,6 @@ class Writer {
   result(): Uint8Array {
     return this.buf.slice(0, this.pos);
   }
-}
-
-function category(v: number): number {
-  return v === 0 ? 0 : 32 - Math.clz32(v < 0 ? -v : v);
 }
 
 function writeHeaders(w: Writer, width: number, height: number, lq: Int32Array, cq: Int32Array): void {

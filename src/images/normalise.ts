@@ -5,8 +5,9 @@
 import { ApiError } from "../http/errors";
 import { flattenAlpha, withDecoded } from "./codec";
 import { applyOrientation, swapsAxes } from "./exif";
-import { decodeJpegScaled } from "./jpeg-decode";
-import { encodeJpegBaseline } from "./jpeg-encode";
+import { decodeJpegPlanes, decodeJpegScaled } from "./jpeg-decode";
+import { encodeJpegBaseline, encodeJpegPlanes } from "./jpeg-encode";
+import { orientPlane, resizePlane, type YCbCrImage } from "./planes";
 import { resizeRgba } from "./resize";
 import { checkComplete } from "./integrity";
 import { readImageHeader, type ImageHeader } from "./sniff";
@@ -63,18 +64,45 @@ export async function normaliseToJpeg(bytes: Uint8Array): Promise<NormalisedJpeg
   // Resize before rotating: rotating the small image is far cheaper than rotating the original.
   const storedW = swap ? target.height : target.width;
   const storedH = swap ? target.width : target.height;
-  const decoded = decodeAtLeast(bytes, header, storedW, storedH);
+  const planar = header.format === "jpeg" ? planesAtLeast(bytes, storedW, storedH, header.orientation) : null;
+  if (planar && planar !== CORRUPT) return encodeUnder8MB((quality) => encodeJpegPlanes(planar, quality), planar.width, planar.height);
+  const decoded = planar === CORRUPT ? decodeWithPhoton(bytes) : decodeAtLeast(bytes, header, storedW, storedH);
   // Flatten before resizing so transparent pixels' hidden colour cannot bleed into the edges.
   const opaque = header.format === "jpeg" ? decoded : flattenAlpha(decoded);
   const upright = applyOrientation(resizeRgba(opaque, storedW, storedH), header.orientation);
+  // Flattened above, so the encoder's ignoring of alpha is safe; 4:2:0 in JS beats photon's 4:4:4 encode.
+  return encodeUnder8MB((quality) => encodeJpegBaseline(upright, quality), upright.width, upright.height);
+}
+
+function encodeUnder8MB(encode: (quality: number) => Uint8Array, width: number, height: number): NormalisedJpeg {
   for (const quality of QUALITIES) {
-    // Flattened above, so the encoder's ignoring of alpha is safe; 4:2:0 in JS beats photon's 4:4:4 encode.
-    const jpeg = encodeJpegBaseline(upright, quality);
-    if (jpeg.length < SOCIAL_IMAGE.maxBytes) {
-      return { bytes: jpeg, width: upright.width, height: upright.height, mimeType: "image/jpeg" };
-    }
+    const jpeg = encode(quality);
+    if (jpeg.length < SOCIAL_IMAGE.maxBytes) return { bytes: jpeg, width, height, mimeType: "image/jpeg" };
   }
   throw new ApiError("INVALID_IMAGE", "The image could not be compressed to a JPEG under 8 MB.");
+}
+
+const CORRUPT = Symbol("corrupt");
+
+/**
+ * The JPEG -> JPEG fast path: YCbCr planes from the scaled decode, each resized (chroma straight to the
+ * encoder's 4:2:0 size) and oriented on its own, never converted to RGB and back. Null (RGBA path instead)
+ * for greyscale, RGB-stored and anything the TypeScript decoder leaves to photon, including corrupt data.
+ */
+function planesAtLeast(bytes: Uint8Array, storedW: number, storedH: number, orientation: number): YCbCrImage | typeof CORRUPT | null {
+  let img: YCbCrImage | null;
+  try {
+    img = decodeJpegPlanes(bytes, storedW, storedH);
+  } catch {
+    return CORRUPT; // corrupt by our reading: photon is more lenient with some damage, so the verdict stays its own
+  }
+  if (!img) return null;
+  const cw = (storedW + 1) >> 1;
+  const ch = (storedH + 1) >> 1;
+  const y = orientPlane(resizePlane(img.y, storedW, storedH), orientation);
+  const cb = orientPlane(resizePlane(img.cb, cw, ch), orientation);
+  const cr = orientPlane(resizePlane(img.cr, cw, ch), orientation);
+  return { width: y.width, height: y.height, y, cb, cr };
 }
 
 /**
@@ -92,5 +120,9 @@ function decodeAtLeast(bytes: Uint8Array, header: ImageHeader, minWidth: number,
       // Corrupt by our reading: photon is more lenient with some damage, so the verdict stays its own.
     }
   }
+  return decodeWithPhoton(bytes);
+}
+
+function decodeWithPhoton(bytes: Uint8Array): RgbaImage {
   return withDecoded(bytes, (img) => ({ width: img.get_width(), height: img.get_height(), data: img.get_raw_pixels() }));
 }

@@ -1,0 +1,177 @@
+/**
+ * YCbCr planes: the JPEG -> JPEG fast path of normalisation. The decoder hands over its Y, Cb and Cr planes
+ * (chroma still subsampled), each plane is resized and rotated on its own, and the encoder codes them
+ * directly, so neither the YCbCr -> RGB conversion after decoding nor the RGB -> YCbCr conversion before
+ * encoding happens, and the chroma work is done on a quarter of the pixels.
+ */
+
+/** One 8-bit channel: `width` x `height` samples, row `y` starting at `y * stride`. */
+export interface Plane {
+  width: number;
+  height: number;
+  stride: number;
+  data: Uint8Array | Uint8ClampedArray;
+}
+
+/** A YCbCr (JFIF) image: Y at full size; Cb and Cr at any size, stretched over the whole image. */
+export interface YCbCrImage {
+  width: number;
+  height: number;
+  y: Plane;
+  cb: Plane;
+  cr: Plane;
+}
+
+const BITS = 14;
+const ONE = 1 << BITS;
+const HALF = 1 << (BITS - 1);
+
+/**
+ * Resizes one plane to exactly `width` x `height` with the same filters as `resizeRgba` (k x k block average
+ * for the integer part of a downscale, then a triangle kernel; bilinear for upscales), in 14-bit fixed point.
+ */
+export function resizePlane(src: Plane, width: number, height: number): Plane {
+  if (width === src.width && height === src.height) return src;
+  const kx = Math.min(16, Math.max(1, Math.floor(src.width / width)));
+  const ky = Math.min(16, Math.max(1, Math.floor(src.height / height)));
+  let p = kx > 1 || ky > 1 ? boxShrinkPlane(src, kx, ky) : src;
+  if (p.width !== width) p = resampleRows(p, width);
+  if (p.height !== height) p = resampleColumns(p, height);
+  return p;
+}
+
+function boxShrinkPlane(src: Plane, kx: number, ky: number): Plane {
+  const { width: sw, height: sh, stride, data: s } = src;
+  const dw = Math.ceil(sw / kx);
+  const dh = Math.ceil(sh / ky);
+  const out = new Uint8Array(dw * dh);
+  let oi = 0;
+  for (let dy = 0; dy < dh; dy++) {
+    const y0 = dy * ky;
+    const rows = Math.min(sh, y0 + ky) - y0;
+    for (let dx = 0; dx < dw; dx++) {
+      const x0 = dx * kx;
+      const cols = Math.min(sw, x0 + kx) - x0;
+      let sum = 0;
+      for (let j = 0; j < rows; j++) {
+        let si = (y0 + j) * stride + x0;
+        for (let i = 0; i < cols; i++) sum += s[si++]!;
+      }
+      const n = rows * cols;
+      out[oi++] = ((sum + (n >>> 1)) / n) | 0;
+    }
+  }
+  return { width: dw, height: dh, stride: dw, data: out };
+}
+
+interface Taps {
+  start: Int32Array;
+  count: Int32Array;
+  weights: Int32Array;
+  maxTaps: number;
+}
+
+/** Triangle taps (support widening with the downscale factor), integer weights summing exactly to ONE. */
+function taps(srcSize: number, dstSize: number): Taps {
+  const scale = srcSize / dstSize;
+  const support = Math.max(1, scale);
+  const maxTaps = Math.ceil(support) * 2 + 1;
+  const start = new Int32Array(dstSize);
+  const count = new Int32Array(dstSize);
+  const weights = new Int32Array(dstSize * maxTaps);
+  const tmp = new Float64Array(maxTaps);
+  for (let i = 0; i < dstSize; i++) {
+    const center = (i + 0.5) * scale;
+    const lo = Math.max(0, Math.floor(center - support));
+    const hi = Math.min(srcSize, Math.ceil(center + support));
+    let sum = 0;
+    let n = 0;
+    for (let j = lo; j < hi && n < maxTaps; j++, n++) {
+      const w = Math.max(0, 1 - Math.abs((j + 0.5 - center) / support));
+      tmp[n] = w;
+      sum += w;
+    }
+    let total = 0;
+    let biggest = 0;
+    const base = i * maxTaps;
+    for (let t = 0; t < n; t++) {
+      const w = sum > 0 ? Math.round((tmp[t]! / sum) * ONE) : t === 0 ? ONE : 0;
+      weights[base + t] = w;
+      total += w;
+      if (w > weights[base + biggest]!) biggest = t;
+    }
+    weights[base + biggest] = weights[base + biggest]! + ONE - total;
+    start[i] = lo;
+    count[i] = n;
+  }
+  return { start, count, weights, maxTaps };
+}
+
+function resampleRows(src: Plane, dw: number): Plane {
+  const { height: h, stride, data: s } = src;
+  const { start, count, weights, maxTaps } = taps(src.width, dw);
+  // Weights are non-negative and sum to ONE, so every result is already 0..255: no clamping store needed.
+  const out = new Uint8Array(dw * h);
+  for (let y = 0; y < h; y++) {
+    const row = y * stride;
+    let oi = y * dw;
+    for (let x = 0; x < dw; x++) {
+      let acc = HALF;
+      let si = row + start[x]!;
+      const wi = x * maxTaps;
+      for (let t = 0, n = count[x]!; t < n; t++) acc += s[si++]! * weights[wi + t]!;
+      out[oi++] = acc >> BITS;
+    }
+  }
+  return { width: dw, height: h, stride: dw, data: out };
+}
+
+function resampleColumns(src: Plane, dh: number): Plane {
+  const { width: w, stride, data: s } = src;
+  const { start, count, weights, maxTaps } = taps(src.height, dh);
+  const out = new Uint8Array(w * dh);
+  const acc = new Int32Array(w);
+  for (let y = 0; y < dh; y++) {
+    acc.fill(HALF);
+    const wi = y * maxTaps;
+    // Row at a time keeps memory access sequential.
+    for (let t = 0, n = count[y]!; t < n; t++) {
+      const wt = weights[wi + t]!;
+      let si = (start[y]! + t) * stride;
+      for (let x = 0; x < w; x++) acc[x] = acc[x]! + s[si++]! * wt;
+    }
+    const oi = y * w;
+    for (let x = 0; x < w; x++) out[oi + x] = acc[x]! >> BITS;
+  }
+  return { width: w, height: dh, stride: w, data: out };
+}
+
+/** The plane of an upright image for an EXIF orientation (2..8), as `applyOrientation` does for RGBA. */
+export function orientPlane(src: Plane, orientation: number): Plane {
+  if (orientation <= 1 || orientation > 8) return src;
+  const { width: w, height: h, stride, data: s } = src;
+  const swap = orientation >= 5;
+  const ow = swap ? h : w;
+  const oh = swap ? w : h;
+  const out = new Uint8Array(ow * oh);
+  // Destination index of stored (x, y) = base + x * dxStep + y * dyStep.
+  let base = 0, xStep = 1, yStep = ow;
+  switch (orientation) {
+    case 2: base = w - 1; xStep = -1; yStep = ow; break;
+    case 3: base = (h - 1) * ow + w - 1; xStep = -1; yStep = -ow; break;
+    case 4: base = (h - 1) * ow; xStep = 1; yStep = -ow; break;
+    case 5: base = 0; xStep = ow; yStep = 1; break;
+    case 6: base = h - 1; xStep = ow; yStep = -1; break;
+    case 7: base = (w - 1) * ow + h - 1; xStep = -ow; yStep = -1; break;
+    default: base = (w - 1) * ow; xStep = -ow; yStep = 1; break; // 8
+  }
+  for (let y = 0; y < h; y++) {
+    let si = y * stride;
+    let di = base + y * yStep;
+    for (let x = 0; x < w; x++) {
+      out[di] = s[si++]!;
+      di += xStep;
+    }
+  }
+  return { width: ow, height: oh, stride: ow, data: out };
+}
