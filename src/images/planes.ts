@@ -69,6 +69,8 @@ interface Taps {
   count: Int32Array;
   weights: Int32Array;
   maxTaps: number;
+  /** When > 0, every output has exactly this many taps (zero weights padded in, all inside the source). */
+  fixed: number;
 }
 
 /** Triangle taps (support widening with the downscale factor), integer weights summing exactly to ONE. */
@@ -104,14 +106,67 @@ function taps(srcSize: number, dstSize: number): Taps {
     start[i] = lo;
     count[i] = n;
   }
-  return { start, count, weights, maxTaps };
+  return { start, count, weights, maxTaps, fixed: padTaps(srcSize, start, count, weights, maxTaps) };
+}
+
+/**
+ * Gives every output the same number of taps (the most any has), padding with zero weights and moving the
+ * window back inside the source at the far edge, so the resamplers can run unrolled 2-, 3- and 4-tap loops.
+ * Returns that count, or 0 when the source is too small for it.
+ */
+function padTaps(srcSize: number, start: Int32Array, count: Int32Array, weights: Int32Array, maxTaps: number): number {
+  // Drop zero weights at either end first (the window's rounding often adds one).
+  for (let i = 0; i < count.length; i++) {
+    const base = i * maxTaps;
+    let n = count[i]!;
+    while (n > 1 && weights[base + n - 1] === 0) n--;
+    let lead = 0;
+    while (lead < n - 1 && weights[base + lead] === 0) lead++;
+    if (lead > 0) {
+      for (let k = 0; k < n - lead; k++) weights[base + k] = weights[base + k + lead]!;
+      for (let k = n - lead; k < n; k++) weights[base + k] = 0;
+      start[i] = start[i]! + lead;
+      n -= lead;
+    }
+    count[i] = n;
+  }
+  let t = 0;
+  for (let i = 0; i < count.length; i++) t = Math.max(t, count[i]!);
+  if (t > srcSize || t > maxTaps) return 0;
+  for (let i = 0; i < count.length; i++) {
+    const n = count[i]!;
+    if (n === t) continue;
+    const base = i * maxTaps;
+    const shift = Math.max(0, start[i]! + t - srcSize);
+    for (let k = n - 1; k >= 0; k--) weights[base + k + shift] = weights[base + k]!;
+    for (let k = 0; k < shift; k++) weights[base + k] = 0;
+    for (let k = n + shift; k < t; k++) weights[base + k] = 0;
+    start[i] = start[i]! - shift;
+    count[i] = t;
+  }
+  return t;
 }
 
 function resampleRows(src: Plane, dw: number): Plane {
   const { height: h, stride, data: s } = src;
-  const { start, count, weights, maxTaps } = taps(src.width, dw);
+  const { start, count, weights, maxTaps, fixed } = taps(src.width, dw);
   // Weights are non-negative and sum to ONE, so every result is already 0..255: no clamping store needed.
   const out = new Uint8Array(dw * h);
+  if (fixed === 3) {
+    const w0 = new Int32Array(dw), w1 = new Int32Array(dw), w2 = new Int32Array(dw);
+    for (let x = 0; x < dw; x++) {
+      w0[x] = weights[x * maxTaps]!; w1[x] = weights[x * maxTaps + 1]!; w2[x] = weights[x * maxTaps + 2]!;
+    }
+    for (let y = 0; y < h; y++) {
+      const row = y * stride;
+      const oi = y * dw;
+      for (let x = 0; x < dw; x++) {
+        const si = row + start[x]!;
+        out[oi + x] = (HALF + s[si]! * w0[x]! + s[si + 1]! * w1[x]! + s[si + 2]! * w2[x]!) >> BITS;
+      }
+    }
+    return { width: dw, height: h, stride: dw, data: out };
+  }
   for (let y = 0; y < h; y++) {
     const row = y * stride;
     let oi = y * dw;
@@ -128,8 +183,21 @@ function resampleRows(src: Plane, dw: number): Plane {
 
 function resampleColumns(src: Plane, dh: number): Plane {
   const { width: w, stride, data: s } = src;
-  const { start, count, weights, maxTaps } = taps(src.height, dh);
+  const { start, count, weights, maxTaps, fixed } = taps(src.height, dh);
   const out = new Uint8Array(w * dh);
+  if (fixed === 3 || fixed === 2) {
+    for (let y = 0; y < dh; y++) {
+      const wi = y * maxTaps;
+      const w0 = weights[wi]!, w1 = weights[wi + 1]!, w2 = fixed === 3 ? weights[wi + 2]! : 0;
+      const s0 = start[y]! * stride;
+      const s1 = s0 + stride;
+      // With two taps the third row is read at zero weight; it exists unless the source has only two rows.
+      const s2 = fixed === 3 ? s1 + stride : s1;
+      const oi = y * w;
+      for (let x = 0; x < w; x++) out[oi + x] = (HALF + s[s0 + x]! * w0 + s[s1 + x]! * w1 + s[s2 + x]! * w2) >> BITS;
+    }
+    return { width: w, height: dh, stride: w, data: out };
+  }
   const acc = new Int32Array(w);
   for (let y = 0; y < dh; y++) {
     acc.fill(HALF);
