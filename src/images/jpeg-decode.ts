@@ -31,6 +31,7 @@ const ZIGZAG = new Int32Array([
 const MAX_COEFFICIENT_BYTES = 96 * 1024 * 1024;
 
 const LOOKUP_BITS = 9;
+const LOOKUP_MASK = (1 << LOOKUP_BITS) - 1;
 
 interface Huffman {
   /** (code length << 8) | symbol for every LOOKUP_BITS-bit prefix of a short code; 0 when the code is longer. */
@@ -334,8 +335,15 @@ function unstuff(b: Uint8Array, start: number): { data: Uint8Array; length: numb
   let o = 0;
   let p = start;
   while (p < b.length) {
-    const byte = b[p]!;
-    if (byte !== 0xff) { data[o++] = byte; p++; continue; }
+    // Whole runs up to the next 0xFF at native speed (in entropy data that is one byte in ~256).
+    let ff = b.indexOf(0xff, p);
+    if (ff < 0) ff = b.length;
+    if (ff > p) {
+      data.set(b.subarray(p, ff), o);
+      o += ff - p;
+      p = ff;
+      if (p >= b.length) break;
+    }
     let q = p + 1;
     while (q < b.length && b[q] === 0xff) q++; // fill bytes
     if (q >= b.length) { p = q; break; }
@@ -406,7 +414,7 @@ function decodeBaselineScan(
         for (let h = 0; h < bh; h++) {
           // DC difference.
           while (cnt <= 24) { buf = (buf << 8) | data[p++]!; cnt += 8; }
-          let e = dcLookup[(buf >>> (cnt - LOOKUP_BITS)) & 511]!;
+          let e = dcLookup[(buf >>> (cnt - LOOKUP_BITS)) & LOOKUP_MASK]!;
           if (e === 0) e = slowHuffman(dc, (buf >>> (cnt - 16)) & 0xffff);
           cnt -= e >> 8;
           let s = e & 15;
@@ -422,7 +430,7 @@ function decodeBaselineScan(
           let k = 1;
           while (k < 64) {
             if (cnt < 16) { while (cnt <= 24) { buf = (buf << 8) | data[p++]!; cnt += 8; } }
-            const peek = (buf >>> (cnt - LOOKUP_BITS)) & 511;
+            const peek = (buf >>> (cnt - LOOKUP_BITS)) & LOOKUP_MASK;
             const f = acFast[peek]!;
             if (f !== 0) {
               cnt -= f & 15;

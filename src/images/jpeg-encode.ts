@@ -262,7 +262,8 @@ function fdctQuantise(b: Float64Array, div: Float64Array, out: Int32Array): void
   const zz = ZIGZAG;
   for (let k = 0; k < 64; k++) {
     const z = zz[k]!;
-    out[k] = Math.round(b[z]! * div[z]!);
+    // Math.round (half up) for |v| < 65536 without the call: quantised values stay within +-2^11.
+    out[k] = ((b[z]! * div[z]! + 65536.5) | 0) - 65536;
   }
 }
 
