@@ -59,6 +59,14 @@ export function bytesFromBase64(input: string, maxBytes = MAX_IMAGE_BYTES): Uint
   }
 
   const out = new Uint8Array(Math.floor((body.length * 3) / 4) + 3);
+  const quick = decodeClean(body, out);
+  if (quick >= 0) {
+    if (quick === 0) throw new ApiError("INVALID_IMAGE", "The image is empty: no Base64 data was given.");
+    if (quick > maxBytes) {
+      throw new ApiError("PAYLOAD_TOO_LARGE", `The Base64 image decodes to ${(quick / 1024 / 1024).toFixed(1)} MB; images may be at most 10 MB.`);
+    }
+    return out.subarray(0, quick);
+  }
   const fast = wideLookup();
   const len = body.length;
   let acc = 0;
@@ -112,6 +120,54 @@ export function bytesFromBase64(input: string, maxBytes = MAX_IMAGE_BYTES): Uint
     throw new ApiError("PAYLOAD_TOO_LARGE", `The Base64 image decodes to ${(n / 1024 / 1024).toFixed(1)} MB; images may be at most 10 MB.`);
   }
   return out.subarray(0, n);
+}
+
+const BYTE_LOOKUP = (() => {
+  const t = new Int16Array(256).fill(-1);
+  for (let c = 0; c < 128; c++) t[c] = LOOKUP[c]!;
+  return t;
+})();
+
+let encoder: TextEncoder | null = null;
+
+/**
+ * The common case at native-ish speed: the string as bytes (TextEncoder, a plain copy for ASCII strings),
+ * then a byte table over groups of four, which beats charCodeAt per character several times over. Only
+ * clean input qualifies: data characters, at most two `=` at the end and a valid length. Returns the byte
+ * count, or -1 for anything else (whitespace, bad characters, bad padding), which the character-at-a-time
+ * path then decodes or reports precisely.
+ */
+function decodeClean(body: string, out: Uint8Array): number {
+  encoder ??= new TextEncoder();
+  const src = encoder.encode(body);
+  let len = src.length;
+  if (len !== body.length) return -1; // non-ASCII: certainly invalid, let the careful path say where
+  let padding = 0;
+  while (len > 0 && padding < 2 && src[len - 1] === 0x3d) { len--; padding++; }
+  if (padding > 0 && (len + padding) % 4 !== 0) return -1;
+  const rest = len % 4;
+  if (rest === 1) return -1;
+  const t = BYTE_LOOKUP;
+  const whole = len - rest;
+  let n = 0;
+  let bad = 0;
+  for (let i = 0; i < whole; i += 4) {
+    const a = t[src[i]!]!, b = t[src[i + 1]!]!, c = t[src[i + 2]!]!, d = t[src[i + 3]!]!;
+    bad |= a | b | c | d;
+    const v = (a << 18) | (b << 12) | (c << 6) | d;
+    out[n] = v >> 16;
+    out[n + 1] = v >> 8;
+    out[n + 2] = v;
+    n += 3;
+  }
+  if (rest > 0) {
+    const a = t[src[whole]!]!, b = t[src[whole + 1]!]!, c = rest === 3 ? t[src[whole + 2]!]! : 0;
+    bad |= a | b | c;
+    const v = (a << 18) | (b << 12) | (c << 6);
+    out[n++] = v >> 16;
+    if (rest === 3) out[n++] = v >> 8;
+  }
+  return bad < 0 ? -1 : n;
 }
 
 function estimateDecoded(body: string): number {
