@@ -88,8 +88,12 @@ function scaledTable(base: number[], quality: number): Int32Array {
 const AAN = [1, 1.387039845, 1.306562965, 1.175875602, 1, 0.785694958, 0.5411961, 0.275899379];
 
 function divisors(table: Int32Array): Float64Array {
+  // Zigzag order, like the quantiser's output.
   const d = new Float64Array(64);
-  for (let i = 0; i < 64; i++) d[i] = 1 / (table[i]! * AAN[i >> 3]! * AAN[i & 7]! * 8);
+  for (let k = 0; k < 64; k++) {
+    const i = ZIGZAG[k]!;
+    d[k] = 1 / (table[i]! * AAN[i >> 3]! * AAN[i & 7]! * 8);
+  }
   return d;
 }
 
@@ -213,7 +217,7 @@ function loadBlock(p: Plane, x0: number, y0: number, blk: Float64Array): void {
   }
 }
 
-/** AAN float forward DCT (rows, then columns) and quantisation into zigzag order. */
+/** AAN float forward DCT (rows, then columns) and quantisation into zigzag order (`div` is zigzag too). */
 function fdctQuantise(b: Float64Array, div: Float64Array, out: Int32Array): void {
   for (let o = 0; o < 64; o += 8) {
     const d0 = b[o]!, d1 = b[o + 1]!, d2 = b[o + 2]!, d3 = b[o + 3]!;
@@ -261,9 +265,8 @@ function fdctQuantise(b: Float64Array, div: Float64Array, out: Int32Array): void
   }
   const zz = ZIGZAG;
   for (let k = 0; k < 64; k++) {
-    const z = zz[k]!;
     // Math.round (half up) for |v| < 65536 without the call: quantised values stay within +-2^11.
-    out[k] = ((b[z]! * div[z]! + 65536.5) | 0) - 65536;
+    out[k] = ((b[zz[k]!]! * div[k]! + 65536.5) | 0) - 65536;
   }
 }
 
@@ -307,8 +310,11 @@ class Writer {
       buf[pos++] = byte;
       if (byte === 0xff) buf[pos++] = 0;
     }
+    // Trailing zeros are one EOB: stop the scan at the last non-zero coefficient.
+    let last = 63;
+    while (last > 0 && c[last] === 0) last--;
     let run = 0;
-    for (let k = 1; k < 64; k++) {
+    for (let k = 1; k <= last; k++) {
       const v = c[k]!;
       if (v === 0) { run++; continue; }
       while (run > 15) {
@@ -345,7 +351,7 @@ class Writer {
       }
       run = 0;
     }
-    if (run > 0) {
+    if (last < 63) {
       len = acSize[0]!;
       bits = (bits << len) | acCode[0]!;
       count += len;
