@@ -413,13 +413,13 @@ function decodeBaselineScan(
       for (let v = 0; v < bv; v++) {
         for (let h = 0; h < bh; h++) {
           // DC difference.
-          while (cnt <= 24) { buf = (buf << 8) | data[p++]!; cnt += 8; }
+          if (cnt < 16) { buf = (buf << 16) | (data[p]! << 8) | data[p + 1]!; p += 2; cnt += 16; }
           let e = dcLookup[(buf >>> (cnt - LOOKUP_BITS)) & LOOKUP_MASK]!;
           if (e === 0) e = slowHuffman(dc, (buf >>> (cnt - 16)) & 0xffff);
           cnt -= e >> 8;
           let s = e & 15;
           if (s !== 0) {
-            if (cnt < s) { while (cnt <= 24) { buf = (buf << 8) | data[p++]!; cnt += 8; } }
+            if (cnt < s) { buf = (buf << 16) | (data[p]! << 8) | data[p + 1]!; p += 2; cnt += 16; }
             cnt -= s;
             let d = (buf >>> cnt) & ((1 << s) - 1);
             if (d < 1 << (s - 1)) d -= (1 << s) - 1;
@@ -429,7 +429,7 @@ function decodeBaselineScan(
           // AC coefficients; those outside the top-left size x size land in blk but are never read.
           let k = 1;
           while (k < 64) {
-            if (cnt < 16) { while (cnt <= 24) { buf = (buf << 8) | data[p++]!; cnt += 8; } }
+            if (cnt < 16) { buf = (buf << 16) | (data[p]! << 8) | data[p + 1]!; p += 2; cnt += 16; }
             const peek = (buf >>> (cnt - LOOKUP_BITS)) & LOOKUP_MASK;
             const f = acFast[peek]!;
             if (f !== 0) {
@@ -453,7 +453,7 @@ function decodeBaselineScan(
             }
             k += r;
             if (k > 63) throw new Error("coefficient index past 63");
-            if (cnt < s) { while (cnt <= 24) { buf = (buf << 8) | data[p++]!; cnt += 8; } }
+            if (cnt < s) { buf = (buf << 16) | (data[p]! << 8) | data[p + 1]!; p += 2; cnt += 16; }
             cnt -= s;
             let a = (buf >>> cnt) & ((1 << s) - 1);
             if (a < 1 << (s - 1)) a -= (1 << s) - 1;
