@@ -175,6 +175,18 @@ describe("Base64 input", () => {
     expect(bytesFromBase64(Buffer.alloc(10 * 1024 * 1024, 1).toString("base64")).length).toBe(10 * 1024 * 1024);
   });
 
+  it("decodes large clean Base64 (the fast path) exactly as wrapped Base64 (the character path)", () => {
+    const bytes = new Uint8Array(100_002).map((_, i) => (i * 2654435761) >>> 13);
+    const std = Buffer.from(bytes).toString("base64");
+    for (const input of [std, std.replace(/(.{76})/g, "$1\n"), `data:image/jpeg;base64,${std}`, std.replace(/=+$/, "")]) {
+      expect(Buffer.from(bytesFromBase64(input)).equals(Buffer.from(bytes))).toBe(true);
+    }
+    const bad = `${std.slice(0, 50000)}*${std.slice(50001)}`;
+    expect(() => bytesFromBase64(bad)).toThrowError(/unexpected character at position 50000/);
+    expect(() => bytesFromBase64(`${std.slice(0, 40000)}é${std.slice(40001)}`)).toThrowError(/unexpected character at position 40000/);
+    expect(() => bytesFromBase64(`${std.slice(0, 100)}=${std.slice(101)}`)).toThrowError(/after padding/);
+  });
+
   it("accepts data URIs, bare, URL-safe and line-wrapped Base64 alike", () => {
     const bytes = crypto.getRandomValues(new Uint8Array(1000));
     const std = Buffer.from(bytes).toString("base64");
