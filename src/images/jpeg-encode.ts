@@ -331,18 +331,25 @@ class Writer {
       }
       const n = 32 - Math.clz32(v < 0 ? -v : v);
       const sym = (run << 4) | n;
-      // Up to 16 code bits + 10 value bits + 7 pending = 33: flush the code first when that could happen.
+      // Code and value bits in one go when they fit beside the (at most 7) pending bits; up to 16 code bits
+      // + 10 value bits + 7 pending = 33 would not, so long codes are flushed first.
       const cl = acSize[sym]!;
-      bits = (bits << cl) | acCode[sym]!;
-      count += cl;
-      while (count >= 8) {
-        count -= 8;
-        const byte = (bits >>> count) & 0xff;
-        buf[pos++] = byte;
-        if (byte === 0xff) buf[pos++] = 0;
+      const vb = (v < 0 ? v - 1 : v) & ((1 << n) - 1);
+      if (cl + n <= 24) {
+        bits = (bits << (cl + n)) | (acCode[sym]! << n) | vb;
+        count += cl + n;
+      } else {
+        bits = (bits << cl) | acCode[sym]!;
+        count += cl;
+        while (count >= 8) {
+          count -= 8;
+          const byte = (bits >>> count) & 0xff;
+          buf[pos++] = byte;
+          if (byte === 0xff) buf[pos++] = 0;
+        }
+        bits = (bits << n) | vb;
+        count += n;
       }
-      bits = (bits << n) | ((v < 0 ? v - 1 : v) & ((1 << n) - 1));
-      count += n;
       while (count >= 8) {
         count -= 8;
         const byte = (bits >>> count) & 0xff;
