@@ -157,7 +157,20 @@ function resampleRows(src: Plane, dw: number): Plane {
     for (let x = 0; x < dw; x++) {
       w0[x] = weights[x * maxTaps]!; w1[x] = weights[x * maxTaps + 1]!; w2[x] = weights[x * maxTaps + 2]!;
     }
-    for (let y = 0; y < h; y++) {
+    // Two rows per pass share each output's tap loads.
+    let y = 0;
+    for (; y + 1 < h; y += 2) {
+      const row = y * stride;
+      const oi = y * dw;
+      for (let x = 0; x < dw; x++) {
+        const si = row + start[x]!;
+        const a = w0[x]!, b = w1[x]!, c = w2[x]!;
+        out[oi + x] = (HALF + s[si]! * a + s[si + 1]! * b + s[si + 2]! * c) >> BITS;
+        const sj = si + stride;
+        out[oi + dw + x] = (HALF + s[sj]! * a + s[sj + 1]! * b + s[sj + 2]! * c) >> BITS;
+      }
+    }
+    for (; y < h; y++) {
       const row = y * stride;
       const oi = y * dw;
       for (let x = 0; x < dw; x++) {
