@@ -15,6 +15,10 @@ const ZIGZAG = new Int32Array([
   54, 47, 55, 62, 63,
 ]);
 
+/** Zigzag position of each natural index. */
+const UNZIGZAG = new Int32Array(64);
+for (let k = 0; k < 64; k++) UNZIGZAG[ZIGZAG[k]!] = k;
+
 // Annex K.1 tables, natural order.
 const LUMA_Q = [
   16, 11, 10, 16, 24, 40, 51, 61, 12, 12, 14, 19, 26, 58, 60, 55, 14, 13, 16, 24, 40, 57, 69, 56, 14, 17, 22, 29, 51, 87, 80, 62,
@@ -88,12 +92,8 @@ function scaledTable(base: number[], quality: number): Int32Array {
 const AAN = [1, 1.387039845, 1.306562965, 1.175875602, 1, 0.785694958, 0.5411961, 0.275899379];
 
 function divisors(table: Int32Array): Float64Array {
-  // Zigzag order, like the quantiser's output.
   const d = new Float64Array(64);
-  for (let k = 0; k < 64; k++) {
-    const i = ZIGZAG[k]!;
-    d[k] = 1 / (table[i]! * AAN[i >> 3]! * AAN[i & 7]! * 8);
-  }
+  for (let i = 0; i < 64; i++) d[i] = 1 / (table[i]! * AAN[i >> 3]! * AAN[i & 7]! * 8);
   return d;
 }
 
@@ -217,7 +217,7 @@ function loadBlock(p: Plane, x0: number, y0: number, blk: Float64Array): void {
   }
 }
 
-/** AAN float forward DCT (rows, then columns) and quantisation into zigzag order (`div` is zigzag too). */
+/** AAN float forward DCT (rows, then columns) and quantisation into zigzag order. */
 function fdctQuantise(b: Float64Array, div: Float64Array, out: Int32Array): void {
   for (let o = 0; o < 64; o += 8) {
     const d0 = b[o]!, d1 = b[o + 1]!, d2 = b[o + 2]!, d3 = b[o + 3]!;
@@ -241,32 +241,29 @@ function fdctQuantise(b: Float64Array, div: Float64Array, out: Int32Array): void
     b[o + 1] = z11 + z4;
     b[o + 7] = z11 - z4;
   }
+  // Columns, quantised straight into zigzag order (Math.round, half up, without the call: |v| < 65536).
+  const iz = UNZIGZAG;
   for (let o = 0; o < 8; o++) {
     const d0 = b[o]!, d1 = b[o + 8]!, d2 = b[o + 16]!, d3 = b[o + 24]!;
     const d4 = b[o + 32]!, d5 = b[o + 40]!, d6 = b[o + 48]!, d7 = b[o + 56]!;
     const t0 = d0 + d7, t7 = d0 - d7, t1 = d1 + d6, t6 = d1 - d6;
     const t2 = d2 + d5, t5 = d2 - d5, t3 = d3 + d4, t4 = d3 - d4;
     const t10 = t0 + t3, t13 = t0 - t3, t11 = t1 + t2, t12 = t1 - t2;
-    b[o] = t10 + t11;
-    b[o + 32] = t10 - t11;
+    out[iz[o]!] = (((t10 + t11) * div[o]! + 65536.5) | 0) - 65536;
+    out[iz[o + 32]!] = (((t10 - t11) * div[o + 32]! + 65536.5) | 0) - 65536;
     const z1 = (t12 + t13) * 0.707106781;
-    b[o + 16] = t13 + z1;
-    b[o + 48] = t13 - z1;
+    out[iz[o + 16]!] = (((t13 + z1) * div[o + 16]! + 65536.5) | 0) - 65536;
+    out[iz[o + 48]!] = (((t13 - z1) * div[o + 48]! + 65536.5) | 0) - 65536;
     const s10 = t4 + t5, s11 = t5 + t6, s12 = t6 + t7;
     const z5 = (s10 - s12) * 0.382683433;
     const z2 = 0.5411961 * s10 + z5;
     const z4 = 1.306562965 * s12 + z5;
     const z3 = s11 * 0.707106781;
     const z11 = t7 + z3, z13 = t7 - z3;
-    b[o + 40] = z13 + z2;
-    b[o + 24] = z13 - z2;
-    b[o + 8] = z11 + z4;
-    b[o + 56] = z11 - z4;
-  }
-  const zz = ZIGZAG;
-  for (let k = 0; k < 64; k++) {
-    // Math.round (half up) for |v| < 65536 without the call: quantised values stay within +-2^11.
-    out[k] = ((b[zz[k]!]! * div[k]! + 65536.5) | 0) - 65536;
+    out[iz[o + 40]!] = (((z13 + z2) * div[o + 40]! + 65536.5) | 0) - 65536;
+    out[iz[o + 24]!] = (((z13 - z2) * div[o + 24]! + 65536.5) | 0) - 65536;
+    out[iz[o + 8]!] = (((z11 + z4) * div[o + 8]! + 65536.5) | 0) - 65536;
+    out[iz[o + 56]!] = (((z11 - z4) * div[o + 56]! + 65536.5) | 0) - 65536;
   }
 }
 
