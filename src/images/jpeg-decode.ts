@@ -32,13 +32,16 @@ const MAX_COEFFICIENT_BYTES = 96 * 1024 * 1024;
 
 const LOOKUP_BITS = 9;
 const LOOKUP_MASK = (1 << LOOKUP_BITS) - 1;
+/** The run a fast AC entry gives the end-of-block code: it always carries the index past 63. */
+const EOB_RUN = 63;
 
 interface Huffman {
   /** (code length << 8) | symbol for every LOOKUP_BITS-bit prefix of a short code; 0 when the code is longer. */
   lookup: Uint16Array;
   /**
-   * For AC tables: when a prefix holds a whole code and its value bits, (value << 8) | (run << 4) | bits used,
-   * so the common small coefficients cost one table read (libjpeg-turbo does the same); 0 otherwise.
+   * For AC tables: when a prefix holds a whole code and its value bits, (value << 10) | (run << 4) | bits used,
+   * so the common small coefficients cost one table read (libjpeg-turbo does the same); the end-of-block code
+   * as run EOB_RUN with no value; 0 otherwise.
    */
   fast: Int32Array;
   /** Largest code of each length (-1 when none), for the codes longer than LOOKUP_BITS. */
@@ -266,10 +269,14 @@ function buildHuffman(counts: Uint8Array, values: Uint8Array): Huffman {
     const len = e >> 8;
     const size = e & 15;
     const run = (e >> 4) & 15;
+    if ((e & 255) === 0) {
+      fast[peek] = (EOB_RUN << 4) | len; // end of block: a run past 63 that the scan reads as "stop"
+      continue;
+    }
     if (size === 0 || len + size > LOOKUP_BITS) continue;
     let v = (peek >> (LOOKUP_BITS - len - size)) & ((1 << size) - 1);
     if (v < 1 << (size - 1)) v -= (1 << size) - 1;
-    fast[peek] = (v << 8) | (run << 4) | (len + size);
+    fast[peek] = (v << 10) | (run << 4) | (len + size);
   }
   return { lookup, fast, maxCode, valueOffset, values };
 }
@@ -434,10 +441,13 @@ function decodeBaselineScan(
             const f = acFast[peek]!;
             if (f !== 0) {
               cnt -= f & 15;
-              k += (f >> 4) & 15;
-              if (k > 63) throw new Error("coefficient index past 63");
+              k += (f >> 4) & 63;
+              if (k > 63) {
+                if (((f >> 4) & 63) === EOB_RUN) break;
+                throw new Error("coefficient index past 63");
+              }
               const z = zz[k]!;
-              blk[z] = (f >> 8) * q[z]!;
+              blk[z] = (f >> 10) * q[z]!;
               k++;
               continue;
             }
