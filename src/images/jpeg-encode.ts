@@ -175,20 +175,24 @@ export function encodeJpegPlanes(img: YCbCrImage, quality = 85): Uint8Array {
   const mcuW = Math.ceil(width / 16);
   const mcuH = Math.ceil(height / 16);
   const blk = new Float64Array(64);
+  const edge = new Uint8Array(64);
   const coef = new Int32Array(64);
   let predY = 0, predCb = 0, predCr = 0;
   for (let my = 0; my < mcuH; my++) {
     for (let mx = 0; mx < mcuW; mx++) {
       for (let b = 0; b < 4; b++) {
-        loadBlock(yp, mx * 16 + (b & 1) * 8, my * 16 + (b >> 1) * 8, blk);
-        fdctQuantise(blk, lDiv, coef);
+        const x0 = mx * 16 + (b & 1) * 8, y0 = my * 16 + (b >> 1) * 8;
+        if (x0 + 8 <= width && y0 + 8 <= height) fdctQuantise(yp.data, y0 * yp.stride + x0, yp.stride, blk, lDiv, coef);
+        else fdctQuantise(edgeBlock(yp, x0, y0, edge), 0, 8, blk, lDiv, coef);
         predY = w.block(coef, predY, DC_LUMA, AC_LUMA);
       }
-      loadBlock(cb, mx * 8, my * 8, blk);
-      fdctQuantise(blk, cDiv, coef);
+      const x0 = mx * 8, y0 = my * 8;
+      const inside = x0 + 8 <= cw && y0 + 8 <= ch;
+      if (inside) fdctQuantise(cb.data, y0 * cb.stride + x0, cb.stride, blk, cDiv, coef);
+      else fdctQuantise(edgeBlock(cb, x0, y0, edge), 0, 8, blk, cDiv, coef);
       predCb = w.block(coef, predCb, DC_CHROMA, AC_CHROMA);
-      loadBlock(cr, mx * 8, my * 8, blk);
-      fdctQuantise(blk, cDiv, coef);
+      if (inside) fdctQuantise(cr.data, y0 * cr.stride + x0, cr.stride, blk, cDiv, coef);
+      else fdctQuantise(edgeBlock(cr, x0, y0, edge), 0, 8, blk, cDiv, coef);
       predCr = w.block(coef, predCr, DC_CHROMA, AC_CHROMA);
     }
   }
@@ -197,35 +201,27 @@ export function encodeJpegPlanes(img: YCbCrImage, quality = 85): Uint8Array {
   return w.result();
 }
 
-/** The 8x8 block at (x0, y0), level-shifted; past the right and bottom edges the last sample repeats. */
-function loadBlock(p: Plane, x0: number, y0: number, blk: Float64Array): void {
+/** The 8x8 block at (x0, y0) of a block that crosses the right or bottom edge, the last sample repeated. */
+function edgeBlock(p: Plane, x0: number, y0: number, out: Uint8Array): Uint8Array {
   const { width, height, stride, data } = p;
-  if (x0 + 8 <= width && y0 + 8 <= height) {
-    for (let y = 0; y < 8; y++) {
-      const r = (y0 + y) * stride + x0;
-      const o = y * 8;
-      blk[o] = data[r]! - 128; blk[o + 1] = data[r + 1]! - 128;
-      blk[o + 2] = data[r + 2]! - 128; blk[o + 3] = data[r + 3]! - 128;
-      blk[o + 4] = data[r + 4]! - 128; blk[o + 5] = data[r + 5]! - 128;
-      blk[o + 6] = data[r + 6]! - 128; blk[o + 7] = data[r + 7]! - 128;
-    }
-    return;
-  }
   for (let y = 0; y < 8; y++) {
     const r = Math.min(height - 1, y0 + y) * stride;
-    for (let x = 0; x < 8; x++) blk[y * 8 + x] = data[r + Math.min(width - 1, x0 + x)]! - 128;
+    for (let x = 0; x < 8; x++) out[y * 8 + x] = data[r + Math.min(width - 1, x0 + x)]!;
   }
+  return out;
 }
 
 /** AAN float forward DCT (rows, then columns) and quantisation into zigzag order. */
-function fdctQuantise(b: Float64Array, div: Float64Array, out: Int32Array): void {
-  for (let o = 0; o < 64; o += 8) {
-    const d0 = b[o]!, d1 = b[o + 1]!, d2 = b[o + 2]!, d3 = b[o + 3]!;
-    const d4 = b[o + 4]!, d5 = b[o + 5]!, d6 = b[o + 6]!, d7 = b[o + 7]!;
+function fdctQuantise(src: Uint8Array | Uint8ClampedArray, at: number, stride: number, b: Float64Array, div: Float64Array, out: Int32Array): void {
+  // Rows straight from the plane. The level shift (-128 per sample) only changes each row's sum, the DC
+  // term: -1024 there instead of 64 subtractions.
+  for (let o = 0, r = at; o < 64; o += 8, r += stride) {
+    const d0 = src[r]!, d1 = src[r + 1]!, d2 = src[r + 2]!, d3 = src[r + 3]!;
+    const d4 = src[r + 4]!, d5 = src[r + 5]!, d6 = src[r + 6]!, d7 = src[r + 7]!;
     const t0 = d0 + d7, t7 = d0 - d7, t1 = d1 + d6, t6 = d1 - d6;
     const t2 = d2 + d5, t5 = d2 - d5, t3 = d3 + d4, t4 = d3 - d4;
     const t10 = t0 + t3, t13 = t0 - t3, t11 = t1 + t2, t12 = t1 - t2;
-    b[o] = t10 + t11;
+    b[o] = t10 + t11 - 1024;
     b[o + 4] = t10 - t11;
     const z1 = (t12 + t13) * 0.707106781;
     b[o + 2] = t13 + z1;
