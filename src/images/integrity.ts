@@ -4,6 +4,7 @@
  * (truncated files, PNG checksum errors) in JS first, and treat a trap as the last line of defence.
  */
 import { ascii, invalid, u32be, u32le, type ImageHeader } from "./sniff";
+import { crc32 } from "../lib/encoding";
 
 /**
  * Throws INVALID_IMAGE when the file is visibly incomplete or corrupt.
@@ -48,7 +49,7 @@ function checkPng(b: Uint8Array): void {
     const end = pos + 12 + length;
     if (end > b.length) break;
     const type = ascii(b, pos + 4, 4);
-    if (crc32(b, pos + 4, 4 + length) !== u32be(b, pos + 8 + length)) {
+    if (crc32(b, pos + 4, pos + 8 + length) !== u32be(b, pos + 8 + length)) {
       throw invalid(`The PNG is corrupt: the checksum of its ${/^[A-Za-z]{4}$/.test(type) ? type : "unknown"} chunk does not match.`);
     }
     if (type === "IDAT") sawData = true;
@@ -64,21 +65,4 @@ function checkPng(b: Uint8Array): void {
 function checkWebp(b: Uint8Array): void {
   const declared = u32le(b, 4) + 8;
   if (declared > b.length) throw invalid("The WebP is truncated: the file is shorter than its header says.");
-}
-
-let crcTable: Uint32Array | undefined;
-
-function crc32(b: Uint8Array, start: number, length: number): number {
-  if (!crcTable) {
-    crcTable = new Uint32Array(256);
-    for (let n = 0; n < 256; n++) {
-      let c = n;
-      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-      crcTable[n] = c >>> 0;
-    }
-  }
-  const table = crcTable;
-  let c = 0xffffffff;
-  for (let i = start, end = start + length; i < end; i++) c = table[(c ^ b[i]!) & 0xff]! ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
 }
