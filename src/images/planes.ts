@@ -4,6 +4,7 @@
  * directly, so neither the YCbCr -> RGB conversion after decoding nor the RGB -> YCbCr conversion before
  * encoding happens, and the chroma work is done on a quarter of the pixels.
  */
+import { triangleTaps, type Taps as BaseTaps } from "./resize";
 
 /** One 8-bit channel: `width` x `height` samples, row `y` starting at `y * stride`. */
 export interface Plane {
@@ -64,49 +65,15 @@ function boxShrinkPlane(src: Plane, kx: number, ky: number): Plane {
   return { width: dw, height: dh, stride: dw, data: out };
 }
 
-interface Taps {
-  start: Int32Array;
-  count: Int32Array;
-  weights: Int32Array;
-  maxTaps: number;
+interface Taps extends BaseTaps {
   /** When > 0, every output has exactly this many taps (zero weights padded in, all inside the source). */
   fixed: number;
 }
 
-/** Triangle taps (support widening with the downscale factor), integer weights summing exactly to ONE. */
+/** The RGBA resampler's triangle taps at this file's precision, padded to one count for the unrolled loops. */
 function taps(srcSize: number, dstSize: number): Taps {
-  const scale = srcSize / dstSize;
-  const support = Math.max(1, scale);
-  const maxTaps = Math.ceil(support) * 2 + 1;
-  const start = new Int32Array(dstSize);
-  const count = new Int32Array(dstSize);
-  const weights = new Int32Array(dstSize * maxTaps);
-  const tmp = new Float64Array(maxTaps);
-  for (let i = 0; i < dstSize; i++) {
-    const center = (i + 0.5) * scale;
-    const lo = Math.max(0, Math.floor(center - support));
-    const hi = Math.min(srcSize, Math.ceil(center + support));
-    let sum = 0;
-    let n = 0;
-    for (let j = lo; j < hi && n < maxTaps; j++, n++) {
-      const w = Math.max(0, 1 - Math.abs((j + 0.5 - center) / support));
-      tmp[n] = w;
-      sum += w;
-    }
-    let total = 0;
-    let biggest = 0;
-    const base = i * maxTaps;
-    for (let t = 0; t < n; t++) {
-      const w = sum > 0 ? Math.round((tmp[t]! / sum) * ONE) : t === 0 ? ONE : 0;
-      weights[base + t] = w;
-      total += w;
-      if (w > weights[base + biggest]!) biggest = t;
-    }
-    weights[base + biggest] = weights[base + biggest]! + ONE - total;
-    start[i] = lo;
-    count[i] = n;
-  }
-  return { start, count, weights, maxTaps, fixed: padTaps(srcSize, start, count, weights, maxTaps) };
+  const t = triangleTaps(srcSize, dstSize, ONE);
+  return { ...t, fixed: padTaps(srcSize, t.start, t.count, t.weights, t.maxTaps) };
 }
 
 /**

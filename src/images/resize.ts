@@ -74,15 +74,18 @@ function boxShrink(img: RgbaImage, kx: number, ky: number): RgbaImage {
   return { width: dw, height: dh, data: new Uint8Array(out.buffer) };
 }
 
-interface Taps {
+export interface Taps {
   start: Int32Array; // first source index per output
   count: Int32Array; // taps per output
   weights: Int32Array; // count[i] weights per output, packed at i * maxTaps
   maxTaps: number;
 }
 
-/** Triangle filter taps; the support widens with the downscale factor so every source pixel contributes. */
-function triangleTaps(srcSize: number, dstSize: number): Taps {
+/**
+ * Triangle filter taps; the support widens with the downscale factor so every source pixel contributes.
+ * Weights are integers in units of `one` (the caller's fixed-point scale).
+ */
+export function triangleTaps(srcSize: number, dstSize: number, one = ONE): Taps {
   const scale = srcSize / dstSize;
   const support = Math.max(1, scale);
   const maxTaps = Math.ceil(support) * 2 + 1;
@@ -105,12 +108,12 @@ function triangleTaps(srcSize: number, dstSize: number): Taps {
     let total = 0;
     let biggest = 0;
     for (let t = 0; t < n; t++) {
-      const w = sum > 0 ? Math.round((tmp[t]! / sum) * ONE) : t === 0 ? ONE : 0;
+      const w = sum > 0 ? Math.round((tmp[t]! / sum) * one) : t === 0 ? one : 0;
       weights[i * maxTaps + t] = w;
       total += w;
       if (w > weights[i * maxTaps + biggest]!) biggest = t;
     }
-    weights[i * maxTaps + biggest] = weights[i * maxTaps + biggest]! + ONE - total;
+    weights[i * maxTaps + biggest] = weights[i * maxTaps + biggest]! + one - total;
     start[i] = lo;
     count[i] = n;
   }
