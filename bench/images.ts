@@ -16,9 +16,8 @@ import { normaliseToJpeg } from "../src/images/normalise";
 import { resizePlane } from "../src/images/planes";
 import { resizeRgba } from "../src/images/resize";
 import { makePhotoJpeg } from "../test/helpers/images";
+import { medianMs, middle, RUNS, WARMUP } from "./timing";
 
-const RUNS = 7;
-const WARMUP = 2;
 
 /** Prints the figures; returns nothing (timings are never assertions). */
 export async function benchImages(): Promise<void> {
@@ -29,10 +28,10 @@ export async function benchImages(): Promise<void> {
     sharp(input).rotate().resize(1440, 1800, { fit: "inside", withoutEnlargement: true }).flatten({ background: "#ffffff" }).jpeg({ quality: 85 }).toBuffer();
 
   const threads = sharp.concurrency();
-  const ours = await median(() => normaliseToJpeg(input));
-  const peer = await median(sharpNormalise);
+  const ours = await medianMs(() => normaliseToJpeg(input));
+  const peer = await medianMs(sharpNormalise);
   sharp.concurrency(1);
-  const peerOneThread = await median(sharpNormalise);
+  const peerOneThread = await medianMs(sharpNormalise);
   sharp.concurrency(threads);
 
   const phases = { decode: [] as number[], resize: [] as number[], encode: [] as number[] };
@@ -83,7 +82,7 @@ export async function benchImages(): Promise<void> {
       photonPhases.encode.push(pEncode);
     }
   }
-  const sharpDecode = await median(() => sharp(input).raw().toBuffer());
+  const sharpDecode = await medianMs(() => sharp(input).raw().toBuffer());
 
   const out = await normaliseToJpeg(input);
   const peerOut = await sharpNormalise();
@@ -94,14 +93,14 @@ export async function benchImages(): Promise<void> {
   console.log(`  ${"ratio ours / sharp".padEnd(50)} ${(ours / peer).toFixed(2)}x`);
   if (threads !== 1) row("sharp, concurrency 1", peerOneThread, `ratio ${(ours / peerOneThread).toFixed(2)}x`);
   console.log(
-    `  ours by phase (YCbCr planes): decode at ${scaled.eighths}/8 (${scaled.width}x${scaled.height}) ${mid(phases.decode).toFixed(0)} ms, resize ${mid(phases.resize).toFixed(0)} ms, encode ${mid(phases.encode).toFixed(0)} ms` +
+    `  ours by phase (YCbCr planes): decode at ${scaled.eighths}/8 (${scaled.width}x${scaled.height}) ${middle(phases.decode).toFixed(0)} ms, resize ${middle(phases.resize).toFixed(0)} ms, encode ${middle(phases.encode).toFixed(0)} ms` +
       ` (sharp full-size decode alone: ${sharpDecode.toFixed(0)} ms)`,
   );
   console.log(
-    `  RGBA path by phase (non-JPEG inputs): decode ${mid(rgbaPhases.decode).toFixed(0)} ms, resize ${mid(rgbaPhases.resize).toFixed(0)} ms, encode ${mid(rgbaPhases.encode).toFixed(0)} ms`,
+    `  RGBA path by phase (non-JPEG inputs): decode ${middle(rgbaPhases.decode).toFixed(0)} ms, resize ${middle(rgbaPhases.resize).toFixed(0)} ms, encode ${middle(rgbaPhases.encode).toFixed(0)} ms`,
   );
   console.log(
-    `  old photon path by phase: decode+copy ${mid(photonPhases.decode).toFixed(0)} ms, resize ${mid(photonPhases.resize).toFixed(0)} ms, encode ${mid(photonPhases.encode).toFixed(0)} ms`,
+    `  old photon path by phase: decode+copy ${middle(photonPhases.decode).toFixed(0)} ms, resize ${middle(photonPhases.resize).toFixed(0)} ms, encode ${middle(photonPhases.encode).toFixed(0)} ms`,
   );
   console.log(`  output size: ours ${(out.bytes.length / 1024).toFixed(0)} KiB, sharp ${(peerOut.length / 1024).toFixed(0)} KiB (both quality 85)`);
   for (const line of memoryLines) console.log(line);
@@ -136,22 +135,6 @@ async function memory(): Promise<string[]> {
 
 function row(label: string, ms: number, note = ""): void {
   console.log(`  ${label.padEnd(50)} ${ms.toFixed(0).padStart(5)} ms${note ? `   ${note}` : ""}`);
-}
-
-async function median(run: () => unknown): Promise<number> {
-  for (let i = 0; i < WARMUP; i++) await run();
-  const times: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const t = performance.now();
-    await run();
-    times.push(performance.now() - t);
-  }
-  return mid(times);
-}
-
-function mid(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -12,9 +12,8 @@ import sharp from "sharp";
 import { normaliseToJpeg } from "../src/images/normalise";
 import { createTestApp } from "../test/helpers/harness";
 import { makePhotoJpeg } from "../test/helpers/images";
+import { medianMs, RUNS } from "./timing";
 
-const RUNS = 7;
-const WARMUP = 2;
 
 /** Prints the figures; timings are never assertions. */
 export async function benchSocial(): Promise<void> {
@@ -24,13 +23,13 @@ export async function benchSocial(): Promise<void> {
   try {
     const { apiKey } = await h.createUser();
     let last: { width: number; height: number; bytes: number } | undefined;
-    const api = await median(async () => {
+    const api = await medianMs(async () => {
       const res = await h.app.request("/api/v1/social/media", { method: "POST", headers: h.json(apiKey), body: payload });
       if (res.status !== 201) throw new Error(`POST /media answered ${res.status}: ${await res.text()}`);
       last = ((await res.json()) as { data: typeof last }).data;
     });
-    const pipeline = await median(() => normaliseToJpeg(input));
-    const peer = await median(() =>
+    const pipeline = await medianMs(() => normaliseToJpeg(input));
+    const peer = await medianMs(() =>
       sharp(input).rotate().resize(1440, 1800, { fit: "inside", withoutEnlargement: true }).flatten({ background: "#ffffff" }).jpeg({ quality: 85 }).toBuffer(),
     );
 
@@ -49,17 +48,6 @@ export async function benchSocial(): Promise<void> {
 
 function row(label: string, ms: number): void {
   console.log(`  ${label.padEnd(44)} ${ms.toFixed(0).padStart(5)} ms`);
-}
-
-async function median(run: () => unknown): Promise<number> {
-  for (let i = 0; i < WARMUP; i++) await run();
-  const times: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    const t = performance.now();
-    await run();
-    times.push(performance.now() - t);
-  }
-  return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
