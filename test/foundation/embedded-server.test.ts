@@ -8,6 +8,7 @@ import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createServer } from "node:net";
+import { request } from "node:http";
 import { promisify } from "node:util";
 
 const run = promisify(execFile);
@@ -121,9 +122,31 @@ describe("embedded server", () => {
     expect(unknown.stderr).toContain("usage");
   }, 120_000);
 
-  it("Ctrl-C stops cleanly and a restart keeps all data", async () => {
-    server.child.kill("SIGINT");
+  it("Ctrl-C lets an in-flight request finish, stops cleanly, and a restart keeps all data", async () => {
+    // A request whose body is still arriving when the signal comes must still be answered.
+    const body = JSON.stringify({ type: "text", value: "still answered after Ctrl-C" });
+    const answered = new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = request(`${base}/api/qr-code/generate`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${devKey}`, "Content-Type": "application/json", "Transfer-Encoding": "chunked" },
+      });
+      req.on("response", (res) => {
+        let text = "";
+        res.on("data", (d) => (text += d));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on("error", reject);
+      req.write(body.slice(0, 10));
+      setTimeout(() => {
+        server.child.kill("SIGINT");
+        setTimeout(() => req.end(body.slice(10)), 500);
+      }, 300);
+    });
+    const res = await answered;
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.text).data.qrCodeDataUrl).toMatch(/^data:image\/png;base64,/);
     expect(await server.exited).toBe(0);
+    await expect(fetch(`${base}/health`)).rejects.toThrow();
     server = await start(dataDir, port);
     expect(server.output()).not.toContain("First start");
     const ok = await fetch(`${base}/api/v1/social/accounts`, { headers: { Authorization: `Bearer ${devKey}` } });
