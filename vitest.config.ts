@@ -7,5 +7,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: "forks",
     maxWorkers: 2,
+    // CI also writes a JSON report, from which .ci/run prints the plain "N passed, N failed" closing line.
+    reporters: process.env.CI ? ["default", "json"] : ["default"],
+    outputFile: process.env.CI ? { json: ".ci/test-report.json" } : undefined,
   },
 });
