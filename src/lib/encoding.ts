@@ -83,3 +83,10 @@ export function bytesFromBase64Strict(value: string): Uint8Array | null {
     return null;
   }
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Row ids are UUIDs; anything else cannot name a row (and would make Postgres throw on the cast). */
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}

@@ -22,6 +22,7 @@ import { rateLimit } from "../http/rate-limit";
 import { isHttpUrl } from "./payloads";
 import { DecodeRequestSchema, DEFAULT_SIZE, GenerateQuerySchema, parseGenerateRequest, type Design } from "./schemas";
 import { decodeQrCode, generateQrCode, pngDataUrl } from "./service";
+import { sha256Hex } from "../lib/encoding";
 
 /** The path carries a key: only the caller's own cache may keep the image, for a day. */
 const GET_CACHE_CONTROL = "private, max-age=86400";
@@ -111,6 +112,5 @@ export function createQrRoutes(): Hono<AppEnv> {
 }
 
 async function shortHash(bytes: Uint8Array): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>));
-  return [...digest.subarray(0, 12)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return (await sha256Hex(bytes)).slice(0, 24);
 }

@@ -20,6 +20,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { idempotencyKeys } from "../../db/schema";
 import { ApiError } from "../http/errors";
+import { sha256Hex } from "../lib/encoding";
 
 /** How long a request may hold its key before a retry may take it over (fetching ten images fits well inside). */
 export const KEY_LOCK_MS = 60_000;
@@ -60,9 +61,7 @@ export function parseIdempotencyKey(header: string | undefined): string {
 
 /** Hex SHA-256 of `value` as canonical JSON (object keys sorted, no whitespace). */
 export async function fingerprint(value: unknown): Promise<string> {
-  const bytes = new TextEncoder().encode(canonicalJson(value));
-  const digest = await crypto.subtle.digest("SHA-256", bytes);
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return sha256Hex(canonicalJson(value));
 }
 
 export function canonicalJson(value: unknown): string {

@@ -13,6 +13,7 @@ import { ApiError } from "../http/errors";
 import { loadImageBytes, normaliseToJpeg, type NormalisedJpeg } from "../images";
 import type { Services } from "../services";
 import type { MediaCreate } from "./schemas";
+import { isUuid, sha256Hex } from "../lib/encoding";
 
 export type MediaRow = typeof media.$inferSelect;
 
@@ -29,12 +30,6 @@ export interface MediaRecord {
 /** Where an image comes from: a URL to fetch safely, or inline Base64 / a data URI. */
 export type ImageSource = { url: string } | { base64: string };
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Ids are UUIDs; anything else cannot name a row, so callers answer 404 without asking the database. */
-export function isUuid(value: string): boolean {
-  return UUID.test(value);
-}
 
 /**
  * A string image is a data URI (`data:`), a URL (anything starting with a scheme, so `ftp://`, `http://` and
@@ -122,7 +117,3 @@ export function toMediaRecord(row: MediaRow): MediaRecord {
   };
 }
 
-async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}

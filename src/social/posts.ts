@@ -17,6 +17,7 @@ import { and, eq, inArray, or, isNotNull, sql } from "drizzle-orm";
 import { deliveries, media, posts, socialAccounts, type PostImage } from "../../db/schema";
 import { ApiError, type ErrorDetail } from "../http/errors";
 import { normaliseToJpeg, planSocialSize, readImageHeader, type NormalisedJpeg } from "../images";
+import { isUuid } from "../lib/encoding";
 import type { Services } from "../services";
 import type { Platform } from "./accounts";
 import { bareHashtag, checkPlatformRules, photoplatformAspectOk } from "./caption";
@@ -30,7 +31,7 @@ import {
   requestInProgressError,
   type KeyLock,
 } from "./idempotency";
-import { findOwnedMedia, isUuid, loadSource, mediaNotFound, sourceOfString, storeNormalised, type ImageSource, type MediaRow } from "./media";
+import { findOwnedMedia, loadSource, mediaNotFound, sourceOfString, storeNormalised, type ImageSource, type MediaRow } from "./media";
 import { listPostRecords, loadPostRecords, type ListFilter } from "./post-record";
 import { LIST_DEFAULT_LIMIT, type PostCreate, type PostListQuery, type PostRecord } from "./schemas";
 

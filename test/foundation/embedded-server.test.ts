@@ -7,22 +7,14 @@ import { spawn, type ChildProcess, execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createServer } from "node:net";
 import { request } from "node:http";
 import { promisify } from "node:util";
+import { freePort } from "../helpers/server-process";
 
 const run = promisify(execFile);
 const ROOT = new URL("../..", import.meta.url).pathname;
 const TSX = join(ROOT, "node_modules/.bin/tsx");
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Running {
   child: ChildProcess;

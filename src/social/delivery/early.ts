@@ -5,7 +5,8 @@
 import { and, eq, inArray } from "drizzle-orm";
 import { deliveries } from "../../../db/schema";
 import type { Services } from "../../services";
-import { isUuid, setJobId } from "./store";
+import { isUuid } from "../../lib/encoding";
+import { setJobId } from "./store";
 
 export async function rescheduleIfEarly(services: Services, deliveryId: string, messageId: string | null): Promise<void> {
   if (!messageId || services.queue.kind !== "qstash" || !isUuid(deliveryId)) return;

@@ -8,6 +8,7 @@
  * // { status: "published", providerPostId: "123_456", reconciled: false }
  */
 import type { Services } from "../../services";
+import { isUuid } from "../../lib/encoding";
 import { composeCaption } from "../platforms/caption";
 import { PlatformError, type ErrorKind } from "../platforms/errors";
 import { adapterFor, graphBaseUrl, type PublishContext } from "../platforms";
@@ -44,7 +45,7 @@ class Precondition extends Error {
 
 export async function publishDelivery(services: Services, deliveryId: string, options: PublishOptions = {}): Promise<PublishOutcome> {
   const { db, clock, log } = services;
-  if (!store.isUuid(deliveryId)) return { status: "skipped", reason: "not_claimable" };
+  if (!isUuid(deliveryId)) return { status: "skipped", reason: "not_claimable" };
   const lockMs = options.lockMs ?? LOCK_MS;
   const claim = await store.claimDelivery(db, deliveryId, clock.now(), lockMs);
   if (!claim) return { status: "skipped", reason: "not_claimable" };

@@ -6,13 +6,8 @@
 import { and, eq, inArray, isNotNull, lte, ne, sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import { deliveries, posts, socialAccounts } from "../../../db/schema";
+import { isUuid } from "../../lib/encoding";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Delivery ids are UUIDs; anything else would make Postgres throw on the cast. */
-export function isUuid(value: string): boolean {
-  return UUID.test(value);
-}
 
 export type DeliveryRow = typeof deliveries.$inferSelect;
 

@@ -6,6 +6,7 @@ import { and, asc, eq, gt, inArray, sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import { sandboxFaults, sandboxItems, sandboxTokens } from "../../../db/schema";
 import type { FaultKind } from "./graph-errors";
+import { toHex } from "../../lib/encoding";
 
 export type SandboxItem = typeof sandboxItems.$inferSelect;
 
@@ -17,7 +18,7 @@ export function newGraphId(): string {
 
 /** Sandbox tokens name their platform, so the sandbox knows which API an id speaks without a registry. */
 export function newSandboxToken(platform: string): string {
-  const random = [...crypto.getRandomValues(new Uint8Array(24))].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const random = toHex(crypto.getRandomValues(new Uint8Array(24)));
   return `sandbox-${platform}-${random}`;
 }
 
