@@ -15,6 +15,7 @@ import { buildPayload, type PayloadInput } from "./payloads";
 import { resizeRgba, type RgbaImage } from "./raster";
 import { renderQr, type RenderedQr } from "./render";
 import type { DecodeRequest, Design } from "./schemas";
+import { base64FromBytes } from "../lib/encoding";
 
 /**
  * Builds the payload for the request's type and renders it. Throws ApiError 422 for content, design or
@@ -101,7 +102,5 @@ export async function decodeQrCode(services: Services, request: DecodeRequest): 
  * pngDataUrl(png); // "data:image/png;base64,iVBORw0KGgo..."
  */
 export function pngDataUrl(png: Uint8Array): string {
-  let binary = "";
-  for (let i = 0; i < png.length; i += 0x8000) binary += String.fromCharCode(...png.subarray(i, i + 0x8000));
-  return `data:image/png;base64,${btoa(binary)}`;
+  return `data:image/png;base64,${base64FromBytes(png)}`;
 }
