@@ -157,11 +157,54 @@ export const idempotencyKeys = pgTable(
   (t) => [primaryKey({ columns: [t.userId, t.key] })],
 );
 
+/**
+ * One product-photography request (area B): the record behind `Idempotency-Key` replays and behind
+ * `Prefer: respond-async` jobs. The input images are kept in storage (keys in `inputKeys`), never here.
+ */
+export const photoJobs = pgTable(
+  "photo_jobs",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    /** The client's Idempotency-Key, when it sent one; unique per user. */
+    idempotencyKey: text("idempotency_key"),
+    /** SHA-256 of the canonical request body: the same key with another body is refused. */
+    fingerprint: text("fingerprint").notNull(),
+    /** queued | running | succeeded | failed */
+    status: text("status").notNull().default("queued"),
+    async: boolean("async").notNull().default(false),
+    /** The validated request with image bytes replaced by storage keys; what a job runner needs. */
+    request: jsonb("request").$type<Record<string, unknown>>().notNull(),
+    /** The response body's `data` once finished (succeeded: the result; failed: null). */
+    result: jsonb("result").$type<Record<string, unknown>>(),
+    responseStatus: integer("response_status"),
+    errorCode: text("error_code"),
+    errorMessage: text("error_message"),
+    /** A runner holds the job until then; an expired lock (a crashed process) may be taken over. */
+    lockedUntil: ts("locked_until"),
+    attempts: integer("attempts").notNull().default(0),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+    finishedAt: ts("finished_at"),
+  },
+  (t) => [
+    uniqueIndex("photo_jobs_user_key_idx").on(t.userId, t.idempotencyKey),
+    index("photo_jobs_user_created_idx").on(t.userId, t.createdAt),
+    index("photo_jobs_due_idx").on(t.status, t.lockedUntil),
+  ],
+);
+
 export const generations = pgTable(
   "generations",
   {
     id: uuid("id").primaryKey().defaultRandom(),
     userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    /** The request this image belonged to; one row per generated image. */
+    jobId: uuid("job_id"),
+    provider: text("provider").notNull().default("local"),
+    /** Position of the product in the request's productImages; with jobId it makes a row unique. */
+    itemIndex: integer("item_index").notNull().default(0),
+    label: text("label"),
     model: text("model").notNull(),
     resolution: text("resolution").notNull(),
     aspectRatio: text("aspect_ratio").notNull(),
@@ -172,7 +215,7 @@ export const generations = pgTable(
     status: text("status").notNull().default("succeeded"),
     createdAt: ts("created_at").notNull().defaultNow(),
   },
-  (t) => [index("generations_user_idx").on(t.userId)],
+  (t) => [index("generations_user_idx").on(t.userId, t.createdAt), uniqueIndex("generations_job_item_idx").on(t.jobId, t.itemIndex)],
 );
 
 /** The built-in platform sandbox: what the fake platforms "published". */
