@@ -12,7 +12,7 @@
 import type { Rgb } from "./colors";
 import type { LogoPlan } from "./logo";
 import type { QrMatrix } from "./matrix";
-import { bitDepthFor, encodePng, type PaletteEntry, type PngColor } from "./png";
+import { bitDepthFor, encodePng, type PaletteEntry, type PngColor } from "../images/png";
 import { resizeRgba, type RgbaImage } from "./raster";
 import type { ZxingImage } from "./zxing-loader";
 

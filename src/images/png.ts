@@ -1,5 +1,5 @@
 /**
- * A small streaming PNG encoder for what QR codes need: indexed colour (1, 2, 4 or 8 bits; PLTE, plus tRNS
+ * A small streaming PNG encoder (QR codes, generated photos): indexed colour (1, 2, 4 or 8 bits; PLTE, plus tRNS
  * for a transparent background) and, for logos with many colours, 8-bit RGB or RGBA. Rows are produced by
  * a callback and deflated as they come (fflate's sync Zlib, which runs unchanged on Workers and Node), so
  * a 4096 px code never exists as a whole bitmap in memory. The CRC is ours.
