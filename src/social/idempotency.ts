@@ -20,7 +20,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { idempotencyKeys } from "../../db/schema";
 import { ApiError } from "../http/errors";
-import { sha256Hex } from "../lib/encoding";
+import { canonicalJson, sha256Hex } from "../lib/encoding";
 
 /** How long a request may hold its key before a retry may take it over (fetching ten images fits well inside). */
 export const KEY_LOCK_MS = 60_000;
@@ -64,14 +64,6 @@ export async function fingerprint(value: unknown): Promise<string> {
   return sha256Hex(canonicalJson(value));
 }
 
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
-}
 
 interface ClaimInput {
   userId: string;
