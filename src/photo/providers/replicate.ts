@@ -1,0 +1,216 @@
+/**
+ * The Replicate image generator: creates a prediction with the real `replicate` client, polls it with its
+ * own backoff, cancels it on timeout or abort, copies the output into our storage (Replicate deletes it after
+ * an hour) and decodes it. Portable: no node:* imports, so it runs on Node and in workerd alike.
+ *
+ * What it avoids in replicate@1.4.0: `run()` (resolves to null on a prediction slower than its wait window),
+ * `fileEncodingStrategy: "data-uri"` (serialises the client, token included, into the input) and the
+ * client's own 429 retry (back to back, ignoring Retry-After; see replicate-fetch.ts).
+ *
+ * @example
+ * const generator = ReplicateGenerator({ token: config.replicateApiToken, storage, log });
+ * const scene = await generator.generateScene(request); // RgbaImage, any size; the caller fits it
+ */
+import Replicate, { type Prediction } from "replicate";
+import { decodeImage, type RgbaImage } from "../../images";
+import type { Logger, Storage } from "../../services";
+import { GenerationError, type ImageGenerator, type SceneRequest } from "../types";
+import { GenerationClock, ReplicateFetch } from "./replicate-fetch";
+import { errorText, failureError, outputUrl, predictionTarget, rawFormat, sceneInput } from "./replicate-input";
+
+export interface ReplicateGeneratorOptions {
+  /** Replicate API token; sent only as the Authorization header to `baseUrl`, never logged. */
+  token: string;
+  /** Default https://api.replicate.com/v1. */
+  baseUrl?: string;
+  /** Fetch for the API and for downloading outputs from Replicate's delivery domain. Default global fetch. */
+  fetch?: typeof fetch;
+  /** Where raw outputs are copied (`photo/raw/<prediction id>.<ext>`). */
+  storage: Storage;
+  log: Logger;
+  /** Deadline of one whole generation, rate-limit waits included. Default 180 s. */
+  timeoutMs?: number;
+  /** Poll backoff: first wait and the cap it grows to (x1.5 per poll, ±20 % jitter). Default 1 s → 4 s. */
+  pollIntervalMs?: { initial: number; max: number };
+  /** Longest 429 Retry-After worth waiting for; longer gives up with UPSTREAM_RATE_LIMITED. Default 30 s. */
+  maxRateLimitWaitMs?: number;
+  /** Injected sleep (tests record the waits instead of waiting). Default setTimeout. */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** Largest output we download; a 4096 px PNG is well under this. */
+export const MAX_OUTPUT_BYTES = 40 * 1024 * 1024;
+const DOWNLOAD_TIMEOUT_MS = 60_000;
+const CANCEL_TIMEOUT_MS = 10_000;
+const TERMINAL = new Set(["succeeded", "failed", "canceled", "aborted"]);
+
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Thrown internally when our deadline passes or the caller aborts; becomes GENERATION_TIMEOUT. */
+class Expired extends Error {}
+
+/**
+ * @example
+ * const generator = ReplicateGenerator({ token, storage, log, timeoutMs: 120_000 });
+ */
+export function ReplicateGenerator(options: ReplicateGeneratorOptions): ImageGenerator {
+  const fetchImpl = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
+  const timeoutMs = options.timeoutMs ?? 180_000;
+  const poll = options.pollIntervalMs ?? { initial: 1_000, max: 4_000 };
+  const log = options.log;
+
+  async function generateScene(request: SceneRequest): Promise<RgbaImage> {
+    const target = predictionTarget(request.model.modelId);
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(new Expired("aborted by the caller"));
+    if (request.signal?.aborted) onAbort();
+    request.signal?.addEventListener("abort", onAbort, { once: true });
+    const timer = setTimeout(() => controller.abort(new Expired("deadline")), timeoutMs);
+    const clock = GenerationClock(options.sleep ?? realSleep, timeoutMs, controller.signal);
+    const { fetch: apiFetch, stats } = ReplicateFetch({ fetch: fetchImpl, clock, log, maxRateLimitWaitMs: options.maxRateLimitWaitMs ?? 30_000 });
+    // Strings only in the input, so the default strategy uploads nothing; never "data-uri" (it leaks the token).
+    const client = new Replicate({ auth: options.token, baseUrl: options.baseUrl, fetch: apiFetch, fileEncodingStrategy: "default", useFileOutput: false });
+    const context = { model: request.model.modelId, resolution: request.resolution, aspectRatio: request.aspectRatio };
+    let prediction: Prediction | undefined;
+    let polls = 0;
+    try {
+      prediction = await client.predictions.create({ ...target, input: sceneInput(request), signal: controller.signal });
+      log.info("replicate prediction created", { ...context, predictionId: prediction.id, status: prediction.status, requests: stats.requests, rateLimited: stats.rateLimited });
+      let interval = poll.initial;
+      while (!TERMINAL.has(prediction.status)) {
+        if (clock.expired()) throw new Expired("deadline");
+        await clock.sleep(Math.min(jitter(interval), clock.remainingMs()));
+        if (clock.expired()) throw new Expired("deadline");
+        interval = Math.min(interval * 1.5, poll.max);
+        prediction = await client.predictions.get(prediction.id, { signal: controller.signal });
+        polls += 1;
+      }
+      const done = prediction;
+      const fields = { ...context, predictionId: done.id, status: done.status, polls, requests: stats.requests, elapsedMs: clock.elapsedMs(), predictTime: done.metrics?.predict_time };
+      if (done.status !== "succeeded") {
+        log.warn("replicate prediction not succeeded", { ...fields, error: errorText(done.error) });
+        if (done.status === "failed") throw failureError(done.error);
+        throw new GenerationError("GENERATION_FAILED", "The image model's provider stopped this prediction before it finished; try again.", true);
+      }
+      const url = outputUrl(done.output);
+      if (!url) {
+        log.warn("replicate prediction without output", fields);
+        throw new GenerationError("GENERATION_FAILED", "The image model finished without an image; try again, or change the prompt.", true);
+      }
+      const image = await copyAndDecode(done.id, url, request.signal);
+      log.info("replicate prediction done", { ...fields, width: image.width, height: image.height, elapsedMs: clock.elapsedMs() });
+      return image;
+    } catch (error) {
+      // Whatever went wrong, a prediction still running would go on costing money: stop it.
+      const canceled = prediction && !TERMINAL.has(prediction.status) ? await cancelQuietly(client, prediction.id) : false;
+      const fields = { ...context, predictionId: prediction?.id, polls, requests: stats.requests, rateLimited: stats.rateLimited, canceled, elapsedMs: clock.elapsedMs() };
+      if (!(error instanceof GenerationError) && clock.expired()) {
+        const byCaller = request.signal?.aborted === true;
+        log.warn("replicate prediction stopped", { ...fields, reason: byCaller ? "caller aborted" : "deadline" });
+        const message = byCaller
+          ? "The image generation was stopped before the model finished."
+          : `The image model did not finish within ${Math.round(timeoutMs / 1000)} s; try again, or pick a faster model or a lower resolution.`;
+        throw new GenerationError("GENERATION_TIMEOUT", message, true);
+      }
+      throw classify(error, fields);
+    } finally {
+      clearTimeout(timer);
+      request.signal?.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /** Best-effort cancel on a fresh signal (ours has fired by now); Cancel-After backs it up. */
+  async function cancelQuietly(client: Replicate, predictionId: string): Promise<boolean> {
+    try {
+      await client.predictions.cancel(predictionId, { signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS) });
+      return true;
+    } catch (error) {
+      log.warn("replicate cancel failed", { predictionId, error: error instanceof Error ? error.name : "unknown" });
+      return false;
+    }
+  }
+
+  /** Downloads the output (capped, with a timeout), stores the raw bytes, then decodes them. */
+  async function copyAndDecode(predictionId: string, url: string, callerSignal: AbortSignal | undefined): Promise<RgbaImage> {
+    const signals = [AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS), ...(callerSignal ? [callerSignal] : [])];
+    let bytes: Uint8Array;
+    try {
+      // No Authorization header: delivery URLs are public, and the token belongs to the API host only.
+      const response = await fetchImpl(url, { signal: AbortSignal.any(signals) });
+      if (!response.ok) {
+        await response.body?.cancel().catch(() => undefined);
+        throw new GenerationError("UPSTREAM_UNAVAILABLE", "The generated image could not be downloaded from the model's provider; try again.", true);
+      }
+      bytes = await readCapped(response, MAX_OUTPUT_BYTES);
+    } catch (error) {
+      if (error instanceof GenerationError) throw error;
+      log.warn("replicate output download failed", { predictionId, error: error instanceof Error ? error.name : "unknown" });
+      throw new GenerationError("UPSTREAM_UNAVAILABLE", "The generated image could not be downloaded from the model's provider; try again.", true);
+    }
+    const format = rawFormat(bytes);
+    if (!format) throw new GenerationError("GENERATION_FAILED", "The image model returned something that is not a PNG, JPEG or WebP image; try again.", true);
+    await options.storage.put(`photo/raw/${predictionId}.${format.ext}`, bytes, format.contentType);
+    try {
+      return decodeImage(bytes);
+    } catch (error) {
+      log.warn("replicate output not decodable", { predictionId, bytes: bytes.length, error: error instanceof Error ? error.message : "unknown" });
+      throw new GenerationError("GENERATION_FAILED", "The image model returned an image this service cannot read; try again, or pick a lower resolution.", true);
+    }
+  }
+
+  /** Maps client and network errors; ApiError (non-2xx other than 429) carries the status. */
+  function classify(error: unknown, fields: Record<string, unknown>): GenerationError {
+    if (error instanceof GenerationError) return error;
+    const status = apiStatus(error);
+    log.warn("replicate request failed", { ...fields, status, error: error instanceof Error ? error.name : "unknown" });
+    if (status === 401 || status === 403) {
+      return new GenerationError("UPSTREAM_UNAVAILABLE", "The image model's provider refused this service's credentials; the operator has to fix the configuration.");
+    }
+    if (status !== undefined && status >= 400 && status < 500) {
+      const text = error instanceof Error ? error.message : "";
+      if (/safety|prohibited|nsfw|sensitive/i.test(text)) return failureError(text);
+      return new GenerationError("GENERATION_FAILED", "The image model's provider rejected the request for this scene.");
+    }
+    return new GenerationError("UPSTREAM_UNAVAILABLE", "The image model's provider is unavailable; try again shortly.", true);
+  }
+
+  return { name: "replicate", generateScene };
+}
+
+/** The HTTP status of the client's ApiError (duck-typed: the package exports it as a type only). */
+function apiStatus(error: unknown): number | undefined {
+  const response = (error as { response?: unknown } | null)?.response;
+  return response instanceof Response ? response.status : undefined;
+}
+
+const jitter = (ms: number) => Math.round(ms * (0.8 + Math.random() * 0.4));
+
+/** Reads a body up to `max` bytes, refusing early on Content-Length and while streaming. */
+async function readCapped(response: Response, max: number): Promise<Uint8Array> {
+  const tooBig = () => new GenerationError("GENERATION_FAILED", `The generated image is larger than ${max / 1024 / 1024} MB; pick a lower resolution.`);
+  if (Number(response.headers.get("content-length") ?? 0) > max) {
+    await response.body?.cancel().catch(() => undefined);
+    throw tooBig();
+  }
+  if (!response.body) return new Uint8Array(await response.arrayBuffer());
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > max) {
+      await reader.cancel().catch(() => undefined);
+      throw tooBig();
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}

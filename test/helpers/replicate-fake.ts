@@ -1,0 +1,262 @@
+/**
+ * A test-only Replicate on 127.0.0.1, speaking the HTTP API the real `replicate` client uses:
+ * `POST /v1/models/{owner}/{name}/predictions` (official models), `POST /v1/predictions` (with `version`),
+ * `GET /v1/predictions/{id}`, `POST /v1/predictions/{id}/cancel`, plus `GET /files/{id}.png` serving each
+ * output (what replicate.delivery does). Every /v1 request needs `Authorization: Bearer <token>` (401 with
+ * Replicate's problem body otherwise). Predictions go starting → processing → a terminal status as they are
+ * polled, and each output is a real PNG at the size the input asks for (aspect_ratio, resolution 1K/2K/4K
+ * = 1024/2048/4096 px on the long edge, 1024 without a resolution), a gradient made with sharp.
+ *
+ * Behaviour is scripted per model ("owner/name", or the version id for the versioned route) or for all
+ * ("*"); every request is recorded (method, path, headers, body, status) for assertions.
+ *
+ * @example
+ * const replicate = await startReplicateFake();
+ * replicate.script("*", { polls: 3, rateLimitCreates: 1, retryAfterSeconds: 2 });
+ * const generator = ReplicateGenerator({ token: replicate.token, baseUrl: replicate.url, storage, log });
+ * // ... replicate.requests.filter((r) => r.path.endsWith("/cancel")); await replicate.close();
+ */
+import { randomBytes } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import sharp from "sharp";
+
+/** What the fake does with the predictions of one model. Every field is optional. */
+export interface ReplicateBehaviour {
+  /** GETs answered "processing" before the terminal status ("slow"). Default 1. */
+  polls?: number;
+  /** How the prediction ends: default "succeeded"; "refused" is a failure with a safety-filter message; "never" stays processing until canceled. */
+  outcome?: "succeeded" | "failed" | "refused" | "never";
+  /** The prediction's `error` for "failed" (and "refused"). */
+  error?: string;
+  /** Answer the first N creates with 429 and Retry-After. Default 0. */
+  rateLimitCreates?: number;
+  /** Retry-After seconds on those 429s (and "~Ns" in the body). Default 1; null sends no header. */
+  retryAfterSeconds?: number | null;
+  /** `output` as `[url]` instead of `url`. */
+  outputAsArray?: boolean;
+  /** Answer the first N GETs of each prediction with 503 (a flaky API). Default 0. */
+  serverErrors?: number;
+  /** Serve these bytes as the output instead of the gradient. */
+  image?: Uint8Array;
+  /** Long edge of the output per `resolution` input ("" = none given); defaults 1K 1024, 2K 2048, 4K 4096, "" 1024. */
+  longEdge?: Record<string, number>;
+}
+
+export interface RecordedRequest {
+  method: string;
+  /** Path with query, e.g. "/v1/predictions/abc". */
+  path: string;
+  /** Lower-cased header names. */
+  headers: Record<string, string>;
+  /** The raw body text ("" when none). */
+  body: string;
+  /** The status the fake answered. */
+  status: number;
+}
+
+export interface FakePrediction {
+  id: string;
+  model: string;
+  version: string;
+  input: Record<string, unknown>;
+  status: "starting" | "processing" | "succeeded" | "failed" | "canceled";
+  polls: number;
+  errorsServed: number;
+  behaviour: ReplicateBehaviour;
+  canceled: boolean;
+}
+
+export interface ReplicateFake {
+  /** API base including /v1, for the client's `baseUrl`. */
+  url: string;
+  /** The only token the fake accepts. */
+  token: string;
+  requests: RecordedRequest[];
+  predictions: Map<string, FakePrediction>;
+  /** Sets the behaviour for a model id ("owner/name" or a version id) or for every model ("*"). */
+  script(modelOrAll: string, behaviour: ReplicateBehaviour): void;
+  /** Forgets scripts, predictions and recorded requests (between tests). */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+export interface ReplicateFakeOptions {
+  /** Default: a random "r8_…" token. */
+  token?: string;
+}
+
+const DEFAULT_EDGE: Record<string, number> = { "1K": 1024, "2K": 2048, "4K": 4096, "": 1024 };
+
+/** Starts the fake on a free port. */
+export async function startReplicateFake(options: ReplicateFakeOptions = {}): Promise<ReplicateFake> {
+  const token = options.token ?? `r8_${randomBytes(18).toString("hex")}`;
+  const requests: RecordedRequest[] = [];
+  const predictions = new Map<string, FakePrediction>();
+  const scripts = new Map<string, ReplicateBehaviour>();
+  const createsSeen = new Map<string, number>();
+  let origin = "";
+
+  const behaviourFor = (model: string) => scripts.get(model) ?? scripts.get("*") ?? {};
+
+  const view = (p: FakePrediction) => {
+    const output = p.status === "succeeded" ? `${origin}/files/${p.id}.png` : null;
+    const failed = p.status === "failed";
+    return {
+      id: p.id,
+      model: p.model,
+      version: p.version,
+      input: p.input,
+      logs: "",
+      output: output && p.behaviour.outputAsArray ? [output] : output,
+      data_removed: false,
+      error: failed ? (p.behaviour.error ?? (p.behaviour.outcome === "refused" ? "The output was flagged as sensitive (E005). Try a different prompt." : "Prediction failed.")) : null,
+      source: "api",
+      status: p.status,
+      created_at: new Date().toISOString(),
+      urls: { get: `${origin}/v1/predictions/${p.id}`, cancel: `${origin}/v1/predictions/${p.id}/cancel`, web: `${origin}/p/${p.id}` },
+      metrics: p.status === "succeeded" ? { predict_time: 1.5 } : {},
+    };
+  };
+
+  const advance = (p: FakePrediction) => {
+    if (p.status !== "starting" && p.status !== "processing") return;
+    p.polls += 1;
+    const { polls = 1, outcome = "succeeded" } = p.behaviour;
+    if (outcome === "never" || p.polls <= polls) p.status = "processing";
+    else p.status = outcome === "succeeded" ? "succeeded" : "failed";
+  };
+
+  const create = (model: string, version: string, body: Record<string, unknown>, res: ServerResponse): number => {
+    const key = version || model;
+    const behaviour = behaviourFor(key);
+    const seen = (createsSeen.get(key) ?? 0) + 1;
+    createsSeen.set(key, seen);
+    if (seen <= (behaviour.rateLimitCreates ?? 0)) {
+      const after = behaviour.retryAfterSeconds === undefined ? 1 : behaviour.retryAfterSeconds;
+      const headers: Record<string, string> = after === null ? {} : { "retry-after": String(after) };
+      return send(res, 429, { detail: `Request was throttled. Your rate limit resets in ~${after ?? 1}s.` }, headers);
+    }
+    if (!body.input || typeof body.input !== "object") return send(res, 422, { title: "Input validation failed", detail: "- input: Invalid type. Expected: object", status: 422 });
+    const id = randomBytes(13).toString("hex").slice(0, 26);
+    const p: FakePrediction = { id, model: model || "acme/versioned", version: version || "hidden", input: body.input as Record<string, unknown>, status: "starting", polls: 0, errorsServed: 0, behaviour, canceled: false };
+    predictions.set(id, p);
+    return send(res, 201, view(p));
+  };
+
+  const route = async (req: IncomingMessage, res: ServerResponse, path: string, body: string): Promise<number> => {
+    const method = req.method ?? "GET";
+    const file = /^\/files\/([\w-]+)\.png$/.exec(path);
+    if (method === "GET" && file) {
+      const p = predictions.get(file[1]!);
+      if (!p || p.status !== "succeeded") return send(res, 404, { detail: "Not found." });
+      const png = p.behaviour.image ?? (await gradient(p.input, p.behaviour.longEdge));
+      res.writeHead(200, { "content-type": "image/png", "content-length": String(png.length) }).end(png);
+      return 200;
+    }
+    if (!path.startsWith("/v1/")) return send(res, 404, { detail: "Not found." });
+    if (req.headers.authorization !== `Bearer ${token}`) {
+      return send(res, 401, { title: "Unauthenticated", detail: "You did not pass a valid authentication token", status: 401 });
+    }
+    let json: Record<string, unknown> = {};
+    if (method === "POST" && body) {
+      try {
+        json = JSON.parse(body) as Record<string, unknown>;
+      } catch {
+        return send(res, 400, { title: "Bad request", detail: "The request body is not valid JSON.", status: 400 });
+      }
+    }
+    const official = /^\/v1\/models\/([\w.-]+\/[\w.-]+)\/predictions$/.exec(path);
+    if (method === "POST" && official) return create(official[1]!, "", json, res);
+    if (method === "POST" && path === "/v1/predictions") {
+      if (typeof json.version !== "string") return send(res, 422, { title: "Invalid version", detail: "- version: is required", status: 422 });
+      return create("", json.version, json, res);
+    }
+    const one = /^\/v1\/predictions\/(\w+)(\/cancel)?$/.exec(path);
+    const p = one ? predictions.get(one[1]!) : undefined;
+    if (!one || !p) return send(res, 404, { detail: "Not found.", status: 404 });
+    if (method === "GET" && !one[2]) {
+      if (p.errorsServed < (p.behaviour.serverErrors ?? 0)) {
+        p.errorsServed += 1;
+        return send(res, 503, { detail: "Service temporarily unavailable.", status: 503 });
+      }
+      advance(p);
+      return send(res, 200, view(p));
+    }
+    if (method === "POST" && one[2]) {
+      p.canceled = true;
+      if (p.status === "starting" || p.status === "processing") p.status = "canceled";
+      return send(res, 200, view(p));
+    }
+    return send(res, 405, { detail: "Method not allowed." });
+  };
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks).toString("utf8");
+      const path = req.url ?? "/";
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(req.headers)) headers[name] = Array.isArray(value) ? value.join(", ") : (value ?? "");
+      const record: RecordedRequest = { method: req.method ?? "GET", path, headers, body, status: 0 };
+      requests.push(record);
+      route(req, res, path.split("?")[0]!, body)
+        .then((status) => (record.status = status))
+        .catch(() => {
+          record.status = 500;
+          if (!res.headersSent) send(res, 500, { detail: "Internal server error" });
+        });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    url: `${origin}/v1`,
+    token,
+    requests,
+    predictions,
+    script: (model, behaviour) => void scripts.set(model, behaviour),
+    reset() {
+      scripts.clear();
+      createsSeen.clear();
+      predictions.clear();
+      requests.length = 0;
+    },
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((error) => (error ? reject(error) : resolve()));
+      }),
+  };
+}
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): number {
+  res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body));
+  return status;
+}
+
+/** Output size from the input: the long edge from `resolution`, the other side from `aspect_ratio`. */
+export function outputSize(input: Record<string, unknown>, longEdge: Record<string, number> = {}): { width: number; height: number } {
+  const edges = { ...DEFAULT_EDGE, ...longEdge };
+  const edge = edges[typeof input.resolution === "string" ? input.resolution : ""] ?? 1024;
+  const ratio = /^(\d+):(\d+)$/.exec(String(input.aspect_ratio ?? ""));
+  const [w, h] = ratio ? [Number(ratio[1]), Number(ratio[2])] : [1, 1];
+  return w >= h ? { width: edge, height: Math.round((edge * h) / w) } : { width: Math.round((edge * w) / h), height: edge };
+}
+
+/** A diagonal gradient PNG at the size the input asks for. */
+async function gradient(input: Record<string, unknown>, longEdge?: Record<string, number>): Promise<Buffer> {
+  const { width, height } = outputSize(input, longEdge);
+  const raw = Buffer.alloc(width * height * 3);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const i = (y * width + x) * 3;
+      raw[i] = Math.round((x / width) * 255);
+      raw[i + 1] = Math.round((y / height) * 255);
+      raw[i + 2] = 160;
+    }
+  }
+  return sharp(raw, { raw: { width, height, channels: 3 } }).png({ compressionLevel: 2 }).toBuffer();
+}
