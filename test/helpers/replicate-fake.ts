@@ -37,6 +37,11 @@ export interface ReplicateBehaviour {
   outputAsArray?: boolean;
   /** Answer the first N GETs of each prediction with 503 (a flaky API). Default 0. */
   serverErrors?: number;
+  /**
+   * Download every `image_input` URL on create, as Replicate does, and fail the prediction when one does not
+   * load (HTTP error, or not an image). Off by default, since unit tests pass URLs that serve nothing.
+   */
+  fetchInputs?: boolean;
   /** Serve these bytes as the output instead of the gradient. */
   image?: Uint8Array;
   /** Long edge of the output per `resolution` input ("" = none given); defaults 1K 1024, 2K 2048, 4K 4096, "" 1024. */
@@ -65,6 +70,8 @@ export interface FakePrediction {
   errorsServed: number;
   behaviour: ReplicateBehaviour;
   canceled: boolean;
+  /** Why the prediction failed when `fetchInputs` could not load an input. */
+  inputError?: string;
 }
 
 export interface ReplicateFake {
@@ -74,6 +81,8 @@ export interface ReplicateFake {
   token: string;
   requests: RecordedRequest[];
   predictions: Map<string, FakePrediction>;
+  /** URLs the fake downloaded for `fetchInputs`, with the status each answered (0 = network error). */
+  inputFetches: Array<{ url: string; status: number; contentType: string | null }>;
   /** Sets the behaviour for a model id ("owner/name" or a version id) or for every model ("*"). */
   script(modelOrAll: string, behaviour: ReplicateBehaviour): void;
   /** Forgets scripts, predictions and recorded requests (between tests). */
@@ -88,13 +97,20 @@ export interface ReplicateFakeOptions {
 
 const DEFAULT_EDGE: Record<string, number> = { "1K": 1024, "2K": 2048, "4K": 4096, "": 1024 };
 
-/** Starts the fake on a free port. */
+/**
+ * Starts the fake on a free port. Point the client's `baseUrl` (or REPLICATE_API_BASE) at `url`.
+ *
+ * @example
+ * const replicate = await startReplicateFake({ token: "r8_test" });
+ * replicate.script("google/nano-banana-pro", { outcome: "refused" });
+ */
 export async function startReplicateFake(options: ReplicateFakeOptions = {}): Promise<ReplicateFake> {
   const token = options.token ?? `r8_${randomBytes(18).toString("hex")}`;
   const requests: RecordedRequest[] = [];
   const predictions = new Map<string, FakePrediction>();
   const scripts = new Map<string, ReplicateBehaviour>();
   const createsSeen = new Map<string, number>();
+  const inputFetches: ReplicateFake["inputFetches"] = [];
   let origin = "";
 
   const behaviourFor = (model: string) => scripts.get(model) ?? scripts.get("*") ?? {};
@@ -110,7 +126,7 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
       logs: "",
       output: output && p.behaviour.outputAsArray ? [output] : output,
       data_removed: false,
-      error: failed ? (p.behaviour.error ?? (p.behaviour.outcome === "refused" ? "The output was flagged as sensitive (E005). Try a different prompt." : "Prediction failed.")) : null,
+      error: failed ? (p.inputError ?? p.behaviour.error ?? (p.behaviour.outcome === "refused" ? "The output was flagged as sensitive (E005). Try a different prompt." : "Prediction failed.")) : null,
       source: "api",
       status: p.status,
       created_at: new Date().toISOString(),
@@ -127,7 +143,27 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
     else p.status = outcome === "succeeded" ? "succeeded" : "failed";
   };
 
-  const create = (model: string, version: string, body: Record<string, unknown>, res: ServerResponse): number => {
+  /** Replicate fetches inputs itself; an input it cannot load fails the prediction. */
+  const loadInputs = async (input: Record<string, unknown>): Promise<string | undefined> => {
+    const urls = Array.isArray(input.image_input) ? input.image_input : [];
+    for (const [i, url] of urls.entries()) {
+      let status = 0;
+      let contentType: string | null = null;
+      try {
+        const res = await fetch(String(url), { signal: AbortSignal.timeout(10_000) });
+        status = res.status;
+        contentType = res.headers.get("content-type");
+        await res.arrayBuffer();
+      } catch {
+        status = 0;
+      }
+      inputFetches.push({ url: String(url), status, contentType });
+      if (status !== 200 || !contentType?.startsWith("image/")) return `Failed to load image_input[${i}]: ${status === 0 ? "network error" : `HTTP ${status}`}`;
+    }
+    return undefined;
+  };
+
+  const create = async (model: string, version: string, body: Record<string, unknown>, res: ServerResponse): Promise<number> => {
     const key = version || model;
     const behaviour = behaviourFor(key);
     const seen = (createsSeen.get(key) ?? 0) + 1;
@@ -140,6 +176,10 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
     if (!body.input || typeof body.input !== "object") return send(res, 422, { title: "Input validation failed", detail: "- input: Invalid type. Expected: object", status: 422 });
     const id = randomBytes(13).toString("hex").slice(0, 26);
     const p: FakePrediction = { id, model: model || "acme/versioned", version: version || "hidden", input: body.input as Record<string, unknown>, status: "starting", polls: 0, errorsServed: 0, behaviour, canceled: false };
+    if (behaviour.fetchInputs) {
+      p.inputError = await loadInputs(p.input);
+      if (p.inputError) p.status = "failed";
+    }
     predictions.set(id, p);
     return send(res, 201, view(p));
   };
@@ -217,12 +257,14 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
     token,
     requests,
     predictions,
+    inputFetches,
     script: (model, behaviour) => void scripts.set(model, behaviour),
     reset() {
       scripts.clear();
       createsSeen.clear();
       predictions.clear();
       requests.length = 0;
+      inputFetches.length = 0;
     },
     close: () =>
       new Promise<void>((resolve, reject) => {
@@ -237,7 +279,12 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
   return status;
 }
 
-/** Output size from the input: the long edge from `resolution`, the other side from `aspect_ratio`. */
+/**
+ * Output size from the input: the long edge from `resolution`, the other side from `aspect_ratio`.
+ *
+ * @example
+ * outputSize({ resolution: "2K", aspect_ratio: "16:9" }); // { width: 2048, height: 1152 }
+ */
 export function outputSize(input: Record<string, unknown>, longEdge: Record<string, number> = {}): { width: number; height: number } {
   const edges = { ...DEFAULT_EDGE, ...longEdge };
   const edge = edges[typeof input.resolution === "string" ? input.resolution : ""] ?? 1024;

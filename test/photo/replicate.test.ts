@@ -3,6 +3,12 @@
  * through an injected sleep that records what was asked for, so the tests check behaviour (what was waited,
  * what was sent) without waiting.
  */
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import sharp from "sharp";
 import { JsonLogger } from "../../src/adapters/logger";
@@ -13,6 +19,7 @@ import { GenerationError, type ModelOption, type SceneRequest } from "../../src/
 import type { Storage } from "../../src/services";
 import { startReplicateFake, type RecordedRequest, type ReplicateFake } from "../helpers/replicate-fake";
 
+const run = promisify(execFile);
 const STORE = "https://media.example.test";
 const VERSION = "5c7d5dc6dd8bf75c1acaa8565735e7986bc5b66206b55cca93cb72c9bf15ccaa";
 
@@ -163,6 +170,21 @@ describe("replicate generator: happy paths", () => {
   });
 });
 
+describe("replicate generator: inputs as Replicate loads them", () => {
+  it("fails the prediction when an input URL does not load, and succeeds when it does", async () => {
+    fake.script("*", { polls: 0 });
+    await rig().generate();
+    const [first] = [...fake.predictions.keys()];
+    const origin = fake.url.replace(/\/v1$/, "");
+    fake.script("*", { polls: 0, fetchInputs: true });
+
+    const missing = await failure(rig().generate({ product: { ...image("product"), url: `${origin}/files/nothing.png` } }));
+    expect(missing.code).toBe("GENERATION_FAILED");
+    await rig().generate({ product: { ...image("product"), url: `${origin}/files/${first}.png` } });
+    expect(fake.inputFetches.map((f) => f.status)).toEqual([404, 200]);
+  });
+});
+
 describe("replicate generator: rate limits and flaky upstream", () => {
   it("waits exactly Retry-After after each 429, then succeeds", async () => {
     fake.script("*", { rateLimitCreates: 2, retryAfterSeconds: 3, polls: 1 });
@@ -257,6 +279,67 @@ describe("replicate generator: failures, refusals, timeouts", () => {
   });
 });
 
+/** The same generator bundled by wrangler and run in workerd (Miniflare), against the same fake. */
+const WORKER_ENTRY = (root: string) => `
+import { ReplicateGenerator } from "${root}/src/photo/providers/replicate";
+import { MemoryStorage } from "${root}/src/adapters/storage/memory";
+import { JsonLogger } from "${root}/src/adapters/logger";
+export default {
+  async fetch(request) {
+    const { baseUrl, token, model } = await request.json();
+    const lines = [];
+    const storage = MemoryStorage("https://media.example.test");
+    const generator = ReplicateGenerator({ token, baseUrl, storage, log: JsonLogger("debug", (l) => lines.push(l)), pollIntervalMs: { initial: 5, max: 20 } });
+    const product = { bytes: new Uint8Array([1]), mimeType: "image/png", width: 1, height: 1, url: "https://media.example.test/files/p.png" };
+    try {
+      const image = await generator.generateScene({ product, prompt: "a mug", model, resolution: "1K", aspectRatio: "3:2", width: 1024, height: 683 });
+      return Response.json({ width: image.width, height: image.height, lines });
+    } catch (error) {
+      return Response.json({ code: error.code, message: String(error.message), lines });
+    }
+  },
+};
+`;
+
+describe("replicate generator in workerd", () => {
+  let dir: string | undefined;
+  let mf: Miniflare | undefined;
+  beforeAll(async () => {
+    const root = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
+    dir = await mkdtemp(join(tmpdir(), "replicate-workerd-"));
+    const date = /compatibility_date\s*=\s*"([^"]+)"/.exec(await readFile(join(root, "wrangler.toml"), "utf8"))![1]!;
+    await writeFile(join(dir, "entry.js"), WORKER_ENTRY(root));
+    await writeFile(join(dir, "wrangler.toml"), `name = "replicate-workerd-test"\nmain = "entry.js"\ncompatibility_date = "${date}"\n`);
+    await run(join(root, "node_modules/.bin/wrangler"), ["deploy", "--dry-run", "--outdir", join(dir, "out"), "--config", join(dir, "wrangler.toml")], {
+      cwd: root,
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" },
+    });
+    mf = new Miniflare({
+      modules: true,
+      scriptPath: join(dir, "out", "entry.js"),
+      modulesRoot: join(dir, "out"),
+      modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
+      compatibilityDate: date,
+    });
+    await mf.ready;
+  }, 120_000);
+  afterAll(async () => {
+    await mf?.dispose().catch(() => undefined);
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("creates, polls, honours a 429, downloads and decodes inside workerd", async () => {
+    fake.script("*", { polls: 2, rateLimitCreates: 1, retryAfterSeconds: 1 });
+    const res = await mf!.dispatchFetch("http://worker.test/", { method: "POST", body: JSON.stringify({ baseUrl: fake.url, token: fake.token, model: PRO }) });
+    const body = (await res.json()) as { width?: number; height?: number; code?: string; message?: string; lines: string[] };
+    expect(body).toMatchObject({ width: 1024, height: 683 });
+    expect(creates().map((r) => r.status)).toEqual([429, 201]);
+    expect(body.lines.join("\n")).not.toContain(fake.token);
+    logLines.push(...body.lines);
+  }, 30_000);
+});
+
+// Runs last: it checks everything the tests above sent and logged.
 describe("replicate generator: the token stays secret", () => {
   it("never puts the token in a request body, a non-API request or a log line", () => {
     everyRequest.push(...fake.requests);

@@ -86,7 +86,12 @@ export interface FetchStats {
   retried: number;
 }
 
-/** Reads "1", "2.5" or an HTTP date from Retry-After, else "~30s" from Replicate's 429 body; ms or null. */
+/**
+ * Reads "1", "2.5" or an HTTP date from Retry-After, else "~30s" from Replicate's 429 body; ms or null.
+ *
+ * @example
+ * retryAfterMs(null, '{"detail":"Request was throttled. Your rate limit resets in ~30s."}'); // 30000
+ */
 export function retryAfterMs(header: string | null, body: string, now = Date.now()): number | null {
   if (header) {
     const trimmed = header.trim();
@@ -98,7 +103,12 @@ export function retryAfterMs(header: string | null, body: string, now = Date.now
   return hint ? Math.ceil(Number(hint[1]) * 1000) : null;
 }
 
-/** Replicate's Cancel-After takes a duration such as "90s"; at least 5 s so a create is never born dead. */
+/**
+ * Replicate's Cancel-After takes a duration such as "90s"; at least 5 s so a create is never born dead.
+ *
+ * @example
+ * cancelAfter(179_400); // "180s"
+ */
 export function cancelAfter(ms: number): string {
   return `${Math.max(5, Math.ceil(ms / 1000))}s`;
 }

@@ -29,6 +29,9 @@ export function predictionTarget(modelId: string): PredictionTarget {
 /**
  * Tells the model which input image is which. The logo and the texts are composited by the service after
  * the scene is made, so the model is told to draw none: models garble lettering they try to reproduce.
+ *
+ * @example
+ * scenePrompt(request); // "<scene>\n\nImage 1 is the product photo. Keep the product exactly as it is: ..."
  */
 export function scenePrompt(request: SceneRequest): string {
   const lines = [
@@ -65,7 +68,12 @@ export function sceneInput(request: SceneRequest): Record<string, unknown> {
   return input;
 }
 
-/** The first output URL of a finished prediction: the output is one URL string or an array of them. */
+/**
+ * The first output URL of a finished prediction: the output is one URL string or an array of them.
+ *
+ * @example
+ * outputUrl(["https://replicate.delivery/xezq/a.png"]); // "https://replicate.delivery/xezq/a.png"
+ */
 export function outputUrl(output: unknown): string | null {
   const first = Array.isArray(output) ? output.find((item) => typeof item === "string") : output;
   if (typeof first !== "string") return null;
@@ -79,19 +87,34 @@ export function outputUrl(output: unknown): string | null {
 
 const REFUSAL = /safety|prohibited|nsfw|sensitive|flagged|blocked by|content polic/i;
 
-/** True when a prediction's error text is a safety-filter refusal rather than a fault. */
+/**
+ * True when a prediction's error text is a safety-filter refusal rather than a fault.
+ *
+ * @example
+ * isRefusal("The output was flagged as sensitive (E005)"); // true
+ */
 export function isRefusal(errorText: string): boolean {
   return REFUSAL.test(errorText);
 }
 
-/** A prediction's `error` as short text for our logs (never shown to the caller). */
+/**
+ * A prediction's `error` as short text for our logs (never shown to the caller).
+ *
+ * @example
+ * log.warn("replicate prediction not succeeded", { error: errorText(prediction.error) });
+ */
 export function errorText(error: unknown): string {
   if (error == null) return "";
   const text = typeof error === "string" ? error : JSON.stringify(error);
   return text.slice(0, 300);
 }
 
-/** Maps a failed prediction to the error the caller sees, in words, without provider internals. */
+/**
+ * Maps a failed prediction to the error the caller sees, in words, without provider internals.
+ *
+ * @example
+ * throw failureError(prediction.error); // GENERATION_REFUSED or GENERATION_FAILED
+ */
 export function failureError(error: unknown): GenerationError {
   if (isRefusal(errorText(error))) {
     return new GenerationError("GENERATION_REFUSED", "The image model's safety filter refused this scene; change the prompt, the product image or the reference image and try again.");
@@ -99,7 +122,12 @@ export function failureError(error: unknown): GenerationError {
   return new GenerationError("GENERATION_FAILED", "The image model could not make this scene; try again, or change the prompt.", true);
 }
 
-/** Image format by magic bytes, for the stored raw copy's key and content type. */
+/**
+ * Image format by magic bytes, for the stored raw copy's key and content type.
+ *
+ * @example
+ * rawFormat(pngBytes); // { ext: "png", contentType: "image/png" }
+ */
 export function rawFormat(bytes: Uint8Array): { ext: string; contentType: string } | null {
   const b = bytes;
   if (b.length >= 8 && b[0] === 0x89 && b[1] === 0x50 && b[2] === 0x4e && b[3] === 0x47) return { ext: "png", contentType: "image/png" };

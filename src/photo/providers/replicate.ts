@@ -16,7 +16,7 @@ import { decodeImage, type RgbaImage } from "../../images";
 import type { Logger, Storage } from "../../services";
 import { GenerationError, type ImageGenerator, type SceneRequest } from "../types";
 import { GenerationClock, ReplicateFetch } from "./replicate-fetch";
-import { errorText, failureError, outputUrl, predictionTarget, rawFormat, sceneInput } from "./replicate-input";
+import { errorText, failureError, isRefusal, outputUrl, predictionTarget, rawFormat, sceneInput } from "./replicate-input";
 
 export interface ReplicateGeneratorOptions {
   /** Replicate API token; sent only as the Authorization header to `baseUrl`, never logged. */
@@ -98,7 +98,10 @@ export function ReplicateGenerator(options: ReplicateGeneratorOptions): ImageGen
         throw new GenerationError("GENERATION_FAILED", "The image model finished without an image; try again, or change the prompt.", true);
       }
       const image = await copyAndDecode(done.id, url, request.signal);
-      log.info("replicate prediction done", { ...fields, width: image.width, height: image.height, elapsedMs: clock.elapsedMs() });
+      // Models do not always honour aspect_ratio; the caller crops to size, but a big miss is worth knowing.
+      const skew = Math.abs(image.width / image.height / (request.width / request.height) - 1);
+      const level = skew > 0.02 ? "warn" : "info";
+      log[level]("replicate prediction done", { ...fields, width: image.width, height: image.height, wanted: `${request.width}x${request.height}`, elapsedMs: clock.elapsedMs() });
       return image;
     } catch (error) {
       // Whatever went wrong, a prediction still running would go on costing money: stop it.
@@ -168,7 +171,7 @@ export function ReplicateGenerator(options: ReplicateGeneratorOptions): ImageGen
     }
     if (status !== undefined && status >= 400 && status < 500) {
       const text = error instanceof Error ? error.message : "";
-      if (/safety|prohibited|nsfw|sensitive/i.test(text)) return failureError(text);
+      if (isRefusal(text)) return failureError(text);
       return new GenerationError("GENERATION_FAILED", "The image model's provider rejected the request for this scene.");
     }
     return new GenerationError("UPSTREAM_UNAVAILABLE", "The image model's provider is unavailable; try again shortly.", true);
