@@ -25,8 +25,12 @@ import sharp from "sharp";
 export interface ReplicateBehaviour {
   /** GETs answered "processing" before the terminal status ("slow"). Default 1. */
   polls?: number;
-  /** How the prediction ends: default "succeeded"; "refused" is a failure with a safety-filter message; "never" stays processing until canceled. */
-  outcome?: "succeeded" | "failed" | "refused" | "never";
+  /**
+   * How the prediction ends: default "succeeded"; "refused" is a failure with a safety-filter message;
+   * "canceled" is stopped on Replicate's side (Cancel-After, the dashboard); "never" stays processing until
+   * canceled through the API.
+   */
+  outcome?: "succeeded" | "failed" | "refused" | "canceled" | "never";
   /** The prediction's `error` for "failed" (and "refused"). */
   error?: string;
   /** Answer the first N creates with 429 and Retry-After. Default 0. */
@@ -140,7 +144,7 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
     p.polls += 1;
     const { polls = 1, outcome = "succeeded" } = p.behaviour;
     if (outcome === "never" || p.polls <= polls) p.status = "processing";
-    else p.status = outcome === "succeeded" ? "succeeded" : "failed";
+    else p.status = outcome === "succeeded" || outcome === "canceled" ? outcome : "failed";
   };
 
   /** Replicate fetches inputs itself; an input it cannot load fails the prediction. */
@@ -191,7 +195,8 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
       const p = predictions.get(file[1]!);
       if (!p || p.status !== "succeeded") return send(res, 404, { detail: "Not found." });
       const png = p.behaviour.image ?? (await gradient(p.input, p.behaviour.longEdge));
-      res.writeHead(200, { "content-type": "image/png", "content-length": String(png.length) }).end(png);
+      const type = png[0] === 0xff && png[1] === 0xd8 ? "image/jpeg" : png[0] === 0x52 && png[1] === 0x49 ? "image/webp" : "image/png";
+      res.writeHead(200, { "content-type": type, "content-length": String(png.length) }).end(png);
       return 200;
     }
     if (!path.startsWith("/v1/")) return send(res, 404, { detail: "Not found." });

@@ -255,6 +255,13 @@ describe("replicate generator: failures, refusals, timeouts", () => {
     expect((await failure(rig().generate())).code).toBe("GENERATION_REFUSED");
   });
 
+  it("maps a prediction canceled on Replicate's side to GENERATION_FAILED, without canceling it again", async () => {
+    fake.script("*", { polls: 1, outcome: "canceled" });
+    const error = await failure(rig().generate());
+    expect(error.code).toBe("GENERATION_FAILED");
+    expect(cancels()).toHaveLength(0);
+  });
+
   it("cancels a prediction that outlives the timeout and answers GENERATION_TIMEOUT", async () => {
     fake.script("*", { outcome: "never" });
     const { sleeps, generate } = rig({ timeoutMs: 20_000 });

@@ -90,6 +90,9 @@ export function ReplicateGenerator(options: ReplicateGeneratorOptions): ImageGen
       if (done.status !== "succeeded") {
         log.warn("replicate prediction not succeeded", { ...fields, error: errorText(done.error) });
         if (done.status === "failed") throw failureError(done.error);
+        // We cancel only on our way out, so a canceled or aborted prediction here was stopped by Replicate:
+        // by our Cancel-After when our deadline is near, otherwise by someone else (the dashboard, an operator).
+        if (clock.elapsedMs() >= timeoutMs * 0.9) throw timeoutError(false);
         throw new GenerationError("GENERATION_FAILED", "The image model's provider stopped this prediction before it finished; try again.", true);
       }
       const url = outputUrl(done.output);
@@ -110,16 +113,20 @@ export function ReplicateGenerator(options: ReplicateGeneratorOptions): ImageGen
       if (!(error instanceof GenerationError) && clock.expired()) {
         const byCaller = request.signal?.aborted === true;
         log.warn("replicate prediction stopped", { ...fields, reason: byCaller ? "caller aborted" : "deadline" });
-        const message = byCaller
-          ? "The image generation was stopped before the model finished."
-          : `The image model did not finish within ${Math.round(timeoutMs / 1000)} s; try again, or pick a faster model or a lower resolution.`;
-        throw new GenerationError("GENERATION_TIMEOUT", message, true);
+        throw timeoutError(byCaller);
       }
       throw classify(error, fields);
     } finally {
       clearTimeout(timer);
       request.signal?.removeEventListener("abort", onAbort);
     }
+  }
+
+  function timeoutError(byCaller: boolean): GenerationError {
+    const message = byCaller
+      ? "The image generation was stopped before the model finished."
+      : `The image model did not finish within ${Math.round(timeoutMs / 1000)} s; try again, or pick a faster model or a lower resolution.`;
+    return new GenerationError("GENERATION_TIMEOUT", message, true);
   }
 
   /** Best-effort cancel on a fresh signal (ours has fired by now); Cancel-After backs it up. */
@@ -147,6 +154,7 @@ export function ReplicateGenerator(options: ReplicateGeneratorOptions): ImageGen
       bytes = await readCapped(response, MAX_OUTPUT_BYTES);
     } catch (error) {
       if (error instanceof GenerationError) throw error;
+      if (callerSignal?.aborted) throw timeoutError(true);
       log.warn("replicate output download failed", { predictionId, error: error instanceof Error ? error.name : "unknown" });
       throw new GenerationError("UPSTREAM_UNAVAILABLE", "The generated image could not be downloaded from the model's provider; try again.", true);
     }
