@@ -12,12 +12,18 @@ import type { ExecutionContext, ExportedHandler, Response as WorkerResponse, Sch
 import { Hono } from "hono";
 import { requestId } from "hono/request-id";
 import zxingWasm from "zxing-wasm/reader/zxing_reader.wasm";
+import harfbuzzWasm from "harfbuzzjs/dist/harfbuzz.wasm";
+import sans400 from "@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf";
+import sans700 from "@expo-google-fonts/noto-sans/700Bold/NotoSans_700Bold.ttf";
+import devanagari400 from "@expo-google-fonts/noto-sans-devanagari/400Regular/NotoSansDevanagari_400Regular.ttf";
+import devanagari700 from "@expo-google-fonts/noto-sans-devanagari/700Bold/NotoSansDevanagari_700Bold.ttf";
 import { createApp } from "../src/app";
 import { ConfigError, type Config } from "../src/config";
 import { buildEdgeServices, parseEdgeConfig } from "../src/edge-services";
 import { JsonLogger } from "../src/adapters/logger";
 import { ApiError, renderError } from "../src/http/errors";
 import { configureZxing } from "../src/qr/zxing-loader";
+import { configureTextEngine } from "../src/photo/text/engine";
 import { runSweep } from "../src/social/delivery/sweep";
 
 /** Vars from wrangler.toml and secrets from `wrangler secret put`: all strings, names as in DESIGN.md. */
@@ -25,6 +31,11 @@ export type Env = Record<string, string | undefined>;
 
 // wrangler imports .wasm as a compiled WebAssembly.Module (the package's typing says string: that is esbuild's file loader).
 configureZxing(zxingWasm as unknown as WebAssembly.Module);
+// Area B's text engine: HarfBuzz as a compiled module, the fonts as ArrayBuffers (the Data rule in wrangler.toml).
+configureTextEngine({
+  harfbuzzWasm,
+  fonts: { "sans-400": sans400, "sans-700": sans700, "devanagari-400": devanagari400, "devanagari-700": devanagari700 },
+});
 
 type ConfigResult = { ok: true; config: Config } | { ok: false; error: ConfigError };
 

@@ -9,6 +9,7 @@ import { mkdir, readFile, writeFile, chmod } from "node:fs/promises";
 import { join } from "node:path";
 import { createRequire } from "node:module";
 import { configureZxing } from "../../src/qr/zxing-loader";
+import { configureTextEngine, isTextEngineConfigured } from "../../src/photo/text/engine";
 import type { Config } from "../../src/config";
 import type { Logger, Services, Storage } from "../../src/services";
 import { openNodeDb } from "../../db/node";
@@ -42,6 +43,19 @@ export interface NodeServices {
 export async function buildNodeServices(config: Config, options: NodeServicesOptions = {}): Promise<NodeServices> {
   // ZXing's reader .wasm comes from the package on disk, compiled on the first decode (never from a CDN).
   configureZxing(() => readFile(createRequire(import.meta.url).resolve("zxing-wasm/reader/zxing_reader.wasm")));
+  // Area B's text engine: HarfBuzz's wasm and the four Noto TTFs, read from the packages on the first text drawn
+  // (once per process: a second harness keeps the fonts already parsed).
+  const resolvePackage = createRequire(import.meta.url).resolve;
+  const packageFile = (path: string) => () => readFile(resolvePackage(path));
+  if (!isTextEngineConfigured()) configureTextEngine({
+    harfbuzzWasm: packageFile("harfbuzzjs/dist/harfbuzz.wasm"),
+    fonts: {
+      "sans-400": packageFile("@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf"),
+      "sans-700": packageFile("@expo-google-fonts/noto-sans/700Bold/NotoSans_700Bold.ttf"),
+      "devanagari-400": packageFile("@expo-google-fonts/noto-sans-devanagari/400Regular/NotoSansDevanagari_400Regular.ttf"),
+      "devanagari-700": packageFile("@expo-google-fonts/noto-sans-devanagari/700Bold/NotoSansDevanagari_700Bold.ttf"),
+    },
+  });
   const log = options.logger ?? JsonLogger(config.logLevel);
   if (!options.inMemory) await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
 

@@ -1,0 +1,102 @@
+/**
+ * Turns a laid-out block into an SVG of glyph outlines (never `<text>`: resvg's own text layout misplaces
+ * Devanagari matras and drops spaces) and rasterises SVG with resvg. Each glyph's path is defined once and
+ * reused with `<use>`, scaled from font units (y up) to pixels (y down).
+ *
+ * @example
+ * const svg = blockSvg(layout, { width: layout.width, height: layout.height, x: 0, y: 0, color: [255, 255, 255] });
+ * const { data } = await rasterizePremultiplied(svg);
+ */
+import { Resvg } from "@cf-wasm/resvg";
+import type { RgbaImage } from "../../images/types";
+import type { BlockLayout } from "./layout";
+
+export type Rgb = [number, number, number];
+
+export interface BlockSvgOptions {
+  /** Size of the SVG canvas, px. */
+  width: number;
+  height: number;
+  /** Where the block's top-left goes in the SVG. */
+  x: number;
+  y: number;
+  color: Rgb;
+  /** A stroke of `width` px drawn around every glyph beneath the fill (an outline/halo). */
+  halo?: { color: Rgb; opacity: number; width: number };
+  /** A rounded rectangle filling the whole SVG canvas, beneath the text. */
+  panel?: { color: Rgb; opacity: number; radius: number };
+}
+
+const n = (v: number) => String(Math.round(v * 100) / 100);
+const hex = ([r, g, b]: Rgb) => `#${[r, g, b].map((c) => Math.max(0, Math.min(255, Math.round(c))).toString(16).padStart(2, "0")).join("")}`;
+
+/**
+ * The SVG document for a block, optionally with a backing panel and a halo.
+ *
+ * @example
+ * blockSvg(layout, { width: 400, height: 120, x: 12, y: 8, color: [0, 0, 0], panel: { color: [255, 255, 255], opacity: 0.7, radius: 10 } });
+ */
+export function blockSvg(layout: BlockLayout, o: BlockSvgOptions): string {
+  const defs = new Map<string, string>();
+  const uses: string[] = [];
+  for (const g of layout.glyphs) {
+    const { d } = g.font.outlines.glyph(g.gid);
+    if (!d) continue;
+    const id = `${g.font.key}-${g.gid}`;
+    if (!defs.has(id)) defs.set(id, `<path id="${id}" d="${d}"/>`);
+    uses.push(`<use xlink:href="#${id}" transform="matrix(${n(g.scale)} 0 0 ${n(-g.scale)} ${n(o.x + g.x)} ${n(o.y + g.y)})"`);
+  }
+  const parts = [
+    `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="${o.width}" height="${o.height}" viewBox="0 0 ${o.width} ${o.height}">`,
+    `<defs>${[...defs.values()].join("")}</defs>`,
+  ];
+  if (o.panel) {
+    parts.push(`<rect width="${o.width}" height="${o.height}" rx="${n(o.panel.radius)}" fill="${hex(o.panel.color)}" fill-opacity="${n(o.panel.opacity)}"/>`);
+  }
+  if (o.halo && uses.length) {
+    // Stroke widths are in the glyph's own units (font units), so each use carries its own.
+    const strokes = layout.glyphs.filter((g) => g.font.outlines.glyph(g.gid).d).map((g, i) => `${uses[i]} stroke-width="${n((2 * o.halo!.width) / g.scale)}"/>`);
+    parts.push(`<g fill="${hex(o.halo.color)}" stroke="${hex(o.halo.color)}" stroke-linejoin="round" opacity="${n(o.halo.opacity)}">${strokes.join("")}</g>`);
+  }
+  parts.push(`<g fill="${hex(o.color)}">${uses.map((u) => `${u}/>`).join("")}</g></svg>`);
+  return parts.join("");
+}
+
+/**
+ * Renders SVG with resvg (WASM; its node or workerd build is picked by export conditions), optionally scaled
+ * to `width` px wide. Pixels are premultiplied RGBA, as tiny-skia produces them.
+ *
+ * @example
+ * const { width, height, data } = await rasterizePremultiplied(svg);
+ */
+export async function rasterizePremultiplied(svg: string, width?: number): Promise<RgbaImage> {
+  const resvg = await Resvg.async(svg, width ? { fitTo: { mode: "width", value: Math.round(width) } } : {});
+  try {
+    const rendered = resvg.render();
+    try {
+      return { width: rendered.width, height: rendered.height, data: rendered.pixels };
+    } finally {
+      rendered.free();
+    }
+  } finally {
+    resvg.free();
+  }
+}
+
+/**
+ * Premultiplied to straight alpha, in place.
+ *
+ * @example
+ * const image = unpremultiply(await rasterizePremultiplied(svg));
+ */
+export function unpremultiply(image: RgbaImage): RgbaImage {
+  const d = image.data;
+  for (let i = 0; i < d.length; i += 4) {
+    const a = d[i + 3]!;
+    if (a === 0 || a === 255) continue;
+    d[i] = Math.min(255, Math.round((d[i]! * 255) / a));
+    d[i + 1] = Math.min(255, Math.round((d[i + 1]! * 255) / a));
+    d[i + 2] = Math.min(255, Math.round((d[i + 2]! * 255) / a));
+  }
+  return image;
+}
