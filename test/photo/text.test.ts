@@ -191,6 +191,14 @@ describe("renderTextBlock", () => {
     expect(image.width).toBeGreaterThan(150);
   });
 
+  it("keeps a long Hindi word whole (no break inside a grapheme cluster), scaled to the box", async () => {
+    const word = "अंतर्राष्ट्रीयकरण"; // one word, conjuncts and matras throughout
+    const { image, lines } = await renderTextBlock(word, { maxWidth: 150, maxHeight: 100, fontSize: 60 }, { color: [0, 0, 0] });
+    expect(lines).toEqual([word]);
+    expect(image.width).toBeLessThanOrEqual(150);
+    expect(image.height).toBeLessThanOrEqual(100);
+  });
+
   it("shrinks to honour maxLines and maxHeight", async () => {
     const text = "Festive offers on handmade brass lamps and candles";
     const { lines, fontSize, image } = await renderTextBlock(text, { maxWidth: 500, maxHeight: 120, fontSize: 72, maxLines: 2 }, { color: [0, 0, 0] });

@@ -48,7 +48,13 @@ const BREAKABLE_SPACE = new RegExp(`[^\\S\\n${NO_BREAK_SPACES}]+`);
 /** Tokens that must not start a line: dashes, bars and closing punctuation stay with the word before. */
 const GLUED = /^[\p{Pd}\p{Pe}\p{Pf}|:;,.!?।॥%]+$/u;
 
-/** Paragraphs (explicit line breaks) of words; blank lines and repeated spaces collapse. */
+/**
+ * Paragraphs (explicit line breaks) of words; blank lines and repeated spaces collapse, and a token such as
+ * "—" or "!" stays with the word before it.
+ *
+ * @example
+ * wordsOf("Sale — ₹499\nदिवाली"); // [["Sale —", "₹499"], ["दिवाली"]]
+ */
 export function wordsOf(text: string): string[][] {
   return text
     .replace(/\r\n?/g, "\n")

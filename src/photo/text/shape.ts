@@ -46,7 +46,13 @@ function scriptOf(cp: number): Script {
   return "latn";
 }
 
-/** Runs of one script, neutral characters joined to the run before them (or after, at the start). */
+/**
+ * Runs of one script, neutral characters (spaces, joiners, combining marks) joined to the run before them,
+ * or to the first run when they lead. Offsets are UTF-16 indices.
+ *
+ * @example
+ * itemize("Sale दिवाली"); // [{ script: "latn", start: 0, end: 5 }, { script: "deva", start: 5, end: 11 }]
+ */
 export function itemize(text: string): { script: "deva" | "latn"; start: number; end: number }[] {
   const runs: { script: "deva" | "latn"; start: number; end: number }[] = [];
   for (let i = 0; i < text.length; ) {

@@ -7,7 +7,6 @@
  * const svg = blockSvg(layout, { width: layout.width, height: layout.height, x: 0, y: 0, color: [255, 255, 255] });
  * const { data } = await rasterizePremultiplied(svg);
  */
-import { Resvg } from "@cf-wasm/resvg";
 import type { RgbaImage } from "../../images/types";
 import type { BlockLayout } from "./layout";
 
@@ -62,6 +61,10 @@ export function blockSvg(layout: BlockLayout, o: BlockSvgOptions): string {
   return parts.join("");
 }
 
+// Imported on first use: in Node the package decodes and compiles its inlined 2.4 MB wasm at import (~0.7 s),
+// which a process that never draws text should not pay at start-up.
+let resvgPackage: Promise<typeof import("@cf-wasm/resvg")> | null = null;
+
 /**
  * Renders SVG with resvg (WASM; its node or workerd build is picked by export conditions), optionally scaled
  * to `width` px wide. Pixels are premultiplied RGBA, as tiny-skia produces them.
@@ -70,6 +73,7 @@ export function blockSvg(layout: BlockLayout, o: BlockSvgOptions): string {
  * const { width, height, data } = await rasterizePremultiplied(svg);
  */
 export async function rasterizePremultiplied(svg: string, width?: number): Promise<RgbaImage> {
+  const { Resvg } = await (resvgPackage ??= import("@cf-wasm/resvg"));
   const resvg = await Resvg.async(svg, width ? { fitTo: { mode: "width", value: Math.round(width) } } : {});
   try {
     const rendered = resvg.render();

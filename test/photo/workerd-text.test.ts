@@ -1,0 +1,110 @@
+/**
+ * Area B's text engine in workerd: a small Worker (workerd-text/entry.ts) built by wrangler like the real one
+ * (harfbuzz.wasm as a compiled module, fonts through a Data rule), run in Miniflare. Shaping and pixels must
+ * match what Node produces, and the bundle's size is reported.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { gzipSync } from "node:zlib";
+import { Miniflare } from "miniflare";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { configureTextEngine, renderTextBlock, shapeText, type FontKey } from "../../src/photo/text";
+
+const run = promisify(execFile);
+const ROOT = new URL("../..", import.meta.url).pathname;
+const resolve = createRequire(import.meta.url).resolve;
+let dir: string;
+let mf: Miniflare;
+
+function fnv1a(bytes: Uint8Array): string {
+  let h = 0x811c9dc5;
+  for (const b of bytes) h = Math.imul(h ^ b, 0x01000193) >>> 0;
+  return h.toString(16);
+}
+
+beforeAll(async () => {
+  const fonts: Record<FontKey, string> = {
+    "sans-400": "@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf",
+    "sans-700": "@expo-google-fonts/noto-sans/700Bold/NotoSans_700Bold.ttf",
+    "devanagari-400": "@expo-google-fonts/noto-sans-devanagari/400Regular/NotoSansDevanagari_400Regular.ttf",
+    "devanagari-700": "@expo-google-fonts/noto-sans-devanagari/700Bold/NotoSansDevanagari_700Bold.ttf",
+  };
+  configureTextEngine({
+    harfbuzzWasm: () => readFile(resolve("harfbuzzjs/dist/harfbuzz.wasm")),
+    fonts: Object.fromEntries(Object.entries(fonts).map(([key, path]) => [key, () => readFile(resolve(path))])) as Record<FontKey, () => Promise<Buffer>>,
+  });
+
+  dir = await mkdtemp(join(tmpdir(), "text-workerd-"));
+  const rootToml = await readFile(join(ROOT, "wrangler.toml"), "utf8");
+  const date = /compatibility_date\s*=\s*"([^"]+)"/.exec(rootToml)![1]!;
+  // The same Data rule for fonts as the real wrangler.toml.
+  const rules = /\[\[rules\]\]\n(?:[^\n]+\n)+/.exec(rootToml)![0];
+  await writeFile(join(dir, "wrangler.toml"), `name = "text-workerd-test"\nmain = "${join(ROOT, "test/photo/workerd-text/entry.ts")}"\ncompatibility_date = "${date}"\n\n${rules}`);
+  await run(join(ROOT, "node_modules/.bin/wrangler"), ["deploy", "--dry-run", "--outdir", join(dir, "out"), "--config", join(dir, "wrangler.toml")], {
+    cwd: ROOT,
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" },
+  });
+  mf = new Miniflare({
+    modules: true,
+    scriptPath: join(dir, "out", "entry.js"),
+    modulesRoot: join(dir, "out"),
+    modulesRules: [
+      { type: "CompiledWasm", include: ["**/*.wasm"] },
+      { type: "Data", include: ["**/*.ttf"] },
+    ],
+    compatibilityDate: date,
+  });
+  await mf.ready;
+}, 180_000);
+
+afterAll(async () => {
+  await mf?.dispose().catch(() => {});
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+interface WorkerResult {
+  gids: number[];
+  clusters: number[];
+  lines: string[];
+  fontSize: number;
+  size: [number, number];
+  hash: string;
+  ink: number;
+  covered: { x: number; y: number; width: number; height: number };
+}
+
+describe("text engine in workerd", () => {
+  it("shapes and renders Devanagari and Latin exactly as in Node", async () => {
+    for (const [text, weight] of [["विचार कि हिंदी", 400], ["दिवाली सेल ₹499 — श्री क्षत्रिय", 700]] as const) {
+      const res = await mf.dispatchFetch(`http://text.test/?text=${encodeURIComponent(text)}&weight=${weight}`);
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as WorkerResult;
+      const node = await renderTextBlock(text, { maxWidth: 600, maxHeight: 300, fontSize: 64 }, { color: [0, 0, 0], weight, align: "center" });
+      const shaped = await shapeText(text, weight);
+      expect(body.gids).toEqual(shaped.glyphs.map((g) => g.gid));
+      expect(body.gids).not.toContain(0);
+      expect(body.lines).toEqual(node.lines);
+      expect(body.size).toEqual([node.image.width, node.image.height]);
+      expect(body.hash).toBe(fnv1a(node.image.data));
+      expect(body.ink).toBeGreaterThan(500);
+      expect(body.covered.x + body.covered.width).toBeLessThanOrEqual(400);
+    }
+  });
+
+  it("reports the bundle's size", async () => {
+    const files = await readdir(join(dir, "out"));
+    const sizes = await Promise.all(
+      files.filter((f) => /\.(js|wasm|ttf)$/.test(f)).map(async (f) => ({ f, raw: (await stat(join(dir, "out", f))).size, gz: gzipSync(await readFile(join(dir, "out", f))).length })),
+    );
+    const kib = (n: number) => `${(n / 1024).toFixed(0)} KiB`;
+    for (const { f, raw, gz } of sizes) console.log(`  ${f}: ${kib(raw)} (${kib(gz)} gz)`);
+    const total = sizes.reduce((sum, s) => sum + s.gz, 0);
+    console.log(`text engine worker: ${kib(total)} gzipped in all`);
+    expect(sizes.filter((s) => s.f.endsWith(".ttf"))).toHaveLength(4);
+    expect(total).toBeLessThan(10 * 1024 * 1024);
+  });
+});

@@ -1,0 +1,45 @@
+/**
+ * A minimal Worker around area B's text engine, for test/photo/workerd-text.test.ts: HarfBuzz's wasm imported
+ * as a compiled module and the fonts as Data modules, exactly as functions/worker.ts does, then Devanagari and
+ * Latin text shaped, laid out and rasterised inside workerd.
+ */
+import harfbuzzWasm from "harfbuzzjs/dist/harfbuzz.wasm";
+import sans400 from "@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf";
+import sans700 from "@expo-google-fonts/noto-sans/700Bold/NotoSans_700Bold.ttf";
+import devanagari400 from "@expo-google-fonts/noto-sans-devanagari/400Regular/NotoSansDevanagari_400Regular.ttf";
+import devanagari700 from "@expo-google-fonts/noto-sans-devanagari/700Bold/NotoSansDevanagari_700Bold.ttf";
+import { configureTextEngine, drawText, renderTextBlock, shapeText } from "../../../src/photo/text";
+
+configureTextEngine({
+  harfbuzzWasm,
+  fonts: { "sans-400": sans400, "sans-700": sans700, "devanagari-400": devanagari400, "devanagari-700": devanagari700 },
+});
+
+/** FNV-1a over the pixels, so the test can compare workerd's render with Node's without shipping PNGs. */
+function fnv1a(bytes: Uint8Array): string {
+  let h = 0x811c9dc5;
+  for (const b of bytes) h = Math.imul(h ^ b, 0x01000193) >>> 0;
+  return h.toString(16);
+}
+
+export default {
+  async fetch(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const text = url.searchParams.get("text") ?? "विचार कि हिंदी";
+    const weight = url.searchParams.get("weight") === "700" ? 700 : 400;
+    const shaped = await shapeText(text, weight);
+    const block = await renderTextBlock(text, { maxWidth: 600, maxHeight: 300, fontSize: 64 }, { color: [0, 0, 0], weight, align: "center" });
+    const canvas = { width: 400, height: 240, data: new Uint8Array(400 * 240 * 4).fill(255) };
+    const covered = await drawText(canvas, text, { x: 20, y: 20, width: 360, height: 200 }, { fontSize: 48, color: [255, 255, 255], weight, align: "center", anchor: "center" });
+    return Response.json({
+      gids: shaped.glyphs.map((g) => g.gid),
+      clusters: shaped.glyphs.map((g) => g.cluster),
+      lines: block.lines,
+      fontSize: block.fontSize,
+      size: [block.image.width, block.image.height],
+      hash: fnv1a(block.image.data),
+      ink: block.image.data.filter((v, i) => i % 4 === 3 && v > 128).length,
+      covered,
+    });
+  },
+};
