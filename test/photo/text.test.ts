@@ -199,6 +199,13 @@ describe("renderTextBlock", () => {
     expect(image.height).toBeLessThanOrEqual(100);
   });
 
+  it("never breaks at a space that carries a combining mark, and refuses a nonsensical font size", async () => {
+    const { lines } = await renderTextBlock("नमस्ते ँ दुनिया ँ फिर", { maxWidth: 120, maxHeight: 1000, fontSize: 40, minFontSize: 40 }, { color: [0, 0, 0] });
+    expect(lines.length).toBeGreaterThan(1);
+    for (const line of lines) expect(line).not.toMatch(/^\p{M}/u);
+    await expect(renderTextBlock("x", { maxWidth: 100, maxHeight: 100, fontSize: Number.NaN }, { color: [0, 0, 0] })).rejects.toThrow(RangeError);
+  });
+
   it("shrinks to honour maxLines and maxHeight", async () => {
     const text = "Festive offers on handmade brass lamps and candles";
     const { lines, fontSize, image } = await renderTextBlock(text, { maxWidth: 500, maxHeight: 120, fontSize: 72, maxLines: 2 }, { color: [0, 0, 0] });

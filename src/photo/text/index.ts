@@ -157,6 +157,17 @@ export async function shapeText(text: string, weight: 400 | 700 = 400): Promise<
   return { glyphs, width: line.width };
 }
 
+/**
+ * Loads HarfBuzz, the fonts of the given weights and resvg ahead of the first request (optional: everything
+ * also loads on first use). In Node resvg's first import alone takes most of a second.
+ *
+ * @example
+ * await preloadTextEngine(); // at server start, after configureTextEngine
+ */
+export async function preloadTextEngine(weights: (400 | 700)[] = [400, 700]): Promise<void> {
+  await Promise.all([...weights.map((w) => loadFonts(w)), rasterizePremultiplied('<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>')]);
+}
+
 function clip(r: Rect, canvas: RgbaImage): Rect {
   const x = Math.max(0, r.x);
   const y = Math.max(0, r.y);

@@ -43,7 +43,8 @@ export interface BlockLayout {
 
 const SHRINK = 0.94;
 const NO_BREAK_SPACES = "\u00a0\u2007\u202f";
-const BREAKABLE_SPACE = new RegExp(`[^\\S\\n${NO_BREAK_SPACES}]+`);
+// A space followed by a combining mark or a joiner is the base of that grapheme cluster: no break there.
+const BREAKABLE_SPACE = new RegExp(`[^\\S\\n${NO_BREAK_SPACES}]+(?![\\p{M}\\u200c\\u200d])`, "u");
 
 /** Tokens that must not start a line: dashes, bars and closing punctuation stay with the word before. */
 const GLUED = /^[\p{Pd}\p{Pe}\p{Pf}|:;,.!?।॥%]+$/u;
@@ -157,12 +158,13 @@ function sizes(fontSize: number, minFontSize: number): number[] {
  * const { fontSize, lines } = layoutBlock(fonts, "A long slogan", { maxWidth: 300, maxHeight: 120, fontSize: 48 }, "left");
  */
 export function layoutBlock(fonts: FontSet, text: string, box: LayoutBox, align: Align): BlockLayout {
+  if (!(box.fontSize > 0) || !Number.isFinite(box.fontSize)) throw new RangeError(`fontSize must be a positive number, got ${box.fontSize}`);
   const maxLines = Math.max(1, Math.floor(box.maxLines ?? Infinity));
   let paragraphs = wordsOf(text);
   // More explicit lines than allowed: the breaks give way (joined with spaces) rather than text being dropped.
   if (paragraphs.length > maxLines) paragraphs = [paragraphs.flat()];
   const fontSize = Math.max(1, box.fontSize);
-  if (!paragraphs.length || box.maxWidth < 1 || box.maxHeight < 1) return { fontSize, lines: [], width: 0, height: 0, glyphs: [] };
+  if (!paragraphs.length || !(box.maxWidth >= 1) || !(box.maxHeight >= 1)) return { fontSize, lines: [], width: 0, height: 0, glyphs: [] };
   const cache = new Map<string, ShapedLine>();
   const shape = (s: string) => {
     let line = cache.get(s);
