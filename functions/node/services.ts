@@ -44,11 +44,12 @@ export async function buildNodeServices(config: Config, options: NodeServicesOpt
   // ZXing's reader .wasm comes from the package on disk, compiled on the first decode (never from a CDN).
   configureZxing(() => readFile(createRequire(import.meta.url).resolve("zxing-wasm/reader/zxing_reader.wasm")));
   // Area B's text engine: HarfBuzz's wasm and the four Noto TTFs, read from the packages on the first text drawn
-  // (once per process: a second harness keeps the fonts already parsed).
+  // (once per process: a second harness keeps the fonts already parsed); resvg for rasterizeSvg, imported on use.
   const resolvePackage = createRequire(import.meta.url).resolve;
   const packageFile = (path: string) => () => readFile(resolvePackage(path));
   if (!isTextEngineConfigured()) configureTextEngine({
     harfbuzzWasm: packageFile("harfbuzzjs/dist/harfbuzz.wasm"),
+    resvg: () => import("@cf-wasm/resvg"),
     fonts: {
       "sans-400": packageFile("@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf"),
       "sans-700": packageFile("@expo-google-fonts/noto-sans/700Bold/NotoSans_700Bold.ttf"),

@@ -9,7 +9,10 @@ import { createRequire } from "node:module";
 import * as harfbuzzjs from "harfbuzzjs";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RgbaImage } from "../../src/images/types";
+import { loadFonts } from "../../src/photo/text/engine";
 import { parseGlyf } from "../../src/photo/text/glyf";
+import { layoutBlock } from "../../src/photo/text/layout";
+import { blockSvg, rasterizePremultiplied } from "../../src/photo/text/svg";
 import { configureTextEngine, drawText, rasterizeSvg, renderTextBlock, shapeText, unsupportedCharacters, type FontKey } from "../../src/photo/text";
 
 const resolve = createRequire(import.meta.url).resolve;
@@ -23,6 +26,7 @@ const FONT_FILES: Record<FontKey, string> = {
 beforeAll(() => {
   configureTextEngine({
     harfbuzzWasm: () => readFile(resolve("harfbuzzjs/dist/harfbuzz.wasm")),
+    resvg: () => import("@cf-wasm/resvg"),
     fonts: Object.fromEntries(Object.entries(FONT_FILES).map(([key, path]) => [key, () => readFile(path)])) as Record<FontKey, () => Promise<Buffer>>,
   });
 });
@@ -144,6 +148,30 @@ describe("shaping (HarfBuzz)", () => {
       const mismatches: number[] = [];
       for (let gid = 0; gid < numGlyphs; gid++) if (font.glyphToPath(gid).replace(/,/g, " ") !== ours.glyph(gid).d) mismatches.push(gid);
       expect({ key, numGlyphs: numGlyphs > 1000, mismatches }).toEqual({ key, numGlyphs: true, mismatches: [] });
+    }
+  });
+});
+
+describe("rasteriser", () => {
+  it("covers the same pixels as resvg drawing the same outlines", async () => {
+    for (const weight of [400, 700] as const) {
+      const fonts = await loadFonts(weight);
+      const layout = layoutBlock(fonts, "विचार कि हिंदी क्ष श्री\nDiwali Sale ₹499 (Wg@&)", { maxWidth: 2000, maxHeight: 1000, fontSize: 37.3 }, "center");
+      const ours = (await renderTextBlock("विचार कि हिंदी क्ष श्री\nDiwali Sale ₹499 (Wg@&)", { maxWidth: 2000, maxHeight: 1000, fontSize: 37.3 }, { color: [0, 0, 0], weight, align: "center" })).image;
+      const theirs = await rasterizePremultiplied(blockSvg(layout, { width: layout.width, height: layout.height, x: 0, y: 0, color: [0, 0, 0] }));
+      expect([ours.width, ours.height]).toEqual([theirs.width, theirs.height]);
+      let [diff, inked, ourInk, theirInk] = [0, 0, 0, 0];
+      for (let i = 3; i < ours.data.length; i += 4) {
+        diff += Math.abs(ours.data[i]! - theirs.data[i]!);
+        ourInk += ours.data[i]!;
+        theirInk += theirs.data[i]!;
+        if (theirs.data[i]! > 0) inked++;
+      }
+      expect(inked).toBeGreaterThan(5000);
+      // Same total coverage within 1 %, and per pixel within a few levels on average: edges differ because
+      // ours is exact-area coverage while resvg quantizes anti-aliasing to a few levels (0, 32, 64, 128…).
+      expect(Math.abs(ourInk / theirInk - 1)).toBeLessThan(0.01);
+      expect(diff / inked).toBeLessThan(12);
     }
   });
 });
@@ -305,5 +333,16 @@ describe("rasterizeSvg", () => {
     expect(a).toBe(128);
     for (const [got, want] of [[r, 200], [g, 100], [b, 50]]) expect(Math.abs(got! - want!)).toBeLessThanOrEqual(2); // 8-bit premultiplication loses a little
     expect(image.data[(50 * 200 + 150) * 4 + 3]).toBe(0);
+  });
+});
+
+describe("configuration", () => {
+  it("rasterizeSvg needs resvg from the entry point; text does not", async () => {
+    configureTextEngine({
+      harfbuzzWasm: () => readFile(resolve("harfbuzzjs/dist/harfbuzz.wasm")),
+      fonts: Object.fromEntries(Object.entries(FONT_FILES).map(([key, path]) => [key, () => readFile(path)])) as Record<FontKey, () => Promise<Buffer>>,
+    });
+    await expect(rasterizeSvg('<svg xmlns="http://www.w3.org/2000/svg" width="2" height="2"/>', 2)).rejects.toThrow(/resvg/);
+    expect((await renderTextBlock("₹499 दिवाली", { maxWidth: 400, maxHeight: 100, fontSize: 40 }, { color: [0, 0, 0] })).image.width).toBeGreaterThan(50);
   });
 });

@@ -1,7 +1,7 @@
 /**
  * Area B's text engine in workerd: a small Worker (workerd-text/entry.ts) built by wrangler like the real one
- * (harfbuzz.wasm as a compiled module, fonts through a Data rule), run in Miniflare. Shaping and pixels must
- * match what Node produces, and the bundle's size is reported.
+ * (harfbuzz.wasm as a compiled module, fonts through a Data rule, no resvg), run in Miniflare. Shaping and
+ * pixels must match what Node produces, and the bundle's size is reported.
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
@@ -105,6 +105,8 @@ describe("text engine in workerd", () => {
     const total = sizes.reduce((sum, s) => sum + s.gz, 0);
     console.log(`text engine worker: ${kib(total)} gzipped in all`);
     expect(sizes.filter((s) => s.f.endsWith(".ttf"))).toHaveLength(4);
+    // Text does not need resvg, so a Worker that does not configure it does not carry its 2.4 MB wasm.
+    expect(sizes.filter((s) => /resvg/.test(s.f))).toEqual([]);
     expect(total).toBeLessThan(10 * 1024 * 1024);
   });
 });

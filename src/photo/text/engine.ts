@@ -8,8 +8,10 @@
  *   `Data` rule for `**\/*.ttf` in wrangler.toml, each font as an `ArrayBuffer`.
  * - Node (functions/node/services.ts, tests): functions that read the files the packages ship.
  *
- * resvg (the rasteriser) needs no configuration: `@cf-wasm/resvg` picks its node or workerd build through
- * its export conditions, as `@cf-wasm/photon` does.
+ * Text is rasterised by our own code (./raster.ts). resvg is needed only by rasterizeSvg, and is optional
+ * for that reason: an entry point that wants SVG rendering passes `resvg: () => import("@cf-wasm/resvg")`
+ * (the package picks its node or workerd build through its export conditions, as `@cf-wasm/photon` does).
+ * The import lives in the entry point so that a Worker without it does not bundle resvg's 936 KiB (gzipped).
  *
  * Parsed fonts are immutable and cached per process/isolate; they hold no request data.
  *
@@ -29,7 +31,11 @@ export interface TextEngineSources {
   /** harfbuzzjs's `dist/harfbuzz.wasm`: a compiled Module (workerd) or its bytes (Node). */
   harfbuzzWasm: Source<WasmBinary>;
   fonts: Record<FontKey, Source<FontBytes>>;
+  /** Optional, for rasterizeSvg only: `() => import("@cf-wasm/resvg")`. */
+  resvg?: () => Promise<ResvgPackage>;
 }
+
+export type ResvgPackage = typeof import("@cf-wasm/resvg");
 
 export interface LoadedFont {
   key: FontKey;
@@ -39,6 +45,7 @@ export interface LoadedFont {
 
 let sources: TextEngineSources | null = null;
 let harfbuzz: Promise<HarfBuzz> | null = null;
+let resvg: Promise<ResvgPackage> | null = null;
 const fonts = new Map<FontKey, Promise<LoadedFont>>();
 
 /**
@@ -50,6 +57,7 @@ const fonts = new Map<FontKey, Promise<LoadedFont>>();
 export function configureTextEngine(next: TextEngineSources): void {
   sources = next;
   harfbuzz = null;
+  resvg = null;
   fonts.clear();
 }
 
@@ -95,6 +103,23 @@ export function loadHarfBuzz(): Promise<HarfBuzz> {
     );
   }
   return harfbuzz;
+}
+
+/**
+ * The resvg package, imported on first use; throws when the entry point did not provide it.
+ *
+ * @example
+ * const { Resvg } = await loadResvg();
+ */
+export function loadResvg(): Promise<ResvgPackage> {
+  if (!resvg) {
+    const load = configured().resvg;
+    if (!load) {
+      return Promise.reject(new Error("SVG rasterising is not configured on this runtime: pass resvg: () => import(\"@cf-wasm/resvg\") to configureTextEngine()"));
+    }
+    resvg = remember(load(), () => (resvg = null));
+  }
+  return resvg;
 }
 
 function loadFont(key: FontKey): Promise<LoadedFont> {

@@ -12,8 +12,10 @@
  */
 
 export interface GlyphOutline {
-  /** SVG path data in font units, y up; empty for blank glyphs such as the space. */
-  d: string;
+  /** Path ops (MOVE/LINE/QUAD/CLOSE below) in font units, y up; empty for blank glyphs such as the space. */
+  ops: Float64Array;
+  /** The same as SVG path data. */
+  readonly d: string;
   /** Bounding box from the glyph header, font units (all 0 for blank glyphs). */
   xMin: number;
   yMin: number;
@@ -46,7 +48,7 @@ const HAVE_XY_SCALE = 0x0040;
 const HAVE_2X2 = 0x0080;
 const SCALED_COMPONENT_OFFSET = 0x0800;
 
-const EMPTY: GlyphOutline = { d: "", xMin: 0, yMin: 0, xMax: 0, yMax: 0 };
+const EMPTY: GlyphOutline = { ops: new Float64Array(0), d: "", xMin: 0, yMin: 0, xMax: 0, yMax: 0 };
 const MAX_COMPONENT_DEPTH = 8;
 
 /**
@@ -166,10 +168,16 @@ export function parseGlyf(bytes: Uint8Array): GlyphOutlines {
       if (!outline) {
         const start = gid < numGlyphs ? offsetOf(gid) : 0;
         const blank = gid >= numGlyphs || offsetOf(gid + 1) <= start;
+        const ops: number[] = [];
+        if (!blank) for (const contour of contoursOf(gid, 0)) contourOps(contour, ops);
+        let d: string | undefined;
         outline = blank
           ? EMPTY
           : {
-              d: contoursOf(gid, 0).map(contourPath).join(""),
+              ops: Float64Array.from(ops),
+              get d() {
+                return (d ??= pathData(ops));
+              },
               xMin: view.getInt16(glyf + start + 2),
               yMin: view.getInt16(glyf + start + 4),
               xMax: view.getInt16(glyf + start + 6),
@@ -182,30 +190,49 @@ export function parseGlyf(bytes: Uint8Array): GlyphOutlines {
   };
 }
 
-const num = (v: number) => String(Math.round(v * 100) / 100);
+/** Path opcodes in GlyphOutline.ops: MOVE x y, LINE x y, QUAD cx cy x y, CLOSE. */
+export const MOVE = 0;
+export const LINE = 1;
+export const QUAD = 2;
+export const CLOSE = 3;
 
-/** One closed contour as path data: quadratic segments, with the on-curve midpoint implied between two off-curve points. */
-function contourPath(points: Point[]): string {
+/** One closed contour as path ops: quadratic segments, with the on-curve midpoint implied between two off-curve points. */
+function contourOps(points: Point[], ops: number[]): void {
   const n = points.length;
   const firstOn = points.findIndex((pt) => pt.on);
   // A contour of only off-curve points starts at the midpoint of its first two.
   const start: Point = firstOn >= 0 ? points[firstOn]! : { x: (points[0]!.x + points[1 % n]!.x) / 2, y: (points[0]!.y + points[1 % n]!.y) / 2, on: true };
   const offset = firstOn >= 0 ? firstOn : 0;
-  let d = `M${num(start.x)} ${num(start.y)}`;
+  ops.push(MOVE, start.x, start.y);
   let control: Point | null = null;
   for (let k = 1; k <= n; k++) {
     const pt = points[(offset + k) % n]!;
     if (pt.on) {
-      d += control ? `Q${num(control.x)} ${num(control.y)} ${num(pt.x)} ${num(pt.y)}` : `L${num(pt.x)} ${num(pt.y)}`;
+      if (control) ops.push(QUAD, control.x, control.y, pt.x, pt.y);
+      else ops.push(LINE, pt.x, pt.y);
       control = null;
     } else if (control) {
-      const mid = { x: (control.x + pt.x) / 2, y: (control.y + pt.y) / 2 };
-      d += `Q${num(control.x)} ${num(control.y)} ${num(mid.x)} ${num(mid.y)}`;
+      ops.push(QUAD, control.x, control.y, (control.x + pt.x) / 2, (control.y + pt.y) / 2);
       control = pt;
     } else {
       control = pt;
     }
   }
-  if (control) d += `Q${num(control.x)} ${num(control.y)} ${num(start.x)} ${num(start.y)}`;
-  return `${d}Z`;
+  if (control) ops.push(QUAD, control.x, control.y, start.x, start.y);
+  ops.push(CLOSE);
+}
+
+const num = (v: number) => String(Math.round(v * 100) / 100);
+
+/** SVG path data for path ops, formatted as HarfBuzz's draw API would give it. */
+function pathData(ops: ArrayLike<number>): string {
+  let d = "";
+  for (let i = 0; i < ops.length; ) {
+    const op = ops[i++];
+    if (op === MOVE) d += `M${num(ops[i++]!)} ${num(ops[i++]!)}`;
+    else if (op === LINE) d += `L${num(ops[i++]!)} ${num(ops[i++]!)}`;
+    else if (op === QUAD) d += `Q${num(ops[i++]!)} ${num(ops[i++]!)} ${num(ops[i++]!)} ${num(ops[i++]!)}`;
+    else d += "Z";
+  }
+  return d;
 }

@@ -1,8 +1,8 @@
 /**
  * Area B's text engine: overlay and marketing text composited by the service itself, shaped by HarfBuzz
  * (conjuncts, the pre-base short-i matra, real spaces) and drawn from the shipped Noto fonts' outlines by
- * resvg. Latin (with ₹) and Devanagari; wraps at spaces, shrinks to fit, never draws outside the canvas, and
- * adds a panel or halo where the scene behind would make it hard to read.
+ * our own anti-aliased rasteriser. Latin (with ₹) and Devanagari; wraps at spaces, shrinks to fit, never
+ * draws outside the canvas, and adds a panel or halo where the scene behind would make it hard to read.
  *
  * The entry point must call configureTextEngine() first (see ./engine.ts).
  *
@@ -13,8 +13,9 @@ import type { RgbaImage } from "../../images/types";
 import { loadFonts } from "./engine";
 import { layoutBlock, type LayoutBox } from "./layout";
 import { backingFor, chooseBacking, measureBackground, type Rect } from "./legibility";
+import { paintBlock, paintOnto } from "./paint";
 import { shapeLine, unsupportedCharacters as missingIn } from "./shape";
-import { blockSvg, rasterizePremultiplied, unpremultiply, type Rgb } from "./svg";
+import { rasterizePremultiplied, unpremultiply, type Rgb } from "./svg";
 
 export { configureTextEngine, isTextEngineConfigured, type FontKey, type TextEngineSources } from "./engine";
 
@@ -50,8 +51,7 @@ export async function renderTextBlock(text: string, box: TextBox, style: TextSty
   const layout = layoutBlock(fonts, text, box, style.align ?? "left");
   const result = { fontSize: round2(layout.fontSize), lines: layout.lines };
   if (!layout.glyphs.length) return { image: { width: 0, height: 0, data: new Uint8Array(0) }, ...result };
-  const svg = blockSvg(layout, { width: layout.width, height: layout.height, x: 0, y: 0, color: style.color });
-  return { image: unpremultiply(await rasterizePremultiplied(svg)), ...result };
+  return { image: paintBlock(layout, style.color as Rgb), ...result };
 }
 
 /**
@@ -96,21 +96,17 @@ export async function drawText(
   const margin = backing === "panel" ? Math.min(room, Math.max(2, Math.round(layout.fontSize * 0.4))) : backing === "outline" ? Math.min(room, Math.max(1, Math.ceil(layout.fontSize * 0.07))) : 0;
   const covered = clip({ x: bx - margin, y: by - margin, width: layout.width + 2 * margin, height: layout.height + 2 * margin }, canvas);
   const tone = stats ? backingFor(color, stats) : null;
-  const svg = blockSvg(layout, {
-    width: covered.width,
-    height: covered.height,
-    x: bx - covered.x,
-    y: by - covered.y,
+  paintOnto(canvas, layout, covered, bx, by, {
     color,
     panel: backing === "panel" ? { color: tone!.color, opacity: tone!.opacity, radius: Math.max(2, layout.fontSize * 0.25) } : undefined,
     halo: backing === "outline" ? { color: tone!.color, opacity: 0.85, width: margin } : undefined,
   });
-  compositeOver(canvas, await rasterizePremultiplied(svg), covered.x, covered.y);
   return { ...covered, fontSize: round2(layout.fontSize), lines: layout.lines };
 }
 
 /**
- * Rasterises an SVG document string to RGBA (straight alpha) at `width` px wide, height by its aspect ratio.
+ * Rasterises an SVG document string to RGBA (straight alpha) at `width` px wide, height by its aspect ratio,
+ * with resvg. Needs `resvg` in configureTextEngine (Node has it; the Worker leaves it out to stay small).
  * Text inside the SVG is not shaped: draw text with drawText or renderTextBlock.
  *
  * @example
@@ -158,43 +154,18 @@ export async function shapeText(text: string, weight: 400 | 700 = 400): Promise<
 }
 
 /**
- * Loads HarfBuzz, the fonts of the given weights and resvg ahead of the first request (optional: everything
- * also loads on first use). In Node resvg's first import alone takes most of a second.
+ * Loads HarfBuzz and the fonts of the given weights ahead of the first request (optional: everything also
+ * loads on first use).
  *
  * @example
  * await preloadTextEngine(); // at server start, after configureTextEngine
  */
 export async function preloadTextEngine(weights: (400 | 700)[] = [400, 700]): Promise<void> {
-  await Promise.all([...weights.map((w) => loadFonts(w)), rasterizePremultiplied('<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>')]);
+  await Promise.all(weights.map((w) => loadFonts(w)));
 }
 
 function clip(r: Rect, canvas: RgbaImage): Rect {
   const x = Math.max(0, r.x);
   const y = Math.max(0, r.y);
   return { x, y, width: Math.max(0, Math.min(canvas.width, r.x + r.width) - x), height: Math.max(0, Math.min(canvas.height, r.y + r.height) - y) };
-}
-
-/** Source-over of a premultiplied layer onto a straight-alpha canvas; pixels outside the canvas are skipped. */
-function compositeOver(canvas: RgbaImage, layer: RgbaImage, ox: number, oy: number): void {
-  const d = canvas.data;
-  const s = layer.data;
-  for (let y = Math.max(0, -oy); y < layer.height && y + oy < canvas.height; y++) {
-    for (let x = Math.max(0, -ox); x < layer.width && x + ox < canvas.width; x++) {
-      const si = (y * layer.width + x) * 4;
-      const sa = s[si + 3]!;
-      if (sa === 0) continue;
-      const di = ((y + oy) * canvas.width + x + ox) * 4;
-      const da = d[di + 3]!;
-      const keep = (255 - sa) / 255;
-      if (da === 255) {
-        d[di] = s[si]! + d[di]! * keep + 0.5;
-        d[di + 1] = s[si + 1]! + d[di + 1]! * keep + 0.5;
-        d[di + 2] = s[si + 2]! + d[di + 2]! * keep + 0.5;
-        continue;
-      }
-      const outA = sa + da * keep;
-      for (let c = 0; c < 3; c++) d[di + c] = (s[si + c]! + ((d[di + c]! * da) / 255) * keep) * (255 / outA) + 0.5;
-      d[di + 3] = outA + 0.5;
-    }
-  }
 }

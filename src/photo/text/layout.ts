@@ -124,7 +124,7 @@ function place(shaped: ShapedLine[], size: number, align: Align, lineHeight: num
       const placed = { font: g.font, gid: g.gid, x: left + g.x * size, y: baseline - g.y * size, scale };
       glyphs.push(placed);
       const box = g.font.outlines.glyph(g.gid);
-      if (!box.d) continue;
+      if (!box.ops.length) continue;
       minX = Math.min(minX, placed.x + box.xMin * scale);
       maxX = Math.max(maxX, placed.x + box.xMax * scale);
       minY = Math.min(minY, placed.y - box.yMax * scale);

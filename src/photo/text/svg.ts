@@ -1,13 +1,15 @@
 /**
- * Turns a laid-out block into an SVG of glyph outlines (never `<text>`: resvg's own text layout misplaces
- * Devanagari matras and drops spaces) and rasterises SVG with resvg. Each glyph's path is defined once and
- * reused with `<use>`, scaled from font units (y up) to pixels (y down).
+ * SVG in and out of the text engine: a laid-out block as an SVG of glyph outlines (never `<text>`: resvg's
+ * own text layout misplaces Devanagari matras and drops spaces), for export and for checking our rasteriser
+ * against resvg, and rasterising any SVG with resvg (when the entry point provides it). Each glyph's path is
+ * defined once and reused with `<use>`, scaled from font units (y up) to pixels (y down).
  *
  * @example
  * const svg = blockSvg(layout, { width: layout.width, height: layout.height, x: 0, y: 0, color: [255, 255, 255] });
  * const { data } = await rasterizePremultiplied(svg);
  */
 import type { RgbaImage } from "../../images/types";
+import { loadResvg } from "./engine";
 import type { BlockLayout } from "./layout";
 
 export type Rgb = [number, number, number];
@@ -39,11 +41,13 @@ export function blockSvg(layout: BlockLayout, o: BlockSvgOptions): string {
   const defs = new Map<string, string>();
   const uses: string[] = [];
   for (const g of layout.glyphs) {
-    const { d } = g.font.outlines.glyph(g.gid);
-    if (!d) continue;
+    const { d, ops } = g.font.outlines.glyph(g.gid);
+    if (!ops.length) continue;
     const id = `${g.font.key}-${g.gid}`;
     if (!defs.has(id)) defs.set(id, `<path id="${id}" d="${d}"/>`);
-    uses.push(`<use xlink:href="#${id}" transform="matrix(${n(g.scale)} 0 0 ${n(-g.scale)} ${n(o.x + g.x)} ${n(o.y + g.y)})"`);
+    // The scale keeps six significant digits: rounded like the positions it would be off by several percent.
+    const k = g.scale.toPrecision(6);
+    uses.push(`<use xlink:href="#${id}" transform="matrix(${k} 0 0 -${k} ${n(o.x + g.x)} ${n(o.y + g.y)})"`);
   }
   const parts = [
     `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="${o.width}" height="${o.height}" viewBox="0 0 ${o.width} ${o.height}">`,
@@ -54,26 +58,22 @@ export function blockSvg(layout: BlockLayout, o: BlockSvgOptions): string {
   }
   if (o.halo && uses.length) {
     // Stroke widths are in the glyph's own units (font units), so each use carries its own.
-    const strokes = layout.glyphs.filter((g) => g.font.outlines.glyph(g.gid).d).map((g, i) => `${uses[i]} stroke-width="${n((2 * o.halo!.width) / g.scale)}"/>`);
+    const strokes = layout.glyphs.filter((g) => g.font.outlines.glyph(g.gid).ops.length).map((g, i) => `${uses[i]} stroke-width="${n((2 * o.halo!.width) / g.scale)}"/>`);
     parts.push(`<g fill="${hex(o.halo.color)}" stroke="${hex(o.halo.color)}" stroke-linejoin="round" opacity="${n(o.halo.opacity)}">${strokes.join("")}</g>`);
   }
   parts.push(`<g fill="${hex(o.color)}">${uses.map((u) => `${u}/>`).join("")}</g></svg>`);
   return parts.join("");
 }
 
-// Imported on first use: in Node the package decodes and compiles its inlined 2.4 MB wasm at import (~0.7 s),
-// which a process that never draws text should not pay at start-up.
-let resvgPackage: Promise<typeof import("@cf-wasm/resvg")> | null = null;
-
 /**
- * Renders SVG with resvg (WASM; its node or workerd build is picked by export conditions), optionally scaled
- * to `width` px wide. Pixels are premultiplied RGBA, as tiny-skia produces them.
+ * Renders SVG with resvg (configured by the entry point, see ./engine.ts), optionally scaled to `width` px
+ * wide. Pixels are premultiplied RGBA, as tiny-skia produces them.
  *
  * @example
  * const { width, height, data } = await rasterizePremultiplied(svg);
  */
 export async function rasterizePremultiplied(svg: string, width?: number): Promise<RgbaImage> {
-  const { Resvg } = await (resvgPackage ??= import("@cf-wasm/resvg"));
+  const { Resvg } = await loadResvg();
   const resvg = await Resvg.async(svg, width ? { fitTo: { mode: "width", value: Math.round(width) } } : {});
   try {
     const rendered = resvg.render();

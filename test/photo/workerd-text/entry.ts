@@ -1,18 +1,19 @@
 /**
  * A minimal Worker around area B's text engine, for test/photo/workerd-text.test.ts: HarfBuzz's wasm imported
- * as a compiled module and the fonts as Data modules, exactly as functions/worker.ts does, then Devanagari and
- * Latin text shaped, laid out and rasterised inside workerd.
+ * as a compiled module and the fonts as Data modules imported on first use, as functions/worker.ts does;
+ * then Devanagari and Latin text shaped, laid out and rasterised inside workerd.
  */
 import harfbuzzWasm from "harfbuzzjs/dist/harfbuzz.wasm";
-import sans400 from "@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf";
-import sans700 from "@expo-google-fonts/noto-sans/700Bold/NotoSans_700Bold.ttf";
-import devanagari400 from "@expo-google-fonts/noto-sans-devanagari/400Regular/NotoSansDevanagari_400Regular.ttf";
-import devanagari700 from "@expo-google-fonts/noto-sans-devanagari/700Bold/NotoSansDevanagari_700Bold.ttf";
 import { configureTextEngine, drawText, renderTextBlock, shapeText } from "../../../src/photo/text";
 
 configureTextEngine({
   harfbuzzWasm,
-  fonts: { "sans-400": sans400, "sans-700": sans700, "devanagari-400": devanagari400, "devanagari-700": devanagari700 },
+  fonts: {
+    "sans-400": () => import("@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf").then((m) => m.default),
+    "sans-700": () => import("@expo-google-fonts/noto-sans/700Bold/NotoSans_700Bold.ttf").then((m) => m.default),
+    "devanagari-400": () => import("@expo-google-fonts/noto-sans-devanagari/400Regular/NotoSansDevanagari_400Regular.ttf").then((m) => m.default),
+    "devanagari-700": () => import("@expo-google-fonts/noto-sans-devanagari/700Bold/NotoSansDevanagari_700Bold.ttf").then((m) => m.default),
+  },
 });
 
 /** FNV-1a over the pixels, so the test can compare workerd's render with Node's without shipping PNGs. */
