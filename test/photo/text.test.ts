@@ -317,6 +317,22 @@ describe("drawText", () => {
     expect((1 + 0.05) / (linear(backing) + 0.05)).toBeGreaterThanOrEqual(4.5);
   });
 
+  it("outlines text on a smooth gradient it contrasts with only in part", async () => {
+    const gradient = (): RgbaImage => {
+      const image = flat(600, 160, [0, 0, 0]);
+      for (let i = 0; i < image.data.length; i += 4) image.data.fill(Math.round((((i / 4) % 600) / 599) * 255), i, i + 3);
+      return image;
+    };
+    const draw = async (legibility: "auto" | "outline" | "panel") => {
+      const canvas = gradient();
+      await drawText(canvas, "Sale ₹499 दिवाली", { x: 0, y: 0, width: 600, height: 160 }, { fontSize: 64, color: [255, 255, 255], weight: 700, align: "center", anchor: "center", legibility });
+      return canvas.data;
+    };
+    const auto = await draw("auto");
+    expect(Buffer.from(auto).equals(Buffer.from(await draw("outline")))).toBe(true);
+    expect(Buffer.from(auto).equals(Buffer.from(await draw("panel")))).toBe(false);
+  });
+
   it("draws nothing for blank text and for a rect outside the canvas", async () => {
     const canvas = flat(100, 100, [0, 0, 0]);
     expect((await drawText(canvas, "   ", { x: 0, y: 0, width: 100, height: 100 }, { fontSize: 20, color: [255, 255, 255] })).width).toBe(0);

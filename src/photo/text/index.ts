@@ -93,7 +93,7 @@ export async function drawText(
   const around = { x: bx - room, y: by - room, width: layout.width + 2 * room, height: layout.height + 2 * room };
   const stats = mode === "none" ? null : measureBackground(canvas, around, color);
   const backing = mode === "auto" ? chooseBacking(stats!) : mode;
-  const margin = backing === "panel" ? Math.min(room, Math.max(2, Math.round(layout.fontSize * 0.4))) : backing === "outline" ? Math.min(room, Math.max(1, Math.ceil(layout.fontSize * 0.07))) : 0;
+  const margin = backing === "panel" ? Math.min(room, Math.max(2, Math.round(layout.fontSize * 0.4))) : backing === "outline" ? Math.min(room, Math.max(2, Math.ceil(layout.fontSize * 0.07))) : 0;
   const covered = clip({ x: bx - margin, y: by - margin, width: layout.width + 2 * margin, height: layout.height + 2 * margin }, canvas);
   const tone = stats ? backingFor(color, stats) : null;
   paintOnto(canvas, layout, covered, bx, by, {
