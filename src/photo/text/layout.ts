@@ -172,15 +172,22 @@ export function layoutBlock(fonts: FontSet, text: string, box: LayoutBox, align:
     return line;
   };
   const measure = (s: string) => shape(s).width;
+  // Candidate lines are measured as their words plus spaces (each word shaped once), not shaped whole:
+  // shaping every candidate would cost quadratic time in a long paragraph. Chosen lines are shaped exactly.
+  const space = measure(" ");
+  const estimate = (s: string) => {
+    const parts = s.split(" ");
+    return parts.reduce((sum, part) => sum + measure(part), 0) + (parts.length - 1) * space;
+  };
   const minFontSize = Math.min(fontSize, Math.max(1, box.minFontSize ?? Math.max(8, fontSize * 0.5)));
   let last: BlockLayout | null = null;
   for (const size of sizes(fontSize, minFontSize)) {
     const maxEm = box.maxWidth / size;
-    const lines = balanced(paragraphs, maxEm, measure);
+    const lines = balanced(paragraphs, maxEm, estimate);
     if (lines.length > maxLines || lines.some((l) => measure(l) > maxEm)) continue;
     last = place(lines.map(shape), size, align, box.lineHeight);
     if (last.width <= box.maxWidth && last.height <= box.maxHeight) return last;
   }
   // Only reached for boxes a few pixels wide: return the smallest attempt rather than nothing.
-  return last ?? place(greedy(paragraphs, Infinity, measure).map(shape), 1, align, box.lineHeight);
+  return last ?? place(greedy(paragraphs, Infinity, estimate).map(shape), 1, align, box.lineHeight);
 }
