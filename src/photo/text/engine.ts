@@ -5,7 +5,7 @@
  * the first text is drawn.
  *
  * - Worker (functions/worker.ts): wrangler imports `.wasm` as a compiled `WebAssembly.Module` and, with the
- *   `Data` rule for `**\/*.ttf` in wrangler.toml, each font as an `ArrayBuffer`.
+ *   `Data` rule for `**\/*.ttf` in wrangler.toml, each font as an `ArrayBuffer` (a dynamic import, on first use).
  * - Node (functions/node/services.ts, tests): functions that read the files the packages ship.
  *
  * Text is rasterised by our own code (./raster.ts). resvg is needed only by rasterizeSvg, and is optional
