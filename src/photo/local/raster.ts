@@ -1,0 +1,148 @@
+/**
+ * Small raster helpers for the local compositor, on typed arrays only: colours, a seeded PRNG, a
+ * three-pass box blur (≈ gaussian) for one channel, premultiplied resizing of cut-outs, and sampling.
+ *
+ * @example
+ * const rnd = seeded("studio-plinth");
+ * boxBlur3(mask, w, h, 6); // soft shadow on a small buffer
+ */
+import { resizeRgba, type RgbaImage } from "../../images";
+
+export type Rgb = readonly [number, number, number];
+
+/** 32-bit FNV-1a of a string: the seed of every template's procedural details. */
+export function hashString(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/**
+ * A deterministic PRNG (mulberry32) in [0, 1): the same template always draws the same scene.
+ *
+ * @example
+ * const rnd = seeded("hol-diwali"); rnd(); // same value on every run
+ */
+export function seeded(seed: string | number): () => number {
+  let a = typeof seed === "number" ? seed >>> 0 : hashString(seed);
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export const clamp01 = (v: number) => (v < 0 ? 0 : v > 1 ? 1 : v);
+export const smoothstep = (a: number, b: number, v: number) => {
+  const t = clamp01((v - a) / (b - a));
+  return t * t * (3 - 2 * t);
+};
+export const mix = (a: Rgb, b: Rgb, t: number): Rgb => [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t];
+export const scale = (c: Rgb, k: number): Rgb => [c[0] * k, c[1] * k, c[2] * k];
+export const luma = (c: Rgb) => 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2];
+
+/** "#rrggbb" to a colour. */
+export function hex(text: string): Rgb {
+  const n = parseInt(text.replace("#", ""), 16);
+  return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
+}
+
+/**
+ * Blurs a single-channel float buffer in place with three box passes per axis (close to a gaussian of
+ * sigma ≈ radius). Running sums, so the cost does not depend on the radius.
+ */
+export function boxBlur3(buf: Float32Array, width: number, height: number, radius: number): void {
+  const r = Math.max(0, Math.round(radius / 1.7));
+  if (r < 1) return;
+  const line = new Float32Array(Math.max(width, height));
+  const out = new Float32Array(Math.max(width, height));
+  for (let pass = 0; pass < 3; pass++) {
+    for (let y = 0; y < height; y++) {
+      const o = y * width;
+      for (let x = 0; x < width; x++) line[x] = buf[o + x]!;
+      boxLine(line, out, width, r);
+      for (let x = 0; x < width; x++) buf[o + x] = out[x]!;
+    }
+    for (let x = 0; x < width; x++) {
+      for (let y = 0; y < height; y++) line[y] = buf[y * width + x]!;
+      boxLine(line, out, height, r);
+      for (let y = 0; y < height; y++) buf[y * width + x] = out[y]!;
+    }
+  }
+}
+
+/** One box pass over `n` values with edge clamping. */
+function boxLine(src: Float32Array, dst: Float32Array, n: number, r: number): void {
+  const inv = 1 / (2 * r + 1);
+  let acc = src[0]! * (r + 1);
+  for (let i = 1; i <= r; i++) acc += src[Math.min(i, n - 1)]!;
+  for (let i = 0; i < n; i++) {
+    dst[i] = acc * inv;
+    acc += src[Math.min(i + r + 1, n - 1)]! - src[Math.max(i - r, 0)]!;
+  }
+}
+
+/** Bilinear sample of a float buffer at (x, y) in its own pixel coordinates (edges clamped). */
+export function sampleBilinear(buf: Float32Array, width: number, height: number, x: number, y: number): number {
+  const fx = x < 0 ? 0 : x > width - 1 ? width - 1 : x;
+  const fy = y < 0 ? 0 : y > height - 1 ? height - 1 : y;
+  const x0 = fx | 0;
+  const y0 = fy | 0;
+  const x1 = x0 + 1 < width ? x0 + 1 : x0;
+  const y1 = y0 + 1 < height ? y0 + 1 : y0;
+  const tx = fx - x0;
+  const ty = fy - y0;
+  const a = buf[y0 * width + x0]! + (buf[y0 * width + x1]! - buf[y0 * width + x0]!) * tx;
+  const b = buf[y1 * width + x0]! + (buf[y1 * width + x1]! - buf[y1 * width + x0]!) * tx;
+  return a + (b - a) * ty;
+}
+
+/**
+ * Resizes a straight-alpha image and returns it premultiplied, because resizeRgba averages colour
+ * without weighting by alpha: the invisible colour of transparent pixels would bleed in as a dark or
+ * light fringe around a cut-out.
+ */
+export function resizePremultiplied(img: RgbaImage, width: number, height: number): RgbaImage {
+  const pre = new Uint8Array(img.data.length);
+  const s = img.data;
+  for (let i = 0; i < s.length; i += 4) {
+    const a = s[i + 3]!;
+    if (a === 255) {
+      pre[i] = s[i]!;
+      pre[i + 1] = s[i + 1]!;
+      pre[i + 2] = s[i + 2]!;
+    } else if (a > 0) {
+      pre[i] = (s[i]! * a + 127) / 255;
+      pre[i + 1] = (s[i + 1]! * a + 127) / 255;
+      pre[i + 2] = (s[i + 2]! * a + 127) / 255;
+    }
+    pre[i + 3] = a;
+  }
+  return resizeRgba({ width: img.width, height: img.height, data: pre }, width, height);
+}
+
+/** Undoes premultiplication in place (used when a premultiplied resize must hand back straight alpha). */
+export function unpremultiply(img: RgbaImage): RgbaImage {
+  const d = img.data;
+  for (let i = 0; i < d.length; i += 4) {
+    const a = d[i + 3]!;
+    if (a > 0 && a < 255) {
+      d[i] = Math.min(255, (d[i]! * 255) / a);
+      d[i + 1] = Math.min(255, (d[i + 1]! * 255) / a);
+      d[i + 2] = Math.min(255, (d[i + 2]! * 255) / a);
+    }
+  }
+  return img;
+}
+
+/** A tiny deterministic dither in [-0.5, 0.5) per pixel, so smooth gradients do not band in 8 bits. */
+export function dither(x: number, y: number): number {
+  let h = Math.imul(x, 0x27d4eb2d) ^ Math.imul(y, 0x165667b1);
+  h = Math.imul(h ^ (h >>> 15), 0x85ebca6b);
+  return ((h >>> 8) & 0xffff) / 65536 - 0.5;
+}
