@@ -7,6 +7,7 @@
  * const config = parseConfig({ PORT: "8787", RATE_LIMIT_QR: "120" });
  */
 import { z } from "zod";
+import { parseModelCatalog, type ModelCatalog } from "./photo/models";
 
 const optionalString = z
   .string()
@@ -48,6 +49,9 @@ const EnvSchema = z.object({
   S3_SECRET_ACCESS_KEY: optionalString,
   S3_PUBLIC_BASE_URL: url(["http:", "https:"]),
   REPLICATE_API_TOKEN: optionalString,
+  REPLICATE_API_BASE: url(["http:", "https:"]),
+  PHOTO_MODELS: optionalString,
+  USD_INR_RATE: optionalString,
   GRAPH_API_BASE: url(["http:", "https:"]),
   GRAPH_API_VERSION: optionalString
     .transform((v) => v ?? "v23.0")
@@ -62,6 +66,7 @@ const EnvSchema = z.object({
   AUTH_AUDIENCE: optionalString,
   RATE_LIMIT_QR: positiveInt(120),
   RATE_LIMIT_PHOTO: positiveInt(20),
+  RATE_LIMIT_PHOTO_READ: positiveInt(300),
   RATE_LIMIT_SOCIAL_READ: positiveInt(300),
   RATE_LIMIT_SOCIAL_WRITE: positiveInt(60),
   RETENTION_DAYS: positiveInt(90, 3650),
@@ -100,10 +105,14 @@ export interface Config {
   qstash?: { url: string; token: string; currentSigningKey: string; nextSigningKey: string };
   s3?: { endpoint: string; region: string; bucket: string; accessKeyId: string; secretAccessKey: string; publicBaseUrl: string };
   replicateApiToken?: string;
+  /** Replicate's API root; default https://api.replicate.com/v1 (tests point it at a fake). */
+  replicateApiBase: string;
+  /** Area B's models and prices (config/photo-models.json, PHOTO_MODELS, USD_INR_RATE). */
+  photoModels: ModelCatalog;
   graph: { baseUrl?: string; version: string; appId?: string; appSecret?: string };
   tokenEncryptionKey?: string;
   auth?: { jwksUrl: string; issuer: string; audience: string };
-  rateLimits: { qr: number; photo: number; socialRead: number; socialWrite: number };
+  rateLimits: { qr: number; photo: number; photoRead: number; socialRead: number; socialWrite: number };
   retentionDays: number;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
 }
@@ -122,7 +131,13 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       problems.push(`${missing.join(", ")} must be set too: ${set.join(", ")} ${set.length === 1 ? "is" : "are"} set, and ${group.name} needs all of ${group.vars.join(", ")}`);
     }
   }
-  if (problems.length) throw new ConfigError(problems);
+  let photoModels: ModelCatalog | undefined;
+  try {
+    photoModels = parseModelCatalog(e.PHOTO_MODELS, e.USD_INR_RATE);
+  } catch (err) {
+    problems.push(`${e.PHOTO_MODELS !== undefined ? "PHOTO_MODELS" : "USD_INR_RATE"} ${(err as Error).message}`);
+  }
+  if (problems.length || !photoModels) throw new ConfigError(problems);
 
   const has = <K extends keyof Env>(k: K) => e[k] !== undefined;
   return {
@@ -146,10 +161,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
         }
       : undefined,
     replicateApiToken: e.REPLICATE_API_TOKEN,
+    replicateApiBase: (e.REPLICATE_API_BASE ?? "https://api.replicate.com/v1").replace(/\/+$/, ""),
+    photoModels,
     graph: { baseUrl: e.GRAPH_API_BASE?.replace(/\/+$/, ""), version: e.GRAPH_API_VERSION, appId: e.META_APP_ID, appSecret: e.META_APP_SECRET },
     tokenEncryptionKey: e.TOKEN_ENCRYPTION_KEY,
     auth: has("AUTH_JWKS_URL") ? { jwksUrl: e.AUTH_JWKS_URL!, issuer: e.AUTH_ISSUER!, audience: e.AUTH_AUDIENCE! } : undefined,
-    rateLimits: { qr: e.RATE_LIMIT_QR, photo: e.RATE_LIMIT_PHOTO, socialRead: e.RATE_LIMIT_SOCIAL_READ, socialWrite: e.RATE_LIMIT_SOCIAL_WRITE },
+    rateLimits: { qr: e.RATE_LIMIT_QR, photo: e.RATE_LIMIT_PHOTO, photoRead: e.RATE_LIMIT_PHOTO_READ, socialRead: e.RATE_LIMIT_SOCIAL_READ, socialWrite: e.RATE_LIMIT_SOCIAL_WRITE },
     retentionDays: e.RETENTION_DAYS,
     logLevel: e.LOG_LEVEL as Config["logLevel"],
   };

@@ -23,7 +23,7 @@ describe("config", () => {
     expect(c.qstash).toBeUndefined();
     expect(c.s3).toBeUndefined();
     expect(c.graph.baseUrl).toBeUndefined();
-    expect(c.rateLimits).toEqual({ qr: 120, photo: 20, socialRead: 300, socialWrite: 60 });
+    expect(c.rateLimits).toEqual({ qr: 120, photo: 20, photoRead: 300, socialRead: 300, socialWrite: 60 });
     expect(c.retentionDays).toBe(90);
   });
 
