@@ -21,6 +21,8 @@ export const codeToStatus = {
   ACCOUNT_NOT_FOUND: 404,
   MEDIA_NOT_FOUND: 404,
   POST_NOT_FOUND: 404,
+  JOB_NOT_FOUND: 404,
+  TEMPLATE_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   ACCOUNT_NEEDS_RECONNECT: 409,
   IDEMPOTENCY_KEY_REUSED: 409,
@@ -35,10 +37,14 @@ export const codeToStatus = {
   INVALID_IMAGE_URL: 422,
   QR_NOT_FOUND: 422,
   QR_NOT_SCANNABLE: 422,
+  GENERATION_REFUSED: 422,
   RATE_LIMITED: 429,
   INTERNAL: 500,
   UPSTREAM_UNAVAILABLE: 502,
+  GENERATION_FAILED: 502,
   SERVICE_UNAVAILABLE: 503,
+  UPSTREAM_RATE_LIMITED: 503,
+  GENERATION_TIMEOUT: 504,
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof codeToStatus;
@@ -73,14 +79,17 @@ export function invalidField(path: string, message: string): ApiError {
 }
 
 /** Zod-like issues to our details; works for zod 3 and 4 issue shapes. */
-export function detailsFromIssues(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): ErrorDetail[] {
-  return issues.map((issue) => ({
-    path: issue.path.map(String).join(".") || "(body)",
-    message: issue.message,
-  }));
+export function detailsFromIssues(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string; code?: string; keys?: ReadonlyArray<PropertyKey> }>): ErrorDetail[] {
+  return issues.flatMap((issue) => {
+    // An unknown field is named itself, not its parent object.
+    if (issue.code === "unrecognized_keys" && issue.keys?.length) {
+      return issue.keys.map((key) => ({ path: [...issue.path, key].map(String).join("."), message: "is not a known field" }));
+    }
+    return [{ path: issue.path.map(String).join(".") || "(body)", message: issue.message }];
+  });
 }
 
-export function validationError(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): ApiError {
+export function validationError(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string; code?: string; keys?: ReadonlyArray<PropertyKey> }>): ApiError {
   const details = detailsFromIssues(issues);
   const first = details[0];
   const message = first ? `${first.path}: ${first.message}` : "The request is not valid.";

@@ -11,11 +11,12 @@ import type { Config } from "../config";
 import type { AppEnv } from "./env";
 import { ApiError } from "./errors";
 
-export type RateLimitBucket = "qr" | "photo" | "social-read" | "social-write";
+export type RateLimitBucket = "qr" | "photo" | "photo-read" | "social-read" | "social-write";
 
 const BUCKET_LIMIT: Record<RateLimitBucket, keyof Config["rateLimits"]> = {
   qr: "qr",
   photo: "photo",
+  "photo-read": "photoRead",
   "social-read": "socialRead",
   "social-write": "socialWrite",
 };

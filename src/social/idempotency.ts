@@ -21,6 +21,7 @@ import type { Db } from "../../db/client";
 import { idempotencyKeys } from "../../db/schema";
 import { ApiError } from "../http/errors";
 import { canonicalJson, sha256Hex } from "../lib/encoding";
+import { readIdempotencyKey } from "../http/idempotency-key";
 
 /** How long a request may hold its key before a retry may take it over (fetching ten images fits well inside). */
 export const KEY_LOCK_MS = 60_000;
@@ -28,8 +29,6 @@ export const KEY_LOCK_MS = 60_000;
 /** Seconds a client should wait before retrying a request that is still in progress (the contract's value). */
 export const RETRY_AFTER_SECONDS = 10;
 
-/** Key format: 1 to 255 visible ASCII characters (RFC 8941 sf-string quoting is removed first). */
-const KEY_FORMAT = /^[\x21-\x7e]{1,255}$/;
 
 export interface KeyLock {
   userId: string;
@@ -48,13 +47,9 @@ type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
  * same key, so a client that switches styles never gets two posts.
  */
 export function parseIdempotencyKey(header: string | undefined): string {
-  if (header === undefined || header.trim() === "") {
+  const key = readIdempotencyKey(header);
+  if (key === null) {
     throw new ApiError("IDEMPOTENCY_KEY_REQUIRED", "The Idempotency-Key header is required: send a unique value (e.g. a UUID) per post you create, and the same value when you retry it.");
-  }
-  let key = header.trim();
-  if (key.length >= 2 && key.startsWith('"') && key.endsWith('"')) key = key.slice(1, -1).replace(/\\(["\\])/g, "$1");
-  if (!KEY_FORMAT.test(key)) {
-    throw new ApiError("IDEMPOTENCY_KEY_REQUIRED", "The Idempotency-Key header must be 1 to 255 visible ASCII characters (no spaces or control characters); a UUID is a good choice.");
   }
   return key;
 }
