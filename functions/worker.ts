@@ -21,6 +21,7 @@ import { ApiError, renderError } from "../src/http/errors";
 import { configureZxing } from "../src/qr/zxing-loader";
 import { configureTextEngine } from "../src/photo/text/engine";
 import { runSweep } from "../src/social/delivery/sweep";
+import { resumePhotoJobs } from "../src/photo/async-jobs";
 
 /** Vars from wrangler.toml and secrets from `wrangler secret put`: all strings, names as in DESIGN.md. */
 export type Env = Record<string, string | undefined>;
@@ -101,7 +102,8 @@ export default {
     const services = buildEdgeServices(env, ctx, { config: parsed.config });
     try {
       const result = await runSweep(services);
-      services.log.info("sweep", { cron: controller.cron, scheduledTime: controller.scheduledTime, ...result });
+      const photoJobs = await resumePhotoJobs(services);
+      services.log.info("sweep", { cron: controller.cron, scheduledTime: controller.scheduledTime, ...result, photoJobs });
     } finally {
       ctx.waitUntil(services.close());
     }

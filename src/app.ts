@@ -16,6 +16,7 @@ import { ApiError, renderError } from "./http/errors";
 import { redactSecrets } from "./adapters/logger";
 import { createSocialRoutes } from "./social/routes";
 import { createQrRoutes } from "./qr";
+import { createPhotoRoutes } from "./photo/routes";
 import { createFilesRoutes } from "./http/files";
 import { createDeliveryRoutes } from "./social/delivery/routes";
 import { createSandboxRoutes } from "./social/sandbox";
@@ -61,6 +62,7 @@ export function createApp(provider: ServicesProvider, extras: AppExtras = {}): H
   app.get("/health", (c) => c.json({ data: { status: "ok" } }));
   app.route("/files", createFilesRoutes());
   app.route("/api/qr-code", createQrRoutes());
+  app.route("/api/image", createPhotoRoutes());
   app.route("/api/v1/social", createSocialRoutes());
   app.route("/api/internal/deliveries", createDeliveryRoutes());
   app.route("/sandbox", createSandboxRoutes());

@@ -23,6 +23,7 @@ import { QStashQueue } from "./adapters/queue/qstash";
 import { S3Storage } from "./adapters/storage/s3";
 import { createEdgeFetcher } from "./adapters/fetch/edge";
 import { AesGcmTokenCipher } from "./adapters/token-cipher";
+import { createGenerator } from "./photo/providers";
 
 export interface EdgeContext {
   waitUntil(promise: Promise<unknown>): void;
@@ -112,18 +113,20 @@ export function buildEdgeServices(env: Record<string, unknown>, ctx: EdgeContext
     ctx.waitUntil(tracked);
   };
 
+  const storage = S3Storage(config.s3);
   return {
     config,
     db: db.db,
     rateLimiter: rateLimiterFor(config),
     queue,
-    storage: S3Storage(config.s3),
+    storage,
     fetcher: createEdgeFetcher(),
     clock: { now: () => new Date() },
     log,
     tokens: AesGcmTokenCipher(config.tokenEncryptionKey),
     defer,
     platformFetch: (input, init) => fetch(input, init),
+    generator: createGenerator(config, { storage, log }),
     async close() {
       while (pending.size) await Promise.allSettled([...pending]);
       await db.close();

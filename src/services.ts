@@ -5,6 +5,7 @@
  */
 import type { Config } from "./config";
 import type { Db } from "../db/client";
+import type { ImageGenerator } from "./photo/types";
 
 /** Outcome of one rate-limit check. `reset` is unix milliseconds when the window frees up. */
 export interface RateLimitResult {
@@ -94,4 +95,6 @@ export interface Services {
   defer(promise: Promise<unknown>): void;
   /** Fetch used for calls to the platforms' Graph API (the sandbox too). Defaults to global fetch. */
   platformFetch: typeof fetch;
+  /** Area B's scene generator: Replicate when REPLICATE_API_TOKEN is set, else the local compositor. */
+  generator: ImageGenerator;
 }

@@ -7,6 +7,7 @@
  */
 import type { Db } from "../../db/client";
 import { createApiKey, createUser, findUserByEmail, listApiKeys, revokeApiKey } from "../../src/http/api-keys";
+import { usageTotals } from "../../src/photo/ledger";
 
 export interface AdminRequest {
   command: string;
@@ -25,7 +26,8 @@ export const ADMIN_USAGE = `usage: npm run admin -- <command>
   user:create --email E            create a user; prints its first API key alone on a line
   key:create  --email E [--name N] create another key for the user; prints it alone on a line
   key:revoke  --prefix P           revoke the key whose prefix (first 11 characters) is P
-  key:list    --email E            list the user's keys (prefix, name, created, last used, revoked)`;
+  key:list    --email E            list the user's keys (prefix, name, created, last used, revoked)
+  usage       --email E            the user's product-photography usage: images, credits, USD and INR, per model`;
 
 export async function runAdminCommand(db: Db, req: AdminRequest): Promise<AdminResult> {
   const needEmail = () => {
@@ -57,6 +59,13 @@ export async function runAdminCommand(db: Db, req: AdminRequest): Promise<AdminR
       const keys = await listApiKeys(db, user.userId);
       const lines = keys.map((k) => [k.prefix, k.name, k.createdAt, k.lastUsedAt ?? "-", k.revokedAt ? `revoked ${k.revokedAt}` : "live"].join("\t"));
       return { ok: true, output: ["prefix\tname\tcreated\tlast used\tstate", ...lines].join("\n") };
+    }
+    case "usage": {
+      const user = await findUserByEmail(db, needEmail());
+      if (!user) throw new AdminError(`no user with e-mail ${req.email}`);
+      const u = await usageTotals(db, user.userId);
+      const lines = u.byModel.map((m) => [m.model, m.resolution, m.images, m.credits, m.usd, m.inr].join("\t"));
+      return { ok: true, output: ["model\tresolution\timages\tcredits\tusd\tinr", ...lines, ["total", "", u.images, u.credits, u.usd, u.inr].join("\t")].join("\n") };
     }
     default:
       throw new AdminError(`unknown command "${req.command}"\n${ADMIN_USAGE}`);

@@ -12,6 +12,7 @@
 import type { Services } from "../../src/services";
 import { publishDelivery } from "../../src/social/delivery/publish";
 import { releaseExpiredLocks, runSweep } from "../../src/social/delivery/sweep";
+import { resumePhotoJobs } from "../../src/photo/async-jobs";
 import { findDue } from "../../src/social/delivery/store";
 
 export interface SchedulerOptions {
@@ -59,6 +60,7 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
         if (now - lastSweep >= sweepMs) {
           lastSweep = lastLockCheck = now;
           await runSweep(services, { publishDue: false, releaseAllLocks: first && options.exclusiveDb });
+          await resumePhotoJobs(services);
           first = false;
         } else if (now - lastLockCheck >= lockCheckMs) {
           lastLockCheck = now;

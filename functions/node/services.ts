@@ -23,6 +23,7 @@ import { MemoryStorage } from "../../src/adapters/storage/memory";
 import { FsStorage } from "./fs-storage";
 import { DeferredSet } from "./deferred";
 import { createNodeFetcher } from "./safe-fetch";
+import { createGenerator } from "../../src/photo/providers";
 
 export interface NodeServicesOptions {
   /** Keep everything in memory (tests): PGlite in memory, memory storage, a throwaway token key. */
@@ -86,6 +87,7 @@ export async function buildNodeServices(config: Config, options: NodeServicesOpt
     tokens: AesGcmTokenCipher(tokenKey),
     defer: deferred.defer,
     platformFetch: (input, init) => fetch(input, init),
+    generator: createGenerator(config, { storage, log }),
     ...options.overrides,
   };
 

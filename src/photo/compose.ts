@@ -1,0 +1,194 @@
+/**
+ * What the service draws itself on every generated scene, after the generator: the exact output size,
+ * the logo at its placement and size, and the texts. A model never draws these, so they are never garbled
+ * and always where they were asked.
+ *
+ * @example
+ * const canvas = fitCover(scene, 2048, 2048);
+ * const logoBox = placeLogo(canvas, logo, "bottom-right", 0.15);
+ * await drawTexts(canvas, { overlayText: "Diwali Sale", marketingText: "₹499 only" }, logoBox);
+ */
+import { resizeRgba, type RgbaImage } from "../images";
+import { drawText } from "./text";
+import type { LogoPlacement } from "./types";
+
+export interface Box {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** Scales `img` to cover `width` x `height` and crops the centre: exactly that size, nothing stretched. */
+export function fitCover(img: RgbaImage, width: number, height: number): RgbaImage {
+  if (img.width === width && img.height === height) return img;
+  const scale = Math.max(width / img.width, height / img.height);
+  const sw = Math.max(width, Math.round(img.width * scale));
+  const sh = Math.max(height, Math.round(img.height * scale));
+  const scaled = resizeRgba(img, sw, sh);
+  if (sw === width && sh === height) return scaled;
+  const x0 = (sw - width) >> 1;
+  const y0 = (sh - height) >> 1;
+  const out = new Uint8Array(width * height * 4);
+  for (let y = 0; y < height; y++) {
+    const from = ((y + y0) * sw + x0) * 4;
+    out.set(scaled.data.subarray(from, from + width * 4), y * width * 4);
+  }
+  return { width, height, data: out };
+}
+
+/** The margin between the image edge and the logo or the texts: 4 % of the shorter side. */
+export function marginOf(canvas: { width: number; height: number }): number {
+  return Math.round(Math.min(canvas.width, canvas.height) * 0.04);
+}
+
+/**
+ * Where a logo of `width` x `height` goes for a placement.
+ *
+ * @example
+ * logoBox({ width: 1000, height: 1000 }, "top-left", 150, 60); // { x: 40, y: 40, width: 150, height: 60 }
+ */
+export function logoBox(canvas: { width: number; height: number }, placement: LogoPlacement, width: number, height: number): Box {
+  const m = marginOf(canvas);
+  const [row, col] = placement === "center" ? ["center", "center"] : placement.split("-");
+  const x = col === "left" ? m : col === "right" ? canvas.width - width - m : Math.round((canvas.width - width) / 2);
+  const y = row === "top" ? m : row === "bottom" ? canvas.height - height - m : Math.round((canvas.height - height) / 2);
+  return { x, y, width, height };
+}
+
+/**
+ * Draws the logo with its own transparency: its width is `size` x the canvas width, its height follows its
+ * aspect ratio (a logo too tall for the canvas is scaled to fit inside the margins). Returns its box.
+ */
+export function placeLogo(canvas: RgbaImage, logo: RgbaImage, placement: LogoPlacement, size: number): Box {
+  const m = marginOf(canvas);
+  let width = Math.max(1, Math.round(canvas.width * size));
+  let height = Math.max(1, Math.round((logo.height * width) / logo.width));
+  const maxHeight = canvas.height - 2 * m;
+  if (height > maxHeight) {
+    width = Math.max(1, Math.round((width * maxHeight) / height));
+    height = maxHeight;
+  }
+  const scaled = premultipliedResize(logo, width, height);
+  const box = logoBox(canvas, placement, width, height);
+  compositeOver(canvas, scaled, box.x, box.y);
+  return box;
+}
+
+/** Resizes with premultiplied alpha, so transparent pixels' hidden colour never bleeds into the edges. */
+function premultipliedResize(img: RgbaImage, width: number, height: number): RgbaImage {
+  const pre = new Uint8Array(img.data.length);
+  const d = img.data;
+  for (let i = 0; i < d.length; i += 4) {
+    const a = d[i + 3]!;
+    pre[i] = (d[i]! * a + 127) / 255;
+    pre[i + 1] = (d[i + 1]! * a + 127) / 255;
+    pre[i + 2] = (d[i + 2]! * a + 127) / 255;
+    pre[i + 3] = a;
+  }
+  return resizeRgba({ width: img.width, height: img.height, data: pre }, width, height);
+}
+
+/** `src` (premultiplied RGBA) over the opaque `dst` at (x, y), clipped to dst. */
+function compositeOver(dst: RgbaImage, src: RgbaImage, x: number, y: number): void {
+  const x0 = Math.max(0, x);
+  const y0 = Math.max(0, y);
+  const x1 = Math.min(dst.width, x + src.width);
+  const y1 = Math.min(dst.height, y + src.height);
+  const s = src.data;
+  const o = dst.data;
+  for (let yy = y0; yy < y1; yy++) {
+    let si = ((yy - y) * src.width + (x0 - x)) * 4;
+    let di = (yy * dst.width + x0) * 4;
+    for (let xx = x0; xx < x1; xx++, si += 4, di += 4) {
+      const a = s[si + 3]!;
+      if (a === 0) continue;
+      const ia = 255 - a;
+      o[di] = s[si]! + (o[di]! * ia + 127) / 255;
+      o[di + 1] = s[si + 1]! + (o[di + 1]! * ia + 127) / 255;
+      o[di + 2] = s[si + 2]! + (o[di + 2]! * ia + 127) / 255;
+      o[di + 3] = 255;
+    }
+  }
+}
+
+export interface Texts {
+  overlayText?: string;
+  marketingText?: string;
+}
+
+/**
+ * Draws overlayText prominently in a band at the top and marketingText in a band at the bottom, each
+ * wrapped or scaled to fit, and moved clear of the logo when the logo sits in the same band. Returns the
+ * rectangles actually covered.
+ */
+export async function drawTexts(canvas: RgbaImage, texts: Texts, logo?: Box): Promise<Box[]> {
+  const m = marginOf(canvas);
+  const short = Math.min(canvas.width, canvas.height);
+  const drawn: Box[] = [];
+  if (texts.overlayText) {
+    const band = clearOfLogo({ x: m, y: m, width: canvas.width - 2 * m, height: Math.round(canvas.height * 0.2) }, logo, m, "top");
+    drawn.push(
+      await drawText(canvas, texts.overlayText, band, {
+        fontSize: Math.round(short * 0.075),
+        minFontSize: Math.max(12, Math.round(short * 0.03)),
+        maxLines: 2,
+        anchor: "top",
+        weight: 700,
+        align: "center",
+        color: textColourFor(canvas, band),
+        legibility: "auto",
+      }),
+    );
+  }
+  if (texts.marketingText) {
+    const h = Math.round(canvas.height * 0.2);
+    const band = clearOfLogo({ x: m, y: canvas.height - m - h, width: canvas.width - 2 * m, height: h }, logo, m, "bottom");
+    drawn.push(
+      await drawText(canvas, texts.marketingText, band, {
+        fontSize: Math.round(short * 0.045),
+        minFontSize: Math.max(11, Math.round(short * 0.022)),
+        maxLines: 3,
+        anchor: "bottom",
+        weight: 400,
+        align: "center",
+        color: textColourFor(canvas, band),
+        legibility: "auto",
+      }),
+    );
+  }
+  return drawn;
+}
+
+/**
+ * The band without the logo's part of it. A logo at a side takes its width off both sides, so the text
+ * stays centred on the image; a centred logo pushes the band past it.
+ */
+function clearOfLogo(band: Box, logo: Box | undefined, gap: number, edge: "top" | "bottom"): Box {
+  if (!logo || logo.y >= band.y + band.height || logo.y + logo.height <= band.y) return band;
+  const logoCentre = logo.x + logo.width / 2;
+  const bandCentre = band.x + band.width / 2;
+  if (Math.abs(logoCentre - bandCentre) > band.width / 6) {
+    const cut = logoCentre < bandCentre ? logo.x + logo.width + gap - band.x : band.x + band.width - (logo.x - gap);
+    // A wide logo would leave too narrow a column: then the text goes past the logo instead.
+    if (band.width - 2 * cut >= band.width * 0.4) return { ...band, x: band.x + cut, width: band.width - 2 * cut };
+  }
+  if (edge === "top") return { ...band, y: logo.y + logo.height + gap };
+  return { ...band, y: logo.y - gap - band.height };
+}
+
+/** White on dark scenes, near-black on light ones, judged by the mean luminance behind the band. */
+function textColourFor(canvas: RgbaImage, band: Box): [number, number, number] {
+  const d = canvas.data;
+  let sum = 0;
+  let n = 0;
+  const step = Math.max(1, Math.floor(Math.sqrt((band.width * band.height) / 4000)));
+  for (let y = Math.max(0, band.y); y < Math.min(canvas.height, band.y + band.height); y += step) {
+    for (let x = Math.max(0, band.x); x < Math.min(canvas.width, band.x + band.width); x += step) {
+      const i = (y * canvas.width + x) * 4;
+      sum += 0.2126 * d[i]! + 0.7152 * d[i + 1]! + 0.0722 * d[i + 2]!;
+      n++;
+    }
+  }
+  return n && sum / n < 140 ? [255, 255, 255] : [24, 24, 27];
+}

@@ -1,0 +1,50 @@
+/**
+ * Each template's demo image: the demo product (a render drawn in code) put into the template's scene by
+ * the local compositor, whatever generator the deployment uses, so the catalogue never costs a model call.
+ * Made on first request, kept in storage under a versioned key, and shared by concurrent first requests.
+ *
+ * @example
+ * const { bytes } = await demoImage(services, "hol-diwali");
+ */
+import { ApiError } from "../http/errors";
+import { encodePng } from "../images";
+import type { Services } from "../services";
+import { findTemplate, scenePromptFor } from "./catalog";
+import { encodeOpaquePng } from "./generate";
+import { LocalGenerator, renderDemoProduct } from "./local";
+
+/** Bump when the compositor's look changes, so caches and storage take the new images. */
+export const DEMO_VERSION = 1;
+const SIZE = 640;
+
+const inFlight = new Map<string, Promise<Uint8Array>>();
+
+export async function demoImage(services: Services, templateId: string): Promise<{ bytes: Uint8Array; version: number }> {
+  const template = findTemplate(templateId);
+  if (!template) throw new ApiError("TEMPLATE_NOT_FOUND", `No template "${templateId}".`);
+  const key = `photo/demo/v${DEMO_VERSION}/${templateId}.png`;
+  const stored = await services.storage.get(key);
+  if (stored) return { bytes: stored.bytes, version: DEMO_VERSION };
+  let making = inFlight.get(key);
+  if (!making) {
+    making = (async () => {
+      const product = renderDemoProduct(SIZE);
+      const bytes = encodePng(product);
+      const scene = await LocalGenerator().generateScene({
+        product: { bytes, mimeType: "image/png", width: product.width, height: product.height, url: "" },
+        prompt: scenePromptFor({ template, hasReference: false }),
+        templateId,
+        model: services.config.photoModels.models[0]!,
+        resolution: "1K",
+        aspectRatio: "1:1",
+        width: SIZE,
+        height: SIZE,
+      });
+      const png = encodeOpaquePng(scene);
+      await services.storage.put(key, png, "image/png");
+      return png;
+    })().finally(() => inFlight.delete(key));
+    inFlight.set(key, making);
+  }
+  return { bytes: await making, version: DEMO_VERSION };
+}

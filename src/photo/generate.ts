@@ -1,0 +1,227 @@
+/**
+ * Running one product-photography request: load and check the inputs, then for each product (bounded
+ * concurrency) ask the generator for the scene, fit it to the exact size, draw the logo and the texts,
+ * encode the PNG, keep it (storage) when it must outlive the request, and record the image in the ledger.
+ * A product that fails is reported in its own item with its own code; it never fails the others.
+ *
+ * @example
+ * const inputs = await loadInputs(services, request);
+ * const result = await generateItems(services, { userId, jobId }, request, await prepareInputs(services, jobId, inputs, needUrls), { persist: true });
+ */
+import { ApiError } from "../http/errors";
+import { decodeImage, resizeRgba, type RgbaImage } from "../images";
+import { encodeJpegBaseline } from "../images/jpeg-encode";
+import { encodePng } from "../images/png";
+import type { Services } from "../services";
+import { scenePromptFor } from "./catalog";
+import { drawTexts, fitCover, placeLogo } from "./compose";
+import { recordGeneration } from "./ledger";
+import { times } from "./models";
+import { loadInput, type LoadedImage, type PhotoRequest } from "./request";
+import { GenerationError, type InputImage, type Price } from "./types";
+
+export interface ItemError {
+  code: string;
+  message: string;
+}
+
+export interface Inputs {
+  /** Per product: the checked image, or the error that product alone gets. */
+  products: Array<InputImage | ItemError>;
+  logo?: LoadedImage;
+  reference?: InputImage;
+}
+
+/** What is kept of one item (in the job row): where its images are, or its error. */
+export type StoredItem =
+  | { index: number; label: string | null; status: "succeeded"; key: string | null; thumbKey: string | null; width: number; height: number }
+  | { index: number; label: string | null; status: "failed"; error: ItemError };
+
+export interface GenerationResult {
+  output: "base64" | "url";
+  /** One product: the contract's flat shape; several: `{images: [...]}`. */
+  batch: boolean;
+  items: StoredItem[];
+  cost: Price;
+}
+
+const EXT = { "image/jpeg": "jpg", "image/png": "png", "image/webp": "webp" } as const;
+const THUMBNAIL_EDGE = 384;
+
+/**
+ * Loads logo and reference (a bad one fails the whole request: 422/413) and every product (a bad one
+ * fails only its item in a batch, the request when it is the only one or when all are bad).
+ */
+export async function loadInputs(services: Services, request: PhotoRequest): Promise<{ products: Array<LoadedImage | ItemError>; logo?: LoadedImage; reference?: LoadedImage }> {
+  const logo = request.logo ? await loadInput(services, request.logo, "logoImage") : undefined;
+  const reference = request.reference ? await loadInput(services, request.reference, "referenceImage") : undefined;
+  const products = await mapPool(request.products, 4, async (p, i): Promise<LoadedImage | ItemError> => {
+    const field = `productImages.${i}.${p.source.startsWith("data:") ? "dataUrl" : "url"}`;
+    try {
+      return await loadInput(services, p.source, field);
+    } catch (err) {
+      if (request.products.length === 1 || !(err instanceof ApiError)) throw err;
+      return { code: err.code, message: err.message };
+    }
+  });
+  const failed = products.filter(isItemError);
+  if (failed.length === products.length) {
+    throw new ApiError("INVALID_IMAGE", `No product image could be used: ${failed.map((f) => f.message).join("; ")}`, {
+      details: failed.map((f) => ({ path: f.message.split(":")[0]!, message: f.message })),
+    });
+  }
+  return { products, logo, reference };
+}
+
+/**
+ * Gives each input a URL of our storage when the generator needs one (Replicate fetches its inputs; the
+ * local compositor does not), or when the job must be resumable (async).
+ */
+export async function prepareInputs(
+  services: Services,
+  jobId: string,
+  loaded: { products: Array<LoadedImage | ItemError>; logo?: LoadedImage; reference?: LoadedImage },
+  store: boolean,
+): Promise<Inputs> {
+  const keep = async (img: LoadedImage, name: string): Promise<InputImage> => {
+    if (!store) return { ...img, url: "" };
+    const url = await services.storage.put(`photo/in/${jobId}/${name}.${EXT[img.mimeType]}`, img.bytes, img.mimeType);
+    return { ...img, url };
+  };
+  return {
+    products: await Promise.all(loaded.products.map((p, i) => (isItemError(p) ? p : keep(p, `product-${i}`)))),
+    logo: loaded.logo,
+    reference: loaded.reference ? await keep(loaded.reference, "reference") : undefined,
+  };
+}
+
+export function isItemError(value: unknown): value is ItemError {
+  return typeof value === "object" && value !== null && "code" in value && "message" in value && !("bytes" in value);
+}
+
+/**
+ * Generates every product. `persist` stores the PNGs (url output, idempotent replays, async jobs); without
+ * it the PNGs come back in `pngs` for an immediate base64 answer.
+ */
+export async function generateItems(
+  services: Services,
+  ids: { userId: string; jobId: string },
+  request: PhotoRequest,
+  inputs: Inputs,
+  options: { persist: boolean; signal?: AbortSignal },
+): Promise<{ result: GenerationResult; pngs: Map<number, Uint8Array> }> {
+  const logo = inputs.logo ? decodeImage(inputs.logo.bytes) : undefined;
+  const pngs = new Map<number, Uint8Array>();
+  const concurrency = services.generator.name === "local" ? 1 : 4;
+  const items = await mapPool(request.products, concurrency, async (product, index): Promise<StoredItem> => {
+    const input = inputs.products[index]!;
+    if (isItemError(input)) return { index, label: product.label, status: "failed", error: input };
+    try {
+      const png = await renderOne(services, request, input, inputs.reference, logo, product.prompt, options.signal);
+      let key: string | null = null;
+      let thumbKey: string | null = null;
+      if (options.persist || request.output === "url") {
+        key = `photo/out/${ids.jobId}/${index}.png`;
+        thumbKey = `photo/out/${ids.jobId}/${index}-thumb.jpg`;
+        await services.storage.put(key, png.bytes, "image/png");
+        await services.storage.put(thumbKey, png.thumbnail, "image/jpeg");
+      } else {
+        pngs.set(index, png.bytes);
+      }
+      await recordGeneration(services.db, {
+        userId: ids.userId,
+        jobId: ids.jobId,
+        itemIndex: index,
+        label: product.label,
+        model: request.model,
+        resolution: request.resolution,
+        aspectRatio: request.aspectRatio,
+        provider: services.generator.name,
+      });
+      return { index, label: product.label, status: "succeeded", key, thumbKey, width: request.width, height: request.height };
+    } catch (err) {
+      return { index, label: product.label, status: "failed", error: itemErrorOf(services, err, ids.jobId, index) };
+    }
+  });
+  const made = items.filter((i) => i.status === "succeeded").length;
+  return {
+    result: { output: request.output, batch: request.products.length > 1, items, cost: times(request.model.pricing[request.resolution]!, made) },
+    pngs,
+  };
+}
+
+async function renderOne(
+  services: Services,
+  request: PhotoRequest,
+  product: InputImage,
+  reference: InputImage | undefined,
+  logo: RgbaImage | undefined,
+  productPrompt: string | undefined,
+  signal: AbortSignal | undefined,
+): Promise<{ bytes: Uint8Array; thumbnail: Uint8Array }> {
+  const scene = await services.generator.generateScene({
+    product,
+    reference,
+    prompt: scenePromptFor({ template: request.template, scenePrompt: request.scenePrompt, productPrompt, hasReference: !!reference }),
+    templateId: request.template?.id,
+    model: request.model,
+    resolution: request.resolution,
+    aspectRatio: request.aspectRatio,
+    width: request.width,
+    height: request.height,
+    signal,
+  });
+  const canvas = fitCover(scene, request.width, request.height);
+  const logoBox = logo ? placeLogo(canvas, logo, request.logoPlacement, request.logoSize) : undefined;
+  await drawTexts(canvas, { overlayText: request.overlayText, marketingText: request.marketingText }, logoBox);
+  const scale = THUMBNAIL_EDGE / Math.max(canvas.width, canvas.height);
+  const thumb = resizeRgba(canvas, Math.max(1, Math.round(canvas.width * scale)), Math.max(1, Math.round(canvas.height * scale)));
+  return { bytes: encodeOpaquePng(canvas), thumbnail: encodeJpegBaseline(thumb, 82) };
+}
+
+/** PNG of an opaque canvas as 8-bit RGB (a quarter smaller than RGBA before compression). */
+export function encodeOpaquePng(img: RgbaImage): Uint8Array {
+  const { width, data } = img;
+  return encodePng({
+    width,
+    height: img.height,
+    color: { kind: "rgb" },
+    level: 4,
+    writeRow: (y, out) => {
+      let s = y * width * 4;
+      for (let o = 0; o < out.length; o += 3, s += 4) {
+        out[o] = data[s]!;
+        out[o + 1] = data[s + 1]!;
+        out[o + 2] = data[s + 2]!;
+      }
+    },
+  });
+}
+
+/** One product that failed, or a batch in which every product failed: the request as a whole failed. */
+export function wholeFailure(result: GenerationResult): ItemError | null {
+  const failed = result.items.filter((i): i is Extract<StoredItem, { status: "failed" }> => i.status === "failed");
+  if (failed.length < result.items.length) return null;
+  return failed.length === 1 ? failed[0]!.error : { code: failed[0]!.error.code, message: failed.map((f) => `${f.label ?? `product ${f.index + 1}`}: ${f.error.message}`).join("; ") };
+}
+
+function itemErrorOf(services: Services, err: unknown, jobId: string, index: number): ItemError {
+  if (err instanceof GenerationError) return { code: err.code, message: err.message };
+  if (err instanceof ApiError) return { code: err.code, message: err.message };
+  services.log.error("photo item failed", { jobId, index, error: err instanceof Error ? `${err.name}: ${err.message}\n${err.stack ?? ""}` : String(err) });
+  return { code: "GENERATION_FAILED", message: "This image could not be generated because of a failure on our side; retry the request." };
+}
+
+/** Maps with at most `limit` calls in flight, keeping the order. */
+export async function mapPool<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}

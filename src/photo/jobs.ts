@@ -1,0 +1,153 @@
+/**
+ * The photo_jobs table: one row per product-photography request. It carries the Idempotency-Key (the same
+ * semantics as area C: replay for the same body, 409 for another body, 409 REQUEST_IN_PROGRESS while a
+ * live request holds it, takeover of a crashed one) and the state of `Prefer: respond-async` jobs.
+ *
+ * @example
+ * const claim = await claimJob(db, { userId, key, fingerprint, async: false, request, now, lockMs });
+ * if (claim.kind === "replay") return render(claim.job);
+ */
+import { and, eq, inArray, lt, or, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { photoJobs } from "../../db/schema";
+import { ApiError } from "../http/errors";
+
+export type JobRow = typeof photoJobs.$inferSelect;
+
+/** How long a runner holds a job before another may take it over. */
+export const JOB_LOCK_MS = 10 * 60_000;
+/** Attempts of an async job before it is failed for good (a job that crashes its process every time). */
+export const MAX_JOB_ATTEMPTS = 3;
+const RETRY_AFTER_SECONDS = 10;
+
+export type Claim = { kind: "new"; job: JobRow } | { kind: "replay"; job: JobRow };
+
+interface ClaimInput {
+  userId: string;
+  key: string | null;
+  fingerprint: string;
+  async: boolean;
+  request: Record<string, unknown>;
+  now: Date;
+}
+
+/**
+ * Creates the job row, or answers from the row the key already has. Throws 409 IDEMPOTENCY_KEY_REUSED for
+ * another body and 409 REQUEST_IN_PROGRESS (Retry-After: 10) while a live request holds the key.
+ */
+export async function claimJob(db: Db, input: ClaimInput): Promise<Claim> {
+  const lockedUntil = new Date(input.now.getTime() + JOB_LOCK_MS);
+  for (let round = 0; round < 5; round++) {
+    const [created] = await db
+      .insert(photoJobs)
+      .values({
+        userId: input.userId,
+        idempotencyKey: input.key,
+        fingerprint: input.fingerprint,
+        async: input.async,
+        status: input.async ? "queued" : "running",
+        request: input.request,
+        lockedUntil: input.async ? null : lockedUntil,
+        attempts: input.async ? 0 : 1,
+      })
+      .onConflictDoNothing()
+      .returning();
+    if (created) return { kind: "new", job: created };
+
+    const [existing] = await db
+      .select()
+      .from(photoJobs)
+      .where(and(eq(photoJobs.userId, input.userId), eq(photoJobs.idempotencyKey, input.key!)))
+      .limit(1);
+    if (!existing) continue; // released between the two statements
+    if (existing.fingerprint !== input.fingerprint) {
+      throw new ApiError("IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was used with a different request body; use a new key for a new request.");
+    }
+    if (existing.status === "succeeded" || existing.status === "failed" || existing.async) return { kind: "replay", job: existing };
+    if (existing.lockedUntil && existing.lockedUntil > input.now) {
+      throw new ApiError("REQUEST_IN_PROGRESS", "A request with this Idempotency-Key is still being processed; retry in 10 seconds.", {
+        headers: { "Retry-After": String(RETRY_AFTER_SECONDS) },
+      });
+    }
+    // The request that held the key died: take it over, fenced on the lock we saw.
+    const [taken] = await db
+      .update(photoJobs)
+      .set({ lockedUntil, attempts: sql`${photoJobs.attempts} + 1`, updatedAt: input.now })
+      .where(and(eq(photoJobs.id, existing.id), existing.lockedUntil ? eq(photoJobs.lockedUntil, existing.lockedUntil) : sql`${photoJobs.lockedUntil} is null`))
+      .returning();
+    if (taken) return { kind: "new", job: taken };
+  }
+  throw new ApiError("REQUEST_IN_PROGRESS", "A request with this Idempotency-Key is still being processed; retry in 10 seconds.", {
+    headers: { "Retry-After": String(RETRY_AFTER_SECONDS) },
+  });
+}
+
+/** Deletes a job that ended before any side effect (bad input), so its key can be used again. */
+export async function releaseJob(db: Db, id: string): Promise<void> {
+  await db.delete(photoJobs).where(and(eq(photoJobs.id, id), inArray(photoJobs.status, ["queued", "running"])));
+}
+
+export interface JobOutcome {
+  status: "succeeded" | "failed";
+  result: Record<string, unknown> | null;
+  responseStatus: number;
+  error?: { code: string; message: string };
+}
+
+export async function finishJob(db: Db, id: string, outcome: JobOutcome, now: Date): Promise<void> {
+  await db
+    .update(photoJobs)
+    .set({
+      status: outcome.status,
+      result: outcome.result,
+      responseStatus: outcome.responseStatus,
+      errorCode: outcome.error?.code ?? null,
+      errorMessage: outcome.error?.message ?? null,
+      lockedUntil: null,
+      finishedAt: now,
+      updatedAt: now,
+    })
+    .where(eq(photoJobs.id, id));
+}
+
+/** The job if the user owns it; 404 JOB_NOT_FOUND otherwise (another user's job is not found, not forbidden). */
+export async function getJob(db: Db, userId: string, id: string): Promise<JobRow> {
+  const [job] = await db.select().from(photoJobs).where(and(eq(photoJobs.id, id), eq(photoJobs.userId, userId))).limit(1);
+  if (!job) throw new ApiError("JOB_NOT_FOUND", "No product-photography job with this id for this key's owner.");
+  return job;
+}
+
+/** Takes an async job to run it: queued, or running under an expired lock (its runner died). */
+export async function takeAsyncJob(db: Db, id: string, now: Date): Promise<JobRow | null> {
+  const [job] = await db
+    .update(photoJobs)
+    .set({ status: "running", lockedUntil: new Date(now.getTime() + JOB_LOCK_MS), attempts: sql`${photoJobs.attempts} + 1`, updatedAt: now })
+    .where(
+      and(
+        eq(photoJobs.id, id),
+        eq(photoJobs.async, true),
+        lt(photoJobs.attempts, MAX_JOB_ATTEMPTS),
+        or(eq(photoJobs.status, "queued"), and(eq(photoJobs.status, "running"), lt(photoJobs.lockedUntil, now))),
+      ),
+    )
+    .returning();
+  return job ?? null;
+}
+
+/** Async jobs a sweep should (re)start: queued ones not picked up, and running ones whose runner died. */
+export async function dueAsyncJobs(db: Db, now: Date, limit = 10): Promise<string[]> {
+  const rows = await db
+    .select({ id: photoJobs.id })
+    .from(photoJobs)
+    .where(
+      and(
+        eq(photoJobs.async, true),
+        or(
+          and(eq(photoJobs.status, "queued"), lt(photoJobs.createdAt, new Date(now.getTime() - 30_000))),
+          and(eq(photoJobs.status, "running"), lt(photoJobs.lockedUntil, now)),
+        ),
+      ),
+    )
+    .limit(limit);
+  return rows.map((r) => r.id);
+}

@@ -1,0 +1,103 @@
+/**
+ * Area B's operations as `createRoute` definitions, and its OpenAPI 3.1 document (served at
+ * /api/image/openapi.json). The error responses reuse the one error envelope.
+ *
+ * @example
+ * router.openapi(photoRoutes.createPhoto, handler);
+ */
+import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { JobSchema, ModelOptionSchema, PhotoRequestSchema, PhotoResultSchema, TemplateSchema } from "./schemas";
+
+export const PHOTO_BASE_PATH = "/api/image";
+
+const json = <T extends z.ZodType>(schema: T) => ({ "application/json": { schema } });
+const ErrorBody = z
+  .object({ error: z.object({ code: z.string(), message: z.string(), details: z.array(z.object({ path: z.string(), message: z.string() })).optional() }) })
+  .openapi("PhotoError");
+const err = (description: string) => ({ description, content: json(ErrorBody) });
+const cacheHeaders = z.object({ ETag: z.string(), "Cache-Control": z.string() });
+const security = [{ bearerAuth: [] }];
+
+export const photoRoutes = {
+  listTemplates: createRoute({
+    method: "get",
+    path: "/product-photography-prompts",
+    operationId: "listSceneTemplates",
+    tags: ["Product photography"],
+    summary: "List scene templates",
+    description: "Studio setups, lifestyle scenes, outdoor scenes, holiday themes and e-commerce backgrounds, each with a demo image made by the service. Public; cacheable for an hour (ETag).",
+    responses: { 200: { description: "The templates.", headers: cacheHeaders, content: json(z.object({ data: z.array(TemplateSchema) })) }, 304: { description: "Not modified." } },
+  }),
+  listModels: createRoute({
+    method: "get",
+    path: "/image-model-options",
+    operationId: "listImageModels",
+    tags: ["Product photography"],
+    summary: "List image models and prices",
+    description: "pro (highest quality, default), standard (1K bulk, batches up to 10) and flash (balanced), with resolutions, batch sizes and the estimated cost per image at each resolution in credits, USD and INR. Public; cacheable for an hour (ETag).",
+    responses: { 200: { description: "The models.", headers: cacheHeaders, content: json(z.object({ data: z.array(ModelOptionSchema) })) }, 304: { description: "Not modified." } },
+  }),
+  createPhoto: createRoute({
+    method: "post",
+    path: "/product-photography",
+    operationId: "createProductPhoto",
+    tags: ["Product photography"],
+    summary: "Generate product photos",
+    description:
+      "Puts each product image into the scene (template and/or free text), then draws the logo, overlayText and marketingText itself at the exact placement and size. One product answers `{data:{photoDataUri}}` or `{data:{imageUrl, thumbnailUrl}}`; several answer `{data:{images:[{label, status, ...}]}}` where a failed product carries its own `error`. Optional `Idempotency-Key` replays the stored result (no second charge). `Prefer: respond-async` answers 202 with the Location of a job to poll.",
+    security,
+    request: {
+      headers: z.object({
+        "Idempotency-Key": z.string().optional().openapi({ description: "1 to 255 visible characters; the same key with the same body replays, with another body is 409." }),
+        Prefer: z.string().optional().openapi({ description: "`respond-async`: answer 202 at once and run the generation as a job." }),
+      }),
+      body: { required: true, content: json(PhotoRequestSchema) },
+    },
+    responses: {
+      200: { description: "The generated image(s).", content: json(z.object({ data: PhotoResultSchema })) },
+      202: { description: "Accepted as a job (Prefer: respond-async); poll its Location.", content: json(z.object({ data: JobSchema })) },
+      400: err("Invalid JSON or Idempotency-Key."),
+      401: err("Missing or invalid Bearer credentials."),
+      409: err("Idempotency-Key reused with another body, or still in progress (Retry-After)."),
+      413: err("An image over 10 MB or a body over 20 MB."),
+      415: err("The body is not JSON."),
+      422: err("Invalid fields or images; `details` names each field. Also GENERATION_REFUSED when the model refused the content."),
+      429: err("Rate limit reached; wait Retry-After seconds."),
+      502: err("The image model failed (GENERATION_FAILED); nothing was charged."),
+      503: err("The image model is rate limited (UPSTREAM_RATE_LIMITED); retry later."),
+      504: err("The image model did not finish in time (GENERATION_TIMEOUT); nothing was charged."),
+    },
+  }),
+  getJob: createRoute({
+    method: "get",
+    path: "/product-photography/jobs/{id}",
+    operationId: "getProductPhotoJob",
+    tags: ["Product photography"],
+    summary: "Poll a product-photography job",
+    description: "Status of a `Prefer: respond-async` request (owner only), and its result once done.",
+    security,
+    request: { params: z.object({ id: z.string().uuid().openapi({ param: { name: "id", in: "path" } }) }) },
+    responses: {
+      200: { description: "The job.", content: json(z.object({ data: JobSchema })) },
+      401: err("Missing or invalid Bearer credentials."),
+      404: err("No such job for this key's owner."),
+      422: err("The id is not a UUID."),
+    },
+  }),
+};
+
+/** The OpenAPI 3.1 document of area B, paths absolute from the service root. */
+export function photoOpenApiDocument(router: OpenAPIHono<any>, serverUrl: string) {
+  router.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", { type: "http", scheme: "bearer", description: "An API key: `Authorization: Bearer <API_KEY>`." });
+  const doc = router.getOpenAPI31Document({
+    openapi: "3.1.0",
+    info: {
+      title: "Product photography API",
+      version: "1.0.0",
+      description: "Scene templates, image models with prices, and product-photo generation. Errors are `{error:{code,message,details?}}`. Requests per user: 20 generations a minute.",
+    },
+    servers: [{ url: serverUrl }],
+  });
+  const paths = Object.fromEntries(Object.entries(doc.paths ?? {}).map(([path, item]) => [`${PHOTO_BASE_PATH}${path}`, item]));
+  return { ...doc, paths };
+}

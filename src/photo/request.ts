@@ -1,0 +1,113 @@
+/**
+ * From a schema-valid body to a resolved request: defaults applied (model pro, its highest resolution,
+ * 1:1, bottom-right logo at 0.15, base64 output), and the rules that need the configured catalogue checked,
+ * each a 422 naming its field. Then the images: loaded through the shared pipeline (safe fetch or Base64),
+ * sniffed (JPEG, PNG or WebP by their bytes, never by a name) and limit-checked before anything is decoded.
+ *
+ * @example
+ * const request = resolveRequest(body, config.photoModels);
+ * const logo = request.logo ? await loadInput(services, request.logo, "logoImage") : undefined;
+ */
+import { ApiError, invalidField } from "../http/errors";
+import { loadImageBytes, sniffImage } from "../images";
+import type { Services } from "../services";
+import { findTemplate } from "./catalog";
+import type { ModelCatalog } from "./models";
+import type { PhotoRequestBody } from "./schemas";
+import { LONG_EDGE, type AspectRatio, type LogoPlacement, type ModelOption, type Resolution, type SceneTemplate } from "./types";
+
+export interface ProductSpec {
+  /** A data URI or an https URL. */
+  source: string;
+  label: string | null;
+  prompt?: string;
+}
+
+export interface PhotoRequest {
+  products: ProductSpec[];
+  template?: SceneTemplate;
+  scenePrompt?: string;
+  logo?: string;
+  logoPlacement: LogoPlacement;
+  logoSize: number;
+  reference?: string;
+  overlayText?: string;
+  marketingText?: string;
+  model: ModelOption;
+  resolution: Resolution;
+  aspectRatio: AspectRatio;
+  output: "base64" | "url";
+  width: number;
+  height: number;
+}
+
+export function resolveRequest(body: PhotoRequestBody, catalog: ModelCatalog): PhotoRequest {
+  const template = body.promptId === undefined ? undefined : findTemplate(body.promptId);
+  if (body.promptId !== undefined && !template) {
+    throw invalidField("promptId", `"${body.promptId}" is not a template id; GET /api/image/product-photography-prompts lists them`);
+  }
+  const model = catalog.get(body.model ?? "pro");
+  if (!model) throw invalidField("model", `"${body.model}" is not offered; GET /api/image/image-model-options lists the models`);
+  const resolution = body.resolution ?? model.defaultResolution;
+  if (!model.supportedResolutions.includes(resolution)) {
+    throw invalidField("resolution", `model ${model.model} supports ${model.supportedResolutions.join(", ")}, not ${resolution}`);
+  }
+  if (body.productImages.length > model.maxBatchSize) {
+    throw invalidField("productImages", `model ${model.model} takes at most ${model.maxBatchSize} product images per request, got ${body.productImages.length}`);
+  }
+  const aspectRatio = body.aspectRatio ?? "1:1";
+  const { width, height } = outputSize(resolution, aspectRatio);
+  return {
+    products: body.productImages.map((p) => ({ source: (p.dataUrl ?? p.url)!, label: p.label ?? null, prompt: p.prompt })),
+    template,
+    scenePrompt: body.scenePrompt,
+    logo: body.logoImage,
+    logoPlacement: body.logoPlacement ?? "bottom-right",
+    logoSize: body.logoSize ?? 0.15,
+    reference: body.referenceImage,
+    overlayText: body.overlayText,
+    marketingText: body.marketingText,
+    model,
+    resolution,
+    aspectRatio,
+    output: body.outputResult ?? "base64",
+    width,
+    height,
+  };
+}
+
+/**
+ * Exact pixels: the long edge from the resolution, the short edge from the ratio, rounded to the nearest pixel.
+ *
+ * @example
+ * outputSize("2K", "16:9"); // { width: 1536, height: 864 }
+ */
+export function outputSize(resolution: Resolution, aspectRatio: AspectRatio): { width: number; height: number } {
+  const [w, h] = aspectRatio.split(":").map(Number) as [number, number];
+  const long = LONG_EDGE[resolution];
+  return w >= h ? { width: long, height: Math.round((long * h) / w) } : { width: Math.round((long * w) / h), height: long };
+}
+
+export interface LoadedImage {
+  bytes: Uint8Array;
+  mimeType: "image/jpeg" | "image/png" | "image/webp";
+  width: number;
+  height: number;
+}
+
+const MIME = { jpeg: "image/jpeg", png: "image/png", webp: "image/webp" } as const;
+
+/**
+ * Loads one image given as a data URI or an https URL; errors keep their code (422 INVALID_IMAGE,
+ * INVALID_IMAGE_URL, 413) and name `field` in the message.
+ */
+export async function loadInput(services: Services, source: string, field: string): Promise<LoadedImage> {
+  try {
+    const bytes = await loadImageBytes(services.fetcher, source.startsWith("data:") ? { dataUri: source } : { url: source });
+    const info = sniffImage(bytes);
+    return { bytes, mimeType: MIME[info.format], width: info.width, height: info.height };
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    throw new ApiError(err.code, `${field}: ${err.message}`, { details: [{ path: field, message: err.message }], headers: err.headers, cause: err });
+  }
+}

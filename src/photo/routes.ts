@@ -1,0 +1,96 @@
+/**
+ * Area B routes, mounted at /api/image:
+ * - GET  /product-photography-prompts        scene templates (public, cacheable, ETag)
+ * - GET  /image-model-options                models and prices (public, cacheable, ETag)
+ * - POST /product-photography                generate (Bearer; Idempotency-Key and Prefer: respond-async optional)
+ * - GET  /product-photography/jobs/{id}      an async job (Bearer, owner only)
+ * - GET  /demo/{templateId}.png              a template's demo image, made by the local compositor
+ * - GET  /openapi.json                       this area's OpenAPI 3.1 document
+ *
+ * @example
+ * app.route("/api/image", createPhotoRoutes());
+ */
+import { OpenAPIHono, type Hook } from "@hono/zod-openapi";
+import type { Context, MiddlewareHandler } from "hono";
+import { requireAuth } from "../http/auth";
+import type { AppEnv } from "../http/env";
+import { ApiError, validationError } from "../http/errors";
+import { readIdempotencyKey } from "../http/idempotency-key";
+import { isJsonContentType } from "../http/json";
+import { rateLimit } from "../http/rate-limit";
+import { sha256Hex } from "../lib/encoding";
+import { listTemplates } from "./catalog";
+import { demoImage } from "./demo";
+import { modelView } from "./models";
+import { photoOpenApiDocument, photoRoutes } from "./openapi";
+import { createPhoto, jobStatus } from "./service";
+
+type AnyHook = Hook<any, AppEnv, any, undefined>;
+
+/** Validation failures are thrown; the app's onError renders every error body. */
+const throwOnInvalid: AnyHook = (result) => {
+  if (!result.success) throw validationError(result.error.issues);
+  return undefined;
+};
+
+/** The contract says a non-JSON body is 415; Hono's json validator would otherwise skip it. */
+const jsonOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (c.req.method === "POST" && !isJsonContentType(c.req.header("content-type"))) {
+    throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with Content-Type: application/json.");
+  }
+  await next();
+};
+
+const PUBLIC_CACHE = "public, max-age=3600";
+
+/** A public JSON list with a strong ETag; 304 when the client has it. */
+async function cacheable(c: Context<AppEnv>, data: unknown): Promise<Response> {
+  const body = JSON.stringify({ data });
+  const etag = `"${(await sha256Hex(body)).slice(0, 32)}"`;
+  c.header("Cache-Control", PUBLIC_CACHE);
+  c.header("ETag", etag);
+  if (c.req.header("if-none-match")?.split(/\s*,\s*/).includes(etag)) return c.body(null, 304);
+  return c.body(body, 200, { "Content-Type": "application/json" });
+}
+
+function prefersAsync(header: string | undefined): boolean {
+  return !!header && header.split(",").some((p) => p.trim().toLowerCase().split(";")[0]!.trim() === "respond-async");
+}
+
+export function createPhotoRoutes(): OpenAPIHono<AppEnv> {
+  const router = new OpenAPIHono<AppEnv>({ defaultHook: throwOnInvalid });
+
+  router.get("/openapi.json", (c) => c.json(photoOpenApiDocument(router, c.var.services.config.publicBaseUrl)));
+  router.get("/demo/:file{[a-z0-9-]+\\.png}", async (c) => {
+    const id = c.req.param("file").replace(/\.png$/, "");
+    const png = await demoImage(c.var.services, id);
+    const etag = `"demo-${id}-${png.version}"`;
+    c.header("Cache-Control", "public, max-age=86400");
+    c.header("ETag", etag);
+    if (c.req.header("if-none-match")?.split(/\s*,\s*/).includes(etag)) return c.body(null, 304);
+    return c.body(png.bytes as Uint8Array<ArrayBuffer>, 200, { "Content-Type": "image/png" });
+  });
+
+  router.openapi(photoRoutes.listTemplates, (c) => cacheable(c, listTemplates(c.var.services.config.publicBaseUrl)) as never);
+  router.openapi(photoRoutes.listModels, (c) => cacheable(c, c.var.services.config.photoModels.models.map(modelView)) as never);
+
+  router.use("/product-photography", requireAuth(), rateLimit("photo"), jsonOnly);
+  router.use("/product-photography/*", requireAuth(), rateLimit("photo-read"));
+
+  router.openapi(photoRoutes.createPhoto, async (c) => {
+    const answer = await createPhoto(c.var.services, c.var.userId, c.req.valid("json"), {
+      idempotencyKey: readIdempotencyKey(c.req.header("idempotency-key")),
+      respondAsync: prefersAsync(c.req.header("prefer")),
+    });
+    for (const [name, value] of Object.entries(answer.headers)) c.header(name, value);
+    c.header("Cache-Control", "no-store");
+    return c.json(answer.body, answer.status) as never;
+  });
+
+  router.openapi(photoRoutes.getJob, async (c) => {
+    c.header("Cache-Control", "no-store");
+    return c.json({ data: await jobStatus(c.var.services, c.var.userId, c.req.valid("param").id) }, 200) as never;
+  });
+
+  return router;
+}

@@ -1,0 +1,132 @@
+/**
+ * The product-photography request from end to end: resolve and check the body, claim the job (the
+ * Idempotency-Key's record), load the inputs, generate (now, or in the background for `Prefer:
+ * respond-async`), keep the outcome on the job, and shape the answer. Replays and job polls render the
+ * same answer from the job row.
+ *
+ * @example
+ * const answer = await createPhoto(services, userId, body, { idempotencyKey, respondAsync: false });
+ * return c.json(answer.body, answer.status);
+ */
+import { ApiError } from "../http/errors";
+import { base64FromBytes, canonicalJson, sha256Hex } from "../lib/encoding";
+import type { Services } from "../services";
+import { queueAsyncJob } from "./async-jobs";
+import { generateItems, loadInputs, prepareInputs, wholeFailure, type GenerationResult, type Inputs } from "./generate";
+import { claimJob, finishJob, getJob, releaseJob, type JobRow } from "./jobs";
+import { resolveRequest } from "./request";
+import type { PhotoRequestBody } from "./schemas";
+import type { Price } from "./types";
+
+export interface PhotoAnswer {
+  status: 200 | 202;
+  body: { data: Record<string, unknown> };
+  headers: Record<string, string>;
+}
+
+export const JOBS_PATH = "/api/image/product-photography/jobs";
+
+export async function createPhoto(
+  services: Services,
+  userId: string,
+  body: PhotoRequestBody,
+  options: { idempotencyKey: string | null; respondAsync: boolean },
+): Promise<PhotoAnswer> {
+  const request = resolveRequest(body, services.config.photoModels);
+  const claim = await claimJob(services.db, {
+    userId,
+    key: options.idempotencyKey,
+    fingerprint: await sha256Hex(canonicalJson({ body, async: options.respondAsync })),
+    async: options.respondAsync,
+    request: {},
+    now: services.clock.now(),
+  });
+  if (claim.kind === "replay") {
+    const answer = await answerFor(services, claim.job);
+    return { ...answer, headers: { ...answer.headers, "Idempotency-Replayed": "true" } };
+  }
+  const job = claim.job;
+
+  let inputs: Inputs;
+  try {
+    const loaded = await loadInputs(services, request);
+    inputs = await prepareInputs(services, job.id, loaded, options.respondAsync || services.generator.name !== "local");
+  } catch (err) {
+    await releaseJob(services.db, job.id); // bad input: nothing was done, the key may be used again
+    throw err;
+  }
+
+  if (options.respondAsync) {
+    await queueAsyncJob(services, job.id, body, inputs);
+    return asyncAccepted(job);
+  }
+
+  const { result, pngs } = await generateItems(services, { userId, jobId: job.id }, request, inputs, { persist: options.idempotencyKey !== null });
+  const failure = wholeFailure(result);
+  if (failure) {
+    // Nothing was made and nothing charged: the key is released so the same request may be retried.
+    await releaseJob(services.db, job.id);
+    throw new ApiError(failure.code as ConstructorParameters<typeof ApiError>[0], failure.message);
+  }
+  await finishJob(services.db, job.id, { status: "succeeded", result: result as unknown as Record<string, unknown>, responseStatus: 200 }, services.clock.now());
+  return { status: 200, body: { data: await renderResult(services, result, pngs) }, headers: {} };
+}
+
+function asyncAccepted(job: JobRow): PhotoAnswer {
+  return {
+    status: 202,
+    body: { data: jobView(job) },
+    headers: { Location: `${JOBS_PATH}/${job.id}`, "Preference-Applied": "respond-async", "Retry-After": "2" },
+  };
+}
+
+/** The answer a replay gets: the stored result of a finished request, or the job of an async one. */
+async function answerFor(services: Services, job: JobRow): Promise<PhotoAnswer> {
+  if (job.async) return { ...asyncAccepted(job), status: 202 };
+  if (job.status === "succeeded" && job.result) {
+    return { status: 200, body: { data: await renderResult(services, job.result as unknown as GenerationResult) }, headers: {} };
+  }
+  throw new ApiError((job.errorCode ?? "GENERATION_FAILED") as ConstructorParameters<typeof ApiError>[0], job.errorMessage ?? "The request failed.");
+}
+
+/** GET /jobs/{id}: status, and the result once done. */
+export async function jobStatus(services: Services, userId: string, id: string): Promise<Record<string, unknown>> {
+  const job = await getJob(services.db, userId, id);
+  const view: Record<string, unknown> = jobView(job);
+  if (job.status === "succeeded" && job.result) view.result = await renderResult(services, job.result as unknown as GenerationResult);
+  if (job.status === "failed") view.error = { code: job.errorCode ?? "GENERATION_FAILED", message: job.errorMessage ?? "The job failed." };
+  return view;
+}
+
+function jobView(job: JobRow) {
+  return { id: job.id, status: job.status, createdAt: job.createdAt.toISOString(), finishedAt: job.finishedAt?.toISOString() ?? null };
+}
+
+/**
+ * The response `data`: one product flat (`imageUrl`/`thumbnailUrl` or `photoDataUri`), several as
+ * `{images: [...]}`; both with the cost of what was made. PNGs come from `pngs` or from storage.
+ */
+export async function renderResult(services: Services, result: GenerationResult, pngs = new Map<number, Uint8Array>()): Promise<Record<string, unknown>> {
+  const money = (p: Price) => ({ credits: p.credits, usd: Number(p.usd), inr: Number(p.inr) });
+  const items = await Promise.all(
+    result.items.map(async (item) => {
+      if (item.status === "failed") return { label: item.label, status: item.status, error: item.error };
+      const size = { width: item.width, height: item.height };
+      if (result.output === "url") {
+        return { label: item.label, status: item.status, imageUrl: services.storage.urlFor(item.key!), thumbnailUrl: services.storage.urlFor(item.thumbKey!), ...size };
+      }
+      let bytes = pngs.get(item.index);
+      if (!bytes) {
+        const stored = item.key ? await services.storage.get(item.key) : null;
+        if (!stored) throw new ApiError("INTERNAL", "A stored image of this request is missing.");
+        bytes = stored.bytes;
+      }
+      return { label: item.label, status: item.status, photoDataUri: `data:image/png;base64,${base64FromBytes(bytes)}`, ...size };
+    }),
+  );
+  if (!result.batch) {
+    const { label: _label, status: _status, ...flat } = items[0]! as Record<string, unknown>;
+    return { ...flat, cost: money(result.cost) };
+  }
+  return { images: items, cost: money(result.cost) };
+}
