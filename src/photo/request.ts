@@ -12,6 +12,7 @@ import { ApiError, invalidField } from "../http/errors";
 import { loadImageBytes, sniffImage } from "../images";
 import type { Services } from "../services";
 import { findTemplate } from "./catalog";
+import { unsupportedCharacters } from "./text";
 import type { ModelCatalog } from "./models";
 import type { PhotoRequestBody } from "./schemas";
 import { LONG_EDGE, type AspectRatio, type LogoPlacement, type ModelOption, type Resolution, type SceneTemplate } from "./types";
@@ -86,6 +87,20 @@ export function outputSize(resolution: Resolution, aspectRatio: AspectRatio): { 
   const [w, h] = aspectRatio.split(":").map(Number) as [number, number];
   const long = LONG_EDGE[resolution];
   return w >= h ? { width: long, height: Math.round((long * h) / w) } : { width: Math.round((long * w) / h), height: long };
+}
+
+/**
+ * Texts are drawn by the service with its shipped fonts (Latin, Devanagari, ₹): a character none of them
+ * has would come out as an empty box, so it is refused up front, naming the field and the characters.
+ */
+export async function checkDrawable(request: PhotoRequest): Promise<void> {
+  for (const [field, text, weight] of [["overlayText", request.overlayText, 700], ["marketingText", request.marketingText, 400]] as const) {
+    if (!text) continue;
+    const missing = await unsupportedCharacters(text, weight);
+    if (missing.length) {
+      throw invalidField(field, `cannot be drawn: ${missing.slice(0, 5).map((c) => `"${c}"`).join(", ")} (the fonts cover Latin and Devanagari text, digits, punctuation and ₹)`);
+    }
+  }
 }
 
 export interface LoadedImage {

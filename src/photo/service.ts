@@ -14,7 +14,7 @@ import type { Services } from "../services";
 import { queueAsyncJob } from "./async-jobs";
 import { generateItems, loadInputs, prepareInputs, wholeFailure, type GenerationResult, type Inputs } from "./generate";
 import { claimJob, finishJob, getJob, releaseJob, type JobRow } from "./jobs";
-import { resolveRequest } from "./request";
+import { checkDrawable, resolveRequest } from "./request";
 import type { PhotoRequestBody } from "./schemas";
 import type { Price } from "./types";
 
@@ -33,6 +33,7 @@ export async function createPhoto(
   options: { idempotencyKey: string | null; respondAsync: boolean },
 ): Promise<PhotoAnswer> {
   const request = resolveRequest(body, services.config.photoModels);
+  await checkDrawable(request);
   const claim = await claimJob(services.db, {
     userId,
     key: options.idempotencyKey,

@@ -102,6 +102,9 @@ describe("POST /api/image/product-photography validation", () => {
     await expect422({ ...base(), overlayText: "a\u0000b" }, "overlayText");
     await expect422({ ...base(), productImages: [{ dataUrl: product, label: "x".repeat(101) }] }, "productImages.0.label");
     await expect422({ ...base(), colour: "red" }, "colour");
+    const e = await expect422({ ...base(), overlayText: "Sale 🎉" }, "overlayText");
+    expect(e.message).toContain("🎉");
+    await expect422({ ...base(), marketingText: "新年快乐" }, "marketingText");
   });
 
   it("answers 401 without a key, 415 for a non-JSON body, 400 for malformed JSON", async () => {
