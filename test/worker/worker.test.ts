@@ -25,6 +25,8 @@ import { startNeonBridge, type NeonBridge } from "../helpers/neon-bridge";
 import { createScratchDatabase, type ScratchDatabase } from "../helpers/postgres";
 import { startS3Fake, type S3Fake } from "../helpers/s3-fake";
 import { startUpstashBridge, type UpstashBridge } from "../helpers/upstash-bridge";
+import sharp from "sharp";
+import { productJpeg } from "../photo/fixtures";
 
 const run = promisify(execFile);
 const ROOT = new URL("../..", import.meta.url).pathname;
@@ -71,11 +73,14 @@ beforeAll(async () => {
   // The modules are listed rather than discovered: Miniflare's discovery refuses any computed dynamic
   // import, and @upstash/qstash's (never-called) local dev-server code has some.
   const wasm = (await readdir(outdir)).filter((f) => f.endsWith(".wasm"));
+  const fonts = (await readdir(outdir)).filter((f) => f.endsWith(".ttf"));
   workerOptions = {
     modulesRoot: outdir,
     modules: [
       { type: "ESModule", path: join(outdir, "worker.js"), contents: await readFile(join(outdir, "worker.js"), "utf8") },
       ...(await Promise.all(wasm.map(async (f) => ({ type: "CompiledWasm" as const, path: join(outdir, f), contents: await readFile(join(outdir, f)) })))),
+      // Area B's fonts: wrangler's Data rule makes each .ttf a module the text engine imports on first use.
+      ...(await Promise.all(fonts.map(async (f) => ({ type: "Data" as const, path: join(outdir, f), contents: await readFile(join(outdir, f)) })))),
     ],
     compatibilityDate: config.compatibility_date,
     compatibilityFlags: config.compatibility_flags,
@@ -105,7 +110,7 @@ const get = async (path: string, headers: Record<string, string> = {}) => {
 
 describe("the Worker bundle", () => {
   it("stays under 3 MiB gzipped and reports its size", async () => {
-    const files = (await readdir(outdir)).filter((f) => f.endsWith(".js") || f.endsWith(".wasm"));
+    const files = (await readdir(outdir)).filter((f) => f.endsWith(".js") || f.endsWith(".wasm") || f.endsWith(".ttf"));
     let gzipped = 0;
     for (const file of files) gzipped += gzipSync(await readFile(join(outdir, file)), { level: 9 }).length;
     console.log(`worker bundle: ${files.join(", ")}; ${(gzipped / 1024).toFixed(0)} KiB gzipped (limit ${GZIP_LIMIT / 1024} KiB)`);
@@ -171,6 +176,35 @@ describe("the Worker in workerd", () => {
       if (!lastUsedAt) await new Promise((r) => setTimeout(r, 100));
     }
     expect(lastUsedAt).toBeInstanceOf(Date);
+  });
+
+  it("area B: lists the catalogue and generates a photo with a logo and Hindi text into the bucket", async () => {
+    const templates = await get("/api/image/product-photography-prompts");
+    expect(templates.status).toBe(200);
+    expect(templates.body.data.length).toBeGreaterThanOrEqual(30);
+    const { userId } = await createUser(handle.db, `photo-${crypto.randomUUID()}@example.test`);
+    const { key } = await createApiKey(handle.db, userId);
+    const product = await productJpeg(300, 400);
+    const logo = await sharp({ create: { width: 100, height: 50, channels: 4, background: { r: 255, g: 0, b: 255, alpha: 1 } } }).png().toBuffer();
+    const res = await mf.dispatchFetch(`${ORIGIN}/api/image/product-photography`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+      body: JSON.stringify({
+        productImages: [{ dataUrl: `data:image/jpeg;base64,${product.toString("base64")}` }],
+        promptId: "hol-diwali",
+        model: "standard",
+        aspectRatio: "4:5",
+        overlayText: "दिवाली सेल",
+        logoImage: `data:image/png;base64,${logo.toString("base64")}`,
+        outputResult: "url",
+      }),
+    });
+    const body = (await res.json()) as Record<string, any>;
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(body.data.imageUrl).toMatch(new RegExp(`^${s3.endpoint}/media/photo/out/`));
+    const stored = await S3Storage({ endpoint: s3.endpoint, region: s3.region, bucket: "media", ...s3.credentials, publicBaseUrl: `${s3.endpoint}/media` }).get(new URL(body.data.imageUrl).pathname.replace(/^\/media\//, ""));
+    const meta = await sharp(Buffer.from(stored!.bytes)).metadata();
+    expect([meta.width, meta.height]).toEqual([819, 1024]);
   });
 
   it("serves /files/<key> from the S3 bucket", async () => {
