@@ -62,7 +62,9 @@ export function renderBackdrop(style: SceneStyle, frame: Frame): RgbaImage {
     // Contact of wall and table: a faint shade right at the horizon (ambient occlusion).
     const occlusion = seamless || top ? 1 : 1 - 0.07 * Math.exp(-(((y - horizonY) / (0.025 * S)) ** 2));
     const zf = (1 + e) / (d + e);
-    const v = top ? y * textureScale : textureScale * (1 + e) * floorDepth * zf * 0.5;
+    // Ground depth for a camera with a focal length of about 1.2 x the shorter side: u and v then keep
+    // the material's proportions (a shorter focal length smears it into streaks toward the horizon).
+    const v = top ? y * textureScale : textureScale * 1.2 * S * zf;
     const detail = top ? 1 : smoothstep(0.02, 0.45, d);
     const row = y * W * 4;
     for (let x = 0; x < W; x++) {

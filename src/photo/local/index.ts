@@ -11,11 +11,12 @@
 import { decodeImage, type RgbaImage } from "../../images";
 import type { ImageGenerator, SceneRequest } from "../types";
 import { renderBackdrop } from "./backdrop";
-import { drawProduct, drawReflection, drawShadow, layoutFor } from "./compose";
+import { drawProduct, drawReflection, layoutFor } from "./compose";
 import { drawProp } from "./props";
 import { resizePremultiplied, unpremultiply } from "./raster";
 import { styleFromReference } from "./reference";
 import { cutOut } from "./segment";
+import { drawProductShadow, drawPropShadow } from "./shadow";
 import { sceneStyleFor } from "./styles";
 
 export { cutOut, type CutOut } from "./segment";
@@ -60,8 +61,9 @@ export function composeScene(cut: RgbaImage, style: ReturnType<typeof sceneStyle
   const frame = layoutFor(style, cut.width, cut.height, W, H);
   const product = resizePremultiplied(cut, frame.pw, frame.ph);
   const canvas = renderBackdrop(style, frame);
+  drawPropShadow(canvas, style, frame);
   drawProp(canvas, style, frame);
-  drawShadow(canvas, product, style, frame);
+  drawProductShadow(canvas, product, style, frame);
   drawReflection(canvas, product, style, frame);
   drawProduct(canvas, product, style, frame);
   return canvas;

@@ -225,12 +225,12 @@ function caustics(layer: LightLayer, tile: NoiseTile, wallH: number): void {
 function ridges(layer: LightLayer, style: SceneStyle, tile: NoiseTile, wallH: number): void {
   const sky = style.wall[1];
   style.accents.slice(0, 2).forEach((colour, k) => {
-    const haze = k === 0 ? 0.55 : 0.25;
+    const haze = k === 0 ? 0.6 : 0.35;
     const c: Rgb = [colour[0] + (sky[0] - colour[0]) * haze, colour[1] + (sky[1] - colour[1]) * haze, colour[2] + (sky[2] - colour[2]) * haze];
-    const top = wallH * (k === 0 ? 0.35 : 0.55);
+    const top = wallH * (k === 0 ? 0.5 : 0.66);
     for (let px = 0; px < layer.w; px++) {
-      const n = tile.at(px * (k === 0 ? 0.5 : 0.9), 40 * k + 5) * 1.6 + tile.at(px * 2.5, 90 + k * 30) * 0.25;
-      const ridgeY = top + (1 - n) * wallH * 0.35;
+      const n = tile.at(px * (k === 0 ? 0.25 : 0.45), 40 * k + 5) * 1.3 + tile.at(px * 1.2, 90 + k * 30) * 0.2;
+      const ridgeY = top + (1.2 - n) * wallH * 0.2;
       for (let py = Math.max(0, Math.floor(ridgeY)); py < Math.min(layer.h, wallH + 3); py++) {
         const edge = Math.min(1, py - ridgeY + 1);
         layer.put(layer.over, py * layer.w + px, c, edge, true);

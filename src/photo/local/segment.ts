@@ -13,7 +13,7 @@
  * is kept whole (foundBackground false) rather than chewed up.
  *
  * @example
- * const { image, foundBackground } = cutOut(decodeImage(bytes));
+ * const { image, foundBackground, x, y } = cutOut(decodeImage(bytes));
  */
 import type { RgbaImage } from "../../images";
 import { BorderModel } from "./border-model";
@@ -23,6 +23,9 @@ export interface CutOut {
   image: RgbaImage;
   /** Whether a background was found and removed (or the image's own alpha was used). */
   foundBackground: boolean;
+  /** Where `image` was in the input, in input pixels. */
+  x: number;
+  y: number;
 }
 
 const BG = 1; // mask values: 0 = product, 1 = background, 2 = product removed as a speck
@@ -34,7 +37,7 @@ const BG = 1; // mask values: 0 = product, 1 = background, 2 = product removed a
  * const { image } = cutOut(photo); // image.width <= photo.width, alpha 0 where the background was
  */
 export function cutOut(product: RgbaImage): CutOut {
-  if (hasOwnAlpha(product)) return { image: trim(product, 8), foundBackground: true };
+  if (hasOwnAlpha(product)) return { ...trim(product, 8), foundBackground: true };
   const { width: w, height: h, data } = product;
   if (w < 8 || h < 8) return whole(product);
   const model = new BorderModel(product);
@@ -96,7 +99,7 @@ export function cutOut(product: RgbaImage): CutOut {
 
   const kept = removeSpecks(mask, queue, w, h, n - background);
   if (kept < n * 0.003) return whole(product);
-  return { image: matte(product, mask), foundBackground: true };
+  return { ...matte(product, mask), foundBackground: true };
 }
 
 /** Meaningful own alpha: some of the image is clearly transparent and some clearly opaque. */
@@ -165,7 +168,7 @@ function removeSpecks(mask: Uint8Array, queue: Int32Array, w: number, h: number,
  * the product, with edge pixels recoloured from the nearest interior pixels so the old background's colour
  * does not fringe the product.
  */
-function matte(img: RgbaImage, mask: Uint8Array): RgbaImage {
+function matte(img: RgbaImage, mask: Uint8Array): { image: RgbaImage; x: number; y: number } {
   const { width: w, height: h, data } = img;
   const r = Math.max(1, Math.round(Math.max(w, h) / 1200));
   const alpha = featherMask(mask, w, h, r);
@@ -204,7 +207,7 @@ function matte(img: RgbaImage, mask: Uint8Array): RgbaImage {
       interiorColour(data, mask, w, h, x + x0, y + y0, reach, out, o);
     }
   }
-  return { width: tw, height: th, data: out };
+  return { image: { width: tw, height: th, data: out }, x: x0, y: y0 };
 }
 
 /** Whether a product pixel has background within 1 px (its colour is likely mixed with it). */
@@ -294,11 +297,11 @@ function featherMask(mask: Uint8Array, w: number, h: number, r: number): Uint8Ar
 function whole(img: RgbaImage): CutOut {
   const data = img.data.slice();
   for (let i = 3; i < data.length; i += 4) data[i] = 255;
-  return { image: { width: img.width, height: img.height, data }, foundBackground: false };
+  return { image: { width: img.width, height: img.height, data }, foundBackground: false, x: 0, y: 0 };
 }
 
 /** Trims an image with its own alpha to the box of pixels with alpha above `threshold`. */
-function trim(img: RgbaImage, threshold: number): RgbaImage {
+function trim(img: RgbaImage, threshold: number): { image: RgbaImage; x: number; y: number } {
   const { width: w, height: h, data } = img;
   let x0 = w;
   let y0 = h;
@@ -314,10 +317,10 @@ function trim(img: RgbaImage, threshold: number): RgbaImage {
       }
     }
   }
-  if (x1 < 0) return img;
+  if (x1 < 0) return { image: img, x: 0, y: 0 };
   const tw = x1 - x0 + 1;
   const th = y1 - y0 + 1;
   const out = new Uint8Array(tw * th * 4);
   for (let y = 0; y < th; y++) out.set(data.subarray(((y + y0) * w + x0) * 4, ((y + y0) * w + x0 + tw) * 4), y * tw * 4);
-  return { width: tw, height: th, data: out };
+  return { image: { width: tw, height: th, data: out }, x: x0, y: y0 };
 }

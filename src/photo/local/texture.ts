@@ -87,28 +87,34 @@ export function grain(x: number, y: number): number {
 export function surfacePattern(surface: Surface, tile: NoiseTile, u: number, v: number, px: number, py: number): number {
   switch (surface) {
     case "marble": {
-      const turb = tile.at(u * 0.35, v * 0.35) * 5 + tile.at(u * 1.1 + 91, v * 1.1 + 17) * 1.2;
-      const t = u * 0.012 + v * 0.007 + turb;
-      const vein = Math.pow(1 - Math.abs(Math.sin(t * Math.PI)), 14);
-      const fine = Math.pow(1 - Math.abs(Math.sin((t * 2.3 + 0.4) * Math.PI)), 30) * 0.4;
-      const cloud = (tile.at(u * 0.2 + 40, v * 0.2) - 0.5) * 0.25;
-      return vein * 0.75 + fine + cloud;
+      // A few long, thin, branching veins over a faintly clouded stone.
+      const turb = tile.at(u * 0.08, v * 0.08) * 2.6 + tile.at(u * 0.5 + 91, v * 0.5 + 17) * 0.35;
+      const t = u * 0.0035 + v * 0.0022 + turb;
+      const vein = Math.pow(1 - Math.abs(Math.sin(t * Math.PI)), 60);
+      const t2 = u * 0.002 - v * 0.004 + tile.at(u * 0.12 + 40, v * 0.12 + 60) * 3;
+      const fine = Math.pow(1 - Math.abs(Math.sin(t2 * Math.PI)), 120) * 0.45;
+      const cloud = (tile.at(u * 0.03 + 40, v * 0.03) - 0.5) * 0.22;
+      return vein * 0.6 + fine + cloud;
     }
     case "wood": {
-      const t = v * 0.09 + tile.at(u * 0.02, v * 0.5) * 5;
+      // Boards run across the table; the grain follows them, warped, with a tint per board.
+      const board = Math.floor(v * 0.006);
+      const t = v * 0.03 + tile.at(u * 0.004 + board * 37, v * 0.03) * 3.5;
       const rings = 0.5 + 0.5 * Math.sin(t * Math.PI * 2);
-      const fibres = tile.at(u * 0.25 + 13, v * 6) - 0.5;
-      const plank = Math.abs(((u * 0.0045 + 0.5) % 1) - 0.5) < 0.004 ? 0.8 : 0;
-      return rings * rings * 0.45 + fibres * 0.35 + plank;
+      const fibres = tile.at(u * 0.05 + 13, v * 1.5 + board * 11) - 0.5;
+      const seam = ((v * 0.006) % 1 + 1) % 1 < 0.012 ? 0.7 : 0;
+      const tint = (grain(board, 7) - 0.5) * 0.35;
+      return 0.12 + rings * rings * rings * 0.28 + fibres * 0.3 + seam + tint;
     }
     case "linen": {
-      const weft = tile.at(u * 1.6, v * 0.05) - 0.5;
-      const warp = tile.at(u * 0.05 + 50, v * 1.6) - 0.5;
-      const slub = (tile.at(u * 0.08, v * 0.6) - 0.5) * 0.6;
-      return 0.35 + (weft + warp) * 0.9 + slub + (grain(px, py) - 0.5) * 0.25;
+      // Threads about 2.5 units apart each way, each thread a little lighter or darker, plus slubs.
+      const weft = grain(0, Math.floor(v / 2.5)) - 0.5;
+      const warp = grain(Math.floor(u / 2.5), 1) - 0.5;
+      const slub = (tile.at(u * 0.4, v * 0.02) - 0.5) * 0.5;
+      return 0.3 + (weft + warp) * 0.45 + slub + (grain(px, py) - 0.5) * 0.2;
     }
     case "sand": {
-      const ripples = Math.sin(v * 0.13 + tile.at(u * 0.05, v * 0.05) * 9) * 0.22;
+      const ripples = Math.sin(v * 0.045 + tile.at(u * 0.02, v * 0.02) * 9) * 0.2;
       return 0.3 + ripples + (tile.at(u * 0.3, v * 0.3) - 0.5) * 0.5 + (grain(px, py) - 0.5) * 0.7;
     }
     case "snow": {
