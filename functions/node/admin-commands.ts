@@ -6,6 +6,8 @@
  * await runAdminCommand(db, { command: "user:create", email: "a@b.c" }); // { output: "sk_..." }
  */
 import type { Db } from "../../db/client";
+import type { Services } from "../../src/services";
+import { createLoginLink } from "../../src/hub/login-links";
 import { createApiKey, createUser, findUserByEmail, listApiKeys, revokeApiKey } from "../../src/http/api-keys";
 
 export interface AdminRequest {
@@ -25,9 +27,11 @@ export const ADMIN_USAGE = `usage: npm run admin -- <command>
   user:create --email E            create a user; prints its first API key alone on a line
   key:create  --email E [--name N] create another key for the user; prints it alone on a line
   key:revoke  --prefix P           revoke the key whose prefix (first 11 characters) is P
-  key:list    --email E            list the user's keys (prefix, name, created, last used, revoked)`;
+  key:list    --email E            list the user's keys (prefix, name, created, last used, revoked)
+  login-link  --email E            print a one-time hub sign-in link for the user (valid 15 minutes)`;
 
-export async function runAdminCommand(db: Db, req: AdminRequest): Promise<AdminResult> {
+/** `hub`: what sign-in links need (the service's public base URL, a clock); without it, login-link is refused. */
+export async function runAdminCommand(db: Db, req: AdminRequest, hub?: Pick<Services, "config" | "clock">): Promise<AdminResult> {
   const needEmail = () => {
     if (!req.email || !/^[^@\s]+@[^@\s]+$/.test(req.email)) throw new AdminError("--email must be an e-mail address");
     return req.email;
@@ -57,6 +61,12 @@ export async function runAdminCommand(db: Db, req: AdminRequest): Promise<AdminR
       const keys = await listApiKeys(db, user.userId);
       const lines = keys.map((k) => [k.prefix, k.name, k.createdAt, k.lastUsedAt ?? "-", k.revokedAt ? `revoked ${k.revokedAt}` : "live"].join("\t"));
       return { ok: true, output: ["prefix\tname\tcreated\tlast used\tstate", ...lines].join("\n") };
+    }
+    case "login-link": {
+      const user = await findUserByEmail(db, needEmail());
+      if (!user) throw new AdminError(`no user with e-mail ${req.email}`);
+      if (!hub) throw new AdminError("login-link needs the service's configuration");
+      return { ok: true, output: await createLoginLink({ db, ...hub }, user.userId) };
     }
     default:
       throw new AdminError(`unknown command "${req.command}"\n${ADMIN_USAGE}`);

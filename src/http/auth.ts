@@ -86,7 +86,8 @@ export async function authenticateIdToken(services: Services, token: string): Pr
   return userForSubject(services, payload);
 }
 
-async function userForSubject(services: Services, payload: JWTPayload): Promise<string> {
+/** The user an identity-provider subject maps to, created on first sight (shared with the hub's OIDC sign-in). */
+export async function userForSubject(services: Services, payload: JWTPayload): Promise<string> {
   const db = services.db;
   const subject = `${payload.iss}|${payload.sub}`;
   const [existing] = await db.select({ id: users.id }).from(users).where(eq(users.externalSubject, subject)).limit(1);
