@@ -103,16 +103,20 @@ export async function userForSubject(services: Services, payload: JWTPayload): P
       .returning({ id: users.id });
     if (linked) return linked.id;
   }
+  // A new user keeps a verified e-mail when no user holds it yet; otherwise an address made from the subject.
   const syntheticEmail = `${encodeURIComponent(String(payload.sub))}@${hostOf(String(payload.iss))}.idp`;
-  const [created] = await db
-    .insert(users)
-    .values({ email: syntheticEmail, externalSubject: subject })
-    .onConflictDoNothing()
-    .returning({ id: users.id });
-  if (created) return created.id;
-  const [raced] = await db.select({ id: users.id }).from(users).where(eq(users.externalSubject, subject)).limit(1);
-  if (!raced) throw new ApiError("INTERNAL", "Could not map the ID token to a user.");
-  return raced.id;
+  const candidates = email && payload.email_verified === true ? [email, syntheticEmail] : [syntheticEmail];
+  for (const candidate of candidates) {
+    const [created] = await db
+      .insert(users)
+      .values({ email: candidate, externalSubject: subject })
+      .onConflictDoNothing()
+      .returning({ id: users.id });
+    if (created) return created.id;
+    const [raced] = await db.select({ id: users.id }).from(users).where(eq(users.externalSubject, subject)).limit(1);
+    if (raced) return raced.id;
+  }
+  throw new ApiError("INTERNAL", "Could not map the ID token to a user.");
 }
 
 function hostOf(issuer: string): string {
