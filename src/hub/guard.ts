@@ -31,7 +31,8 @@ export function hubSecurityHeaders(extra: { scriptSrc?: string[]; styleSrc?: str
         frameAncestors: ["'none'"],
       },
       xFrameOptions: "DENY",
-      referrerPolicy: "no-referrer",
+      // same-origin, not no-referrer: with no-referrer browsers send "Origin: null" on form posts, which the CSRF check refuses.
+      referrerPolicy: "same-origin",
       crossOriginEmbedderPolicy: false,
       crossOriginResourcePolicy: "same-origin",
     })(c, next);

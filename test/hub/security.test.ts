@@ -197,7 +197,7 @@ describe("isolation and secrecy", () => {
       expect(csp, path).toMatch(/script-src 'nonce-[A-Za-z0-9+/=_-]+'/);
       expect(csp, path).not.toMatch(/unsafe-inline/);
       expect(res.headers.get("x-frame-options"), path).toBe("DENY");
-      expect(res.headers.get("referrer-policy"), path).toBe("no-referrer");
+      expect(res.headers.get("referrer-policy"), path).toBe("same-origin");
       expect(res.headers.get("cache-control"), path).toBe("no-store");
     }
     const reference = await b.request("/hub/reference");

@@ -34,7 +34,7 @@ function redirectAllowed(c: Context<AppEnv>, uri: string | undefined): uri is st
 function consentHeaders(c: Context<AppEnv>) {
   c.header("X-Frame-Options", "DENY");
   c.header("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'; form-action 'self' " + new URL(c.var.services.config.publicBaseUrl).origin);
-  c.header("Referrer-Policy", "no-referrer");
+  c.header("Referrer-Policy", "same-origin");
 }
 
 function ConsentPage(props: { clientId: string; redirectUri: string; state: string; scopes: string[] }) {
