@@ -24,7 +24,7 @@ async function accountsPage(c: Context<HubEnv>, flash: Flash = null) {
         Posts go to the accounts you name in <code>accountIds</code>. Connecting a pageplatform page also connects the photoplatform
         professional account linked to it.{sandbox ? " This service runs the built-in platform sandbox: nothing reaches a real network." : ""}
       </p>
-      <PostForm action="/hub/accounts/connect" session={session}>
+      <PostForm action="/hub/accounts/connect" session={session} class="row">
         <button type="submit">Connect pageplatform</button>
       </PostForm>
       {accounts.length === 0 ? (
@@ -32,21 +32,18 @@ async function accountsPage(c: Context<HubEnv>, flash: Flash = null) {
       ) : (
         <ul class="plain card" aria-label="Accounts">
           {accounts.map((a) => (
-            <li>
-              <div class="row">
+            <li class="account">
+              <div class="who-is">
+                <strong>{a.name}</strong> <span class="muted small">{a.platform}</span>
                 <div>
-                  <strong>{a.name}</strong> <span class="muted small">{a.platform}</span>
-                  <div>
-                    <code>{a.id}</code>
-                  </div>
+                  <code>{a.id}</code>
                 </div>
               </div>
-              <p class="row">
+              <div class="state">
                 {a.canPublish ? <span class="badge active">connected</span> : <span class="badge reconnect">reconnect</span>}
                 <span class={`badge ${a.selected ? "active" : "cancelled"}`}>{a.selected ? "selected" : "not selected"}</span>
-              </p>
-              {a.canPublish ? null : <p class="small">The platform no longer accepts this connection (expired or revoked). Use “Connect pageplatform” to reconnect it; its id stays the same.</p>}
-              <div class="row">
+              </div>
+              <div class="actions">
                 <PostForm action={`/hub/accounts/${encodeURIComponent(a.id)}/select`} session={session} class="inline">
                   <input type="hidden" name="selected" value={a.selected ? "false" : "true"} />
                   <button type="submit" class="secondary" aria-label={`${a.selected ? "Unselect" : "Select"} ${a.name}`}>
@@ -59,6 +56,9 @@ async function accountsPage(c: Context<HubEnv>, flash: Flash = null) {
                   </button>
                 </PostForm>
               </div>
+              {a.canPublish ? null : (
+                <p class="note small">The platform no longer accepts this connection (expired or revoked). Use “Connect pageplatform” to reconnect it; its id stays the same.</p>
+              )}
             </li>
           ))}
         </ul>

@@ -96,7 +96,7 @@ async function listPage(c: Context<HubEnv>) {
                   <td data-label="Targets">
                     <Targets post={p} />
                   </td>
-                  <td data-label="When">{p.scheduledFor ? `scheduled ${formatTime(p.scheduledFor)}` : formatTime(p.createdAt)}</td>
+                  <td data-label="When" class="when">{p.scheduledFor ? `scheduled ${formatTime(p.scheduledFor)}` : formatTime(p.createdAt)}</td>
                 </tr>
               ))}
             </tbody>

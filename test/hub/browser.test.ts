@@ -102,7 +102,21 @@ describe.sequential("the hub in a browser", () => {
     await page.locator(`tr:has(a[href="/hub/posts/${id}"]) td[data-label="Status"] .badge.published`).waitFor({ timeout: 30_000 });
     expect(await page.locator(`tr:has(a[href="/hub/posts/${id}"]) .badge.published`).count()).toBe(3);
     await audit();
-    await page.screenshot({ path: join(DOCS, "hub-posts.png"), fullPage: true });
+  });
+
+  it("explains a target the platform refused in words", async () => {
+    const fault = await api("/sandbox/faults", server.apiKey, { method: "POST", body: JSON.stringify({ accountId: "photoplatform:1780000000000001", kind: "invalid", times: 1 }) });
+    expect(fault.status).toBe(201);
+    const jpeg = (await makeJpeg(1000, 1000)).toString("base64");
+    const res = await api("/api/v1/social/posts", server.apiKey, {
+      method: "POST",
+      headers: { "Idempotency-Key": crypto.randomUUID() },
+      body: JSON.stringify({ accountIds: ["pageplatform:1010000000000001", "photoplatform:1780000000000001"], caption: "Croissant Friday", images: [{ base64: jpeg, mimeType: "image/jpeg" }] }),
+    });
+    const id = ((await res.json()) as any).data.id;
+    await page.goto(`${server.baseUrl}/hub/posts/${id}`);
+    await page.locator("h1 .badge.partially_published").waitFor({ timeout: 30_000 });
+    expect(await page.textContent("main")).toContain("The platform refused this post as it is");
   });
 
   it("cancels a scheduled post from its page", async () => {
@@ -120,6 +134,8 @@ describe.sequential("the hub in a browser", () => {
     const post = ((await (await api(`/api/v1/social/posts/${id}`, server.apiKey)).json()) as any).data;
     expect(post.status).toBe("cancelled");
     expect(post.accounts[0].status).toBe("cancelled");
+    await page.goto(`${server.baseUrl}/hub/posts`);
+    await page.screenshot({ path: join(DOCS, "hub-posts.png"), fullPage: true });
   });
 
   it("shows the first request with this server's base URL, and the API reference page", async () => {

@@ -40,9 +40,20 @@ code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size
 pre{background:#0f172a;color:#e2e8f0;padding:12px 14px;border-radius:8px;overflow-x:auto;white-space:pre}
 .secret{display:flex;flex-wrap:wrap;gap:8px;align-items:center}
 .secret code{background:#fff8e1;border:1px solid #e5c06a;border-radius:6px;padding:6px 8px;word-break:break-all}
+.card>h2:first-child{margin-top:0}
 ul.plain{list-style:none;padding:0;margin:0}
 ul.plain li{padding:10px 0;border-bottom:1px solid #e6e8eb}
+ul.plain li:last-child{border-bottom:0}
+ul.plain.card{padding:4px 18px}
+td ul.plain li{padding:0 0 6px}
+td ul.plain li+li{padding-top:6px}
+.account{display:flex;flex-wrap:wrap;gap:8px 18px;align-items:center;justify-content:space-between}
+.account .who-is{min-width:240px;flex:1 1 260px}
+.account .state,.account .actions{display:flex;flex-wrap:wrap;gap:8px;align-items:center}
+.account .note{flex-basis:100%;margin:0}
 .consent{max-width:560px;margin:0 auto}
+.consent fieldset{border:1px solid #dde1e6;border-radius:8px;margin:12px 0}
+td.when{white-space:nowrap}
 @media (max-width:640px){
   body{font-size:15px}main{padding:14px 10px 40px}
   .stack thead{display:none}
