@@ -156,6 +156,48 @@ describe.sequential("the hub in a browser", () => {
     await phone.close();
   });
 
+  it("works without JavaScript: create and revoke a key", async () => {
+    const noJs = await browser.newContext({ javaScriptEnabled: false, storageState: await context.storageState() });
+    noJs.setDefaultTimeout(10_000);
+    const plain = await noJs.newPage();
+    await plain.goto(`${server.baseUrl}/hub/keys`);
+    await plain.getByLabel("Name").fill("no script");
+    await plain.getByRole("button", { name: "Create key" }).click();
+    const key = (await plain.textContent("#new-key-value"))!.trim();
+    expect((await api("/api/v1/social/accounts", key)).status).toBe(200);
+    await plain.getByRole("button", { name: `Revoke key no script (${key.slice(0, 11)})` }).click();
+    await plain.getByText("is revoked").waitFor();
+    expect((await api("/api/v1/social/accounts", key)).status).toBe(401);
+    await noJs.close();
+  });
+
+  it("shows reconnect when the platform revokes a token; reconnecting makes the account publishable again", async () => {
+    const fault = await api("/sandbox/faults", server.apiKey, { method: "POST", body: JSON.stringify({ accountId: "pageplatform:1010000000000001", kind: "auth", times: 1 }) });
+    expect(fault.status).toBe(201);
+    const res = await api("/api/v1/social/posts", server.apiKey, {
+      method: "POST",
+      headers: { "Idempotency-Key": crypto.randomUUID() },
+      body: JSON.stringify({ accountIds: ["pageplatform:1010000000000001"], caption: "Token test" }),
+    });
+    const id = ((await res.json()) as any).data.id;
+    await page.goto(`${server.baseUrl}/hub/posts/${id}`);
+    await page.locator("h1 .badge.failed").waitFor({ timeout: 30_000 });
+    expect(await page.textContent("main")).toContain("Reconnect it on the Accounts page");
+    await page.goto(`${server.baseUrl}/hub/accounts`);
+    expect(await page.locator(".badge.reconnect").count()).toBe(1);
+    await page.getByRole("button", { name: "Connect pageplatform" }).click();
+    await page.getByLabel("Sandbox Bookshop").uncheck();
+    await page.getByLabel("Sandbox Garage").uncheck();
+    await page.getByRole("button", { name: "Continue" }).click();
+    await page.getByText("Connected: Sandbox Bakery").waitFor();
+    expect(await page.locator(".badge.reconnect").count()).toBe(0);
+    const accounts = ((await (await api("/api/v1/social/accounts", server.apiKey)).json()) as any).data.accounts;
+    expect(accounts.map((a: { id: string; canPublish: boolean }) => `${a.id} ${a.canPublish}`).sort()).toEqual([
+      "pageplatform:1010000000000001 true",
+      "photoplatform:1780000000000001 true",
+    ]);
+  });
+
   it("signs out; the session is gone; an admin login link signs in again, once", async () => {
     await page.goto(`${server.baseUrl}/hub/keys`);
     await page.getByRole("button", { name: "Sign out" }).click();
