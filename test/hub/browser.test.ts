@@ -27,7 +27,7 @@ const violations: string[] = [];
 beforeAll(async () => {
   [server, browser] = await Promise.all([startServerProcess(), launchChromium()]);
   context = await browser.newContext({ viewport: { width: 1180, height: 760 } });
-  context.setDefaultTimeout(10_000);
+  context.setDefaultTimeout(20_000);
   page = await context.newPage();
 }, 90_000);
 afterAll(async () => {
@@ -44,7 +44,7 @@ async function audit() {
   violations.push(...(await seriousViolations(page)));
 }
 
-describe.sequential("the hub in a browser", () => {
+describe.sequential("the hub in a browser", { timeout: 90_000 }, () => {
   it("signs in with the one-time link printed at start", async () => {
     const [link] = signInLink(server.output());
     expect(link).toBeTruthy();
@@ -158,7 +158,7 @@ describe.sequential("the hub in a browser", () => {
 
   it("works without JavaScript: create and revoke a key", async () => {
     const noJs = await browser.newContext({ javaScriptEnabled: false, storageState: await context.storageState() });
-    noJs.setDefaultTimeout(10_000);
+    noJs.setDefaultTimeout(20_000);
     const plain = await noJs.newPage();
     await plain.goto(`${server.baseUrl}/hub/keys`);
     await plain.getByLabel("Name").fill("no script");

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { sandboxGrants, sandboxTokens, hubSessions } from "../../db/schema";
+import { createApp } from "../../src/app";
 import { createLoginLink } from "../../src/hub/login-links";
 import { createHubTest, type HubTest } from "./hub-client";
 
@@ -52,19 +53,21 @@ describe("sessions and the API", () => {
   });
 
   it("over HTTPS the cookie is Secure and __Host- prefixed", async () => {
-    const secure = await createHubTest({ env: { PUBLIC_BASE_URL: "https://hub.example.test" } });
-    try {
-      const user = await secure.h.createUser();
-      const link = await createLoginLink(secure.h.services, user.userId);
-      const b = secure.browser();
-      const { res } = await b.post("https://hub.example.test/hub/login", { token: new URL(link).searchParams.get("token")! }, { csrf: null, origin: "https://hub.example.test" });
-      const cookie = res.headers.getSetCookie().find((c) => c.includes("hub_session="))!;
-      expect(cookie).toMatch(/^__Host-hub_session=/);
-      expect(cookie).toMatch(/Secure/);
-      expect(cookie).toMatch(/Path=\//);
-    } finally {
-      await secure.h.close();
-    }
+    // The same services behind an https PUBLIC_BASE_URL (no second database needed).
+    const services = { ...t.h.services, config: { ...t.h.services.config, publicBaseUrl: "https://hub.example.test" } };
+    const app = createApp(services);
+    const user = await t.h.createUser();
+    const link = await createLoginLink(services, user.userId);
+    const res = await app.request("https://hub.example.test/hub/login", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: "https://hub.example.test" },
+      body: new URLSearchParams({ token: new URL(link).searchParams.get("token")! }),
+    });
+    expect(res.status).toBe(303);
+    const cookie = res.headers.getSetCookie().find((c) => c.includes("hub_session="))!;
+    expect(cookie).toMatch(/^__Host-hub_session=/);
+    expect(cookie).toMatch(/Secure/);
+    expect(cookie).toMatch(/Path=\//);
   });
 });
 

@@ -53,6 +53,9 @@ td ul.plain li+li{padding-top:6px}
 .account .note{flex-basis:100%;margin:0}
 .consent{max-width:560px;margin:0 auto}
 .consent fieldset{border:1px solid #dde1e6;border-radius:8px;margin:12px 0}
+.consent .choice{display:flex;gap:10px;align-items:flex-start;margin:8px 0}
+.consent .choice input{margin-top:5px;width:18px;height:18px}
+.consent .choice label{display:inline;font-weight:500;margin:0}
 td.when{white-space:nowrap}
 @media (max-width:640px){
   body{font-size:15px}main{padding:14px 10px 40px}

@@ -57,9 +57,9 @@ function ConsentPage(props: { clientId: string; redirectUri: string; state: stri
             <fieldset>
               <legend>Pages to grant</legend>
               {SANDBOX_PAGES.map((p) => (
-                <p>
-                  <input type="checkbox" id={`page-${p.id}`} name="page" value={p.id} checked />{" "}
-                  <label for={`page-${p.id}`} class="inline-label">
+                <p class="choice">
+                  <input type="checkbox" id={`page-${p.id}`} name="page" value={p.id} checked />
+                  <label for={`page-${p.id}`}>
                     {p.name}
                     {p.photo ? ` (with photoplatform @${p.photo.username})` : " (no photoplatform account)"}
                   </label>
