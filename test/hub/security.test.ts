@@ -24,6 +24,21 @@ async function signedIn() {
 }
 
 describe("sessions and the API", () => {
+  it("sends a signed-out visitor to sign in, and a signed-in one to the keys page", async () => {
+    const anonymous = t.browser();
+    for (const path of ["/hub", "/hub/keys", "/hub/accounts", "/hub/posts", "/hub/start", "/hub/reference"]) {
+      const res = await anonymous.request(path);
+      expect([res.status, res.headers.get("location")], path).toEqual([303, "/hub/signin"]);
+    }
+    expect((await anonymous.post("/hub/keys", { name: "x" })).res.status).toBe(401);
+    const { b } = await signedIn();
+    expect((await b.request("/hub")).headers.get("location")).toBe("/hub/keys");
+    const missing = await b.page("/hub/nothing-here");
+    expect(missing.res.status).toBe(404);
+    expect(missing.res.headers.get("content-type")).toMatch(/text\/html/);
+  });
+
+
   it("the API refuses a request that carries only a hub session cookie", async () => {
     const { b } = await signedIn();
     const res = await b.request("/api/v1/social/accounts");
