@@ -75,10 +75,12 @@ export function createAccountRoutes(): Hono<HubEnv> {
 
   router.get("/callback", async (c) => {
     const result = await finishConnect(c);
-    const text = result.connected.length
-      ? `Connected: ${result.connected.join(", ")}.${result.skipped.length ? ` Not connected (no page access granted): ${result.skipped.join(", ")}.` : ""}`
-      : "No page was granted, so nothing was connected.";
-    return accountsPage(c, { kind: result.connected.length ? "ok" : "error", text });
+    const text = [
+      result.connected.length ? `Connected: ${result.connected.join(", ")}.` : "No page was granted, so nothing was connected.",
+      result.skipped.length ? `Not connected (no page access granted): ${result.skipped.join(", ")}.` : "",
+      result.declined.length ? `Permissions not granted: ${result.declined.join(", ")}; publishing needs them, so connect again and allow them.` : "",
+    ].filter(Boolean);
+    return accountsPage(c, { kind: result.connected.length && !result.declined.length ? "ok" : "error", text: text.join(" ") });
   });
 
   router.post("/:id/select", async (c) => {

@@ -59,6 +59,8 @@ export async function startConnect(c: Context<HubEnv>): Promise<string> {
 export interface ConnectResult {
   connected: string[];
   skipped: string[];
+  /** Publishing permissions the user declined in the dialog: publishing will fail until they are granted. */
+  declined: string[];
 }
 
 export async function finishConnect(c: Context<HubEnv>): Promise<ConnectResult> {
@@ -81,6 +83,10 @@ export async function finishConnect(c: Context<HubEnv>): Promise<ConnectResult> 
   const short = await graphCall<{ access_token: string }>(services, api("oauth/access_token", { client_id: app.appId, client_secret: app.appSecret, redirect_uri: app.redirectUri, code }));
   const long = await graphCall<{ access_token: string }>(services, api("oauth/access_token", { grant_type: "fb_exchange_token", client_id: app.appId, client_secret: app.appSecret, fb_exchange_token: short.access_token }));
 
+  const permissions = await graphCall<{ data?: Array<{ permission: string; status: string }> }>(services, api("me/permissions", { access_token: long.access_token }));
+  const granted = new Set((permissions.data ?? []).filter((p) => p.status === "granted").map((p) => p.permission));
+  const declined = PUBLISH_SCOPES.filter((scope) => !granted.has(scope));
+
   const pages: GraphPage[] = [];
   let next: URL | null = api("me/accounts", { fields: "id,name,access_token,instagram_business_account{id,username,name}", limit: "100", access_token: long.access_token });
   for (let i = 0; next && i < MAX_PAGES_OF_PAGES; i++) {
@@ -91,7 +97,7 @@ export async function finishConnect(c: Context<HubEnv>): Promise<ConnectResult> 
     next = candidate && candidate.origin === new URL(app.graphBase).origin ? candidate : null;
   }
 
-  const result: ConnectResult = { connected: [], skipped: [] };
+  const result: ConnectResult = { connected: [], skipped: [], declined };
   for (const page of pages) {
     if (!page.access_token) {
       result.skipped.push(page.name);
@@ -106,7 +112,7 @@ export async function finishConnect(c: Context<HubEnv>): Promise<ConnectResult> 
       result.connected.push(name);
     }
   }
-  services.log.info("accounts connected", { userId: session.userId, count: result.connected.length, skipped: result.skipped.length });
+  services.log.info("accounts connected", { userId: session.userId, count: result.connected.length, skipped: result.skipped.length, declined });
   return result;
 }
 

@@ -99,9 +99,13 @@ export interface FakeGraphPage {
  * The OAuth side of the platform on the fake: the login dialog (consents at once: redirects to
  * `redirect_uri` with a code and the `state`), the code exchange and the long-lived token exchange (both
  * check the app id and secret; the code must come with its `redirect_uri`), and `me/accounts` for the
- * long-lived token, two pages per answer linked by `paging.next`.
+ * long-lived token, two pages per answer linked by `paging.next`; `me/permissions` grants the publishing
+ * permissions except `declined`.
  */
-export function serveGraphOAuth(fake: GraphFake, options: { appId: string; appSecret: string; pages: FakeGraphPage[] }): { shortToken: string; longToken: string } {
+export function serveGraphOAuth(
+  fake: GraphFake,
+  options: { appId: string; appSecret: string; pages: FakeGraphPage[]; declined?: string[] },
+): { shortToken: string; longToken: string } {
   const shortToken = "EAAshort0000fake";
   const longToken = "EAAlong0000fake";
   const codes = new Map<string, string>();
@@ -126,6 +130,11 @@ export function serveGraphOAuth(fake: GraphFake, options: { appId: string; appSe
     codes.delete(params.code!);
     if (redirect !== params.redirect_uri) return oauthError(100, "Error validating verification code. Please make sure your redirect_uri is identical to the one you used in the OAuth dialog request");
     return { status: 200, body: { access_token: shortToken, token_type: "bearer", expires_in: 3600 } };
+  });
+  fake.on("GET", /^\/v\d+\.\d+\/me\/permissions$/, ({ params }) => {
+    if (params.access_token !== longToken) return oauthError(190, "Invalid OAuth access token.");
+    const all = ["public_profile", "pages_show_list", "pages_read_engagement", "pages_manage_posts", "business_management", "instagram_basic", "instagram_content_publish"];
+    return { status: 200, body: { data: all.map((permission) => ({ permission, status: options.declined?.includes(permission) ? "declined" : "granted" })) } };
   });
   fake.on("GET", /^\/v\d+\.\d+\/me\/accounts$/, ({ path, params }) => {
     if (params.access_token !== longToken) return oauthError(190, "Invalid OAuth access token.");

@@ -137,6 +137,20 @@ describe("with the platform's Graph API (a fake on loopback)", () => {
     expect(t.logLines.join("\n")).not.toMatch(/EAA(page|long|short)/);
   });
 
+  it("names the publishing permissions the user declined", async () => {
+    fake.reset();
+    serveGraphOAuth(fake, { appId: "app-1", appSecret: "app-secret-1", pages: pages.slice(0, 1), declined: ["instagram_content_publish"] });
+    const { userId } = await t.h.createUser();
+    const b = t.browser();
+    await b.signIn(userId);
+    const start = await b.post("/hub/accounts/connect", {});
+    const consented = await fetch(start.res.headers.get("location")!, { redirect: "manual" });
+    const done = await b.page(consented.headers.get("location")!);
+    expect(done.html).toContain("Connected: Shop One, @shop.one.");
+    expect(done.html).toContain("Permissions not granted: instagram_content_publish");
+    expect(done.html).toContain('class="flash error"');
+  });
+
   it("a refused code exchange connects nothing and says why", async () => {
     const { userId, apiKey } = await t.h.createUser();
     const b = t.browser();

@@ -1,7 +1,7 @@
 /**
  * The sandbox's side of the platform's OAuth flow: the login dialog (a consent page listing the sandbox
- * pages to grant), the code and long-lived token exchange at `/graph/{version}/oauth/access_token`, and
- * `/graph/{version}/me/accounts` with a page token per granted page. It only redirects back to this service
+ * pages to grant), the code and long-lived token exchange at `/graph/{version}/oauth/access_token`,
+ * `/graph/{version}/me/permissions`, and `/graph/{version}/me/accounts` with a page token per granted page. It only redirects back to this service
  * (like the platform's list of valid redirect URIs) and only accepts the sandbox app's credentials.
  */
 import { Hono, type Context } from "hono";
@@ -137,6 +137,17 @@ export async function accessToken(c: Context<AppEnv>, params: Params): Promise<R
   const token = random("sandbox-user");
   await store.saveGrant(db, { value: token, kind: "user_token", pageIds, redirectUri: null, expiresAt: new Date(now.getTime() + expiresIn * 1000) });
   return c.json({ access_token: token, token_type: "bearer", expires_in: expiresIn });
+}
+
+/** The permissions the sandbox grants with every consent (it grants whatever publishing needs). */
+const SANDBOX_PERMISSIONS = ["pages_show_list", "pages_read_engagement", "pages_manage_posts", "business_management", "instagram_basic", "instagram_content_publish", "public_profile"];
+
+/** `GET /me/permissions` of a user token. */
+export async function mePermissions(c: Context<AppEnv>, params: Params): Promise<Response> {
+  const bearer = /^(?:Bearer|OAuth)\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
+  const grant = await store.userToken(c.var.services.db, params.access_token ?? bearer ?? "", new Date());
+  if (!grant) return graphError(c, ERRORS.token);
+  return c.json({ data: SANDBOX_PERMISSIONS.map((permission) => ({ permission, status: "granted" })) });
 }
 
 /** `GET /me/accounts`: the granted pages, each with a page token and its linked photoplatform account. */
