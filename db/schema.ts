@@ -250,3 +250,51 @@ export const sandboxTokens = pgTable("sandbox_tokens", {
   platformAccountId: text("platform_account_id").notNull(),
   valid: boolean("valid").notNull().default(true),
 });
+
+/** Sandbox OAuth grants: authorization codes and user tokens of the sandbox's consent dialog, with the pages picked. */
+export const sandboxGrants = pgTable("sandbox_grants", {
+  /** The code or the user access token itself (sandbox values, never real secrets). */
+  value: text("value").primaryKey(),
+  /** code | user_token */
+  kind: text("kind").notNull(),
+  pageIds: jsonb("page_ids").$type<string[]>().notNull(),
+  redirectUri: text("redirect_uri"),
+  expiresAt: ts("expires_at").notNull(),
+  usedAt: ts("used_at"),
+});
+
+/** Signed-in hub sessions. The cookie holds a random id; only its SHA-256 is stored. */
+export const hubSessions = pgTable(
+  "hub_sessions",
+  {
+    idHash: text("id_hash").primaryKey(),
+    userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    /** Synchronizer token every state-changing hub form must carry. */
+    csrfToken: text("csrf_token").notNull(),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    expiresAt: ts("expires_at").notNull(),
+  },
+  (t) => [index("hub_sessions_user_idx").on(t.userId)],
+);
+
+/** One-time sign-in links (admin CLI, embedded start). Only the SHA-256 of the token is stored. */
+export const loginLinks = pgTable("login_links", {
+  tokenHash: text("token_hash").primaryKey(),
+  userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  createdAt: ts("created_at").notNull().defaultNow(),
+  expiresAt: ts("expires_at").notNull(),
+  usedAt: ts("used_at"),
+});
+
+/** Pending OAuth/OIDC redirects: the state (hashed), and what the callback must check and send. */
+export const oauthStates = pgTable("oauth_states", {
+  stateHash: text("state_hash").primaryKey(),
+  /** oidc | meta */
+  kind: text("kind").notNull(),
+  /** The hub session that started a platform connection; null for sign-in (bound by a cookie instead). */
+  sessionHash: text("session_hash"),
+  nonce: text("nonce"),
+  codeVerifier: text("code_verifier"),
+  createdAt: ts("created_at").notNull().defaultNow(),
+  expiresAt: ts("expires_at").notNull(),
+});

@@ -2,15 +2,19 @@
  * Node entry point: `npm start`. Embedded defaults for every port whose variables are unset (PGlite in
  * DATA_DIR, files on disk, in-memory rate limits, the scheduler loop, the platform sandbox).
  * First start creates a user and an API key, prints the key once and writes it to DATA_DIR/dev-api-key.
+ * Every start without an OIDC provider prints a one-time hub sign-in link for that first user.
  * SIGINT/SIGTERM: stop accepting, let in-flight requests finish, stop the loop, close the database.
  */
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { serve } from "@hono/node-server";
-import { sql } from "drizzle-orm";
+import { asc, sql } from "drizzle-orm";
 import { ConfigError, parseConfig } from "../src/config";
 import { createApp } from "../src/app";
 import { createApiKey, createUser } from "../src/http/api-keys";
+import { createLoginLink, LOGIN_LINK_TTL_MS } from "../src/hub/login-links";
+import { users } from "../db/schema";
+import type { Services } from "../src/services";
 import { buildNodeServices } from "./node/services";
 import { createAdminRoutes, writeAdminFile } from "./node/admin-server";
 import { startBackground } from "./node/background";
@@ -30,6 +34,7 @@ async function main() {
   const node = await buildNodeServices(config);
   const { services } = node;
   await ensureFirstUser(services.db, config.dataDir);
+  if (!config.oidc) await printSignInLink(services);
 
   const admin = await writeAdminFile(config.dataDir, { url: `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}` });
   const app = createApp(services, { mount: (a) => a.route("/", createAdminRoutes(admin.token)) });
@@ -69,6 +74,14 @@ async function ensureFirstUser(db: import("../db/client").Db, dataDir: string) {
   const { key } = await createApiKey(db, userId, "dev");
   await writeFile(join(dataDir, "dev-api-key"), `${key}\n`, { mode: 0o600 });
   console.log(`\nFirst start: created user dev@localhost with this API key (shown once, also in ${join(dataDir, "dev-api-key")}):\n\n  ${key}\n`);
+}
+
+/** Without an identity provider, each start prints a one-time hub sign-in link for the first user. */
+async function printSignInLink(services: Services) {
+  const [first] = await services.db.select({ id: users.id, email: users.email }).from(users).orderBy(asc(users.createdAt)).limit(1);
+  if (!first) return;
+  const link = await createLoginLink(services, first.id);
+  console.log(`\nSign in to the hub as ${first.email} (one-time link, valid ${LOGIN_LINK_TTL_MS / 60_000} minutes):\n\n  ${link}\n`);
 }
 
 main().catch((err) => {

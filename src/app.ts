@@ -20,6 +20,7 @@ import { createPhotoRoutes } from "./photo/routes";
 import { createFilesRoutes } from "./http/files";
 import { createDeliveryRoutes } from "./social/delivery/routes";
 import { createSandboxRoutes } from "./social/sandbox";
+import { createHubRoutes } from "./hub";
 
 export const MAX_BODY_BYTES = 20 * 1024 * 1024;
 
@@ -66,6 +67,7 @@ export function createApp(provider: ServicesProvider, extras: AppExtras = {}): H
   app.route("/api/v1/social", createSocialRoutes());
   app.route("/api/internal/deliveries", createDeliveryRoutes());
   app.route("/sandbox", createSandboxRoutes());
+  app.route("/hub", createHubRoutes());
   extras.mount?.(app);
 
   app.notFound(() => {

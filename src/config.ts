@@ -58,6 +58,10 @@ const EnvSchema = z.object({
     .refine((v) => /^v\d+\.\d+$/.test(v), { message: 'must look like "v23.0"' }),
   META_APP_ID: optionalString,
   META_APP_SECRET: optionalString,
+  META_DIALOG_BASE: url(["http:", "https:"]),
+  OIDC_ISSUER: url(["http:", "https:"]),
+  OIDC_CLIENT_ID: optionalString,
+  OIDC_CLIENT_SECRET: optionalString,
   TOKEN_ENCRYPTION_KEY: optionalString.refine((v) => v === undefined || decodedLength(v) === 32, {
     message: "must be 32 bytes, base64 or base64url encoded (openssl rand -base64 32)",
   }),
@@ -84,6 +88,7 @@ const GROUPS: Array<{ name: string; vars: Array<keyof z.infer<typeof EnvSchema>>
   { name: "S3 storage", vars: ["S3_ENDPOINT", "S3_REGION", "S3_BUCKET", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY", "S3_PUBLIC_BASE_URL"] },
   { name: "identity-provider tokens", vars: ["AUTH_JWKS_URL", "AUTH_ISSUER", "AUTH_AUDIENCE"] },
   { name: "the real platforms", vars: ["GRAPH_API_BASE", "META_APP_ID", "META_APP_SECRET"] },
+  { name: "OpenID Connect sign-in to the hub", vars: ["OIDC_ISSUER", "OIDC_CLIENT_ID", "OIDC_CLIENT_SECRET"] },
 ];
 
 export class ConfigError extends Error {
@@ -109,9 +114,12 @@ export interface Config {
   replicateApiBase: string;
   /** Area B's models and prices (config/photo-models.json, PHOTO_MODELS, USD_INR_RATE). */
   photoModels: ModelCatalog;
-  graph: { baseUrl?: string; version: string; appId?: string; appSecret?: string };
+  /** `dialogBaseUrl`: where the platform's OAuth login dialog lives (https://www.facebook.com with the real platforms). */
+  graph: { baseUrl?: string; version: string; appId?: string; appSecret?: string; dialogBaseUrl?: string };
   tokenEncryptionKey?: string;
   auth?: { jwksUrl: string; issuer: string; audience: string };
+  /** OpenID Connect provider for signing in to the hub; unset: sign-in links only. */
+  oidc?: { issuer: string; clientId: string; clientSecret: string };
   rateLimits: { qr: number; photo: number; photoRead: number; socialRead: number; socialWrite: number };
   retentionDays: number;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
@@ -163,9 +171,16 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     replicateApiToken: e.REPLICATE_API_TOKEN,
     replicateApiBase: (e.REPLICATE_API_BASE ?? "https://api.replicate.com/v1").replace(/\/+$/, ""),
     photoModels,
-    graph: { baseUrl: e.GRAPH_API_BASE?.replace(/\/+$/, ""), version: e.GRAPH_API_VERSION, appId: e.META_APP_ID, appSecret: e.META_APP_SECRET },
+    graph: {
+      baseUrl: e.GRAPH_API_BASE?.replace(/\/+$/, ""),
+      version: e.GRAPH_API_VERSION,
+      appId: e.META_APP_ID,
+      appSecret: e.META_APP_SECRET,
+      dialogBaseUrl: (e.META_DIALOG_BASE ?? (has("GRAPH_API_BASE") ? "https://www.facebook.com" : undefined))?.replace(/\/+$/, ""),
+    },
     tokenEncryptionKey: e.TOKEN_ENCRYPTION_KEY,
     auth: has("AUTH_JWKS_URL") ? { jwksUrl: e.AUTH_JWKS_URL!, issuer: e.AUTH_ISSUER!, audience: e.AUTH_AUDIENCE! } : undefined,
+    oidc: has("OIDC_ISSUER") ? { issuer: e.OIDC_ISSUER!, clientId: e.OIDC_CLIENT_ID!, clientSecret: e.OIDC_CLIENT_SECRET! } : undefined,
     rateLimits: { qr: e.RATE_LIMIT_QR, photo: e.RATE_LIMIT_PHOTO, photoRead: e.RATE_LIMIT_PHOTO_READ, socialRead: e.RATE_LIMIT_SOCIAL_READ, socialWrite: e.RATE_LIMIT_SOCIAL_WRITE },
     retentionDays: e.RETENTION_DAYS,
     logLevel: e.LOG_LEVEL as Config["logLevel"],

@@ -6,6 +6,8 @@
  * await runAdminCommand(db, { command: "user:create", email: "a@b.c" }); // { output: "sk_..." }
  */
 import type { Db } from "../../db/client";
+import type { Services } from "../../src/services";
+import { createLoginLink } from "../../src/hub/login-links";
 import { createApiKey, createUser, findUserByEmail, listApiKeys, revokeApiKey } from "../../src/http/api-keys";
 import { usageTotals } from "../../src/photo/ledger";
 
@@ -27,9 +29,11 @@ export const ADMIN_USAGE = `usage: npm run admin -- <command>
   key:create  --email E [--name N] create another key for the user; prints it alone on a line
   key:revoke  --prefix P           revoke the key whose prefix (first 11 characters) is P
   key:list    --email E            list the user's keys (prefix, name, created, last used, revoked)
+  login-link  --email E            print a one-time hub sign-in link for the user (valid 15 minutes)
   usage       --email E            the user's product-photography usage: images, credits, USD and INR, per model`;
 
-export async function runAdminCommand(db: Db, req: AdminRequest): Promise<AdminResult> {
+/** `hub`: what sign-in links need (the service's public base URL, a clock); without it, login-link is refused. */
+export async function runAdminCommand(db: Db, req: AdminRequest, hub?: Pick<Services, "config" | "clock">): Promise<AdminResult> {
   const needEmail = () => {
     if (!req.email || !/^[^@\s]+@[^@\s]+$/.test(req.email)) throw new AdminError("--email must be an e-mail address");
     return req.email;
@@ -66,6 +70,12 @@ export async function runAdminCommand(db: Db, req: AdminRequest): Promise<AdminR
       const u = await usageTotals(db, user.userId);
       const lines = u.byModel.map((m) => [m.model, m.resolution, m.images, m.credits, m.usd, m.inr].join("\t"));
       return { ok: true, output: ["model\tresolution\timages\tcredits\tusd\tinr", ...lines, ["total", "", u.images, u.credits, u.usd, u.inr].join("\t")].join("\n") };
+    }
+    case "login-link": {
+      const user = await findUserByEmail(db, needEmail());
+      if (!user) throw new AdminError(`no user with e-mail ${req.email}`);
+      if (!hub) throw new AdminError("login-link needs the service's configuration");
+      return { ok: true, output: await createLoginLink({ db, ...hub }, user.userId) };
     }
     default:
       throw new AdminError(`unknown command "${req.command}"\n${ADMIN_USAGE}`);

@@ -5,7 +5,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { parseConfig, ConfigError } from "../../src/config";
+import { parseConfig, ConfigError, type Config } from "../../src/config";
 import { openNodeDb } from "../../db/node";
 import { ADMIN_USAGE, AdminError, runAdminCommand, type AdminRequest, type AdminResult } from "./admin-commands";
 import { ADMIN_FILE } from "./admin-server";
@@ -24,7 +24,7 @@ async function main(): Promise<number> {
   const request: AdminRequest = { command, email: values.email, name: values.name, prefix: values.prefix };
 
   const viaServer = config.databaseUrl ? null : await sendToRunningServer(config.dataDir, request);
-  const result = viaServer ?? (await runDirect(config.databaseUrl, join(config.dataDir, "pg"), request));
+  const result = viaServer ?? (await runDirect(config, join(config.dataDir, "pg"), request));
   (result.ok ? console.log : console.error)(result.output);
   return result.ok ? 0 : 1;
 }
@@ -46,10 +46,10 @@ async function sendToRunningServer(dataDir: string, request: AdminRequest): Prom
   return (await res.json()) as AdminResult;
 }
 
-async function runDirect(url: string | undefined, pgliteDir: string, request: AdminRequest): Promise<AdminResult> {
-  const handle = await openNodeDb({ url, pgliteDir });
+async function runDirect(config: Config, pgliteDir: string, request: AdminRequest): Promise<AdminResult> {
+  const handle = await openNodeDb({ url: config.databaseUrl, pgliteDir });
   try {
-    return await runAdminCommand(handle.db, request);
+    return await runAdminCommand(handle.db, request, { config, clock: { now: () => new Date() } });
   } catch (err) {
     if (err instanceof AdminError) return { ok: false, output: err.message };
     throw err;

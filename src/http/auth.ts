@@ -86,7 +86,8 @@ export async function authenticateIdToken(services: Services, token: string): Pr
   return userForSubject(services, payload);
 }
 
-async function userForSubject(services: Services, payload: JWTPayload): Promise<string> {
+/** The user an identity-provider subject maps to, created on first sight (shared with the hub's OIDC sign-in). */
+export async function userForSubject(services: Services, payload: JWTPayload): Promise<string> {
   const db = services.db;
   const subject = `${payload.iss}|${payload.sub}`;
   const [existing] = await db.select({ id: users.id }).from(users).where(eq(users.externalSubject, subject)).limit(1);
@@ -102,16 +103,20 @@ async function userForSubject(services: Services, payload: JWTPayload): Promise<
       .returning({ id: users.id });
     if (linked) return linked.id;
   }
+  // A new user keeps a verified e-mail when no user holds it yet; otherwise an address made from the subject.
   const syntheticEmail = `${encodeURIComponent(String(payload.sub))}@${hostOf(String(payload.iss))}.idp`;
-  const [created] = await db
-    .insert(users)
-    .values({ email: syntheticEmail, externalSubject: subject })
-    .onConflictDoNothing()
-    .returning({ id: users.id });
-  if (created) return created.id;
-  const [raced] = await db.select({ id: users.id }).from(users).where(eq(users.externalSubject, subject)).limit(1);
-  if (!raced) throw new ApiError("INTERNAL", "Could not map the ID token to a user.");
-  return raced.id;
+  const candidates = email && payload.email_verified === true ? [email, syntheticEmail] : [syntheticEmail];
+  for (const candidate of candidates) {
+    const [created] = await db
+      .insert(users)
+      .values({ email: candidate, externalSubject: subject })
+      .onConflictDoNothing()
+      .returning({ id: users.id });
+    if (created) return created.id;
+    const [raced] = await db.select({ id: users.id }).from(users).where(eq(users.externalSubject, subject)).limit(1);
+    if (raced) return raced.id;
+  }
+  throw new ApiError("INTERNAL", "Could not map the ID token to a user.");
 }
 
 function hostOf(issuer: string): string {

@@ -8,6 +8,7 @@
  * const fake = await startGraphFake();
  * fake.on("POST", /\/feed$/, () => ({ status: 200, body: { id: "1_2" } }));
  * // point an adapter at fake.baseUrl; afterwards: fake.requests, await fake.close()
+ * serveGraphOAuth(fake, { appId: "1", appSecret: "s", pages }); // the login dialog and token exchange too
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -84,6 +85,66 @@ export async function startGraphFake(): Promise<GraphFake> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+export interface FakeGraphPage {
+  id: string;
+  name: string;
+  /** Omitted for a page the user did not grant access to (Graph then sends no page token). */
+  access_token?: string;
+  instagram_business_account?: { id: string; username?: string; name?: string };
+}
+
+/**
+ * The OAuth side of the platform on the fake: the login dialog (consents at once: redirects to
+ * `redirect_uri` with a code and the `state`), the code exchange and the long-lived token exchange (both
+ * check the app id and secret; the code must come with its `redirect_uri`), and `me/accounts` for the
+ * long-lived token, two pages per answer linked by `paging.next`; `me/permissions` grants the publishing
+ * permissions except `declined`.
+ */
+export function serveGraphOAuth(
+  fake: GraphFake,
+  options: { appId: string; appSecret: string; pages: FakeGraphPage[]; declined?: string[] },
+): { shortToken: string; longToken: string } {
+  const shortToken = "EAAshort0000fake";
+  const longToken = "EAAlong0000fake";
+  const codes = new Map<string, string>();
+  const oauthError = (code: number, message: string) => ({ status: 400, body: body(code, message) });
+  fake.on("GET", /^\/v\d+\.\d+\/dialog\/oauth$/, ({ params }) => {
+    const code = `fake-code-${codes.size + 1}`;
+    codes.set(code, params.redirect_uri ?? "");
+    const back = new URL(params.redirect_uri ?? "");
+    back.searchParams.set("code", code);
+    back.searchParams.set("state", params.state ?? "");
+    return { status: 302, body: null, headers: { location: back.toString() } };
+  });
+  fake.on("GET", /^\/v\d+\.\d+\/oauth\/access_token$/, ({ params }) => {
+    if (params.client_id !== options.appId) return oauthError(101, "Error validating application. Invalid application ID.");
+    if (params.client_secret !== options.appSecret) return oauthError(1, "Error validating client secret.");
+    if (params.grant_type === "fb_exchange_token") {
+      if (params.fb_exchange_token !== shortToken) return oauthError(190, "Invalid OAuth access token.");
+      return { status: 200, body: { access_token: longToken, token_type: "bearer", expires_in: 5183944 } };
+    }
+    const redirect = params.code ? codes.get(params.code) : undefined;
+    if (redirect === undefined) return oauthError(100, "This authorization code has expired or has been used.");
+    codes.delete(params.code!);
+    if (redirect !== params.redirect_uri) return oauthError(100, "Error validating verification code. Please make sure your redirect_uri is identical to the one you used in the OAuth dialog request");
+    return { status: 200, body: { access_token: shortToken, token_type: "bearer", expires_in: 3600 } };
+  });
+  fake.on("GET", /^\/v\d+\.\d+\/me\/permissions$/, ({ params }) => {
+    if (params.access_token !== longToken) return oauthError(190, "Invalid OAuth access token.");
+    const all = ["public_profile", "pages_show_list", "pages_read_engagement", "pages_manage_posts", "business_management", "instagram_basic", "instagram_content_publish"];
+    return { status: 200, body: { data: all.map((permission) => ({ permission, status: options.declined?.includes(permission) ? "declined" : "granted" })) } };
+  });
+  fake.on("GET", /^\/v\d+\.\d+\/me\/accounts$/, ({ path, params }) => {
+    if (params.access_token !== longToken) return oauthError(190, "Invalid OAuth access token.");
+    const after = Number(params.after ?? 0);
+    const next = new URL(`${fake.baseUrl}${path}`);
+    next.search = new URLSearchParams({ ...params, after: String(after + 2) }).toString();
+    const more = after + 2 < options.pages.length;
+    return { status: 200, body: { data: options.pages.slice(after, after + 2), paging: more ? { next: next.toString() } : {} } };
+  });
+  return { shortToken, longToken };
 }
 
 const body = (code: number, message: string, extra: Record<string, unknown> = {}) => ({

@@ -21,6 +21,8 @@ import { apiKeys } from "../../db/schema";
 import { createApiKey, createUser, revokeApiKey } from "../../src/http/api-keys";
 import { S3Storage } from "../../src/adapters/storage/s3";
 import { generateTokenKey } from "../../src/adapters/token-cipher";
+import { parseConfig } from "../../src/config";
+import { createLoginLink } from "../../src/hub/login-links";
 import { startNeonBridge, type NeonBridge } from "../helpers/neon-bridge";
 import { createScratchDatabase, type ScratchDatabase } from "../helpers/postgres";
 import { startS3Fake, type S3Fake } from "../helpers/s3-fake";
@@ -223,6 +225,30 @@ describe("the Worker in workerd", () => {
     const worker = await mf.getWorker();
     const result = await worker.scheduled({ cron: "* * * * *", scheduledTime: new Date() });
     expect(result.outcome).toBe("ok");
+  });
+});
+
+describe("the hub in workerd", () => {
+  it("renders its pages, signs in with a one-time link and keeps a __Host- session cookie", async () => {
+    const { userId } = await createUser(handle.db, `hub-${crypto.randomUUID()}@example.test`);
+    const link = await createLoginLink({ db: handle.db, config: parseConfig({ PUBLIC_BASE_URL: bindings.PUBLIC_BASE_URL }), clock: { now: () => new Date() } }, userId);
+    const token = new URL(link).searchParams.get("token")!;
+    const signin = await mf.dispatchFetch(`${ORIGIN}/hub/signin`);
+    expect(signin.status).toBe(200);
+    expect(signin.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    expect(await signin.text()).toContain("one-time sign-in link");
+    const login = await mf.dispatchFetch(`${ORIGIN}/hub/login`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: bindings.PUBLIC_BASE_URL! },
+      body: new URLSearchParams({ token }).toString(),
+    });
+    expect(login.status).toBe(303);
+    const cookie = login.headers.getSetCookie().find((c) => c.startsWith("__Host-hub_session="))!;
+    expect(cookie).toMatch(/Secure/);
+    const keys = await mf.dispatchFetch(`${ORIGIN}/hub/keys`, { headers: { cookie: cookie.split(";")[0]! }, redirect: "manual" });
+    expect(keys.status).toBe(200);
+    expect(await keys.text()).toContain("Your keys");
   });
 });
 

@@ -5,6 +5,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../http/env";
 import { GRAPH_ERRORS, faultError, graphError } from "./graph-errors";
+import { linkedPhotoAccount } from "./pages";
 import * as store from "./store";
 
 export type Params = Record<string, string | undefined>;
@@ -38,6 +39,10 @@ export async function authorize(c: Context<AppEnv>, params: Params, objectAccoun
   const platform = token ? store.platformOfToken(token) : null;
   const accountId = token && platform ? await store.tokenAccount(c.var.services.db, token) : null;
   if (!token || !platform || !accountId) return graphError(c, GRAPH_ERRORS.badToken);
+  // A page's token also speaks for the photoplatform account linked to that page, as on the platform.
+  if (objectAccountId !== null && platform === "pageplatform" && objectAccountId === linkedPhotoAccount(accountId)) {
+    return { accountId: objectAccountId, platform: "photoplatform" };
+  }
   if (objectAccountId !== null && objectAccountId !== accountId) return graphError(c, GRAPH_ERRORS.noPermission);
   return { accountId, platform: platform as Caller["platform"] };
 }

@@ -8,6 +8,7 @@ import { GRAPH_ERRORS, graphError } from "./graph-errors";
 import { authorize, readParams, type Caller, type Params } from "./graph-common";
 import { getFeed, postFeed, postPhoto } from "./graph-page";
 import { createContainer, listMedia, publishContainer, publishingLimit, readNode } from "./graph-photo";
+import { accessToken, meAccounts, mePermissions } from "./oauth";
 import * as store from "./store";
 
 type EdgeHandler = (c: Context<AppEnv>, caller: Caller, params: Params) => Promise<Response>;
@@ -24,6 +25,11 @@ const EDGES: Record<Caller["platform"], Record<string, EdgeHandler>> = {
 
 export function createSandboxGraphRoutes(): Hono<AppEnv> {
   const graph = new Hono<AppEnv>();
+
+  // Token exchange and the user's pages (the OAuth side); registered before the generic `/:id/:edge`.
+  graph.get("/:version/oauth/access_token", async (c) => accessToken(c, await readParams(c)));
+  graph.get("/:version/me/accounts", async (c) => meAccounts(c, await readParams(c)));
+  graph.get("/:version/me/permissions", async (c) => mePermissions(c, await readParams(c)));
 
   graph.on(["GET", "POST"], "/:version/:id/:edge", async (c) => {
     if (!/^v\d+\.\d+$/.test(c.req.param("version"))) return graphError(c, GRAPH_ERRORS.unknownObject);

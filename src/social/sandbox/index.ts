@@ -11,6 +11,7 @@ import type { AppEnv } from "../../http/env";
 import { ApiError } from "../../http/errors";
 import { createSandboxControlRoutes } from "./control";
 import { createSandboxGraphRoutes } from "./graph";
+import { createSandboxDialogRoutes } from "./oauth";
 
 export function createSandboxRoutes(): Hono<AppEnv> {
   const router = new Hono<AppEnv>();
@@ -20,6 +21,7 @@ export function createSandboxRoutes(): Hono<AppEnv> {
     await next();
   });
   router.route("/graph", createSandboxGraphRoutes());
+  router.route("/", createSandboxDialogRoutes());
   router.route("/", createSandboxControlRoutes());
   return router;
 }

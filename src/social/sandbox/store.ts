@@ -2,9 +2,9 @@
  * What the sandbox platforms hold, in the service's own database (so it survives a restart): access tokens,
  * published items and containers, and pending faults per account.
  */
-import { and, asc, eq, gt, inArray, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
-import { sandboxFaults, sandboxItems, sandboxTokens } from "../../../db/schema";
+import { sandboxFaults, sandboxGrants, sandboxItems, sandboxTokens } from "../../../db/schema";
 import type { FaultKind } from "./graph-errors";
 import { toHex } from "../../lib/encoding";
 
@@ -103,4 +103,29 @@ export async function publishedSince(db: Db, platformAccountId: string, since: D
     .from(sandboxItems)
     .where(and(eq(sandboxItems.platformAccountId, platformAccountId), eq(sandboxItems.kind, "media"), sql`${sandboxItems.createdAt} >= ${since.toISOString()}::timestamptz`));
   return Number(row?.n ?? 0);
+}
+
+export type GrantKind = "code" | "user_token";
+
+export async function saveGrant(db: Db, grant: { value: string; kind: GrantKind; pageIds: string[]; redirectUri: string | null; expiresAt: Date }): Promise<void> {
+  await db.insert(sandboxGrants).values(grant);
+}
+
+/** Uses up an authorization code: the first exchange wins, a second one finds nothing. */
+export async function useCode(db: Db, code: string, now: Date): Promise<typeof sandboxGrants.$inferSelect | null> {
+  const [row] = await db
+    .update(sandboxGrants)
+    .set({ usedAt: now })
+    .where(and(eq(sandboxGrants.value, code), eq(sandboxGrants.kind, "code"), isNull(sandboxGrants.usedAt), gt(sandboxGrants.expiresAt, now)))
+    .returning();
+  return row ?? null;
+}
+
+export async function userToken(db: Db, token: string, now: Date): Promise<typeof sandboxGrants.$inferSelect | null> {
+  const [row] = await db
+    .select()
+    .from(sandboxGrants)
+    .where(and(eq(sandboxGrants.value, token), eq(sandboxGrants.kind, "user_token"), gt(sandboxGrants.expiresAt, now)))
+    .limit(1);
+  return row ?? null;
 }

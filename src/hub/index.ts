@@ -1,0 +1,46 @@
+/**
+ * The web hub at /hub: server-rendered pages (Hono JSX) for signing in, API keys, connected accounts, posts
+ * and getting started. Cookies are read here only; the API under /api keeps requiring a Bearer credential.
+ *
+ * @example
+ * app.route("/hub", createHubRoutes());
+ */
+import { Hono } from "hono";
+import type { AppEnv } from "../http/env";
+import { createAccountRoutes } from "./accounts";
+import type { HubEnv } from "./env";
+import { HubError, renderHubError } from "./errors";
+import { csrfGuard, hubSecurityHeaders, loadHubSession, noStore, requireSession } from "./guard";
+import { createKeyRoutes } from "./keys";
+import { createPostRoutes } from "./posts";
+import { createSignInRoutes } from "./signin";
+import { createStartRoutes } from "./start";
+import { HUB_CSS } from "./ui/styles";
+
+const REFERENCE = "/hub/reference";
+
+export function createHubRoutes(): Hono<AppEnv> {
+  const hub = new Hono<HubEnv>();
+  const strictHeaders = hubSecurityHeaders();
+  // The reference viewer sets its own, wider CSP; every other page gets the strict one.
+  hub.use("*", (c, next) => (c.req.path === REFERENCE ? next() : strictHeaders(c, next)));
+  hub.get("/assets/hub.css", (c) => {
+    c.header("Cache-Control", "public, max-age=3600");
+    return c.body(HUB_CSS, 200, { "Content-Type": "text/css; charset=utf-8" });
+  });
+  hub.use("*", noStore);
+  hub.use("*", loadHubSession);
+  hub.use("*", csrfGuard);
+
+  hub.route("/", createSignInRoutes());
+  for (const path of ["/keys", "/keys/*", "/accounts", "/accounts/*", "/posts", "/posts/*", "/start", "/reference"]) hub.use(path, requireSession);
+  hub.route("/keys", createKeyRoutes());
+  hub.route("/accounts", createAccountRoutes());
+  hub.route("/posts", createPostRoutes());
+  hub.route("/", createStartRoutes());
+  hub.all("*", () => {
+    throw new HubError(404, "There is no hub page at this address.");
+  });
+  hub.onError(renderHubError);
+  return hub as unknown as Hono<AppEnv>;
+}

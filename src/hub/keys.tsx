@@ -1,0 +1,114 @@
+/**
+ * API keys page: the user's keys (name, prefix, created, last used, state), a form that creates one and shows
+ * the full key once (on the POST's own answer, never stored, never shown again), and revoke buttons.
+ * A revoked key is refused by the API from the next request on (the API checks revocation on every call).
+ */
+import { and, eq, isNull, sql } from "drizzle-orm";
+import { Hono, type Context } from "hono";
+import { apiKeys } from "../../db/schema";
+import { createApiKey, listApiKeys } from "../http/api-keys";
+import type { HubEnv, HubSession } from "./env";
+import { formatTime, Layout, PostForm, Secret } from "./ui/layout";
+
+type Flash = { kind: "ok" | "error"; text: string } | null;
+
+async function keysPage(c: Context<HubEnv>, options: { created?: { key: string; name: string }; flash?: Flash; status?: 200 | 201 | 400 | 404 } = {}) {
+  const session = c.var.session as HubSession;
+  const keys = await listApiKeys(c.var.services.db, session.userId);
+  return c.html(
+    <Layout title="API keys" session={session} nav="keys" nonce={c.var.secureHeadersNonce} flash={options.flash}>
+      <h1>API keys</h1>
+      <p class="muted">Send a key as <code>Authorization: Bearer &lt;key&gt;</code> from your server. Keep keys out of browsers and repositories.</p>
+      {options.created ? (
+        <section class="card" aria-labelledby="new-key">
+          <h2 id="new-key">Your new key “{options.created.name}”</h2>
+          <p>Copy it now: this is the only time it is shown.</p>
+          <Secret id="new-key-value" value={options.created.key} label="Copy the new API key" />
+        </section>
+      ) : null}
+      <section class="card" aria-labelledby="create">
+        <h2 id="create">Create a key</h2>
+        <PostForm action="/hub/keys" session={session} class="row">
+          <div>
+            <label for="key-name">Name</label>
+            <input id="key-name" type="text" name="name" required maxlength={100} placeholder="e.g. production server" />
+          </div>
+          <button type="submit">Create key</button>
+        </PostForm>
+      </section>
+      <h2>Your keys</h2>
+      {keys.length === 0 ? (
+        <p>No keys yet.</p>
+      ) : (
+        <div class="table-wrap">
+          <table class="stack">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Prefix</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">State</th>
+                <th scope="col">
+                  <span class="muted">Action</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {[...keys].reverse().map((k) => (
+                <tr>
+                  <td data-label="Name">{k.name}</td>
+                  <td data-label="Prefix">
+                    <code>{k.prefix}…</code>
+                  </td>
+                  <td data-label="Created">{formatTime(k.createdAt)}</td>
+                  <td data-label="Last used">{k.lastUsedAt ? formatTime(k.lastUsedAt) : "never"}</td>
+                  <td data-label="State">{k.revokedAt ? <span class="badge revoked">revoked</span> : <span class="badge live">live</span>}</td>
+                  <td>
+                    {k.revokedAt ? null : (
+                      <PostForm action={`/hub/keys/${k.prefix}/revoke`} session={session}>
+                        <button type="submit" class="danger" aria-label={`Revoke key ${k.name} (${k.prefix})`}>
+                          Revoke
+                        </button>
+                      </PostForm>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </Layout>,
+    options.status ?? 200,
+  );
+}
+
+export function createKeyRoutes(): Hono<HubEnv> {
+  const router = new Hono<HubEnv>();
+  router.get("/", (c) => keysPage(c));
+
+  router.post("/", async (c) => {
+    const body = await c.req.parseBody();
+    const name = typeof body.name === "string" ? body.name.trim() : "";
+    if (name.length < 1 || name.length > 100) {
+      return keysPage(c, { flash: { kind: "error", text: "Give the key a name of 1 to 100 characters." }, status: 400 });
+    }
+    const { key } = await createApiKey(c.var.services.db, c.var.session!.userId, name);
+    return keysPage(c, { created: { key, name }, status: 201 });
+  });
+
+  router.post("/:prefix/revoke", async (c) => {
+    const prefix = c.req.param("prefix");
+    const rows = await c.var.services.db
+      .update(apiKeys)
+      .set({ revokedAt: sql`now()` })
+      .where(and(eq(apiKeys.prefix, prefix), eq(apiKeys.userId, c.var.session!.userId), isNull(apiKeys.revokedAt)))
+      .returning({ name: apiKeys.name });
+    const flash: Flash = rows[0]
+      ? { kind: "ok", text: `Key “${rows[0].name}” (${prefix}…) is revoked. The API refuses it from now on.` }
+      : { kind: "error", text: "No live key of yours has that prefix." };
+    return keysPage(c, { flash, status: rows[0] ? 200 : 404 });
+  });
+  return router;
+}

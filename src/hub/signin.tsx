@@ -1,0 +1,95 @@
+/**
+ * Signing in and out: one-time links (printed by `npm start` and `npm run admin -- login-link`), the OIDC
+ * provider when configured, and sign-out, which deletes the session row.
+ * A link opens a confirmation page and signs in on its POST, so a mail scanner that fetches the link does
+ * not use it up.
+ */
+import { Hono, type Context } from "hono";
+import type { HubEnv } from "./env";
+import { HubError } from "./errors";
+import { useLoginLink } from "./login-links";
+import { finishOidc, startOidc } from "./oidc";
+import { clearSessionCookie, createSession, endSession, setSessionCookie } from "./session";
+import { Layout } from "./ui/layout";
+
+async function signIn(c: Context<HubEnv>, userId: string): Promise<Response> {
+  // A new session id at every sign-in (no fixation); a session already in this browser ends.
+  if (c.var.session) await endSession(c.var.services, c.var.session.idHash);
+  const { cookie } = await createSession(c.var.services, userId);
+  setSessionCookie(c, cookie);
+  return c.redirect("/hub/keys", 303);
+}
+
+export function createSignInRoutes(): Hono<HubEnv> {
+  const router = new Hono<HubEnv>();
+
+  router.get("/", (c) => c.redirect(c.var.session ? "/hub/keys" : "/hub/signin", 303));
+
+  router.get("/signin", (c) => {
+    const oidc = Boolean(c.var.services.config.oidc);
+    return c.html(
+      <Layout title="Sign in" session={c.var.session}>
+        <h1>Sign in</h1>
+        <div class="card">
+          {oidc ? (
+            <p>
+              <a class="button" href="/hub/auth/start">
+                Sign in with your identity provider
+              </a>
+            </p>
+          ) : null}
+          <p>
+            {oidc ? "Or use" : "Use"} a one-time sign-in link. On an embedded server, <code>npm start</code> prints one for the first user;
+            an operator makes one for any user with:
+          </p>
+          <pre>npm run admin -- login-link --email you@example.com</pre>
+          <p class="muted small">A link works once and expires 15 minutes after it was made.</p>
+        </div>
+      </Layout>,
+    );
+  });
+
+  router.get("/login", (c) => {
+    const token = c.req.query("token") ?? "";
+    return c.html(
+      <Layout title="Sign in" session={c.var.session}>
+        <h1>Sign in</h1>
+        <form method="post" action="/hub/login" class="card">
+          <input type="hidden" name="token" value={token} />
+          {c.var.session ? <input type="hidden" name="_csrf" value={c.var.session.csrfToken} /> : null}
+          <p>This one-time link signs you in to the hub.</p>
+          <button type="submit">Sign in</button>
+        </form>
+      </Layout>,
+    );
+  });
+
+  router.post("/login", async (c) => {
+    const body = await c.req.parseBody();
+    const userId = await useLoginLink(c.var.services, typeof body.token === "string" ? body.token : "");
+    if (!userId) throw new HubError(400, "This sign-in link is not valid: it was used already, has expired, or was copied incompletely. Ask for a new one.");
+    return signIn(c, userId);
+  });
+
+  router.post("/logout", async (c) => {
+    if (c.var.session) await endSession(c.var.services, c.var.session.idHash);
+    clearSessionCookie(c);
+    c.set("session", null);
+    return c.html(
+      <Layout title="Signed out" session={null}>
+        <h1>Signed out</h1>
+        <p class="flash ok" role="status">
+          You are signed out.
+        </p>
+        <p>
+          <a href="/hub/signin">Sign in again</a>
+        </p>
+      </Layout>,
+    );
+  });
+
+  router.get("/auth/start", async (c) => c.redirect(await startOidc(c), 302));
+  router.get("/auth/callback", async (c) => signIn(c, await finishOidc(c)));
+
+  return router;
+}
