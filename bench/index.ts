@@ -6,6 +6,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   qr: async () => (await import("./qr")).benchQr(),
   images: async () => (await import("./images")).benchImages(),
   social: async () => (await import("./social")).benchSocial(),
+  photo: async () => (await import("./photo")).benchPhoto(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));

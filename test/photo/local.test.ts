@@ -126,6 +126,17 @@ describe("cutOut", () => {
     });
   }
 
+  it("cuts a large photo (flooded at reduced scale, outline decided at full resolution) as precisely", () => {
+    const W = 1200;
+    const H = 1500;
+    const big = productMask(W, H);
+    for (let y = Math.round(H * 0.05); y < H * 0.15; y++) for (let x = W / 2 - 2; x < W / 2 + 2; x++) big[y * W + x] = 1; // a 4 px antenna
+    const cut = cutOut(paint(W, H, big, TEAL, (x, y) => [240 - (20 * y) / H, 240 - (20 * y) / H, 236 - (20 * y) / H]));
+    expect(cut.foundBackground).toBe(true);
+    expect(iou(cut, big, W, H)).toBeGreaterThan(0.97);
+    expect(cut.y).toBeLessThan(H * 0.05 + 3); // the thin antenna survived
+  });
+
   it("finds the product in a JPEG (compression noise and ringing)", async () => {
     const img = paint(w, h, truth, [180, 40, 60], () => [240, 239, 236]);
     const jpeg = await sharp(Buffer.from(img.data), { raw: { width: w, height: h, channels: 4 } }).jpeg({ quality: 75 }).toBuffer();

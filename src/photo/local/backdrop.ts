@@ -153,7 +153,7 @@ export function renderBackdrop(style: SceneStyle, frame: Frame): RgbaImage {
         }
       }
       const vig = 1 - style.vignette * (1 - vigX[x]! * vigY);
-      const n = dither(x, y) * 2.2;
+      const n = dither(x, y);
       const i = row + x * 4;
       out[i] = r * vig + n;
       out[i + 1] = g * vig + n;

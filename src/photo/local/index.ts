@@ -8,12 +8,13 @@
  * const generator = LocalGenerator();
  * const scene = await generator.generateScene(request); // request.width x request.height, opaque RGBA
  */
-import { decodeImage, type RgbaImage } from "../../images";
+import type { RgbaImage } from "../../images";
 import type { ImageGenerator, SceneRequest } from "../types";
 import { renderBackdrop } from "./backdrop";
 import { drawProduct, drawReflection, layoutFor } from "./compose";
 import { drawProp } from "./props";
-import { resizePremultiplied, unpremultiply } from "./raster";
+import { decodeAtMost } from "./load";
+import { resizePremultiplied } from "./raster";
 import { styleFromReference } from "./reference";
 import { cutOut } from "./segment";
 import { drawProductShadow, drawPropShadow } from "./shadow";
@@ -42,9 +43,9 @@ export function LocalGenerator(): ImageGenerator {
       request.signal?.throwIfAborted();
       const { width: W, height: H } = request;
       const limit = Math.min(MAX_WORK_SIDE, Math.ceil(Math.max(W, H) * 1.25));
-      const photo = shrinkTo(decodeImage(request.product.bytes), limit);
+      const photo = decodeAtMost(request.product.bytes, limit);
       let style = sceneStyleFor(request.templateId, request.prompt);
-      if (request.reference) style = styleFromReference(shrinkTo(decodeImage(request.reference.bytes), 256), style);
+      if (request.reference) style = styleFromReference(decodeAtMost(request.reference.bytes, 256), style);
       request.signal?.throwIfAborted();
       return composeScene(cutOut(photo).image, style, W, H);
     },
@@ -67,12 +68,4 @@ export function composeScene(cut: RgbaImage, style: ReturnType<typeof sceneStyle
   drawReflection(canvas, product, style, frame);
   drawProduct(canvas, product, style, frame);
   return canvas;
-}
-
-/** Shrinks an image so its longer side is at most `limit`, keeping alpha-weighted colour. */
-function shrinkTo(img: RgbaImage, limit: number): RgbaImage {
-  const side = Math.max(img.width, img.height);
-  if (side <= limit) return img;
-  const k = limit / side;
-  return unpremultiply(resizePremultiplied(img, Math.max(1, Math.round(img.width * k)), Math.max(1, Math.round(img.height * k))));
 }

@@ -16,16 +16,30 @@ import { propTop } from "./props";
 import { boxBlur3, sampleBilinear } from "./raster";
 import type { SceneStyle } from "./style";
 
+/** A low-resolution float map over a region of the canvas (full-resolution pixels [x0, x0 + w * f)). */
 class ShadowMap {
   readonly f: number;
+  readonly x0: number;
+  readonly y0: number;
   readonly w: number;
   readonly h: number;
   readonly buf: Float32Array;
-  constructor(W: number, H: number, scaleDown: number) {
+  constructor(canvas: RgbaImage, scaleDown: number, region: { x0: number; y0: number; x1: number; y1: number }) {
     this.f = scaleDown;
-    this.w = Math.ceil(W / scaleDown);
-    this.h = Math.ceil(H / scaleDown);
+    this.x0 = Math.max(0, Math.floor(region.x0));
+    this.y0 = Math.max(0, Math.floor(region.y0));
+    this.w = Math.max(1, Math.ceil((Math.min(canvas.width, region.x1) - this.x0) / scaleDown));
+    this.h = Math.max(1, Math.ceil((Math.min(canvas.height, region.y1) - this.y0) / scaleDown));
     this.buf = new Float32Array(this.w * this.h);
+  }
+
+  /** Full-resolution x of map column `x` (its centre). */
+  cx(x: number): number {
+    return this.x0 + x * this.f + this.f / 2;
+  }
+
+  cy(y: number): number {
+    return this.y0 + y * this.f + this.f / 2;
   }
 
   /** Multiplies the blurred map into the canvas: pixel *= 1 - v * strength * (1 - tint). */
@@ -47,14 +61,15 @@ class ShadowMap {
     }
     if (x1 < 0) return;
     const W = canvas.width;
+    const { x0: ox, y0: oy } = this;
     const out = new Uint8ClampedArray(canvas.data.buffer, canvas.data.byteOffset, canvas.data.length);
     const k0 = strength * (1 - tint[0]!);
     const k1 = strength * (1 - tint[1]!);
     const k2 = strength * (1 - tint[2]!);
-    for (let y = Math.max(0, (y0 - 1) * f); y < Math.min(canvas.height, (y1 + 2) * f); y++) {
-      const ly = (y + 0.5) / f - 0.5;
-      for (let x = Math.max(0, (x0 - 1) * f); x < Math.min(W, (x1 + 2) * f); x++) {
-        const v = sampleBilinear(buf, w, h, (x + 0.5) / f - 0.5, ly);
+    for (let y = Math.max(0, oy + (y0 - 1) * f); y < Math.min(canvas.height, oy + (y1 + 2) * f); y++) {
+      const ly = (y - oy + 0.5) / f - 0.5;
+      for (let x = Math.max(0, ox + (x0 - 1) * f); x < Math.min(W, ox + (x1 + 2) * f); x++) {
+        const v = sampleBilinear(buf, w, h, (x - ox + 0.5) / f - 0.5, ly);
         if (v < 0.002) continue;
         const i = (y * W + x) * 4;
         out[i] = out[i]! * (1 - v * k0);
@@ -67,10 +82,10 @@ class ShadowMap {
   /** Adds a filled ellipse (max-blended). */
   ellipse(cx: number, cy: number, rx: number, ry: number, value: number): void {
     const { w, h, f, buf } = this;
-    for (let y = Math.max(0, Math.floor((cy - ry) / f) - 1); y <= Math.min(h - 1, Math.ceil((cy + ry) / f) + 1); y++) {
-      for (let x = Math.max(0, Math.floor((cx - rx) / f) - 1); x <= Math.min(w - 1, Math.ceil((cx + rx) / f) + 1); x++) {
-        const ex = (x * f + f / 2 - cx) / rx;
-        const ey = (y * f + f / 2 - cy) / ry;
+    for (let y = Math.max(0, Math.floor((cy - ry - this.y0) / f) - 1); y <= Math.min(h - 1, Math.ceil((cy + ry - this.y0) / f) + 1); y++) {
+      for (let x = Math.max(0, Math.floor((cx - rx - this.x0) / f) - 1); x <= Math.min(w - 1, Math.ceil((cx + rx - this.x0) / f) + 1); x++) {
+        const ex = (this.cx(x) - cx) / rx;
+        const ey = (this.cy(y) - cy) / ry;
         const v = Math.min(1, Math.max(0, 1 - (ex * ex + ey * ey)) * 2.5) * value;
         if (v > buf[y * w + x]!) buf[y * w + x] = v;
       }
@@ -91,10 +106,11 @@ function tintOf(style: SceneStyle): number[] {
 export function drawPropShadow(canvas: RgbaImage, style: SceneStyle, frame: Frame): void {
   const prop = propTop(style, frame);
   if (!prop || style.shadow <= 0) return;
-  const map = new ShadowMap(canvas.width, canvas.height, scaleDownFor(canvas, false));
   const podium = style.prop === "podium";
   const by = frame.baseY + prop.height * (podium ? 1.35 : 1);
   const rx = prop.rx * (podium ? 1.3 : 1.02);
+  const margin = rx * 0.5 + frame.s * 0.1;
+  const map = new ShadowMap(canvas, scaleDownFor(canvas, false), { x0: frame.cx - rx - margin, y0: by - margin, x1: frame.cx + rx + margin, y1: by + margin });
   map.ellipse(frame.cx - style.lightFrom * rx * 0.12, by + prop.ry * 0.3, rx * 1.04, prop.ry * (podium ? 1.5 : 1.3), 0.8);
   boxBlur3(map.buf, map.w, map.h, (frame.s * 0.025) / map.f);
   map.multiplyInto(canvas, style.shadow, tintOf(style));
@@ -112,14 +128,15 @@ export function drawProductShadow(canvas: RgbaImage, product: RgbaImage, style: 
     const iy = py | 0;
     return ix < 0 || iy < 0 || ix >= pw || iy >= ph ? 0 : pa[(iy * pw + ix) * 4 + 3]! / 255;
   };
-  const soft = new ShadowMap(canvas.width, canvas.height, scaleDownFor(canvas, false));
-  const { f, w: sw, h: sh, buf } = soft;
   const tint = tintOf(style);
+  const margin = frame.s * 0.12;
   if (style.backdrop === "top") {
+    const soft = new ShadowMap(canvas, scaleDownFor(canvas, false), { x0: ox - margin, y0: oy - margin, x1: ox + pw + margin, y1: oy + ph + margin });
+    const { w: sw, h: sh, buf } = soft;
     const dx = 0.015 * frame.s * -style.lightFrom;
     const dy = 0.022 * frame.s;
-    for (let y = 0; y < sh; y++) for (let x = 0; x < sw; x++) buf[y * sw + x] = alphaAt(x * f + f / 2 - ox - dx, y * f + f / 2 - oy - dy) * 0.8;
-    boxBlur3(buf, sw, sh, (0.02 * frame.s) / f);
+    for (let y = 0; y < sh; y++) for (let x = 0; x < sw; x++) buf[y * sw + x] = alphaAt(soft.cx(x) - ox - dx, soft.cy(y) - oy - dy) * 0.8;
+    boxBlur3(buf, sw, sh, (0.02 * frame.s) / soft.f);
     soft.multiplyInto(canvas, style.shadow, tint);
     return;
   }
@@ -143,16 +160,24 @@ export function drawProductShadow(canvas: RgbaImage, product: RgbaImage, style: 
   const squash = 0.12;
   const skew = -style.lightFrom * 0.4;
   const reach = ph * squash;
+  const lean = Math.abs(skew) * ph;
+  const soft = new ShadowMap(canvas, scaleDownFor(canvas, false), {
+    x0: Math.min(ox, footCx - footRx * 2) - lean - margin,
+    y0: baseY - reach - margin,
+    x1: Math.max(ox + pw, footCx + footRx * 2) + lean + margin,
+    y1: baseY + margin,
+  });
+  const { f, w: sw, h: sh, buf } = soft;
   soft.ellipse(footCx, baseY, footRx * (1.05 + lift / frame.s), Math.max(2, Math.min(footRx * 0.2, 0.04 * frame.s)), 0.75 * fade);
   for (let y = 0; y < sh; y++) {
-    const up = baseY - (y * f + f / 2);
+    const up = baseY - soft.cy(y);
     if (up < 0 || up > reach) continue;
     // Floor rows above the base map to product rows, squashed, leaning away from the light.
     const height = up / squash;
     const py = ph - 1 - height;
     const strength = 0.5 * (1 - up / reach) * fade;
     for (let x = 0; x < sw; x++) {
-      const v = alphaAt(x * f + f / 2 - ox - skew * height, py) * strength;
+      const v = alphaAt(soft.cx(x) - ox - skew * height, py) * strength;
       if (v > buf[y * sw + x]!) buf[y * sw + x] = v;
     }
   }
@@ -160,7 +185,8 @@ export function drawProductShadow(canvas: RgbaImage, product: RgbaImage, style: 
   soft.multiplyInto(canvas, style.shadow, tint);
   if (lift > 0) return;
   // The contact line: thin and dark, barely blurred, so the product sits on the floor.
-  const contact = new ShadowMap(canvas.width, canvas.height, scaleDownFor(canvas, true));
+  const cm = frame.s * 0.04;
+  const contact = new ShadowMap(canvas, scaleDownFor(canvas, true), { x0: footCx - footRx - cm, y0: baseY - cm, x1: footCx + footRx + cm, y1: baseY + cm });
   contact.ellipse(footCx, baseY - 0.002 * frame.s, footRx * 0.98, Math.max(1.5, 0.008 * frame.s), 1);
   boxBlur3(contact.buf, contact.w, contact.h, (0.005 * frame.s) / contact.f);
   contact.multiplyInto(canvas, Math.min(1, style.shadow * 1.1), tint);

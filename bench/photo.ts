@@ -1,0 +1,150 @@
+/**
+ * The local compositor on a 2K 1:1 scene (1536 x 1536) from a product photo (the demo render as a JPEG,
+ * 1200 x 1500): ours (decode, background removal, backdrop, shadow, product, PNG encode) beside sharp
+ * (native libvips) given the same cut-out mask and the same backdrop buffer, doing the same composite
+ * (premultiplied resize of the product, a blurred squashed silhouette multiplied in as the shadow, the
+ * product over it, PNG at the same zlib level), medians in the same run, and the ratio. Also ours by phase,
+ * and the peak memory of one 4K item (2048 x 2048 from a 12 MP JPEG) measured first, in a fresh process.
+ *
+ * Run alone: `npx tsx bench/photo.ts`; or with the others: `npm run bench -- photo`.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import sharp from "sharp";
+import type { RgbaImage } from "../src/images";
+import { encodeOpaquePng } from "../src/photo/generate";
+import { composeScene, cutOut, LocalGenerator, renderDemoProduct, sceneStyleFor } from "../src/photo/local";
+import { renderBackdrop } from "../src/photo/local/backdrop";
+import { layoutFor } from "../src/photo/local/compose";
+import { decodeAtMost } from "../src/photo/local/load";
+import { encodeScenePng } from "../src/photo/local/png";
+import type { ModelOption, SceneRequest } from "../src/photo/types";
+import { medianMs } from "./timing";
+
+const SIZE = 1536;
+const TEMPLATE = "studio-white-sweep";
+const mib = (n: number) => `${(n / 1048576).toFixed(0)} MiB`;
+
+/** Prints the figures; returns nothing (timings are never assertions). */
+export async function benchPhoto(): Promise<void> {
+  const memoryLine = await memory4k(); // first: later runs would raise the peak it reads
+  const demo = renderDemoProduct(1200);
+  const jpeg = new Uint8Array(await sharp(Buffer.from(demo.data), { raw: { width: demo.width, height: demo.height, channels: 4 } }).jpeg({ quality: 90 }).toBuffer());
+  const request = sceneRequest(jpeg, SIZE, SIZE);
+  const generator = LocalGenerator();
+  const ours = await medianMs(async () => encodeScenePng(await generator.generateScene(request)));
+  const oursServiceEncoder = await medianMs(async () => encodeOpaquePng(await generator.generateScene(request)));
+
+  // What sharp is given: the same cut-out (mask included) and the same backdrop pixels.
+  const cut = cutOut(decodeAtMost(jpeg, Math.ceil(SIZE * 1.25))).image;
+  const style = sceneStyleFor(TEMPLATE, "");
+  const frame = layoutFor(style, cut.width, cut.height, SIZE, SIZE);
+  const backdrop = renderBackdrop(style, frame);
+  const peer = await medianMs(() => sharpComposite(cut, backdrop, frame));
+
+  const phases = {
+    decode: await medianMs(() => decodeAtMost(jpeg, Math.ceil(SIZE * 1.25))),
+    cutOut: await medianMs(() => cutOut(decodeAtMost(jpeg, Math.ceil(SIZE * 1.25)))),
+    backdrop: await medianMs(() => renderBackdrop(style, frame)),
+    compose: await medianMs(() => composeScene(cut, style, SIZE, SIZE)),
+    encode: await medianMs(() => encodeScenePng(backdrop)),
+    serviceEncode: await medianMs(() => encodeOpaquePng(backdrop)),
+  };
+  console.log(`  2K 1:1 scene (${SIZE}x${SIZE}, ${TEMPLATE}) from a ${demo.width}x${demo.height} JPEG, median of several runs:`);
+  row("ours: decode + cut-out + compose + PNG (encodeScenePng)", ours);
+  row("ours, PNG by the service's encodeOpaquePng instead", oursServiceEncoder);
+  row("sharp: same cut-out mask + backdrop, composite + PNG", peer);
+  console.log(`  ratio ours / sharp: ${(ours / peer).toFixed(2)}x (goal: within 2x)`);
+  console.log(`  ours by phase (decode ${phases.decode.toFixed(0)} ms, cut-out incl. decode ${phases.cutOut.toFixed(0)} ms, backdrop ${phases.backdrop.toFixed(0)} ms,` +
+    ` backdrop + shadow + product ${phases.compose.toFixed(0)} ms,` +
+    ` PNG ${phases.encode.toFixed(0)} ms; encodeOpaquePng ${phases.serviceEncode.toFixed(0)} ms)`);
+  console.log(memoryLine);
+}
+
+function sceneRequest(bytes: Uint8Array, width: number, height: number): SceneRequest {
+  return {
+    product: { bytes, mimeType: "image/jpeg", width: 0, height: 0, url: "" },
+    prompt: "",
+    templateId: TEMPLATE,
+    model: { model: "pro" } as ModelOption,
+    resolution: width > 1536 ? "4K" : "2K",
+    aspectRatio: "1:1",
+    width,
+    height,
+  };
+}
+
+/** sharp's version of the composite: resize (premultiplied by sharp), shadow from the alpha, over, PNG. */
+async function sharpComposite(cut: RgbaImage, backdrop: RgbaImage, frame: ReturnType<typeof layoutFor>): Promise<Buffer> {
+  const raw = (img: RgbaImage) => ({ raw: { width: img.width, height: img.height, channels: 4 as const } });
+  const product = await sharp(Buffer.from(cut.data.buffer, cut.data.byteOffset, cut.data.length), raw(cut)).resize(frame.pw, frame.ph, { fit: "fill" }).raw().toBuffer();
+  const shadowH = Math.max(2, Math.round(frame.ph * 0.12));
+  const pad = Math.round(frame.s * 0.04);
+  const shadow = await sharp(product, { raw: { width: frame.pw, height: frame.ph, channels: 4 } })
+    .extractChannel(3)
+    .flip()
+    .resize(frame.pw, shadowH, { fit: "fill" })
+    .negate()
+    .extend({ top: pad, bottom: pad, left: pad, right: pad, background: "#ffffff" })
+    .blur(frame.s * 0.014)
+    .linear(0.5, 127)
+    .toColourspace("srgb")
+    .png({ compressionLevel: 0 })
+    .toBuffer();
+  const ox = Math.round(frame.cx - frame.pw / 2);
+  const oy = Math.round(frame.baseY - frame.ph);
+  return sharp(Buffer.from(backdrop.data.buffer, backdrop.data.byteOffset, backdrop.data.length), raw(backdrop))
+    .composite([
+      { input: shadow, blend: "multiply", left: ox - pad, top: Math.round(frame.baseY - shadowH) - pad },
+      { input: product, raw: { width: frame.pw, height: frame.ph, channels: 4 }, left: ox, top: oy },
+    ])
+    .removeAlpha()
+    .png({ compressionLevel: 4, adaptiveFiltering: true })
+    .toBuffer();
+}
+
+/**
+ * Peak memory of one 4K item (2048 x 2048 from an 11 MP JPEG, PNG encode included), measured in a fresh
+ * child process: the growth of its peak RSS over the run, so nothing this process did before counts.
+ */
+async function memory4k(): Promise<string> {
+  const demo = renderDemoProduct(3000); // 3000 x 3750
+  const jpeg = await sharp(Buffer.from(demo.data), { raw: { width: demo.width, height: demo.height, channels: 4 } }).jpeg({ quality: 88 }).toBuffer();
+  const dir = mkdtempSync(join(tmpdir(), "bench-photo-"));
+  const file = join(dir, "product.jpg");
+  writeFileSync(file, jpeg);
+  try {
+    const child = spawnSync(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "--memory-child", file], { encoding: "utf8" });
+    const line = child.stdout.trim().split("\n").pop() ?? "";
+    if (child.status !== 0 || !line.startsWith("{")) return `  memory: the child process failed: ${child.stderr.slice(0, 300)}`;
+    const m = JSON.parse(line) as { peak: number; base: number; ms: number; png: number; arrayBuffers: number };
+    return `  memory, one 4K item (2048x2048 from a ${demo.width}x${demo.height} JPEG of ${(jpeg.length / 1e6).toFixed(1)} MB, PNG ${(m.png / 1e6).toFixed(1)} MB) in ${m.ms.toFixed(0)} ms:` +
+      ` peak RSS +${mib(m.peak - m.base)} over the process's ${mib(m.base)} after start-up (goal: item under 128 MB); ArrayBuffers still allocated at the end (not yet collected) ${mib(m.arrayBuffers)}`;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The child side of memory4k: one item, then a JSON line with the figures. */
+async function memoryChild(file: string): Promise<void> {
+  const jpeg = new Uint8Array(readFileSync(file));
+  const base = process.resourceUsage().maxRSS * 1024;
+  const t = performance.now();
+  const png = await encodeScenePng(await LocalGenerator().generateScene(sceneRequest(jpeg, 2048, 2048)));
+  const ms = performance.now() - t;
+  const peak = process.resourceUsage().maxRSS * 1024;
+  console.log(JSON.stringify({ base, peak, ms, png: png.length, arrayBuffers: process.memoryUsage().arrayBuffers }));
+}
+
+function row(label: string, ms: number): void {
+  console.log(`  ${label.padEnd(56)} ${ms.toFixed(0).padStart(5)} ms`);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const child = process.argv.indexOf("--memory-child");
+  if (child > 0) await memoryChild(process.argv[child + 1]!);
+  else await benchPhoto();
+}
