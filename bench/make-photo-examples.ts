@@ -14,15 +14,17 @@ import { renderDemoProduct } from "../src/photo/local";
 
 const OUT = new URL("../docs/photo/", import.meta.url);
 
-// A brand mark: a leaf in a ring and the word "AURA", drawn by librsvg (through sharp) with a transparent background.
-const LOGO_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="520" height="200" viewBox="0 0 520 200">
-  <circle cx="100" cy="100" r="84" fill="#fffaf0" stroke="#b8862b" stroke-width="10"/>
-  <path d="M100 40 C 150 70, 150 130, 100 160 C 50 130, 50 70, 100 40 Z" fill="#2f6b4f"/>
-  <path d="M100 52 L100 150" stroke="#fffaf0" stroke-width="5" stroke-linecap="round"/>
-  <g fill="#1d1d1f">
-    <path d="M205 150 L240 50 L262 50 L297 150 L276 150 L268 126 L234 126 L226 150 Z M240 108 L262 108 L251 74 Z"/>
-    <path d="M310 50 L330 50 L330 112 C330 128 340 134 352 134 C364 134 374 128 374 112 L374 50 L394 50 L394 113 C394 140 376 152 352 152 C328 152 310 140 310 113 Z"/>
-    <path d="M410 150 L410 50 L446 50 C466 50 478 62 478 80 C478 94 470 104 458 108 L482 150 L459 150 L438 111 L430 111 L430 150 Z M430 67 L430 95 L444 95 C453 95 458 90 458 81 C458 72 453 67 444 67 Z"/>
+// A brand mark on a light plate: a leaf in a ring and the word "AURA", drawn by librsvg (through sharp), transparent around the plate.
+const LOGO_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="640" height="220" viewBox="0 0 640 220">
+  <rect x="4" y="4" width="632" height="212" rx="40" fill="#fffaf0" fill-opacity="0.92"/>
+  <circle cx="110" cy="110" r="78" fill="#fffaf0" stroke="#b8862b" stroke-width="10"/>
+  <path d="M110 50 C 160 80, 160 140, 110 170 C 60 140, 60 80, 110 50 Z" fill="#2f6b4f"/>
+  <path d="M110 62 L110 160" stroke="#fffaf0" stroke-width="5" stroke-linecap="round"/>
+  <g fill="#1d1d1f" transform="translate(0 10)">
+    <path d="M215 150 L250 50 L272 50 L307 150 L286 150 L278 126 L244 126 L236 150 Z M250 108 L272 108 L261 74 Z"/>
+    <path d="M320 50 L340 50 L340 112 C340 128 350 134 362 134 C374 134 384 128 384 112 L384 50 L404 50 L404 113 C404 140 386 152 362 152 C338 152 320 140 320 113 Z"/>
+    <path d="M420 150 L420 50 L456 50 C476 50 488 62 488 80 C488 94 480 104 468 108 L492 150 L469 150 L448 111 L440 111 L440 150 Z M440 67 L440 95 L454 95 C463 95 468 90 468 81 C468 72 463 67 454 67 Z"/>
+    <path d="M500 150 L535 50 L557 50 L592 150 L571 150 L563 126 L529 126 L521 150 Z M535 108 L557 108 L546 74 Z"/>
   </g>
 </svg>`;
 

@@ -17,7 +17,7 @@ export const CATEGORY_TITLES: Record<CategoryId, string> = {
   ecommerce: "E-commerce",
 };
 
-const t = (id: string, title: string, categoryId: CategoryId, prompt: string): SceneTemplate => ({ id, title, categoryId, prompt });
+const t = (id: string, title: string, categoryId: CategoryId, prompt: string, textLayout?: SceneTemplate["textLayout"]): SceneTemplate => ({ id, title, categoryId, prompt, ...(textLayout ? { textLayout } : {}) });
 
 export const TEMPLATES: readonly SceneTemplate[] = [
   t("studio-white-sweep", "Seamless White Sweep", "studio", "Product centred on a seamless white paper sweep, large overhead softbox, faint contact shadow, crisp catalogue look."),
@@ -51,7 +51,7 @@ export const TEMPLATES: readonly SceneTemplate[] = [
   t("hol-snow", "Fresh Snow", "holiday", "Product standing in fresh powder snow with frost sparkle, cool blue-white morning light."),
   t("ecom-pure-white", "Marketplace Pure White", "ecommerce", "Product isolated on a pure white background filling most of the frame, no props, only a faint natural shadow."),
   t("ecom-light-grey", "Neutral Catalogue Grey", "ecommerce", "Product on a uniform very light grey background, even shadow-free lighting, consistent straight-on framing."),
-  t("ecom-copy-space", "Banner With Copy Space", "ecommerce", "Product on the right third of a soft gradient backdrop, leaving clean open space on the left for headline text."),
+  t("ecom-copy-space", "Banner With Copy Space", "ecommerce", "Product on the right third of a soft gradient backdrop, leaving clean open space on the left for headline text.", "copy-left"),
   t("ecom-social-pastel", "Social Pastel Duo-tone", "ecommerce", "Product centred on a two-tone pastel backdrop with one simple geometric prop, bright even light for social feeds."),
   t("ecom-promo-podium", "Promo Podium", "ecommerce", "Product on a glossy round podium under crossing spotlight beams with subtle confetti, energetic sale look."),
 ];

@@ -118,60 +118,68 @@ export interface Texts {
 }
 
 /**
- * Draws overlayText prominently in a band at the top and marketingText in a band at the bottom, each
- * wrapped or scaled to fit, and moved clear of the logo when the logo sits in the same band. Returns the
- * rectangles actually covered.
+ * Where the texts go: `bands` puts overlayText at the top and marketingText at the bottom, centred;
+ * `copy-left` (templates that leave open space on the left) stacks both, left-aligned, in that space.
  */
-export async function drawTexts(canvas: RgbaImage, texts: Texts, logo?: Box): Promise<Box[]> {
+export type TextLayout = "bands" | "copy-left";
+
+/**
+ * Draws the texts, each wrapped or scaled to fit its area, moved clear of the logo. Returns the rectangles
+ * actually covered.
+ */
+export async function drawTexts(canvas: RgbaImage, texts: Texts, logo?: Box, layout: TextLayout = "bands"): Promise<Box[]> {
   const m = marginOf(canvas);
   const short = Math.min(canvas.width, canvas.height);
+  const overlay = { fontSize: Math.round(short * 0.075), minFontSize: Math.max(12, Math.round(short * 0.03)), maxLines: 2, weight: 700 as const };
+  const marketing = { fontSize: Math.round(short * 0.045), minFontSize: Math.max(11, Math.round(short * 0.022)), maxLines: 3, weight: 400 as const };
+  const draw = async (text: string, area: Box, style: typeof overlay | typeof marketing, anchor: "top" | "bottom", align: "center" | "left") =>
+    drawText(canvas, text, area, { ...style, anchor, align, color: textColourFor(canvas, area), legibility: "auto" });
   const drawn: Box[] = [];
+
+  if (layout === "copy-left") {
+    let area: Box = { x: m, y: Math.round(canvas.height * 0.18), width: Math.round(canvas.width * 0.5) - m, height: Math.round(canvas.height * 0.64) };
+    if (logo && logo.x < area.x + area.width && logo.y < area.y + area.height && logo.y + logo.height > area.y) {
+      area = logo.y + logo.height / 2 > canvas.height / 2 ? { ...area, height: Math.max(1, logo.y - m - area.y) } : { ...area, y: logo.y + logo.height + m, height: Math.max(1, area.y + area.height - (logo.y + logo.height + m)) };
+    }
+    if (texts.overlayText) {
+      // Open space takes a bigger headline than a band over the scene.
+      const headline = { ...overlay, fontSize: Math.round(short * 0.1), maxLines: 3 };
+      const box = texts.marketingText
+        ? await draw(texts.overlayText, { ...area, height: Math.round(area.height * 0.55) }, headline, "top", "left")
+        : await drawText(canvas, texts.overlayText, area, { ...headline, anchor: "center", align: "left", color: textColourFor(canvas, area), legibility: "auto" });
+      drawn.push(box);
+      area = { ...area, y: box.y + box.height + Math.round(m / 2), height: Math.max(1, area.y + area.height - (box.y + box.height + Math.round(m / 2))) };
+    }
+    if (texts.marketingText) drawn.push(await draw(texts.marketingText, area, marketing, "top", "left"));
+    return drawn;
+  }
+
   if (texts.overlayText) {
     const band = clearOfLogo({ x: m, y: m, width: canvas.width - 2 * m, height: Math.round(canvas.height * 0.2) }, logo, m, "top");
-    drawn.push(
-      await drawText(canvas, texts.overlayText, band, {
-        fontSize: Math.round(short * 0.075),
-        minFontSize: Math.max(12, Math.round(short * 0.03)),
-        maxLines: 2,
-        anchor: "top",
-        weight: 700,
-        align: "center",
-        color: textColourFor(canvas, band),
-        legibility: "auto",
-      }),
-    );
+    drawn.push(await draw(texts.overlayText, band, overlay, "top", "center"));
   }
   if (texts.marketingText) {
     const h = Math.round(canvas.height * 0.2);
     const band = clearOfLogo({ x: m, y: canvas.height - m - h, width: canvas.width - 2 * m, height: h }, logo, m, "bottom");
-    drawn.push(
-      await drawText(canvas, texts.marketingText, band, {
-        fontSize: Math.round(short * 0.045),
-        minFontSize: Math.max(11, Math.round(short * 0.022)),
-        maxLines: 3,
-        anchor: "bottom",
-        weight: 400,
-        align: "center",
-        color: textColourFor(canvas, band),
-        legibility: "auto",
-      }),
-    );
+    drawn.push(await draw(texts.marketingText, band, marketing, "bottom", "center"));
   }
   return drawn;
 }
 
 /**
- * The band without the logo's part of it. A logo at a side takes its width off both sides, so the text
- * stays centred on the image; a centred logo pushes the band past it.
+ * The band without the logo's part of it. A logo at a side takes its width off both sides when enough
+ * remains, so the text stays centred on the image; otherwise the text takes the rest of the band beside
+ * the logo; a centred logo, or one too wide for either, pushes the band past it.
  */
 function clearOfLogo(band: Box, logo: Box | undefined, gap: number, edge: "top" | "bottom"): Box {
-  if (!logo || logo.y >= band.y + band.height || logo.y + logo.height <= band.y) return band;
+  if (!logo || logo.y >= band.y + band.height || logo.y + logo.height <= band.y || logo.x >= band.x + band.width || logo.x + logo.width <= band.x) return band;
   const logoCentre = logo.x + logo.width / 2;
   const bandCentre = band.x + band.width / 2;
   if (Math.abs(logoCentre - bandCentre) > band.width / 6) {
-    const cut = logoCentre < bandCentre ? logo.x + logo.width + gap - band.x : band.x + band.width - (logo.x - gap);
-    // A wide logo would leave too narrow a column: then the text goes past the logo instead.
-    if (band.width - 2 * cut >= band.width * 0.4) return { ...band, x: band.x + cut, width: band.width - 2 * cut };
+    const onLeft = logoCentre < bandCentre;
+    const cut = onLeft ? logo.x + logo.width + gap - band.x : band.x + band.width - (logo.x - gap);
+    if (band.width - 2 * cut >= band.width * 0.6) return { ...band, x: band.x + cut, width: band.width - 2 * cut };
+    if (band.width - cut >= band.width * 0.4) return { ...band, x: onLeft ? band.x + cut : band.x, width: band.width - cut };
   }
   if (edge === "top") return { ...band, y: logo.y + logo.height + gap };
   return { ...band, y: logo.y - gap - band.height };

@@ -173,7 +173,7 @@ async function renderOne(
   });
   const canvas = fitCover(scene, request.width, request.height);
   const logoBox = logo ? placeLogo(canvas, logo, request.logoPlacement, request.logoSize) : undefined;
-  await drawTexts(canvas, { overlayText: request.overlayText, marketingText: request.marketingText }, logoBox);
+  await drawTexts(canvas, { overlayText: request.overlayText, marketingText: request.marketingText }, logoBox, request.template?.textLayout);
   const scale = THUMBNAIL_EDGE / Math.max(canvas.width, canvas.height);
   const thumb = resizeRgba(canvas, Math.max(1, Math.round(canvas.width * scale)), Math.max(1, Math.round(canvas.height * scale)));
   return { bytes: encodeOpaquePng(canvas), thumbnail: encodeJpegBaseline(thumb, 82) };

@@ -38,6 +38,8 @@ export interface SceneTemplate {
   title: string;
   categoryId: CategoryId;
   prompt: string;
+  /** Where the service draws the texts: in bands at the top and bottom (default), or in open space on the left. */
+  textLayout?: "bands" | "copy-left";
 }
 
 /** Money for one image at one resolution. usd and inr are exact decimal strings ("0.1500", "12.45"). */

@@ -128,6 +128,38 @@ describe("texts", () => {
     expect(d.right).toBeLessThan(d.width - 1);
   });
 
+  it("a copy-space template puts the texts in its open space on the left", async () => {
+    const body = { productImages: [{ dataUrl: product }], promptId: "ecom-copy-space", model: "standard", aspectRatio: "16:9" };
+    const plain = await decodePng(fromDataUri((await ok(await h.post(body))).photoDataUri));
+    const withText = await decodePng(fromDataUri((await ok(await h.post({ ...body, overlayText: "Summer Sale -30%", marketingText: "Free shipping this week" }))).photoDataUri));
+    let left = 0;
+    let right = 0;
+    for (let i = 0; i < plain.data.length; i += plain.channels) {
+      if (Math.abs(plain.data[i]! - withText.data[i]!) > 60) ((i / plain.channels) % plain.width < plain.width / 2 ? left++ : right++);
+    }
+    expect(left).toBeGreaterThan(2000);
+    expect(right).toBe(0);
+  });
+
+  it("keeps the overlay text clear of a logo in the same band", async () => {
+    const body = { productImages: [{ dataUrl: product }], promptId: "studio-grey-gradient", model: "standard", logoImage: logo, logoPlacement: "top-right", logoSize: 0.3 };
+    const plain = await decodePng(fromDataUri((await ok(await h.post(body))).photoDataUri));
+    const withText = await decodePng(fromDataUri((await ok(await h.post({ ...body, overlayText: "The Festive Collection Is Here" }))).photoDataUri));
+    const logoBox = bboxOf(plain, MAGENTA, 40)!;
+    let changed = 0;
+    let onLogo = 0;
+    for (let y = 0; y < plain.height; y++) {
+      for (let x = 0; x < plain.width; x++) {
+        const i = (y * plain.width + x) * plain.channels;
+        if (Math.abs(plain.data[i]! - withText.data[i]!) + Math.abs(plain.data[i + 1]! - withText.data[i + 1]!) <= 60) continue;
+        changed++;
+        if (x >= logoBox.x && x < logoBox.x + logoBox.width && y >= logoBox.y && y < logoBox.y + logoBox.height) onLogo++;
+      }
+    }
+    expect(changed).toBeGreaterThan(1000);
+    expect(onLogo).toBe(0);
+  });
+
   it("a long overlay text is wrapped or scaled, never cut", async () => {
     const d = await bandsDiffer({ overlayText: "The Festive Collection Is Here Now For Everyone" });
     expect(d.left).toBeGreaterThan(0);
