@@ -148,7 +148,7 @@ export function renderLights(style: SceneStyle, frame: Frame): LightLayer | null
       break;
     case "caustics":
       caustics(layer, new NoiseTile(`${style.seed}:water`), wallH);
-      layer.blur(0.8);
+      layer.blur(1.4);
       break;
     case "ridges":
       ridges(layer, style, new NoiseTile(`${style.seed}:ridges`), wallH);
@@ -214,9 +214,9 @@ function beams(layer: LightLayer, frame: Frame, colour: Rgb, strength: number): 
 function caustics(layer: LightLayer, tile: NoiseTile, wallH: number): void {
   for (let py = 0; py < Math.min(layer.h, Math.ceil(wallH) + 2); py++) {
     for (let px = 0; px < layer.w; px++) {
-      const n = tile.at(px * 0.9, py * 1.4) * 10 + tile.at(px * 0.4 + 77, py * 0.6) * 4;
+      const n = tile.at(px * 0.6, py * 0.9) * 8 + tile.at(px * 0.3 + 77, py * 0.45) * 3;
       const line = Math.pow(1 - Math.abs(Math.sin(n)), 7);
-      layer.put(layer.add, py * layer.w + px, [230, 255, 255], line * 0.55, false);
+      layer.put(layer.add, py * layer.w + px, [230, 255, 255], line * 0.3, false);
     }
   }
 }

@@ -31,8 +31,8 @@ export function drawProp(canvas: RgbaImage, style: SceneStyle, frame: Frame): vo
       cylinder(canvas, frame.cx, frame.baseY, top, style.propColour, style.lightFrom, 0.15);
     }
   } else if (style.prop === "circle") {
-    const r = frame.s * 0.34;
-    disc(canvas, frame.cx, frame.baseY - frame.ph * 0.5, r, style.propColour);
+    const r = Math.min(frame.s * 0.33, frame.ph * 0.5);
+    disc(canvas, frame.cx, frame.baseY - frame.ph * 0.5 - 0.04 * frame.s, r, style.propColour);
   }
 }
 

@@ -56,6 +56,7 @@ export function cutOut(product: RgbaImage): CutOut {
   const queue = new Int32Array(n);
   const background = flood(small, model, low, queue);
   if (background < n * 0.02 || background > n * 0.995) return whole(product);
+  dropShadowSlivers(small, model, low);
   const kept = removeSpecks(low, queue, sw, sh, n - background);
   if (kept < n * 0.003) return whole(product);
   const mask = small === product ? low : refine(product, low, sw, sh, new BorderModel(product));
@@ -109,6 +110,56 @@ function flood(img: RgbaImage, model: BorderModel, mask: Uint8Array, queue: Int3
 }
 
 /**
+ * A morphological opening (3 x 3) that may only remove shadow-coloured pixels: thin rims of a hard-edged
+ * shadow, or a grey outline left where the fill stopped at a steep step, go; a grey product's own body
+ * survives the erosion and gets its edge back from the dilation. Thin parts in any other colour stay.
+ */
+function dropShadowSlivers(img: RgbaImage, model: BorderModel, mask: Uint8Array): void {
+  const { width: w, height: h } = img;
+  const core = new Uint8Array(w * h);
+  for (let y = 1; y < h - 1; y++) {
+    for (let x = 1; x < w - 1; x++) {
+      const p = y * w + x;
+      if (mask[p] !== 0) continue;
+      if (mask[p - 1] === 0 && mask[p + 1] === 0 && mask[p - w] === 0 && mask[p + w] === 0 && mask[p - w - 1] === 0 && mask[p - w + 1] === 0 && mask[p + w - 1] === 0 && mask[p + w + 1] === 0) core[p] = 1;
+    }
+  }
+  const bg = new Float32Array(3);
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const p = y * w + x;
+      if (mask[p] !== 0) continue;
+      let restored = false;
+      for (let dy = -1; dy <= 1 && !restored; dy++) {
+        const yy = y + dy;
+        if (yy < 0 || yy >= h) continue;
+        for (let dx = -1; dx <= 1; dx++) {
+          const xx = x + dx;
+          if (xx >= 0 && xx < w && core[yy * w + xx] === 1) {
+            restored = true;
+            break;
+          }
+        }
+      }
+      if (!restored && shadowColoured(img, model, x, y, bg)) mask[p] = BG;
+    }
+  }
+}
+
+/** Same hue as the modelled background and no brighter: what a shadow on it looks like. */
+function shadowColoured(img: RgbaImage, model: BorderModel, x: number, y: number, bg: Float32Array): boolean {
+  model.colourAt(x, y, bg);
+  const i = (y * img.width + x) * 4;
+  const r = img.data[i]!;
+  const g = img.data[i + 1]!;
+  const b = img.data[i + 2]!;
+  const k = (r * bg[0]! + g * bg[1]! + b * bg[2]!) / (bg[0]! * bg[0]! + bg[1]! * bg[1]! + bg[2]! * bg[2]! + 1);
+  if (k < 0.35 || k > 1.05) return false;
+  const t = model.tolerance * 0.8;
+  return Math.abs(r - k * bg[0]!) <= t && Math.abs(g - k * bg[1]!) <= t && Math.abs(b - k * bg[2]!) <= t;
+}
+
+/**
  * Background: close to the model, or a smooth, same-hue, darker version of it (a soft shadow). Steep
  * luminance edges are never shadow, which stops the fill at the product's outline.
  */
@@ -131,12 +182,19 @@ function isBackground(img: RgbaImage, model: BorderModel, x: number, y: number, 
   return gradient(data, img.width, img.height, x, y) < 6 + model.noise * 2.5;
 }
 
-/** Central-difference luminance gradient (max of both axes), halved to per-pixel units. */
+/**
+ * The steepest luminance step to any of the four neighbours. Not a central difference: that is zero on
+ * the ridge of a thin dark line (a seam, an outline), which would then pass for smooth shadow.
+ */
 function gradient(d: Uint8Array, w: number, h: number, x: number, y: number): number {
   const p = y * w + x;
-  const gx = Math.abs(lum(d, x < w - 1 ? p + 1 : p) - lum(d, x > 0 ? p - 1 : p));
-  const gy = Math.abs(lum(d, y < h - 1 ? p + w : p) - lum(d, y > 0 ? p - w : p));
-  return (gx > gy ? gx : gy) / 2;
+  const c = lum(d, p);
+  let g = 0;
+  if (x > 0) g = Math.max(g, Math.abs(c - lum(d, p - 1)));
+  if (x < w - 1) g = Math.max(g, Math.abs(c - lum(d, p + 1)));
+  if (y > 0) g = Math.max(g, Math.abs(c - lum(d, p - w)));
+  if (y < h - 1) g = Math.max(g, Math.abs(c - lum(d, p + w)));
+  return g;
 }
 
 function lum(d: Uint8Array, q: number): number {

@@ -134,9 +134,9 @@ export function surfacePattern(surface: Surface, tile: NoiseTile, u: number, v: 
       return 0.15 + (clumps - 0.5) * 1.4 + (tile.at(u * 1.2, v * 1.2) - 0.5) * 0.6 + (grain(px, py) - 0.5) * 0.35;
     }
     case "tile": {
-      const su = ((u / 90) % 1 + 1) % 1;
-      const sv = ((v / 90) % 1 + 1) % 1;
-      const grout = su < 0.035 || sv < 0.035 ? 1 : 0;
+      const su = ((u / 180) % 1 + 1) % 1;
+      const sv = ((v / 180) % 1 + 1) % 1;
+      const grout = su < 0.025 || sv < 0.025 ? 1 : 0;
       return grout * 0.9 + (tile.at(u * 0.05, v * 0.05) - 0.5) * 0.15;
     }
     case "satin": {
