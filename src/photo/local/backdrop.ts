@@ -67,6 +67,27 @@ export function renderBackdrop(style: SceneStyle, frame: Frame): RgbaImage {
     const v = top ? y * textureScale : textureScale * 1.2 * S * zf;
     const detail = top ? 1 : smoothstep(0.02, 0.45, d);
     const row = y * W * 4;
+    if (!tile && !lights && !split && !spot) {
+      // A smooth row: only the glow, the key light's side and the vignette vary along it.
+      const a = 0.06 * glowY;
+      const b = top ? 0 : 0.05 * glowY;
+      const vg = style.vignette;
+      const wk = 1 - floorness;
+      const fk = floorness * occlusion;
+      for (let x = 0; x < W; x++) {
+        const gx = glowX[x]!;
+        const wm = wk * (1 + a * gx);
+        const fm = fk * sideLight[x]! * (1 + b * gx);
+        const vig = 1 - vg + vg * vigX[x]! * vigY;
+        const n = dither(x, y);
+        const i = row + x * 4;
+        out[i] = (wall[0]! * wm + floor[0]! * fm) * vig + n;
+        out[i + 1] = (wall[1]! * wm + floor[1]! * fm) * vig + n;
+        out[i + 2] = (wall[2]! * wm + floor[2]! * fm) * vig + n;
+        out[i + 3] = 255;
+      }
+      continue;
+    }
     for (let x = 0; x < W; x++) {
       let r: number;
       let g: number;

@@ -87,7 +87,8 @@ export function matte(img: RgbaImage, mask: Uint8Array): { image: RgbaImage; x: 
       out[o + 3] = a;
       if (a === 0) continue;
       const si = sp * 4;
-      if (a === 255 && !nearEdge(mask, w, h, x + x0, y + y0)) {
+      // Full alpha after a box feather of radius >= 1 means no background within 1 px: a clean colour.
+      if (a === 255) {
         out[o] = data[si]!;
         out[o + 1] = data[si + 1]!;
         out[o + 2] = data[si + 2]!;
@@ -97,19 +98,6 @@ export function matte(img: RgbaImage, mask: Uint8Array): { image: RgbaImage; x: 
     }
   }
   return { image: { width: tw, height: th, data: out }, x: x0, y: y0 };
-}
-
-/** Whether a product pixel has background within 1 px (its colour is likely mixed with it). */
-function nearEdge(mask: Uint8Array, w: number, h: number, x: number, y: number): boolean {
-  for (let dy = -1; dy <= 1; dy++) {
-    const yy = y + dy;
-    if (yy < 0 || yy >= h) continue;
-    for (let dx = -1; dx <= 1; dx++) {
-      const xx = x + dx;
-      if (xx >= 0 && xx < w && mask[yy * w + xx] !== 0) return true;
-    }
-  }
-  return false;
 }
 
 /**

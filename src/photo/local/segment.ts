@@ -208,23 +208,44 @@ function lum(d: Uint8Array, q: number): number {
  */
 function refine(img: RgbaImage, low: Uint8Array, sw: number, sh: number, model: BorderModel): Uint8Array {
   const { width: w, height: h } = img;
-  const mask = new Uint8Array(w * h);
-  const bg = new Float32Array(3);
+  const mask = new Uint8Array(w * h).fill(BG);
+  // Only the product's box (plus a cell of margin) can hold product pixels.
+  let lx0 = sw;
+  let ly0 = sh;
+  let lx1 = -1;
+  let ly1 = -1;
+  for (let y = 0; y < sh; y++) {
+    for (let x = 0; x < sw; x++) {
+      if (low[y * sw + x] === 0) {
+        if (x < lx0) lx0 = x;
+        if (x > lx1) lx1 = x;
+        if (y < ly0) ly0 = y;
+        if (y > ly1) ly1 = y;
+      }
+    }
+  }
+  if (lx1 < 0) return mask;
   const kx = sw / w;
   const ky = sh / h;
-  for (let y = 0; y < h; y++) {
-    const fy = Math.max(0, (y + 0.5) * ky - 0.5);
-    const y0 = Math.min(sh - 1, fy | 0);
-    const y1 = Math.min(sh - 1, y0 + 1);
-    for (let x = 0; x < w; x++) {
-      const fx = Math.max(0, (x + 0.5) * kx - 0.5);
-      const x0 = Math.min(sw - 1, fx | 0);
-      const x1 = Math.min(sw - 1, x0 + 1);
-      const a = low[y0 * sw + x0]!;
-      const same = a === low[y0 * sw + x1] && a === low[y1 * sw + x0] && a === low[y1 * sw + x1];
-      const p = y * w + x;
-      if (same) mask[p] = a;
-      else mask[p] = isBackground(img, model, x, y, bg) ? BG : 0;
+  const fx0 = Math.max(0, Math.floor((lx0 - 1) / kx));
+  const fx1 = Math.min(w - 1, Math.ceil((lx1 + 2) / kx));
+  const fy0 = Math.max(0, Math.floor((ly0 - 1) / ky));
+  const fy1 = Math.min(h - 1, Math.ceil((ly1 + 2) / ky));
+  const cx0 = new Int32Array(w);
+  const cx1 = new Int32Array(w);
+  for (let x = fx0; x <= fx1; x++) {
+    cx0[x] = Math.min(sw - 1, Math.max(0, (x + 0.5) * kx - 0.5) | 0);
+    cx1[x] = Math.min(sw - 1, cx0[x]! + 1);
+  }
+  const bg = new Float32Array(3);
+  for (let y = fy0; y <= fy1; y++) {
+    const y0 = Math.min(sh - 1, Math.max(0, (y + 0.5) * ky - 0.5) | 0);
+    const r0 = y0 * sw;
+    const r1 = Math.min(sh - 1, y0 + 1) * sw;
+    for (let x = fx0; x <= fx1; x++) {
+      const a = low[r0 + cx0[x]!]!;
+      const same = a === low[r0 + cx1[x]!] && a === low[r1 + cx0[x]!] && a === low[r1 + cx1[x]!];
+      mask[y * w + x] = same ? a : isBackground(img, model, x, y, bg) ? BG : 0;
     }
   }
   return mask;
