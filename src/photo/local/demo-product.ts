@@ -25,7 +25,7 @@ export function renderDemoProduct(width: number): RgbaImage {
   const cx = w / 2;
   const u = w / 100; // one design unit
   // Silhouette (design units, y down, relative to cx / the top).
-  const body = { hw: 19 * u, top: 52 * u, bottom: 113 * u, rTop: 7.5 * u, rBottom: 2.5 * u };
+  const body = { hw: 19 * u, top: 52 * u, bottom: 113 * u, rTop: 10 * u, rBottom: 2.5 * u };
   const neck = { hw: 7 * u, top: 45 * u, bottom: 54 * u };
   const collar = { hw: 9 * u, top: 33 * u, bottom: 46 * u, r: 1.2 * u };
   const bulb = { hw: 6 * u, top: 15 * u, bottom: 34 * u };
@@ -49,9 +49,13 @@ export function renderDemoProduct(width: number): RgbaImage {
       // Glass body (with neck): amber, denser where the path through the glass is longer.
       const bodyCover = coverage(Math.min(roundBox(fx, fy, body.hw, body.top, body.bottom, body.rTop, body.rBottom), roundBox(fx, fy, neck.hw, neck.top, neck.bottom + 4 * u, u, u)));
       if (bodyCover > 0) {
-        const hw = fy < body.top + 2 * u ? neck.hw + (body.hw - neck.hw) * clamp01((fy - neck.bottom + 3 * u) / (body.rTop + 1)) : body.hw;
+        // The silhouette's half-width on this row (the bottle is a surface of revolution), and how far
+        // up the rounded shoulder we are: its surface faces the light above, so it is brighter.
+        const shoulderT = clamp01((body.top + body.rTop - fy) / body.rTop);
+        const hw = Math.max(neck.hw, body.hw - body.rTop + body.rTop * Math.sqrt(Math.max(0, 1 - shoulderT * shoulderT)));
         const nx = Math.max(-1, Math.min(1, fx / hw));
         const nz = Math.sqrt(1 - nx * nx);
+        const shoulderLight = shoulderT * shoulderT * 0.35 * (fy > body.top - u ? 1 : 0);
         const filled = fy > liquid ? 1 : 0.45;
         const density = (0.3 + 0.78 * Math.pow(nz, 0.7)) * (1 - 0.18 * clamp01((fy - body.top) / (body.bottom - body.top)));
         let r = 176 * density + (1 - filled) * 40;
@@ -67,13 +71,13 @@ export function renderDemoProduct(width: number): RgbaImage {
         r *= 1 - 0.35 * base;
         gg *= 1 - 0.35 * base;
         b *= 1 - 0.35 * base;
-        const spec = Math.exp(-(((nx + 0.58) / 0.07) ** 2)) * 0.9 + Math.exp(-(((nx - 0.78) / 0.08) ** 2)) * 0.22;
+        const spec = Math.exp(-(((nx + 0.58) / 0.07) ** 2)) * 0.9 * (1 - shoulderT * 0.6) + Math.exp(-(((nx - 0.78) / 0.08) ** 2)) * 0.22 + shoulderLight * nz;
         const rim = Math.pow(Math.abs(nx), 10) * 0.25;
         r += (255 - r) * (spec + rim);
         gg += (255 - gg) * (spec + rim * 0.9);
         b += (255 - b) * (spec + rim * 0.8);
         // Liquid surface line.
-        const meniscus = Math.exp(-(((fy - liquid) / (0.5 * u)) ** 2)) * 0.35;
+        const meniscus = Math.exp(-(((fy - liquid) / (0.5 * u)) ** 2)) * 0.2;
         over(px, r * (1 - meniscus), gg * (1 - meniscus), b * (1 - meniscus), bodyCover);
 
         // Paper label wrapped round the front.

@@ -107,11 +107,14 @@ export function surfacePattern(surface: Surface, tile: NoiseTile, u: number, v: 
       return 0.12 + rings * rings * rings * 0.28 + fibres * 0.3 + seam + tint;
     }
     case "linen": {
-      // Threads about 2.5 units apart each way, each thread a little lighter or darker, plus slubs.
-      const weft = grain(0, Math.floor(v / 2.5)) - 0.5;
-      const warp = grain(Math.floor(u / 2.5), 1) - 0.5;
-      const slub = (tile.at(u * 0.4, v * 0.02) - 0.5) * 0.5;
-      return 0.3 + (weft + warp) * 0.45 + slub + (grain(px, py) - 0.5) * 0.2;
+      // Threads about 2.5 units apart each way; each thread's tone drifts along its length (slubs), and
+      // over and under crossings alternate, so it reads as woven cloth rather than a plaid of lines.
+      const row = Math.floor(v / 2.5);
+      const col = Math.floor(u / 2.5);
+      const weft = tile.at(u * 0.45 + row * 13.1, row * 7.7) - 0.5;
+      const warp = tile.at(col * 7.7, v * 0.45 + col * 13.1) - 0.5;
+      const weave = (row + col) & 1 ? 0.06 : -0.06;
+      return 0.3 + (weft + warp) * 0.55 + weave + (grain(px, py) - 0.5) * 0.2;
     }
     case "sand": {
       const ripples = Math.sin(v * 0.045 + tile.at(u * 0.02, v * 0.02) * 9) * 0.2;
