@@ -21,7 +21,7 @@ export function renderBackdrop(style: SceneStyle, frame: Frame): RgbaImage {
   const out = new Uint8ClampedArray(data.buffer, data.byteOffset, data.length);
   const tile = style.surface === "plain" ? null : new NoiseTile(style.seed);
   const lights = renderLights(style, frame);
-  const sampled = new Float32Array(7);
+  lights?.beginRows(W);
   const textureScale = 1024 / S;
 
   // Separable light terms: a soft glow behind the product, the floor pool of a spotlight, the vignette.
@@ -44,6 +44,9 @@ export function renderBackdrop(style: SceneStyle, frame: Frame): RgbaImage {
   const top = style.backdrop === "top";
   const seamless = style.backdrop === "sweep";
   const e = 0.25;
+  const step = S > 1200 ? 2 : 1;
+  const pattern = new Float32Array(W);
+  let patternFresh = false;
   const wall = [0, 0, 0];
   const floor = [0, 0, 0];
 
@@ -68,25 +71,16 @@ export function renderBackdrop(style: SceneStyle, frame: Frame): RgbaImage {
     const detail = top ? 1 : smoothstep(0.02, 0.45, d);
     const row = y * W * 4;
     if (!tile && !lights && !split && !spot) {
-      // A smooth row: only the glow, the key light's side and the vignette vary along it.
-      const a = 0.06 * glowY;
-      const b = top ? 0 : 0.05 * glowY;
-      const vg = style.vignette;
-      const wk = 1 - floorness;
       const fk = floorness * occlusion;
-      for (let x = 0; x < W; x++) {
-        const gx = glowX[x]!;
-        const wm = wk * (1 + a * gx);
-        const fm = fk * sideLight[x]! * (1 + b * gx);
-        const vig = 1 - vg + vg * vigX[x]! * vigY;
-        const n = dither(x, y);
-        const i = row + x * 4;
-        out[i] = (wall[0]! * wm + floor[0]! * fm) * vig + n;
-        out[i + 1] = (wall[1]! * wm + floor[1]! * fm) * vig + n;
-        out[i + 2] = (wall[2]! * wm + floor[2]! * fm) * vig + n;
-        out[i + 3] = 255;
-      }
+      smoothRow(out, row, W, y, wall, floor, 1 - floorness, fk, 0.06 * glowY, top ? 0 : 0.05 * glowY, style.vignette, vigY, glowX, sideLight, vigX);
       continue;
+    }
+    lights?.loadRow(y);
+    if (tile && floorness > 0 && (step === 1 || (y & 1) === 0 || !patternFresh)) {
+      // The material at about 1024 px detail: every other column and row above that, interpolated.
+      for (let x = 0; x < W; x += step) pattern[x] = surfacePattern(style.surface, tile, top ? x * textureScale : (x - W / 2) * textureScale * zf, v, x, y);
+      if (step === 2) for (let x = 1; x < W; x += 2) pattern[x] = x + 1 < W ? (pattern[x - 1]! + pattern[x + 1]!) / 2 : pattern[x - 1]!;
+      patternFresh = true;
     }
     for (let x = 0; x < W; x++) {
       let r: number;
@@ -126,8 +120,7 @@ export function renderBackdrop(style: SceneStyle, frame: Frame): RgbaImage {
         let fg = floor[1]!;
         let fb = floor[2]!;
         if (tile) {
-          const u = top ? x * textureScale : (x - W / 2) * textureScale * zf;
-          const p = surfacePattern(style.surface, tile, u, v, x, y) * detail;
+          const p = pattern[x]! * detail;
           if (p >= 0) {
             const t = p > 1 ? 1 : p;
             fr += (style.pattern[0] - fr) * t;
@@ -160,17 +153,26 @@ export function renderBackdrop(style: SceneStyle, frame: Frame): RgbaImage {
         b = b * (1 - floorness) + fb * floorness;
       }
       if (lights) {
-        lights.sample(x, y, sampled);
-        // Lights sit on the wall: the floor only catches a little of their glow.
-        const onWall = 1 - floorness * 0.85;
-        r += sampled[0]! * onWall * (1 - r / 255);
-        g += sampled[1]! * onWall * (1 - g / 255);
-        b += sampled[2]! * onWall * (1 - b / 255);
-        const a = sampled[6]!;
-        if (a > 0.002) {
-          r = sampled[3]! + r * (1 - a);
-          g = sampled[4]! + g * (1 - a);
-          b = sampled[5]! + b * (1 - a);
+        const li = lights.xi[x]!;
+        const lt = lights.xt[x]!;
+        const L = lights.row;
+        if (lights.hasAdd) {
+          // Lights sit on the wall: the floor only catches a little of their glow.
+          const onWall = 1 - floorness * 0.85;
+          const lr = L[0]![li]! + (L[0]![li + 1]! - L[0]![li]!) * lt;
+          const lg = L[1]![li]! + (L[1]![li + 1]! - L[1]![li]!) * lt;
+          const lb = L[2]![li]! + (L[2]![li + 1]! - L[2]![li]!) * lt;
+          r += lr * onWall * (1 - r / 255);
+          g += lg * onWall * (1 - g / 255);
+          b += lb * onWall * (1 - b / 255);
+        }
+        if (lights.hasOver) {
+          const a = L[6]![li]! + (L[6]![li + 1]! - L[6]![li]!) * lt;
+          if (a > 0.002) {
+            r = L[3]![li]! + (L[3]![li + 1]! - L[3]![li]!) * lt + r * (1 - a);
+            g = L[4]![li]! + (L[4]![li + 1]! - L[4]![li]!) * lt + g * (1 - a);
+            b = L[5]![li]! + (L[5]![li + 1]! - L[5]![li]!) * lt + b * (1 - a);
+          }
         }
       }
       const vig = 1 - style.vignette * (1 - vigX[x]! * vigY);
@@ -183,6 +185,36 @@ export function renderBackdrop(style: SceneStyle, frame: Frame): RgbaImage {
     }
   }
   return { width: W, height: H, data };
+}
+
+/**
+ * A smooth row (no texture, no lights): the wall and floor colours are constant along it, and only the
+ * glow, the key light's side and the vignette vary. Kept apart so the engine optimises this tight loop on
+ * its own.
+ */
+function smoothRow(
+  out: Uint8ClampedArray, row: number, W: number, y: number, wall: number[], floor: number[], wk: number, fk: number,
+  wallGlow: number, floorGlow: number, vignette: number, vigY: number, glowX: Float32Array, sideLight: Float32Array, vigX: Float32Array,
+): void {
+  const wr = wall[0]! * wk;
+  const wg = wall[1]! * wk;
+  const wb = wall[2]! * wk;
+  const fr = floor[0]! * fk;
+  const fg = floor[1]! * fk;
+  const fb = floor[2]! * fk;
+  const base = 1 - vignette;
+  const vy = vignette * vigY;
+  for (let x = 0, i = row; x < W; x++, i += 4) {
+    const gx = glowX[x]!;
+    const wm = 1 + wallGlow * gx;
+    const fm = sideLight[x]! * (1 + floorGlow * gx);
+    const vig = base + vy * vigX[x]!;
+    const n = dither(x, y);
+    out[i] = (wr * wm + fr * fm) * vig + n;
+    out[i + 1] = (wg * wm + fg * fm) * vig + n;
+    out[i + 2] = (wb * wm + fb * fm) * vig + n;
+    out[i + 3] = 255;
+  }
 }
 
 export type { Frame, Rgb };

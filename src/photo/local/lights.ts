@@ -6,9 +6,9 @@
  *
  * @example
  * const layer = renderLights(style, frame);
- * layer?.sample(x, y, rgbOut); // screen-blend rgbOut[0..2] and over-blend rgbOut[3..6]
+ * layer?.beginRows(frame.width); layer?.loadRow(y); // then layer.row[k][layer.xi[x]], weight layer.xt[x]
  */
-import { boxBlur3, sampleBilinear, seeded, type Rgb } from "./raster";
+import { boxBlur3, seeded, type Rgb } from "./raster";
 import type { SceneStyle } from "./style";
 import { NoiseTile } from "./texture";
 
@@ -41,12 +41,42 @@ export class LightLayer {
     this.over = [0, 1, 2, 3].map(() => new Float32Array(w * h));
   }
 
-  /** Samples at output pixel (x, y): out[0..2] light to screen, out[3..5] premultiplied colour, out[6] alpha. */
-  sample(x: number, y: number, out: Float32Array): void {
-    const lx = (x + 0.5) / this.f - 0.5;
-    const ly = (y + 0.5) / this.f - 0.5;
-    for (let k = 0; k < 3; k++) out[k] = sampleBilinear(this.add[k]!, this.w, this.h, lx, ly);
-    for (let k = 0; k < 4; k++) out[3 + k] = sampleBilinear(this.over[k]!, this.w, this.h, lx, ly);
+  /** Whether anything was drawn to the screen-blended or the over-blended channels. */
+  hasAdd = false;
+  hasOver = false;
+  /** The current output row, interpolated vertically: 0..2 light, 3..5 premultiplied colour, 6 alpha. */
+  readonly row: Float32Array[] = [];
+  /** Per output column: the layer column to its left and the weight of the one to its right. */
+  xi = new Int32Array(0);
+  xt = new Float32Array(0);
+
+  /** Prepares bilinear sampling for an output `width` pixels wide. */
+  beginRows(width: number): void {
+    this.xi = new Int32Array(width);
+    this.xt = new Float32Array(width);
+    for (let x = 0; x < width; x++) {
+      const lx = Math.min(this.w - 1, Math.max(0, (x + 0.5) / this.f - 0.5));
+      const i = Math.min(this.w - 2, lx | 0);
+      this.xi[x] = Math.max(0, i);
+      this.xt[x] = this.w > 1 ? lx - Math.max(0, i) : 0;
+    }
+    for (let k = 0; k < 7; k++) this.row[k] = new Float32Array(this.w + 1);
+  }
+
+  /** Interpolates output row `y` into `row` (only the channels in use). */
+  loadRow(y: number): void {
+    const ly = Math.min(this.h - 1, Math.max(0, (y + 0.5) / this.f - 0.5));
+    const y0 = ly | 0;
+    const y1 = Math.min(this.h - 1, y0 + 1);
+    const t = ly - y0;
+    const w = this.w;
+    for (let k = 0; k < 7; k++) {
+      if (k < 3 ? !this.hasAdd : !this.hasOver) continue;
+      const src = k < 3 ? this.add[k]! : this.over[k - 3]!;
+      const dst = this.row[k]!;
+      for (let x = 0; x < w; x++) dst[x] = src[y0 * w + x]! + (src[y1 * w + x]! - src[y0 * w + x]!) * t;
+      dst[w] = dst[w - 1]!;
+    }
   }
 
   disc(buf: "add" | "over", x: number, y: number, r: number, colour: Rgb, strength: number, rim = 0): void {
@@ -68,6 +98,8 @@ export class LightLayer {
   }
 
   put(target: Float32Array[], i: number, colour: Rgb, a: number, over: boolean): void {
+    if (over) this.hasOver = true;
+    else this.hasAdd = true;
     if (over) {
       const keep = 1 - a;
       for (let k = 0; k < 3; k++) target[k]![i] = colour[k]! * a + target[k]![i]! * keep;
@@ -78,7 +110,7 @@ export class LightLayer {
   }
 
   blur(radius: number): void {
-    for (const b of [...this.add, ...this.over]) boxBlur3(b, this.w, this.h, radius);
+    for (const b of [...(this.hasAdd ? this.add : []), ...(this.hasOver ? this.over : [])]) boxBlur3(b, this.w, this.h, radius);
   }
 }
 

@@ -59,8 +59,11 @@ export function hex(text: string): Rgb {
 export function boxBlur3(buf: Float32Array, width: number, height: number, radius: number): void {
   const r = Math.max(0, Math.round(radius / 1.7));
   if (r < 1) return;
-  const line = new Float32Array(Math.max(width, height));
-  const out = new Float32Array(Math.max(width, height));
+  const line = new Float32Array(width);
+  const out = new Float32Array(width);
+  const acc = new Float32Array(width);
+  const copy = new Float32Array(buf.length);
+  const inv = 1 / (2 * r + 1);
   for (let pass = 0; pass < 3; pass++) {
     for (let y = 0; y < height; y++) {
       const o = y * width;
@@ -68,10 +71,21 @@ export function boxBlur3(buf: Float32Array, width: number, height: number, radiu
       boxLine(line, out, width, r);
       for (let x = 0; x < width; x++) buf[o + x] = out[x]!;
     }
-    for (let x = 0; x < width; x++) {
-      for (let y = 0; y < height; y++) line[y] = buf[y * width + x]!;
-      boxLine(line, out, height, r);
-      for (let y = 0; y < height; y++) buf[y * width + x] = out[y]!;
+    // Vertical pass row by row with one running sum per column: sequential memory, not strided.
+    copy.set(buf);
+    acc.fill(0);
+    for (let j = -r; j <= r; j++) {
+      const o = Math.min(height - 1, Math.max(0, j)) * width;
+      for (let x = 0; x < width; x++) acc[x] = acc[x]! + copy[o + x]!;
+    }
+    for (let y = 0; y < height; y++) {
+      const o = y * width;
+      const add = Math.min(height - 1, y + r + 1) * width;
+      const sub = Math.max(0, y - r) * width;
+      for (let x = 0; x < width; x++) {
+        buf[o + x] = acc[x]! * inv;
+        acc[x] = acc[x]! + copy[add + x]! - copy[sub + x]!;
+      }
     }
   }
 }

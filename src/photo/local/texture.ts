@@ -68,6 +68,15 @@ export class NoiseTile {
   }
 }
 
+/** x to the 64th by squaring (Math.pow is several times slower in a per-pixel loop). */
+function pow64(x: number): number {
+  const x2 = x * x;
+  const x4 = x2 * x2;
+  const x16 = x4 * x4 * x4 * x4;
+  const x32 = x16 * x16;
+  return x32 * x32;
+}
+
 function fade(t: number): number {
   return t * t * (3 - 2 * t);
 }
@@ -90,9 +99,10 @@ export function surfacePattern(surface: Surface, tile: NoiseTile, u: number, v: 
       // A few long, thin, branching veins over a faintly clouded stone.
       const turb = tile.at(u * 0.08, v * 0.08) * 2.6 + tile.at(u * 0.5 + 91, v * 0.5 + 17) * 0.35;
       const t = u * 0.0035 + v * 0.0022 + turb;
-      const vein = Math.pow(1 - Math.abs(Math.sin(t * Math.PI)), 60);
+      const vein = pow64(1 - Math.abs(Math.sin(t * Math.PI)));
       const t2 = u * 0.002 - v * 0.004 + tile.at(u * 0.12 + 40, v * 0.12 + 60) * 3;
-      const fine = Math.pow(1 - Math.abs(Math.sin(t2 * Math.PI)), 120) * 0.45;
+      const f64 = pow64(1 - Math.abs(Math.sin(t2 * Math.PI)));
+      const fine = f64 * f64 * 0.45;
       const cloud = (tile.at(u * 0.03 + 40, v * 0.03) - 0.5) * 0.22;
       return vein * 0.6 + fine + cloud;
     }
