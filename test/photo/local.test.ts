@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { decodeImage, encodePng, type RgbaImage } from "../../src/images";
 import { TEMPLATES } from "../../src/photo/catalog";
 import { cutOut, LocalGenerator, renderDemoProduct, sceneStyleFor, styleFromReference, TEMPLATE_STYLES } from "../../src/photo/local";
+import { encodeScenePng } from "../../src/photo/local/png";
 import type { AspectRatio, ModelOption, SceneRequest } from "../../src/photo/types";
 import { productJpeg } from "./fixtures";
 
@@ -145,6 +146,44 @@ describe("cutOut", () => {
     expect(iou(cut, truth, w, h)).toBeGreaterThan(0.9);
   });
 
+  it("leaves the product's soft shadow behind", () => {
+    const img = paint(w, h, truth, TEAL, (x, y) => {
+      // A soft elliptical shadow under the base, as a studio light leaves it.
+      const v = 245 * (1 - 0.45 * Math.exp(-(((x - w / 2) / (w * 0.3)) ** 2) - ((y - h * 0.86) / (h * 0.03)) ** 2));
+      return [v, v, v - 2];
+    });
+    const cut = cutOut(img);
+    expect(iou(cut, truth, w, h)).toBeGreaterThan(0.9);
+    expect(cut.y + cut.image.height).toBeLessThan(h * 0.85 + 3);
+  });
+
+  it("keeps a white part that a thin grey outline separates from a light background", () => {
+    // A red upper on a white sole (grey outline) on light grey, over a soft shadow.
+    const W = 450;
+    const H = 300;
+    const shoe = new Uint8Array(W * H);
+    const img = paint(W, H, shoe, TEAL, (x, y) => {
+      const v = 1 - 0.3 * Math.exp(-(((x - 225) / 170) ** 4) - ((y - 236) / 6) ** 2);
+      return [233 * v, 233 * v, 231 * v];
+    });
+    for (let y = 0; y < H; y++) {
+      for (let x = 0; x < W; x++) {
+        const i = (y * W + x) * 4;
+        const upper = x > 70 && x < 390 && y > 130 && y < 222 && ((x - 230) / 160) ** 2 + ((y - 222) / 92) ** 2 < 1;
+        const sole = x >= 62 && x <= 392 && y >= 220 && y <= 235;
+        const outline = sole && (x < 64 || x > 390 || y < 222 || y > 233);
+        if (upper) img.data.set([192, 57, 43], i);
+        else if (outline) img.data.set([187, 187, 187], i);
+        else if (sole) img.data.set([245, 245, 245], i);
+      }
+    }
+    const cut = cutOut(img);
+    const alphaAt = (x: number, y: number) => cut.image.data[((y - cut.y) * cut.image.width + (x - cut.x)) * 4 + 3]!;
+    expect(alphaAt(225, 228)).toBeGreaterThan(200); // the white sole
+    expect(cut.y + cut.image.height).toBeLessThan(238); // nothing of the shadow below it
+    expect(cut.x).toBeGreaterThan(58);
+  });
+
   it("keeps an image's own meaningful alpha, trimmed to the product", () => {
     const img = paint(w, h, truth, TEAL, () => [0, 0, 0]);
     for (let p = 0; p < w * h; p++) img.data[p * 4 + 3] = truth[p] ? 255 : 0;
@@ -223,6 +262,31 @@ describe("LocalGenerator", () => {
     const styled = meanOf(await scene(product, { width: 384, height: 384, templateId: "studio-grey-gradient", reference }), [0, 0.15]);
     const dist = (c: Rgb) => Math.hypot(c[0] - red[0], c[1] - red[1], c[2] - red[2]);
     expect(dist(styled)).toBeLessThan(dist(plain) * 0.5);
+  });
+});
+
+describe("LocalGenerator, every style", () => {
+  it("renders every template, a free-text prompt and a plain studio, opaque at the exact size", async () => {
+    const product = new Uint8Array(await productJpeg(150, 200));
+    for (const templateId of [...Object.keys(TEMPLATE_STYLES), undefined]) {
+      const img = await scene(product, { width: 160, height: 120, templateId, prompt: templateId ? "" : "a cosy christmas morning on a wooden table" });
+      expect([img.width, img.height]).toEqual([160, 120]);
+      expect(img.data.every((v, i) => i % 4 !== 3 || v === 255)).toBe(true);
+    }
+  });
+
+  it("stops when the caller has given up", async () => {
+    const product = new Uint8Array(await productJpeg(150, 200));
+    await expect(scene(product, { width: 160, height: 120, signal: AbortSignal.abort() })).rejects.toThrow();
+  });
+
+  it("encodes a scene as a PNG that decodes to the same pixels", async () => {
+    const product = new Uint8Array(await productJpeg(150, 200));
+    const img = await scene(product, { width: 200, height: 150, templateId: "life-kitchen" });
+    const png = await encodeScenePng(img);
+    const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+    expect([info.width, info.height, info.channels]).toEqual([200, 150, 3]);
+    for (let p = 0; p < 200 * 150; p++) for (let k = 0; k < 3; k++) if (data[p * 3 + k] !== img.data[p * 4 + k]) throw new Error(`pixel ${p} differs`);
   });
 });
 

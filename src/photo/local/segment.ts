@@ -179,7 +179,8 @@ function isBackground(img: RgbaImage, model: BorderModel, x: number, y: number, 
   if (k < 0.35 || k > 1.05) return false;
   const shadowTol = tol * 0.8;
   if (Math.abs(r - k * br) > shadowTol || Math.abs(g - k * bgg) > shadowTol || Math.abs(b - k * bb) > shadowTol) return false;
-  return gradient(data, img.width, img.height, x, y) < 6 + model.noise * 2.5;
+  // Contact shadows fall off over a few pixels; a product's outline is a step of one or two.
+  return gradient(data, img.width, img.height, x, y) < 6 + model.noise * 2.5 + 0.03 * (br * 0.299 + bgg * 0.587 + bb * 0.114);
 }
 
 /**
