@@ -36,8 +36,7 @@ interface StoredRequest {
 }
 
 export async function queueAsyncJob(services: Services, jobId: string, body: PhotoRequestBody, inputs: Inputs): Promise<void> {
-  const keyOf = (url: string) => url.slice(url.indexOf("photo/in/"));
-  const stored = (img: InputImage): StoredImage => ({ key: keyOf(img.url), mimeType: img.mimeType, width: img.width, height: img.height });
+  const stored = (img: InputImage): StoredImage => ({ key: img.key!, mimeType: img.mimeType, width: img.width, height: img.height });
   let logo: StoredImage | undefined;
   if (inputs.logo) {
     const key = `photo/in/${jobId}/logo.${EXT[inputs.logo.mimeType]}`;
@@ -75,7 +74,7 @@ async function runTaken(services: Services, job: JobRow): Promise<void> {
   const load = async (img: StoredImage): Promise<InputImage> => {
     const object = await services.storage.get(img.key);
     if (!object) throw new ApiError("INTERNAL", "An input image of this job is missing from storage.");
-    return { bytes: object.bytes, mimeType: img.mimeType, width: img.width, height: img.height, url: services.storage.urlFor(img.key) };
+    return { bytes: object.bytes, mimeType: img.mimeType, width: img.width, height: img.height, key: img.key, url: services.storage.urlFor(img.key) };
   };
   const inputs: Inputs = {
     products: await Promise.all(stored.products.map((p) => (isItemError(p) ? p : load(p)))),

@@ -85,8 +85,8 @@ export async function prepareInputs(
 ): Promise<Inputs> {
   const keep = async (img: LoadedImage, name: string): Promise<InputImage> => {
     if (!store) return { ...img, url: "" };
-    const url = await services.storage.put(`photo/in/${jobId}/${name}.${EXT[img.mimeType]}`, img.bytes, img.mimeType);
-    return { ...img, url };
+    const key = `photo/in/${jobId}/${name}.${EXT[img.mimeType]}`;
+    return { ...img, key, url: await services.storage.put(key, img.bytes, img.mimeType) };
   };
   return {
     products: await Promise.all(loaded.products.map((p, i) => (isItemError(p) ? p : keep(p, `product-${i}`)))),

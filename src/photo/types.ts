@@ -73,8 +73,10 @@ export interface InputImage {
   mimeType: "image/jpeg" | "image/png" | "image/webp";
   width: number;
   height: number;
-  /** A URL of this service's own storage that serves the bytes (what Replicate is given). */
+  /** A URL of this service's own storage that serves the bytes (what Replicate is given); "" when not stored. */
   url: string;
+  /** The storage key behind `url`, when stored. */
+  key?: string;
 }
 
 /** What a generator is asked for: one product in one scene, at an exact size. */
