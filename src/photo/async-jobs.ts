@@ -63,7 +63,7 @@ export async function runAsyncJob(services: Services, jobId: string): Promise<vo
   } catch (err) {
     services.log.error("photo job failed", { jobId, error: err instanceof Error ? err.message : String(err) });
     const error = err instanceof ApiError ? { code: err.code, message: err.message } : { code: "GENERATION_FAILED", message: "The job failed because of a failure on our side; submit it again." };
-    await finishJob(services.db, jobId, { status: "failed", result: null, responseStatus: err instanceof ApiError ? err.status : 500, error }, services.clock.now());
+    await finishJob(services.db, job, { status: "failed", result: null, responseStatus: err instanceof ApiError ? err.status : 500, error }, services.clock.now());
   }
 }
 
@@ -85,7 +85,7 @@ async function runTaken(services: Services, job: JobRow): Promise<void> {
   const failure = wholeFailure(result);
   await finishJob(
     services.db,
-    job.id,
+    job,
     failure
       ? { status: "failed", result: null, responseStatus: 502, error: failure }
       : { status: "succeeded", result: result as unknown as Record<string, unknown>, responseStatus: 200 },

@@ -94,8 +94,12 @@ export interface JobOutcome {
   error?: { code: string; message: string };
 }
 
-export async function finishJob(db: Db, id: string, outcome: JobOutcome, now: Date): Promise<void> {
-  await db
+/**
+ * Records the outcome, fenced on the attempt that ran: a runner whose job was taken over (its lock expired,
+ * another attempt started) writes nothing. Returns whether it was recorded.
+ */
+export async function finishJob(db: Db, job: Pick<JobRow, "id" | "attempts">, outcome: JobOutcome, now: Date): Promise<boolean> {
+  const rows = await db
     .update(photoJobs)
     .set({
       status: outcome.status,
@@ -107,7 +111,9 @@ export async function finishJob(db: Db, id: string, outcome: JobOutcome, now: Da
       finishedAt: now,
       updatedAt: now,
     })
-    .where(eq(photoJobs.id, id));
+    .where(and(eq(photoJobs.id, job.id), eq(photoJobs.attempts, job.attempts), inArray(photoJobs.status, ["queued", "running"])))
+    .returning({ id: photoJobs.id });
+  return rows.length > 0;
 }
 
 /** The job if the user owns it; 404 JOB_NOT_FOUND otherwise (another user's job is not found, not forbidden). */

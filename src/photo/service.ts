@@ -69,7 +69,7 @@ export async function createPhoto(
     await releaseJob(services.db, job.id);
     throw new ApiError(failure.code as ConstructorParameters<typeof ApiError>[0], failure.message);
   }
-  await finishJob(services.db, job.id, { status: "succeeded", result: result as unknown as Record<string, unknown>, responseStatus: 200 }, services.clock.now());
+  await finishJob(services.db, job, { status: "succeeded", result: result as unknown as Record<string, unknown>, responseStatus: 200 }, services.clock.now());
   return { status: 200, body: { data: await renderResult(services, result, pngs) }, headers: {} };
 }
 

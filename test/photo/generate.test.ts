@@ -5,7 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
-import { generations } from "../../db/schema";
+import { generations, photoJobs } from "../../db/schema";
+import { resumePhotoJobs } from "../../src/photo/async-jobs";
+import { LocalGenerator } from "../../src/photo/local";
+import type { ImageGenerator } from "../../src/photo/types";
 import { ASPECT_RATIOS, LOGO_PLACEMENTS, RESOLUTIONS } from "../../src/photo/types";
 import { outputSize } from "../../src/photo/request";
 import { runAdminCommand } from "../../functions/node/admin-commands";
@@ -244,5 +247,43 @@ describe("async jobs", () => {
     const stranger = await h.createUser();
     expect((await h.app.request(location, { headers: h.auth(stranger.apiKey) })).status).toBe(404);
     expect((await h.app.request("/api/image/product-photography/jobs/not-a-uuid", { headers: h.auth(h.apiKey) })).status).toBe(422);
+  });
+});
+
+describe("async jobs after a crash", () => {
+  it("the sweep restarts a job whose runner died; the dead runner's late outcome is not recorded and nothing is charged twice", async () => {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const local = LocalGenerator();
+    // The first runner hangs (its process "died"); it wakes only after the job was taken over, then fails.
+    const hanging: ImageGenerator = { name: "local", generateScene: async () => { await released; throw new Error("the old runner woke up"); } };
+    const c = await photoHarness({ overrides: { generator: hanging } });
+    try {
+      const res = await c.post({ productImages: [{ dataUrl: product }], promptId: "out-beach", model: "standard", outputResult: "url" }, { Prefer: "respond-async" });
+      const job = await ok(res, 202);
+      for (let i = 0; i < 100; i++) {
+        const [row] = await c.db.select().from(photoJobs).where(eq(photoJobs.id, job.id));
+        if (row!.status === "running") break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await c.db.update(photoJobs).set({ lockedUntil: new Date(Date.now() - 60_000) }).where(eq(photoJobs.id, job.id));
+      c.services.generator = local;
+      expect(await resumePhotoJobs(c.services)).toBe(1);
+      let state: Data = job;
+      for (let i = 0; i < 100 && state.status !== "succeeded"; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        state = await ok(await c.app.request(`/api/image/product-photography/jobs/${job.id}`, { headers: c.auth(c.apiKey) }));
+      }
+      expect(state.status).toBe("succeeded");
+      release();
+      await c.drain();
+      const [row] = await c.db.select().from(photoJobs).where(eq(photoJobs.id, job.id));
+      expect(row!.status).toBe("succeeded");
+      expect(row!.attempts).toBe(2);
+      expect(await c.db.select().from(generations).where(eq(generations.jobId, job.id))).toHaveLength(1);
+    } finally {
+      release();
+      await c.close();
+    }
   });
 });
