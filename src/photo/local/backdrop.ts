@@ -9,9 +9,9 @@
  * const canvas = renderBackdrop(style, frame); // opaque RGBA, frame.width x frame.height
  */
 import type { RgbaImage } from "../../images";
-import { renderLights, type Frame } from "./lights";
-import { dither, smoothstep, type Rgb } from "./raster";
-import type { SceneStyle } from "./style";
+import { renderLights } from "./lights";
+import { dither, smoothstep } from "./raster";
+import type { Frame, SceneStyle } from "./style";
 import { NoiseTile, surfacePattern } from "./texture";
 
 /** Renders the backdrop (without props, shadow or product). */
@@ -216,5 +216,3 @@ function smoothRow(
     out[i + 3] = 255;
   }
 }
-
-export type { Frame, Rgb };

@@ -10,8 +10,7 @@
  * drawProduct(canvas, product, style, frame);
  */
 import type { RgbaImage } from "../../images";
-import type { Frame } from "./lights";
-import type { SceneStyle } from "./style";
+import type { Frame, SceneStyle } from "./style";
 
 /** Product size and position, the horizon, for a cut-out of `bw` x `bh` in a `W` x `H` frame. */
 export function layoutFor(style: SceneStyle, bw: number, bh: number, W: number, H: number): Frame {

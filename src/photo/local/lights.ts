@@ -9,23 +9,8 @@
  * layer?.beginRows(frame.width); layer?.loadRow(y); // then layer.row[k][layer.xi[x]], weight layer.xt[x]
  */
 import { boxBlur3, seeded, type Rgb } from "./raster";
-import type { SceneStyle } from "./style";
+import type { Frame, SceneStyle } from "./style";
 import { NoiseTile } from "./texture";
-
-/** Where things are in the output frame (see layoutFor). */
-export interface Frame {
-  width: number;
-  height: number;
-  /** Shorter side. */
-  s: number;
-  /** Wall/floor line. */
-  horizonY: number;
-  /** Product centre x and base y. */
-  cx: number;
-  baseY: number;
-  pw: number;
-  ph: number;
-}
 
 export class LightLayer {
   /** Screen-blended light, 0..255 per channel. */

@@ -13,7 +13,7 @@ import type { RgbaImage } from "../../images";
  * Drops product components smaller than 0.05 % of the image or 2 % of the largest one (dust, JPEG
  * specks at the border). Returns the product pixels kept.
  */
-export function removeSpecks(mask: Uint8Array, queue: Int32Array, w: number, h: number, productPixels: number): number {
+export function removeSpecks(mask: Uint8Array, queue: Int32Array, w: number, h: number): number {
   const n = w * h;
   const VISITED = 3;
   const starts: number[] = [];
@@ -43,8 +43,6 @@ export function removeSpecks(mask: Uint8Array, queue: Int32Array, w: number, h: 
     if (value === 0) kept += size;
     for (let k = starts[c]!; k < starts[c + 1]!; k++) mask[queue[k]!] = value;
   }
-  void productPixels;
-  void h;
   return kept;
 }
 

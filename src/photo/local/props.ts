@@ -7,9 +7,8 @@
  * drawProp(canvas, style, frame); // before the shadow and the product
  */
 import type { RgbaImage } from "../../images";
-import type { Frame } from "./lights";
 import { mix, type Rgb } from "./raster";
-import type { SceneStyle } from "./style";
+import type { Frame, SceneStyle } from "./style";
 
 /** The plinth or podium top: the product stands on an ellipse centred at (cx, baseY). */
 export function propTop(style: SceneStyle, frame: Frame): { rx: number; ry: number; height: number } | null {

@@ -57,7 +57,7 @@ export function cutOut(product: RgbaImage): CutOut {
   const background = flood(small, model, low, queue);
   if (background < n * 0.02 || background > n * 0.995) return whole(product);
   dropShadowSlivers(small, model, low);
-  const kept = removeSpecks(low, queue, sw, sh, n - background);
+  const kept = removeSpecks(low, queue, sw, sh);
   if (kept < n * 0.003) return whole(product);
   const mask = small === product ? low : refine(product, low, sw, sh, new BorderModel(product));
   return { ...matte(product, mask), foundBackground: true };

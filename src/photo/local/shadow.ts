@@ -11,10 +11,9 @@
  */
 import type { RgbaImage } from "../../images";
 import { productOrigin } from "./compose";
-import type { Frame } from "./lights";
 import { propTop } from "./props";
 import { boxBlur3, sampleBilinear } from "./raster";
-import type { SceneStyle } from "./style";
+import type { Frame, SceneStyle } from "./style";
 
 /** A low-resolution float map over a region of the canvas (full-resolution pixels [x0, x0 + w * f)). */
 class ShadowMap {

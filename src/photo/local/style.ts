@@ -19,7 +19,7 @@ export type BackdropKind =
 export type Surface = "plain" | "marble" | "wood" | "linen" | "sand" | "snow" | "slate" | "stone" | "moss" | "tile" | "satin";
 
 /** Something under or behind the product. */
-export type Prop = "none" | "plinth" | "podium" | "arch" | "circle";
+export type Prop = "none" | "plinth" | "podium" | "circle";
 
 /** Out-of-focus light in the background. */
 export type Lights = "none" | "bokeh" | "fairy" | "hearts" | "confetti" | "droplets" | "petals" | "caustics" | "ridges" | "beams";
@@ -79,4 +79,19 @@ export function baseStyle(seed: string): SceneStyle {
     productX: 0.5,
     lift: 0,
   };
+}
+
+/** Where things are in the output frame (see layoutFor). */
+export interface Frame {
+  width: number;
+  height: number;
+  /** Shorter side. */
+  s: number;
+  /** Wall/floor line. */
+  horizonY: number;
+  /** Product centre x and base y. */
+  cx: number;
+  baseY: number;
+  pw: number;
+  ph: number;
 }

@@ -9,11 +9,12 @@
 import { hex, mix, type Rgb } from "./raster";
 import { baseStyle, type SceneStyle } from "./style";
 
-type Partial2 = Partial<Omit<SceneStyle, "seed">>;
+/** What a template or a prompt word changes in the base style. */
+type StyleChange = Partial<Omit<SceneStyle, "seed">>;
 const c = hex;
 const WARM_LIGHTS: Rgb[] = [c("#ffd27a"), c("#ffb347"), c("#fff1c1"), c("#ffcf6e")];
 
-export const TEMPLATE_STYLES: Record<string, Partial2> = {
+export const TEMPLATE_STYLES: Record<string, StyleChange> = {
   "studio-white-sweep": { wall: [c("#f4f4f3"), c("#ebebea")], floor: [c("#eeeeed"), c("#fbfbfa")], vignette: 0.08, shadow: 0.5 },
   "studio-grey-gradient": { wall: [c("#c9cacc"), c("#9fa1a5")], floor: [c("#a9abae"), c("#c4c5c8")], vignette: 0.25, lightFrom: -1 },
   "studio-color-pop": { wall: [c("#f2a93b"), c("#e8912a")], floor: [c("#ea9832"), c("#f5b04a")], vignette: 0.2, shadow: 0.6 },
@@ -51,7 +52,7 @@ export const TEMPLATE_STYLES: Record<string, Partial2> = {
 };
 
 /** Words of a free-text prompt and what they change; later words win over earlier ones. */
-const WORDS: Array<[RegExp, Partial2]> = [
+const WORDS: Array<[RegExp, StyleChange]> = [
   [/\b(white|clean|minimal|marketplace)\b/, TEMPLATE_STYLES["studio-white-sweep"]!],
   [/\b(grey|gray|neutral)\b/, TEMPLATE_STYLES["studio-grey-gradient"]!],
   [/\b(kitchen|counter)\b/, TEMPLATE_STYLES["life-kitchen"]!],
