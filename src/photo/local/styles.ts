@@ -21,7 +21,7 @@ export const TEMPLATE_STYLES: Record<string, StyleChange> = {
   "studio-plinth": { wall: [c("#eadfcf"), c("#dccdb7")], floor: [c("#d9c9b2"), c("#e9dcc9")], prop: "plinth", propColour: c("#efe8dd"), lightFrom: -1, shadow: 0.5, productScale: 0.5 },
   "studio-dark-spot": { backdrop: "spot", wall: [c("#16171a"), c("#0c0d0f")], floor: [c("#1d1e21"), c("#0b0b0d")], surface: "slate", pattern: c("#2a2c30"), vignette: 0.7, shadow: 0.75 },
   "studio-glossy": { wall: [c("#ffffff"), c("#dcdde0")], floor: [c("#e4e5e8"), c("#f6f6f8")], reflection: 0.32, vignette: 0.12, shadow: 0.45 },
-  "studio-levitate": { wall: [c("#dcd3f0"), c("#cfc4ea")], floor: [c("#d3c9ec"), c("#e5dff5")], lift: 0.07, shadow: 0.35, vignette: 0.1 },
+  "studio-levitate": { wall: [c("#dcd3f0"), c("#cfc4ea")], floor: [c("#d3c9ec"), c("#e5dff5")], lift: 0.07, shadow: 0.75, vignette: 0.1 },
   "life-kitchen": { backdrop: "table", wall: [c("#efe9df"), c("#ddd3c4")], floor: [c("#e9e7e4"), c("#f7f6f4")], surface: "marble", pattern: c("#9b9a9a"), lights: "bokeh", accents: [c("#fff6dc"), c("#e9f0d8"), c("#f5e2c4")], lightFrom: 1 },
   "life-spa": { backdrop: "table", wall: [c("#e3e6e1"), c("#cdd3cc")], floor: [c("#b9bbb6"), c("#d4d5d0")], surface: "stone", pattern: c("#8f928c"), lights: "bokeh", accents: [c("#f4f6ef"), c("#dfe8dc")], vignette: 0.2 },
   "life-desk": { backdrop: "table", wall: [c("#e8e6e1"), c("#cfcac1")], floor: [c("#c9a77c"), c("#ddbd92")], surface: "wood", pattern: c("#9c7447"), lights: "bokeh", accents: [c("#f1ece2"), c("#cdd7de"), c("#e6d7bf")] },
