@@ -24,6 +24,7 @@ export { cutOut, type CutOut } from "./segment";
 export { sceneStyleFor, TEMPLATE_STYLES } from "./styles";
 export { styleFromReference, dominantColours } from "./reference";
 export { renderDemoProduct } from "./demo-product";
+export { encodeScenePng } from "./png";
 export type { SceneStyle } from "./style";
 
 /** The largest product photo side worked on; bigger photos are shrunk first (memory on Workers). */
