@@ -41,6 +41,25 @@ const ANALYSIS_SIDE = 640;
  * const { image } = cutOut(photo); // image.width <= photo.width, alpha 0 where the background was
  */
 export function cutOut(product: RgbaImage): CutOut {
+  const found = analyse(product);
+  if ("image" in found) return found;
+  const { small, low } = found;
+  const mask = small === product ? low : refine(product, low, small.width, small.height, new BorderModel(product));
+  return { ...matte(product, mask), foundBackground: true };
+}
+
+/** The product mask at analysis scale (at most 640 px), before the outline is decided at full size. */
+interface Analysis {
+  small: RgbaImage;
+  /** 0 product, else background or a dropped speck; small.width x small.height. */
+  low: Uint8Array;
+}
+
+/**
+ * Finds the background at analysis scale. Answers the finished cut-out instead when there is nothing to
+ * decide at full size: the image's own alpha, or no plain background (kept whole).
+ */
+function analyse(product: RgbaImage): CutOut | Analysis {
   if (hasOwnAlpha(product)) return { ...trim(product, 8), foundBackground: true };
   const { width: w, height: h } = product;
   if (w < 8 || h < 8) return whole(product);
@@ -59,8 +78,7 @@ export function cutOut(product: RgbaImage): CutOut {
   dropShadowSlivers(small, model, low);
   const kept = removeSpecks(low, queue, sw, sh);
   if (kept < n * 0.003) return whole(product);
-  const mask = small === product ? low : refine(product, low, sw, sh, new BorderModel(product));
-  return { ...matte(product, mask), foundBackground: true };
+  return { small, low };
 }
 
 /** Meaningful own alpha: some of the image is clearly transparent and some clearly opaque. */
