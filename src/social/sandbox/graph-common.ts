@@ -11,6 +11,8 @@ import * as store from "./store";
 export type Params = Record<string, string | undefined>;
 
 export interface Caller {
+  /** Whose sandbox the token speaks in. */
+  owner: string;
   accountId: string;
   platform: "pageplatform" | "photoplatform";
 }
@@ -37,22 +39,28 @@ export async function authorize(c: Context<AppEnv>, params: Params, objectAccoun
   const bearer = /^(?:Bearer|OAuth)\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
   const token = params.access_token ?? bearer;
   const platform = token ? store.platformOfToken(token) : null;
-  const accountId = token && platform ? await store.tokenAccount(c.var.services.db, token) : null;
-  if (!token || !platform || !accountId) return graphError(c, GRAPH_ERRORS.badToken);
+  const account = token && platform ? await store.tokenAccount(c.var.services.db, token) : null;
+  if (!token || !platform || !account) return graphError(c, GRAPH_ERRORS.badToken);
+  const { owner, platformAccountId: accountId } = account;
   // A page's token also speaks for the photoplatform account linked to that page, as on the platform.
   if (objectAccountId !== null && platform === "pageplatform" && objectAccountId === linkedPhotoAccount(accountId)) {
-    return { accountId: objectAccountId, platform: "photoplatform" };
+    return { owner, accountId: objectAccountId, platform: "photoplatform" };
   }
   if (objectAccountId !== null && objectAccountId !== accountId) return graphError(c, GRAPH_ERRORS.noPermission);
-  return { accountId, platform: platform as Caller["platform"] };
+  return { owner, accountId, platform: platform as Caller["platform"] };
 }
 
 /**
  * Consumes the account's next fault, if any: an error to answer now, a delay (`slow`), or a publish whose
  * answer must be lost after it is committed (`ambiguous`).
  */
+/** The caller's account as the store names it. */
+export function callerAccount(caller: Caller): store.SandboxAccount {
+  return { owner: caller.owner, platformAccountId: caller.accountId };
+}
+
 export async function applyFault(c: Context<AppEnv>, caller: Caller): Promise<{ response?: Response; loseAnswer: boolean }> {
-  const kind = await store.takeFault(c.var.services.db, caller.accountId);
+  const kind = await store.takeFault(c.var.services.db, { owner: caller.owner, platformAccountId: caller.accountId });
   if (!kind) return { loseAnswer: false };
   c.var.services.log.info("sandbox fault", { accountId: caller.accountId, kind });
   if (kind === "slow") {

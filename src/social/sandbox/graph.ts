@@ -45,7 +45,8 @@ export function createSandboxGraphRoutes(): Hono<AppEnv> {
     const item = await store.getItem(c.var.services.db, c.req.param("id"));
     const caller = await authorize(c, params, item?.platformAccountId ?? null);
     if (caller instanceof Response) return caller;
-    if (!item) return graphError(c, GRAPH_ERRORS.unknownObject);
+    // Another owner's object does not exist for this token, whatever its account id.
+    if (!item || item.owner !== caller.owner) return graphError(c, GRAPH_ERRORS.unknownObject);
     return readNode(c, item);
   });
 
