@@ -34,6 +34,33 @@ export async function readParams(c: Context<AppEnv>): Promise<Params> {
   return params;
 }
 
+/** Longest parameter the sandbox takes (a page caption is at most 63,206 characters; URLs and ids far less). */
+const MAX_PARAM_CHARS = 70_000;
+const MAX_SEGMENT_CHARS = 200;
+
+/**
+ * Why the request cannot be stored or looked up, or null: NUL (Postgres text cannot hold it) and other
+ * control characters in the path or any parameter name or value, and lengths past what the platform takes.
+ * Graph answers such requests with its invalid-parameter error, so the sandbox does too, never a 500.
+ */
+export function hostileInput(c: Context<AppEnv>, params: Params): string | null {
+  const bad = (s: string) => /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(s);
+  for (const segment of c.req.path.split("/")) {
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(segment);
+    } catch {
+      return "path";
+    }
+    if (bad(decoded) || decoded.length > MAX_SEGMENT_CHARS) return "path";
+  }
+  for (const [name, value] of Object.entries(params)) {
+    if (bad(name) || name.length > MAX_SEGMENT_CHARS) return "parameter name";
+    if (value !== undefined && (bad(value) || value.length > MAX_PARAM_CHARS)) return name;
+  }
+  return null;
+}
+
 /** The token's account, or the Graph error to answer: 190 for an unknown token, 200 for someone else's object. */
 export async function authorize(c: Context<AppEnv>, params: Params, objectAccountId: string | null): Promise<Caller | Response> {
   const bearer = /^(?:Bearer|OAuth)\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];

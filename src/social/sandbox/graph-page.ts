@@ -76,7 +76,9 @@ export async function getFeed(c: Context<AppEnv>, caller: Caller, params: Params
 function parseMediaFbid(value: string): string | null {
   try {
     const parsed = JSON.parse(value) as { media_fbid?: unknown };
-    return typeof parsed.media_fbid === "string" || typeof parsed.media_fbid === "number" ? String(parsed.media_fbid) : null;
+    const id = typeof parsed.media_fbid === "string" || typeof parsed.media_fbid === "number" ? String(parsed.media_fbid) : null;
+    // Graph ids are decimal; anything else (a NUL inside the JSON, say) names no photo.
+    return id !== null && /^\d{1,30}$/.test(id) ? id : null;
   } catch {
     return null;
   }

@@ -28,7 +28,12 @@ const ERRORS = {
 const random = (prefix: string) => `${prefix}-${toHex(crypto.getRandomValues(new Uint8Array(24)))}`;
 
 function redirectAllowed(c: Context<AppEnv>, uri: string | undefined): uri is string {
-  return typeof uri === "string" && uri.startsWith(`${c.var.services.config.publicBaseUrl}/`);
+  return (
+    typeof uri === "string" &&
+    uri.length <= 2000 &&
+    !/[\u0000-\u001f\u007f]/.test(uri) &&
+    uri.startsWith(`${c.var.services.config.publicBaseUrl}/`)
+  );
 }
 
 function consentHeaders(c: Context<AppEnv>) {
