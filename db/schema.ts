@@ -223,6 +223,8 @@ export const sandboxItems = pgTable(
   "sandbox_items",
   {
     id: text("id").primaryKey(),
+    /** Whose sandbox this is: the user who connected the account, or one consent of the OAuth dialog ('' = before owners). */
+    owner: text("owner").notNull().default(""),
     platform: text("platform").notNull(),
     platformAccountId: text("platform_account_id").notNull(),
     /** feed | photo | container | media */
@@ -236,17 +238,32 @@ export const sandboxItems = pgTable(
     /** Milliseconds since epoch when a container becomes FINISHED. */
     readyAt: bigint("ready_at", { mode: "number" }),
   },
-  (t) => [index("sandbox_items_account_idx").on(t.platformAccountId)],
+  (t) => [index("sandbox_items_account_idx").on(t.owner, t.platformAccountId)],
 );
 
+/** Unused since 0003 (faults became per owner in sandbox_account_faults); kept so the migration is purely additive. */
 export const sandboxFaults = pgTable("sandbox_faults", {
   platformAccountId: text("platform_account_id").primaryKey(),
   kind: text("kind").notNull(),
   remaining: integer("remaining").notNull(),
 });
 
+/** Pending faults of one owner's sandbox account. */
+export const sandboxAccountFaults = pgTable(
+  "sandbox_account_faults",
+  {
+    owner: text("owner").notNull(),
+    platformAccountId: text("platform_account_id").notNull(),
+    kind: text("kind").notNull(),
+    remaining: integer("remaining").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.owner, t.platformAccountId] })],
+);
+
 export const sandboxTokens = pgTable("sandbox_tokens", {
   token: text("token").primaryKey(),
+  /** The sandbox the token speaks in (see sandbox_items.owner). */
+  owner: text("owner").notNull().default(""),
   platformAccountId: text("platform_account_id").notNull(),
   valid: boolean("valid").notNull().default(true),
 });
@@ -257,6 +274,8 @@ export const sandboxGrants = pgTable("sandbox_grants", {
   value: text("value").primaryKey(),
   /** code | user_token */
   kind: text("kind").notNull(),
+  /** A fresh sandbox per consent, handed on to the user and page tokens made from it. */
+  owner: text("owner").notNull().default(""),
   pageIds: jsonb("page_ids").$type<string[]>().notNull(),
   redirectUri: text("redirect_uri"),
   expiresAt: ts("expires_at").notNull(),

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { serve } from "@hono/node-server";
 import { asc, sql } from "drizzle-orm";
 import { ConfigError, parseConfig } from "../src/config";
-import { createApp } from "../src/app";
+import { createApp, MAX_BODY_BYTES } from "../src/app";
 import { createApiKey, createUser } from "../src/http/api-keys";
 import { createLoginLink, LOGIN_LINK_TTL_MS } from "../src/hub/login-links";
 import { users } from "../db/schema";
@@ -18,6 +18,7 @@ import type { Services } from "../src/services";
 import { buildNodeServices } from "./node/services";
 import { createAdminRoutes, writeAdminFile } from "./node/admin-server";
 import { startBackground } from "./node/background";
+import { drainUnreadBody } from "./node/drain-body";
 
 async function main() {
   let config;
@@ -40,7 +41,7 @@ async function main() {
   const app = createApp(services, { mount: (a) => a.route("/", createAdminRoutes(admin.token)) });
   const background = await startBackground(services, app);
 
-  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
+  const server = serve({ fetch: drainUnreadBody(app.fetch, { maxBytes: MAX_BODY_BYTES }), port: config.port, hostname: config.host }, (info) => {
     services.log.info("listening", { url: `http://${info.address.includes(":") ? `[${info.address}]` : info.address}:${info.port}`, publicBaseUrl: config.publicBaseUrl, database: node.db.driver });
   });
   server.on("error", (err) => {

@@ -1,6 +1,9 @@
 /**
  * Sandbox control routes for an API key's owner: connect a sandbox account, inject faults, and read what
- * the sandbox platforms hold. Only the owner's connected accounts can be touched.
+ * the sandbox platforms hold. Only the owner's connected accounts can be touched, and each one is looked up
+ * in the sandbox its token speaks in (the owner's own, or the consent that connected it through the hub),
+ * so the same account id held by two users never mixes their posts or faults. Inputs are validated like
+ * the API (422 for NUL and control characters, lengths, types, unknown fields); writes are rate limited.
  */
 import { Hono } from "hono";
 import { and, eq } from "drizzle-orm";
@@ -8,6 +11,7 @@ import { z } from "zod";
 import { socialAccounts } from "../../../db/schema";
 import type { AppEnv } from "../../http/env";
 import { requireAuth } from "../../http/auth";
+import { rateLimit } from "../../http/rate-limit";
 import { ApiError } from "../../http/errors";
 import { parseWith, readJson } from "../../http/json";
 import { PLATFORMS, toAccountRecord } from "../accounts";
@@ -15,29 +19,35 @@ import { parseHashtags } from "../platforms/caption";
 import { FAULT_KINDS } from "./graph-errors";
 import * as store from "./store";
 
-const ConnectSchema = z.object({
+// Control characters cannot be stored in Postgres text (NUL) or are never meaningful in a name or an id.
+const NO_CONTROL = /^[^\u0000-\u001f\u007f]*$/;
+const AccountIdSchema = z.string().min(1).max(200).regex(NO_CONTROL, { error: "must not contain control characters" });
+
+const ConnectSchema = z.strictObject({
   platform: z.enum(PLATFORMS as unknown as ["pageplatform", "photoplatform"]),
-  name: z.string().trim().min(1).max(200),
+  name: z.string().regex(NO_CONTROL, { error: "must not contain control characters" }).trim().min(1).max(200),
   platformAccountId: z.string().regex(/^\d{1,30}$/, "must be the platform's numeric id").optional(),
 });
 
-const FaultSchema = z.object({
-  accountId: z.string().min(1),
+const FaultSchema = z.strictObject({
+  accountId: AccountIdSchema,
   kind: z.enum(FAULT_KINDS as unknown as ["transient"]),
   times: z.number().int().min(0).max(1000).default(1),
 });
 
+const PostsQuerySchema = z.strictObject({ accountId: AccountIdSchema });
+
 export function createSandboxControlRoutes(): Hono<AppEnv> {
   const router = new Hono<AppEnv>();
   // Per route, not "*": this router is mounted at the sandbox root beside the token-checked Graph routes.
-  for (const path of ["/accounts", "/faults", "/posts"]) router.use(path, requireAuth());
+  for (const path of ["/accounts", "/faults", "/posts"]) router.use(path, requireAuth(), rateLimit("social-write"));
 
   router.post("/accounts", async (c) => {
     const body = parseWith(ConnectSchema, await readJson(c));
     const { db, tokens, clock } = c.var.services;
     const platformAccountId = body.platformAccountId ?? store.newGraphId();
     const token = store.newSandboxToken(body.platform);
-    await store.saveToken(db, token, platformAccountId);
+    await store.saveToken(db, token, { owner: c.var.userId, platformAccountId });
     const id = `${body.platform}:${platformAccountId}`;
     const values = { name: body.name, tokenCiphertext: await tokens.encrypt(token), tokenStatus: "active", tokenError: null, updatedAt: clock.now() };
     const [row] = await db
@@ -50,17 +60,16 @@ export function createSandboxControlRoutes(): Hono<AppEnv> {
 
   router.post("/faults", async (c) => {
     const body = parseWith(FaultSchema, await readJson(c));
-    const account = await ownAccount(c.var.services.db, c.var.userId, body.accountId);
-    await store.setFault(c.var.services.db, account.platformAccountId, body.kind as (typeof FAULT_KINDS)[number], body.times);
+    const account = await ownAccount(c.var.services, c.var.userId, body.accountId);
+    await store.setFault(c.var.services.db, account.sandbox, body.kind as (typeof FAULT_KINDS)[number], body.times);
     return c.json({ data: { accountId: account.id, kind: body.kind, remaining: body.times } }, 201);
   });
 
   router.get("/posts", async (c) => {
-    const accountId = c.req.query("accountId");
-    if (!accountId) throw new ApiError("VALIDATION_FAILED", "accountId: required", { details: [{ path: "accountId", message: "required" }] });
-    const account = await ownAccount(c.var.services.db, c.var.userId, accountId);
+    const { accountId } = parseWith(PostsQuerySchema, queryOnce(c.req.queries()));
+    const account = await ownAccount(c.var.services, c.var.userId, accountId);
     const kinds = account.platform === "pageplatform" ? ["feed"] : ["media"];
-    const items = await store.listItems(c.var.services.db, account.platformAccountId, kinds);
+    const items = await store.listItems(c.var.services.db, account.sandbox, kinds);
     return c.json({
       data: {
         accountId: account.id,
@@ -78,8 +87,20 @@ export function createSandboxControlRoutes(): Hono<AppEnv> {
   return router;
 }
 
-async function ownAccount(db: AppEnv["Variables"]["services"]["db"], userId: string, accountId: string) {
-  const [row] = await db.select().from(socialAccounts).where(and(eq(socialAccounts.userId, userId), eq(socialAccounts.id, accountId))).limit(1);
+/** Each query field once: `?accountId=a&accountId=b` is refused with a sentence, not read as either. */
+function queryOnce(queries: Record<string, string[]>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, values] of Object.entries(queries)) out[name] = values.length === 1 ? values[0] : values;
+  return out;
+}
+
+/** The user's connected account and the sandbox account behind it (found through the account's own token). */
+async function ownAccount(services: AppEnv["Variables"]["services"], userId: string, accountId: string) {
+  const [row] = await services.db.select().from(socialAccounts).where(and(eq(socialAccounts.userId, userId), eq(socialAccounts.id, accountId))).limit(1);
   if (!row) throw new ApiError("ACCOUNT_NOT_FOUND", `No connected account ${accountId} for this API key's owner.`);
-  return row;
+  const token = await services.tokens.decrypt(row.tokenCiphertext).catch(() => null);
+  const spoken = token ? await store.tokenAccount(services.db, token) : null;
+  // A page's token also speaks for its linked photoplatform account: the owner comes from the token, the id from the row.
+  const sandbox: store.SandboxAccount = { owner: spoken?.owner ?? userId, platformAccountId: row.platformAccountId };
+  return { ...row, sandbox };
 }

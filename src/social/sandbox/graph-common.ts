@@ -11,6 +11,8 @@ import * as store from "./store";
 export type Params = Record<string, string | undefined>;
 
 export interface Caller {
+  /** Whose sandbox the token speaks in. */
+  owner: string;
   accountId: string;
   platform: "pageplatform" | "photoplatform";
 }
@@ -32,27 +34,60 @@ export async function readParams(c: Context<AppEnv>): Promise<Params> {
   return params;
 }
 
+/** Longest parameter the sandbox takes (a page caption is at most 63,206 characters; URLs and ids far less). */
+const MAX_PARAM_CHARS = 70_000;
+const MAX_SEGMENT_CHARS = 200;
+
+/**
+ * Why the request cannot be stored or looked up, or null: NUL (Postgres text cannot hold it) and other
+ * control characters in the path or any parameter name or value, and lengths past what the platform takes.
+ * Graph answers such requests with its invalid-parameter error, so the sandbox does too, never a 500.
+ */
+export function hostileInput(c: Context<AppEnv>, params: Params): string | null {
+  const bad = (s: string) => /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(s);
+  for (const segment of c.req.path.split("/")) {
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(segment);
+    } catch {
+      return "path";
+    }
+    if (bad(decoded) || decoded.length > MAX_SEGMENT_CHARS) return "path";
+  }
+  for (const [name, value] of Object.entries(params)) {
+    if (bad(name) || name.length > MAX_SEGMENT_CHARS) return "parameter name";
+    if (value !== undefined && (bad(value) || value.length > MAX_PARAM_CHARS)) return name;
+  }
+  return null;
+}
+
 /** The token's account, or the Graph error to answer: 190 for an unknown token, 200 for someone else's object. */
 export async function authorize(c: Context<AppEnv>, params: Params, objectAccountId: string | null): Promise<Caller | Response> {
   const bearer = /^(?:Bearer|OAuth)\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
   const token = params.access_token ?? bearer;
   const platform = token ? store.platformOfToken(token) : null;
-  const accountId = token && platform ? await store.tokenAccount(c.var.services.db, token) : null;
-  if (!token || !platform || !accountId) return graphError(c, GRAPH_ERRORS.badToken);
+  const account = token && platform ? await store.tokenAccount(c.var.services.db, token) : null;
+  if (!token || !platform || !account) return graphError(c, GRAPH_ERRORS.badToken);
+  const { owner, platformAccountId: accountId } = account;
   // A page's token also speaks for the photoplatform account linked to that page, as on the platform.
   if (objectAccountId !== null && platform === "pageplatform" && objectAccountId === linkedPhotoAccount(accountId)) {
-    return { accountId: objectAccountId, platform: "photoplatform" };
+    return { owner, accountId: objectAccountId, platform: "photoplatform" };
   }
   if (objectAccountId !== null && objectAccountId !== accountId) return graphError(c, GRAPH_ERRORS.noPermission);
-  return { accountId, platform: platform as Caller["platform"] };
+  return { owner, accountId, platform: platform as Caller["platform"] };
 }
 
 /**
  * Consumes the account's next fault, if any: an error to answer now, a delay (`slow`), or a publish whose
  * answer must be lost after it is committed (`ambiguous`).
  */
+/** The caller's account as the store names it. */
+export function callerAccount(caller: Caller): store.SandboxAccount {
+  return { owner: caller.owner, platformAccountId: caller.accountId };
+}
+
 export async function applyFault(c: Context<AppEnv>, caller: Caller): Promise<{ response?: Response; loseAnswer: boolean }> {
-  const kind = await store.takeFault(c.var.services.db, caller.accountId);
+  const kind = await store.takeFault(c.var.services.db, { owner: caller.owner, platformAccountId: caller.accountId });
   if (!kind) return { loseAnswer: false };
   c.var.services.log.info("sandbox fault", { accountId: caller.accountId, kind });
   if (kind === "slow") {

@@ -4,7 +4,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../http/env";
 import { GRAPH_ERRORS, graphError } from "./graph-errors";
-import { applyFault, graphTime, lostAnswer, type Caller, type Params } from "./graph-common";
+import { applyFault, callerAccount, graphTime, lostAnswer, type Caller, type Params } from "./graph-common";
 import { imageFetchable } from "./images";
 import * as store from "./store";
 
@@ -17,7 +17,7 @@ export async function postFeed(c: Context<AppEnv>, caller: Caller, params: Param
     .map((k) => parseMediaFbid(params[k]!));
   if (photoIds.some((id) => id === null) || (!message && photoIds.length === 0)) return graphError(c, GRAPH_ERRORS.invalidParam);
   const photos = await store.getItems(db, photoIds as string[]);
-  const usable = photos.filter((p) => p.kind === "photo" && p.state === "unpublished" && p.platformAccountId === caller.accountId);
+  const usable = photos.filter((p) => p.kind === "photo" && p.state === "unpublished" && p.owner === caller.owner && p.platformAccountId === caller.accountId);
   if (usable.length !== photoIds.length) return graphError(c, GRAPH_ERRORS.invalidParam);
 
   const fault = await applyFault(c, caller);
@@ -25,6 +25,7 @@ export async function postFeed(c: Context<AppEnv>, caller: Caller, params: Param
   const byId = new Map(usable.map((p) => [p.id, p]));
   const item = await store.insertItem(db, {
     id: `${caller.accountId}_${store.newGraphId()}`,
+    owner: caller.owner,
     platform: "pageplatform",
     platformAccountId: caller.accountId,
     kind: "feed",
@@ -46,7 +47,7 @@ export async function postPhoto(c: Context<AppEnv>, caller: Caller, params: Para
   if (!(await imageFetchable(url))) return graphError(c, GRAPH_ERRORS.pageImageUnfetchable);
 
   const photoId = store.newGraphId();
-  const base = { platform: "pageplatform", platformAccountId: caller.accountId, imageUrls: [url] };
+  const base = { owner: caller.owner, platform: "pageplatform", platformAccountId: caller.accountId, imageUrls: [url] };
   if (!published) {
     await store.insertItem(db, { ...base, id: photoId, kind: "photo", state: "unpublished" });
     return c.json({ id: photoId });
@@ -61,7 +62,7 @@ export async function postPhoto(c: Context<AppEnv>, caller: Caller, params: Para
 }
 
 export async function getFeed(c: Context<AppEnv>, caller: Caller, params: Params) {
-  const items = await store.listItems(c.var.services.db, caller.accountId, ["feed"]);
+  const items = await store.listItems(c.var.services.db, callerAccount(caller), ["feed"]);
   const since = Number(params.since);
   const limit = Math.min(100, Math.max(1, Number(params.limit) || 25));
   const data = items
@@ -75,7 +76,9 @@ export async function getFeed(c: Context<AppEnv>, caller: Caller, params: Params
 function parseMediaFbid(value: string): string | null {
   try {
     const parsed = JSON.parse(value) as { media_fbid?: unknown };
-    return typeof parsed.media_fbid === "string" || typeof parsed.media_fbid === "number" ? String(parsed.media_fbid) : null;
+    const id = typeof parsed.media_fbid === "string" || typeof parsed.media_fbid === "number" ? String(parsed.media_fbid) : null;
+    // Graph ids are decimal; anything else (a NUL inside the JSON, say) names no photo.
+    return id !== null && /^\d{1,30}$/.test(id) ? id : null;
   } catch {
     return null;
   }

@@ -6,7 +6,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../http/env";
 import { GRAPH_ERRORS, graphError } from "./graph-errors";
-import { applyFault, graphTime, lostAnswer, type Caller, type Params } from "./graph-common";
+import { applyFault, callerAccount, graphTime, lostAnswer, type Caller, type Params } from "./graph-common";
 import { imageFetchable } from "./images";
 import * as store from "./store";
 
@@ -22,6 +22,7 @@ export async function createContainer(c: Context<AppEnv>, caller: Caller, params
   if (!(await imageFetchable(url))) return graphError(c, GRAPH_ERRORS.photoImageUnfetchable);
   const item = await store.insertItem(c.var.services.db, {
     id: store.newGraphId(),
+    owner: caller.owner,
     platform: "photoplatform",
     platformAccountId: caller.accountId,
     kind: "container",
@@ -36,11 +37,11 @@ export async function createContainer(c: Context<AppEnv>, caller: Caller, params
 export async function publishContainer(c: Context<AppEnv>, caller: Caller, params: Params) {
   const db = c.var.services.db;
   const container = params.creation_id ? await store.getItem(db, params.creation_id) : null;
-  if (!container || container.kind !== "container" || container.platformAccountId !== caller.accountId) return graphError(c, GRAPH_ERRORS.invalidParam);
+  if (!container || container.kind !== "container" || container.owner !== caller.owner || container.platformAccountId !== caller.accountId) return graphError(c, GRAPH_ERRORS.invalidParam);
 
   const fault = await applyFault(c, caller);
   if (fault.response) return fault.response;
-  if ((await store.publishedSince(db, caller.accountId, new Date(Date.now() - QUOTA_DURATION_S * 1000))) >= QUOTA_TOTAL) return graphError(c, GRAPH_ERRORS.photoQuota);
+  if ((await store.publishedSince(db, callerAccount(caller), new Date(Date.now() - QUOTA_DURATION_S * 1000))) >= QUOTA_TOTAL) return graphError(c, GRAPH_ERRORS.photoQuota);
   const state = await store.containerState(db, container, Date.now());
   if (state === "IN_PROGRESS") return graphError(c, GRAPH_ERRORS.notReady);
   if (state !== "FINISHED") return graphError(c, GRAPH_ERRORS.containerUsed);
@@ -51,6 +52,7 @@ export async function publishContainer(c: Context<AppEnv>, caller: Caller, param
     if (!(await store.markContainerPublished(tx, container.id, mediaId))) return false;
     await store.insertItem(tx, {
       id: mediaId,
+      owner: caller.owner,
       platform: "photoplatform",
       platformAccountId: caller.accountId,
       kind: "media",
@@ -66,12 +68,12 @@ export async function publishContainer(c: Context<AppEnv>, caller: Caller, param
 }
 
 export async function publishingLimit(c: Context<AppEnv>, caller: Caller) {
-  const usage = await store.publishedSince(c.var.services.db, caller.accountId, new Date(Date.now() - QUOTA_DURATION_S * 1000));
+  const usage = await store.publishedSince(c.var.services.db, callerAccount(caller), new Date(Date.now() - QUOTA_DURATION_S * 1000));
   return c.json({ data: [{ quota_usage: usage, config: { quota_total: QUOTA_TOTAL, quota_duration: QUOTA_DURATION_S } }] });
 }
 
 export async function listMedia(c: Context<AppEnv>, caller: Caller, params: Params) {
-  const items = await store.listItems(c.var.services.db, caller.accountId, ["media"]);
+  const items = await store.listItems(c.var.services.db, callerAccount(caller), ["media"]);
   const limit = Math.min(100, Math.max(1, Number(params.limit) || 25));
   const data = items
     .reverse()

@@ -5,7 +5,7 @@
 import { Hono, type Context } from "hono";
 import type { AppEnv } from "../../http/env";
 import { GRAPH_ERRORS, graphError } from "./graph-errors";
-import { authorize, readParams, type Caller, type Params } from "./graph-common";
+import { authorize, hostileInput, readParams, type Caller, type Params } from "./graph-common";
 import { getFeed, postFeed, postPhoto } from "./graph-page";
 import { createContainer, listMedia, publishContainer, publishingLimit, readNode } from "./graph-photo";
 import { accessToken, meAccounts, mePermissions } from "./oauth";
@@ -25,6 +25,11 @@ const EDGES: Record<Caller["platform"], Record<string, EdgeHandler>> = {
 
 export function createSandboxGraphRoutes(): Hono<AppEnv> {
   const graph = new Hono<AppEnv>();
+  graph.use("*", async (c, next) => {
+    const field = hostileInput(c, await readParams(c));
+    if (field) return graphError(c, { ...GRAPH_ERRORS.invalidParam, message: `(#100) Invalid parameter: ${field}` });
+    await next();
+  });
 
   // Token exchange and the user's pages (the OAuth side); registered before the generic `/:id/:edge`.
   graph.get("/:version/oauth/access_token", async (c) => accessToken(c, await readParams(c)));
@@ -45,7 +50,8 @@ export function createSandboxGraphRoutes(): Hono<AppEnv> {
     const item = await store.getItem(c.var.services.db, c.req.param("id"));
     const caller = await authorize(c, params, item?.platformAccountId ?? null);
     if (caller instanceof Response) return caller;
-    if (!item) return graphError(c, GRAPH_ERRORS.unknownObject);
+    // Another owner's object does not exist for this token, whatever its account id.
+    if (!item || item.owner !== caller.owner) return graphError(c, GRAPH_ERRORS.unknownObject);
     return readNode(c, item);
   });
 

@@ -7,11 +7,14 @@
  * app.route("/sandbox", createSandboxRoutes());
  */
 import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import type { AppEnv } from "../../http/env";
 import { ApiError } from "../../http/errors";
 import { createSandboxControlRoutes } from "./control";
 import { createSandboxGraphRoutes } from "./graph";
 import { createSandboxDialogRoutes } from "./oauth";
+
+export const SANDBOX_MAX_BODY_BYTES = 1024 * 1024;
 
 export function createSandboxRoutes(): Hono<AppEnv> {
   const router = new Hono<AppEnv>();
@@ -20,6 +23,16 @@ export function createSandboxRoutes(): Hono<AppEnv> {
     c.header("Cache-Control", "no-store");
     await next();
   });
+  // Sandbox requests are small forms and JSON; a megabyte is ample and keeps parseBody from buffering more.
+  router.use(
+    "*",
+    bodyLimit({
+      maxSize: SANDBOX_MAX_BODY_BYTES,
+      onError: () => {
+        throw new ApiError("PAYLOAD_TOO_LARGE", "Sandbox request bodies are at most 1 MB.");
+      },
+    }),
+  );
   router.route("/graph", createSandboxGraphRoutes());
   router.route("/", createSandboxDialogRoutes());
   router.route("/", createSandboxControlRoutes());

@@ -28,7 +28,12 @@ const ERRORS = {
 const random = (prefix: string) => `${prefix}-${toHex(crypto.getRandomValues(new Uint8Array(24)))}`;
 
 function redirectAllowed(c: Context<AppEnv>, uri: string | undefined): uri is string {
-  return typeof uri === "string" && uri.startsWith(`${c.var.services.config.publicBaseUrl}/`);
+  return (
+    typeof uri === "string" &&
+    uri.length <= 2000 &&
+    !/[\u0000-\u001f\u007f]/.test(uri) &&
+    uri.startsWith(`${c.var.services.config.publicBaseUrl}/`)
+  );
 }
 
 function consentHeaders(c: Context<AppEnv>) {
@@ -108,7 +113,8 @@ export function createSandboxDialogRoutes(): Hono<AppEnv> {
     }
     const pageIds = form.getAll("page").map(String).filter((id) => sandboxPage(id));
     const code = random("sandbox-code");
-    await store.saveGrant(c.var.services.db, { value: code, kind: "code", pageIds, redirectUri, expiresAt: new Date(Date.now() + CODE_TTL_MS) });
+    // Each consent opens its own sandbox: what one hub user publishes is never seen through another's grant.
+    await store.saveGrant(c.var.services.db, { value: code, kind: "code", owner: random("sandbox-owner"), pageIds, redirectUri, expiresAt: new Date(Date.now() + CODE_TTL_MS) });
     back.searchParams.set("code", code);
     return c.redirect(back.toString(), 302);
   });
@@ -122,20 +128,23 @@ export async function accessToken(c: Context<AppEnv>, params: Params): Promise<R
   if (params.client_id !== SANDBOX_APP.id) return graphError(c, ERRORS.app);
   if (params.client_secret !== SANDBOX_APP.secret) return graphError(c, ERRORS.secret);
   let pageIds: string[];
+  let owner: string;
   if (params.grant_type === "fb_exchange_token") {
     const grant = params.fb_exchange_token ? await store.userToken(db, params.fb_exchange_token, now) : null;
     if (!grant) return graphError(c, ERRORS.token);
     pageIds = grant.pageIds;
+    owner = grant.owner;
   } else {
     const grant = params.code ? await store.useCode(db, params.code, now) : null;
     if (!grant) return graphError(c, ERRORS.code);
     if (grant.redirectUri !== params.redirect_uri) return graphError(c, ERRORS.redirect);
     pageIds = grant.pageIds;
+    owner = grant.owner;
   }
   const long = params.grant_type === "fb_exchange_token";
   const expiresIn = long ? LONG_TOKEN_S : SHORT_TOKEN_S;
   const token = random("sandbox-user");
-  await store.saveGrant(db, { value: token, kind: "user_token", pageIds, redirectUri: null, expiresAt: new Date(now.getTime() + expiresIn * 1000) });
+  await store.saveGrant(db, { value: token, kind: "user_token", owner, pageIds, redirectUri: null, expiresAt: new Date(now.getTime() + expiresIn * 1000) });
   return c.json({ access_token: token, token_type: "bearer", expires_in: expiresIn });
 }
 
@@ -161,7 +170,7 @@ export async function meAccounts(c: Context<AppEnv>, params: Params): Promise<Re
     const page = sandboxPage(id);
     if (!page) continue;
     const token = store.newSandboxToken("pageplatform");
-    await store.saveToken(db, token, page.id);
+    await store.saveToken(db, token, { owner: grant.owner, platformAccountId: page.id });
     data.push({
       id: page.id,
       name: page.name,

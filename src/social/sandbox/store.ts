@@ -1,10 +1,12 @@
 /**
  * What the sandbox platforms hold, in the service's own database (so it survives a restart): access tokens,
- * published items and containers, and pending faults per account.
+ * published items and containers, and pending faults per account. Everything belongs to an owner (the user
+ * who connected the account through the control routes, or one consent of the OAuth dialog): the same
+ * account id may exist in two owners' sandboxes, and a token only ever sees its own owner's items.
  */
 import { and, asc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
-import { sandboxFaults, sandboxGrants, sandboxItems, sandboxTokens } from "../../../db/schema";
+import { sandboxAccountFaults, sandboxGrants, sandboxItems, sandboxTokens } from "../../../db/schema";
 import type { FaultKind } from "./graph-errors";
 import { toHex } from "../../lib/encoding";
 
@@ -26,30 +28,42 @@ export function platformOfToken(token: string): string | null {
   return /^sandbox-(pageplatform|photoplatform)-[0-9a-f]+$/.exec(token)?.[1] ?? null;
 }
 
-export async function saveToken(db: Db, token: string, platformAccountId: string): Promise<void> {
-  await db.insert(sandboxTokens).values({ token, platformAccountId, valid: true });
+/** An account in one owner's sandbox. */
+export interface SandboxAccount {
+  owner: string;
+  platformAccountId: string;
+}
+
+export async function saveToken(db: Db, token: string, account: SandboxAccount): Promise<void> {
+  await db.insert(sandboxTokens).values({ token, owner: account.owner, platformAccountId: account.platformAccountId, valid: true });
 }
 
 /** The account a valid token speaks for, or null. */
-export async function tokenAccount(db: Db, token: string): Promise<string | null> {
+export async function tokenAccount(db: Db, token: string): Promise<SandboxAccount | null> {
   const [row] = await db.select().from(sandboxTokens).where(eq(sandboxTokens.token, token)).limit(1);
-  return row?.valid ? row.platformAccountId : null;
+  return row?.valid ? { owner: row.owner, platformAccountId: row.platformAccountId } : null;
 }
 
-export async function setFault(db: Db, platformAccountId: string, kind: FaultKind, times: number): Promise<void> {
+export async function setFault(db: Db, account: SandboxAccount, kind: FaultKind, times: number): Promise<void> {
   await db
-    .insert(sandboxFaults)
-    .values({ platformAccountId, kind, remaining: times })
-    .onConflictDoUpdate({ target: sandboxFaults.platformAccountId, set: { kind, remaining: times } });
+    .insert(sandboxAccountFaults)
+    .values({ ...account, kind, remaining: times })
+    .onConflictDoUpdate({ target: [sandboxAccountFaults.owner, sandboxAccountFaults.platformAccountId], set: { kind, remaining: times } });
 }
 
 /** Consumes one pending fault atomically (two concurrent publishes never share one). */
-export async function takeFault(db: Db, platformAccountId: string): Promise<FaultKind | null> {
+export async function takeFault(db: Db, account: SandboxAccount): Promise<FaultKind | null> {
   const [row] = await db
-    .update(sandboxFaults)
-    .set({ remaining: sql`${sandboxFaults.remaining} - 1` })
-    .where(and(eq(sandboxFaults.platformAccountId, platformAccountId), gt(sandboxFaults.remaining, 0)))
-    .returning({ kind: sandboxFaults.kind });
+    .update(sandboxAccountFaults)
+    .set({ remaining: sql`${sandboxAccountFaults.remaining} - 1` })
+    .where(
+      and(
+        eq(sandboxAccountFaults.owner, account.owner),
+        eq(sandboxAccountFaults.platformAccountId, account.platformAccountId),
+        gt(sandboxAccountFaults.remaining, 0),
+      ),
+    )
+    .returning({ kind: sandboxAccountFaults.kind });
   return (row?.kind as FaultKind | undefined) ?? null;
 }
 
@@ -68,11 +82,11 @@ export async function getItems(db: Db, ids: readonly string[]): Promise<SandboxI
   return db.select().from(sandboxItems).where(inArray(sandboxItems.id, [...ids]));
 }
 
-export async function listItems(db: Db, platformAccountId: string, kinds: readonly string[]): Promise<SandboxItem[]> {
+export async function listItems(db: Db, account: SandboxAccount, kinds: readonly string[]): Promise<SandboxItem[]> {
   return db
     .select()
     .from(sandboxItems)
-    .where(and(eq(sandboxItems.platformAccountId, platformAccountId), inArray(sandboxItems.kind, [...kinds]), eq(sandboxItems.state, "published")))
+    .where(and(eq(sandboxItems.owner, account.owner), eq(sandboxItems.platformAccountId, account.platformAccountId), inArray(sandboxItems.kind, [...kinds]), eq(sandboxItems.state, "published")))
     .orderBy(asc(sandboxItems.createdAt));
 }
 
@@ -97,17 +111,17 @@ export async function containerState(db: Db, item: SandboxItem, nowMs: number): 
 }
 
 /** Publishes of the account in the last 24 hours: what content_publishing_limit reports as quota_usage. */
-export async function publishedSince(db: Db, platformAccountId: string, since: Date): Promise<number> {
+export async function publishedSince(db: Db, account: SandboxAccount, since: Date): Promise<number> {
   const [row] = await db
     .select({ n: sql<number>`count(*)::int` })
     .from(sandboxItems)
-    .where(and(eq(sandboxItems.platformAccountId, platformAccountId), eq(sandboxItems.kind, "media"), sql`${sandboxItems.createdAt} >= ${since.toISOString()}::timestamptz`));
+    .where(and(eq(sandboxItems.owner, account.owner), eq(sandboxItems.platformAccountId, account.platformAccountId), eq(sandboxItems.kind, "media"), sql`${sandboxItems.createdAt} >= ${since.toISOString()}::timestamptz`));
   return Number(row?.n ?? 0);
 }
 
 export type GrantKind = "code" | "user_token";
 
-export async function saveGrant(db: Db, grant: { value: string; kind: GrantKind; pageIds: string[]; redirectUri: string | null; expiresAt: Date }): Promise<void> {
+export async function saveGrant(db: Db, grant: { value: string; kind: GrantKind; owner: string; pageIds: string[]; redirectUri: string | null; expiresAt: Date }): Promise<void> {
   await db.insert(sandboxGrants).values(grant);
 }
 

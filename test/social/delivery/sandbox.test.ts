@@ -65,7 +65,7 @@ describe("Graph routes", () => {
     expect(bad.status).toBe(400);
     expect((await json(bad)).error).toMatchObject({ type: "OAuthException", code: 190, fbtrace_id: expect.any(String) });
     const token = newSandboxToken("pageplatform");
-    await saveToken(h.db, token, "777");
+    await saveToken(h.db, token, { owner: "test", platformAccountId: "777" });
     const foreign = await graph("888/feed", { message: "hi", access_token: token });
     expect((await json(foreign)).error.code).toBe(200);
     const wrongEdge = await graph("777/media", { image_url: "x", access_token: token });
@@ -74,17 +74,17 @@ describe("Graph routes", () => {
 
   it("publishes a text post, lists it in the feed with Graph timestamps, and applies faults with real codes", async () => {
     const token = newSandboxToken("pageplatform");
-    await saveToken(h.db, token, "999");
+    await saveToken(h.db, token, { owner: "test", platformAccountId: "999" });
     const created = await json(await graph("999/feed", { message: "Hello #world", access_token: token }));
     expect(created.id).toMatch(/^999_\d+$/);
     const feed = await json(await graph("999/feed", { fields: "id,message,created_time", access_token: token }, "GET"));
     expect(feed.data).toEqual([{ id: created.id, message: "Hello #world", created_time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0000$/) }]);
 
-    await setFault(h.db, "999", "rate_limit", 1);
+    await setFault(h.db, { owner: "test", platformAccountId: "999" }, "rate_limit", 1);
     const limited = await graph("999/feed", { message: "again", access_token: token });
     expect(limited.status).toBe(400);
     expect((await json(limited)).error).toMatchObject({ code: 32, message: "Page request limit reached" });
-    await setFault(h.db, "999", "ambiguous", 1);
+    await setFault(h.db, { owner: "test", platformAccountId: "999" }, "ambiguous", 1);
     const lost = await graph("999/feed", { message: "lost answer", access_token: token });
     expect(lost.status).toBe(200);
     await expect(lost.text()).rejects.toThrow();
@@ -94,7 +94,7 @@ describe("Graph routes", () => {
 
   it("reports the publishing quota from what the account published", async () => {
     const token = newSandboxToken("photoplatform");
-    await saveToken(h.db, token, "555");
+    await saveToken(h.db, token, { owner: "test", platformAccountId: "555" });
     const limit = await json(await graph("555/content_publishing_limit", { fields: "config,quota_usage", access_token: token }, "GET"));
     expect(limit).toEqual({ data: [{ quota_usage: 0, config: { quota_total: 50, quota_duration: 86400 } }] });
   });
