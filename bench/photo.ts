@@ -16,7 +16,9 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import sharp from "sharp";
 import type { RgbaImage } from "../src/images";
-import { encodeOpaquePng } from "../src/photo/generate";
+import { decodeImage } from "../src/images";
+import { configureNodeTextEngine } from "../functions/node/services";
+import { drawTexts, fitCover, placeLogo } from "../src/photo/compose";
 import { composeScene, cutOut, LocalGenerator, renderDemoProduct, sceneStyleFor } from "../src/photo/local";
 import { renderBackdrop } from "../src/photo/local/backdrop";
 import { layoutFor } from "../src/photo/local/compose";
@@ -26,6 +28,25 @@ import type { ModelOption, SceneRequest } from "../src/photo/types";
 import { medianMs, middle } from "./timing";
 
 const SIZE = 1536;
+const TEXTS = { overlayText: "Summer Sale -30%", marketingText: "Handmade in small batches, free shipping this week" };
+/** sharp's texts: librsvg lays out and draws an SVG's <text> with the system's fonts. */
+const TEXT_SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="${SIZE}" height="${SIZE}">
+  <text x="${SIZE / 2}" y="${SIZE * 0.11}" font-family="sans-serif" font-weight="700" font-size="${SIZE * 0.075}" text-anchor="middle" fill="#18181b">${TEXTS.overlayText}</text>
+  <text x="${SIZE / 2}" y="${SIZE * 0.93}" font-family="sans-serif" font-size="${SIZE * 0.045}" text-anchor="middle" fill="#18181b">${TEXTS.marketingText}</text>
+</svg>`;
+
+/** A logo with transparency, as a shop would send it: a ring and a bar, 400 x 160. */
+async function makeLogo(): Promise<Uint8Array> {
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="400" height="160"><circle cx="80" cy="80" r="60" fill="none" stroke="#2f6b4f" stroke-width="18"/><rect x="170" y="55" width="210" height="50" rx="12" fill="#1d1d1f"/></svg>`;
+  return new Uint8Array(await sharp(Buffer.from(svg)).png().toBuffer());
+}
+
+/** Ours, as a request runs it: scene, exact size, logo, texts, PNG. */
+async function oursWithBrand(generator: ReturnType<typeof LocalGenerator>, request: SceneRequest, logoPng: Uint8Array): Promise<Uint8Array> {
+  const canvas = fitCover(await generator.generateScene(request), request.width, request.height);
+  await drawTexts(canvas, TEXTS, placeLogo(canvas, decodeImage(logoPng), "bottom-right", 0.15));
+  return encodeScenePng(canvas);
+}
 const TEMPLATE = "studio-white-sweep";
 const mib = (n: number) => `${(n / 1048576).toFixed(0)} MiB`;
 // A server runs the compositor many times: time it once the engine has optimised its loops (about ten
@@ -40,6 +61,7 @@ export async function benchPhoto(): Promise<void> {
   const jpeg = new Uint8Array(await sharp(Buffer.from(demo.data), { raw: { width: demo.width, height: demo.height, channels: 4 } }).jpeg({ quality: 90 }).toBuffer());
   const request = sceneRequest(jpeg, SIZE, SIZE);
   const generator = LocalGenerator();
+  const logoPng = await makeLogo();
 
   // What sharp is given: the product JPEG, our cut-out's mask and box, and the same backdrop pixels.
   const photo = decodeAtMost(jpeg, Math.ceil(SIZE * 1.25));
@@ -58,16 +80,20 @@ export async function benchPhoto(): Promise<void> {
   const ratios: number[] = [];
   for (let i = 0; i < WARMUP + RUNS; i++) {
     let t = performance.now();
-    await encodeScenePng(await generator.generateScene(request));
+    await oursWithBrand(generator, request, logoPng);
     const a = performance.now() - t;
     t = performance.now();
-    await sharpComposite(jpeg, { data: mask, width: photo.width, height: photo.height }, box, backdrop, frame);
+    await sharpComposite(jpeg, { data: mask, width: photo.width, height: photo.height }, box, backdrop, frame, logoPng);
     const b = performance.now() - t;
     if (i >= WARMUP) (oursTimes.push(a), peerTimes.push(b), ratios.push(a / b));
   }
   const ours = middle(oursTimes);
   const peer = middle(peerTimes);
-  const oursServiceEncoder = await medianMs(async () => encodeOpaquePng(await generator.generateScene(request)), RUNS, 2);
+  const sceneOnly = await medianMs(async () => encodeScenePng(await generator.generateScene(request)), RUNS, 2);
+  const brandOnly = await medianMs(async () => {
+    const canvas = { width: SIZE, height: SIZE, data: backdrop.data.slice() };
+    await drawTexts(canvas, TEXTS, placeLogo(canvas, decodeImage(logoPng), "bottom-right", 0.15));
+  });
 
   const phases = {
     decode: await medianMs(() => decodeAtMost(jpeg, Math.ceil(SIZE * 1.25))),
@@ -75,16 +101,16 @@ export async function benchPhoto(): Promise<void> {
     backdrop: await medianMs(() => renderBackdrop(style, frame)),
     compose: await medianMs(() => composeScene(cut, style, SIZE, SIZE)),
     encode: await medianMs(() => encodeScenePng(backdrop)),
-    serviceEncode: await medianMs(() => encodeOpaquePng(backdrop)),
   };
   console.log(`  2K 1:1 scene (${SIZE}x${SIZE}, ${TEMPLATE}) from a ${demo.width}x${demo.height} JPEG, median of ${RUNS} runs after ${WARMUP} warm-up runs:`);
-  row("ours: decode + cut-out + compose + PNG (encodeScenePng)", ours);
-  row("ours, PNG by the service's encodeOpaquePng instead", oursServiceEncoder);
-  row("sharp: same cut-out mask + backdrop, composite + PNG", peer);
+  row("ours: decode + cut-out + compose + logo + 2 texts + PNG", ours);
+  row("sharp: same mask + backdrop, composite + logo + SVG texts + PNG", peer);
+  row("ours without logo and texts (scene + PNG)", sceneOnly);
+  row("ours: logo (decode, resize, over) + 2 texts alone", brandOnly);
   console.log(`  ratio ours / sharp: ${(ours / peer).toFixed(2)}x of the medians, ${middle(ratios).toFixed(2)}x median of the pairs (goal: within 2x)`);
   console.log(`  ours by phase (decode ${phases.decode.toFixed(0)} ms, cut-out incl. decode ${phases.cutOut.toFixed(0)} ms, backdrop ${phases.backdrop.toFixed(0)} ms,` +
     ` backdrop + shadow + product ${phases.compose.toFixed(0)} ms,` +
-    ` PNG ${phases.encode.toFixed(0)} ms; encodeOpaquePng ${phases.serviceEncode.toFixed(0)} ms)`);
+    ` PNG ${phases.encode.toFixed(0)} ms)`);
   console.log(memoryLine);
 }
 
@@ -111,6 +137,7 @@ async function sharpComposite(
   box: { left: number; top: number; width: number; height: number },
   backdrop: RgbaImage,
   frame: ReturnType<typeof layoutFor>,
+  logoPng: Uint8Array,
 ): Promise<Buffer> {
   const raw = (img: RgbaImage) => ({ raw: { width: img.width, height: img.height, channels: 4 as const } });
   const product = await sharp(jpeg)
@@ -133,12 +160,18 @@ async function sharpComposite(
     .toColourspace("srgb")
     .png({ compressionLevel: 0 })
     .toBuffer();
+  const margin = Math.round(SIZE * 0.04);
+  const logoWidth = Math.round(SIZE * 0.15);
+  const logo = await sharp(logoPng).resize(logoWidth).png({ compressionLevel: 0 }).toBuffer();
+  const logoMeta = await sharp(logo).metadata();
   const ox = Math.round(frame.cx - frame.pw / 2);
   const oy = Math.round(frame.baseY - frame.ph);
   return sharp(Buffer.from(backdrop.data.buffer, backdrop.data.byteOffset, backdrop.data.length), raw(backdrop))
     .composite([
       { input: shadow, blend: "multiply", left: ox - pad, top: Math.round(frame.baseY - shadowH) - pad },
       { input: product, raw: { width: frame.pw, height: frame.ph, channels: 4 }, left: ox, top: oy },
+      { input: logo, left: SIZE - margin - logoWidth, top: SIZE - margin - logoMeta.height! },
+      { input: Buffer.from(TEXT_SVG), left: 0, top: 0 },
     ])
     .removeAlpha()
     .png({ compressionLevel: 4, adaptiveFiltering: true })
@@ -146,7 +179,7 @@ async function sharpComposite(
 }
 
 /**
- * Peak memory of one 4K item (2048 x 2048 from an 11 MP JPEG, PNG encode included), measured in a fresh
+ * Peak memory of one 4K item (2048 x 2048 from an 11 MP JPEG, logo, texts and PNG encode included), measured in a fresh
  * child process: the growth of its peak RSS over the run, so nothing this process did before counts.
  */
 async function memory4k(): Promise<string> {
@@ -172,7 +205,7 @@ async function memoryChild(file: string): Promise<void> {
   const jpeg = new Uint8Array(readFileSync(file));
   const base = process.resourceUsage().maxRSS * 1024;
   const t = performance.now();
-  const png = await encodeScenePng(await LocalGenerator().generateScene(sceneRequest(jpeg, 2048, 2048)));
+  const png = await oursWithBrand(LocalGenerator(), sceneRequest(jpeg, 2048, 2048), await makeLogo());
   const ms = performance.now() - t;
   const peak = process.resourceUsage().maxRSS * 1024;
   console.log(JSON.stringify({ base, peak, ms, png: png.length, arrayBuffers: process.memoryUsage().arrayBuffers }));
@@ -182,6 +215,7 @@ function row(label: string, ms: number): void {
   console.log(`  ${label.padEnd(56)} ${ms.toFixed(0).padStart(5)} ms`);
 }
 
+configureNodeTextEngine();
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const child = process.argv.indexOf("--memory-child");
   if (child > 0) await memoryChild(process.argv[child + 1]!);

@@ -44,20 +44,7 @@ export interface NodeServices {
 export async function buildNodeServices(config: Config, options: NodeServicesOptions = {}): Promise<NodeServices> {
   // ZXing's reader .wasm comes from the package on disk, compiled on the first decode (never from a CDN).
   configureZxing(() => readFile(createRequire(import.meta.url).resolve("zxing-wasm/reader/zxing_reader.wasm")));
-  // Area B's text engine: HarfBuzz's wasm and the four Noto TTFs, read from the packages on the first text drawn
-  // (once per process: a second harness keeps the fonts already parsed); resvg for rasterizeSvg, imported on use.
-  const resolvePackage = createRequire(import.meta.url).resolve;
-  const packageFile = (path: string) => () => readFile(resolvePackage(path));
-  if (!isTextEngineConfigured()) configureTextEngine({
-    harfbuzzWasm: packageFile("harfbuzzjs/dist/harfbuzz.wasm"),
-    resvg: () => import("@cf-wasm/resvg"),
-    fonts: {
-      "sans-400": packageFile("@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf"),
-      "sans-700": packageFile("@expo-google-fonts/noto-sans/700Bold/NotoSans_700Bold.ttf"),
-      "devanagari-400": packageFile("@expo-google-fonts/noto-sans-devanagari/400Regular/NotoSansDevanagari_400Regular.ttf"),
-      "devanagari-700": packageFile("@expo-google-fonts/noto-sans-devanagari/700Bold/NotoSansDevanagari_700Bold.ttf"),
-    },
-  });
+  configureNodeTextEngine();
   const log = options.logger ?? JsonLogger(config.logLevel);
   if (!options.inMemory) await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
 
@@ -115,4 +102,28 @@ export async function embeddedSecret(dataDir: string, name: string, generate: ()
     await chmod(path, 0o600);
     return (await readFile(path, "utf8")).trim();
   }
+}
+
+/**
+ * Area B's text engine on Node: HarfBuzz's wasm and the four Noto TTFs, read from the packages on the first
+ * text drawn (once per process: a second harness keeps the fonts already parsed); resvg for rasterizeSvg,
+ * imported on use. Safe to call more than once.
+ *
+ * @example
+ * configureNodeTextEngine(); // then drawText(...) works in a script or a bench
+ */
+export function configureNodeTextEngine(): void {
+  if (isTextEngineConfigured()) return;
+  const resolvePackage = createRequire(import.meta.url).resolve;
+  const packageFile = (path: string) => () => readFile(resolvePackage(path));
+  configureTextEngine({
+    harfbuzzWasm: packageFile("harfbuzzjs/dist/harfbuzz.wasm"),
+    resvg: () => import("@cf-wasm/resvg"),
+    fonts: {
+      "sans-400": packageFile("@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf"),
+      "sans-700": packageFile("@expo-google-fonts/noto-sans/700Bold/NotoSans_700Bold.ttf"),
+      "devanagari-400": packageFile("@expo-google-fonts/noto-sans-devanagari/400Regular/NotoSansDevanagari_400Regular.ttf"),
+      "devanagari-700": packageFile("@expo-google-fonts/noto-sans-devanagari/700Bold/NotoSansDevanagari_700Bold.ttf"),
+    },
+  });
 }

@@ -10,11 +10,10 @@ import { ApiError } from "../http/errors";
 import { encodePng } from "../images";
 import type { Services } from "../services";
 import { findTemplate, scenePromptFor } from "./catalog";
-import { encodeOpaquePng } from "./generate";
-import { LocalGenerator, renderDemoProduct } from "./local";
+import { encodeScenePng, LocalGenerator, renderDemoProduct } from "./local";
 
 /** Bump when the compositor's look changes, so caches and storage take the new images. */
-export const DEMO_VERSION = 1;
+export const DEMO_VERSION = 2;
 const SIZE = 640;
 
 const inFlight = new Map<string, Promise<Uint8Array>>();
@@ -40,7 +39,7 @@ export async function demoImage(services: Services, templateId: string): Promise
         width: SIZE,
         height: SIZE,
       });
-      const png = encodeOpaquePng(scene);
+      const png = await encodeScenePng(scene);
       await services.storage.put(key, png, "image/png");
       return png;
     })().finally(() => inFlight.delete(key));

@@ -11,11 +11,11 @@
 import { ApiError } from "../http/errors";
 import { decodeImage, resizeRgba, type RgbaImage } from "../images";
 import { encodeJpegBaseline } from "../images/jpeg-encode";
-import { encodePng } from "../images/png";
 import type { Services } from "../services";
 import { scenePromptFor } from "./catalog";
 import { drawTexts, fitCover, placeLogo } from "./compose";
 import { recordGeneration } from "./ledger";
+import { encodeScenePng } from "./local";
 import { times } from "./models";
 import { loadInput, type LoadedImage, type PhotoRequest } from "./request";
 import { GenerationError, type InputImage, type Price } from "./types";
@@ -176,27 +176,9 @@ async function renderOne(
   await drawTexts(canvas, { overlayText: request.overlayText, marketingText: request.marketingText }, logoBox, request.template?.textLayout);
   const scale = THUMBNAIL_EDGE / Math.max(canvas.width, canvas.height);
   const thumb = resizeRgba(canvas, Math.max(1, Math.round(canvas.width * scale)), Math.max(1, Math.round(canvas.height * scale)));
-  return { bytes: encodeOpaquePng(canvas), thumbnail: encodeJpegBaseline(thumb, 82) };
+  return { bytes: await encodeScenePng(canvas), thumbnail: encodeJpegBaseline(thumb, 82) };
 }
 
-/** PNG of an opaque canvas as 8-bit RGB (a quarter smaller than RGBA before compression). */
-export function encodeOpaquePng(img: RgbaImage): Uint8Array {
-  const { width, data } = img;
-  return encodePng({
-    width,
-    height: img.height,
-    color: { kind: "rgb" },
-    level: 4,
-    writeRow: (y, out) => {
-      let s = y * width * 4;
-      for (let o = 0; o < out.length; o += 3, s += 4) {
-        out[o] = data[s]!;
-        out[o + 1] = data[s + 1]!;
-        out[o + 2] = data[s + 2]!;
-      }
-    },
-  });
-}
 
 /** One product that failed, or a batch in which every product failed: the request as a whole failed. */
 export function wholeFailure(result: GenerationResult): ItemError | null {
