@@ -95,12 +95,34 @@ async function discardStream(body: ReadableStream<Uint8Array>, maxBytes: number,
   }
 }
 
-/** Keeps reading (and dropping) what still arrives, so closing the socket does not reset the reply away. */
+/** How long a closing connection keeps reading what the client still sends after the reply (nginx's lingering close). */
+const LINGER_MS = 5_000;
+
+/**
+ * Keeps reading (and dropping) what still arrives, and makes the close a lingering one: once the reply is
+ * written the socket only half-closes (FIN), and is destroyed when the client has finished sending or after
+ * LINGER_MS. Node would otherwise destroy it at once, and unread data would make the kernel answer with a
+ * reset that can reach the client before it has read the reply (EPIPE/ECONNRESET instead of the 413).
+ */
 function swallow(incoming: IncomingMessage): void {
   if (incoming.destroyed) return;
   incoming.on("data", () => {});
   incoming.on("error", () => {});
   incoming.resume();
+  const socket = incoming.socket as (typeof incoming.socket & { destroySoon?: () => void }) | null;
+  if (!socket || typeof socket.destroySoon !== "function") return;
+  socket.destroySoon = () => {
+    socket.on("data", () => {});
+    socket.resume();
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.once("end", () => {
+      clearTimeout(timer);
+      socket.destroy();
+    });
+    socket.once("close", () => clearTimeout(timer));
+    if (socket.writable) socket.end();
+  };
 }
 
 function withConnectionClose(res: Response): Response {
