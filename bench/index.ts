@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: every benchmark prints this project's figure beside a peer measured in the same run,
- * and the ratio. Run one area with `npm run bench -- qr` (or images, social).
+ * and the ratio. Run one area with `npm run bench -- qr` (or images, social, photo).
  */
 const BENCHES: Record<string, () => Promise<void>> = {
   qr: async () => (await import("./qr")).benchQr(),
