@@ -106,7 +106,7 @@ export function encodePng(input: PngInput): Uint8Array {
   if (input.filtered) {
     if (input.filtered.length !== (stride + 1) * height) throw new RangeError(`filtered data must be ${(stride + 1) * height} bytes`);
     chunks.push(["IDAT", zlibSync(input.filtered, { level: input.level ?? 6 })]);
-    return assemble(width, height, bitDepth, colourType, chunks);
+    return assemblePng(width, height, bitDepth, colourType, chunks);
   }
   if (!input.writeRow) throw new TypeError("encodePng needs writeRow or filtered");
   const writeRow = input.writeRow;
@@ -153,7 +153,7 @@ export function encodePng(input: PngInput): Uint8Array {
     }
   }
   chunks.push(["IDAT", concat(idat)]);
-  return assemble(width, height, bitDepth, colourType, chunks);
+  return assemblePng(width, height, bitDepth, colourType, chunks);
 }
 
 function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
@@ -199,7 +199,13 @@ function concat(parts: Uint8Array[]): Uint8Array {
   return out;
 }
 
-function assemble(width: number, height: number, bitDepth: number, colourType: number, chunks: Array<[string, Uint8Array]>): Uint8Array {
+/**
+ * A whole PNG file from its chunks (IHDR and IEND are added): for encoders that deflate their own IDAT.
+ *
+ * @example
+ * const png = assemblePng(width, height, 8, 2, [["IDAT", zlibData]]); // 8-bit RGB
+ */
+export function assemblePng(width: number, height: number, bitDepth: number, colourType: number, chunks: Array<[string, Uint8Array]>): Uint8Array {
   const ihdr = new Uint8Array(13);
   const view = new DataView(ihdr.buffer);
   view.setUint32(0, width);

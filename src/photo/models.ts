@@ -124,23 +124,15 @@ export function times(p: Price, n: number): Price {
 }
 
 /** The contract's view of a model: prices as JSON numbers (their decimal text is exact). */
-export function modelView(m: ModelOption) {
+export function modelView({ pricing, providerResolution: _providerResolution, ...m }: ModelOption) {
   const money = (p: Price) => ({ credits: p.credits, usd: Number(p.usd), inr: Number(p.inr) });
   const pricingPerResolution: Partial<Record<Resolution, ReturnType<typeof money>>> = {};
-  for (const r of m.supportedResolutions) pricingPerResolution[r] = money(m.pricing[r]!);
+  for (const r of m.supportedResolutions) pricingPerResolution[r] = money(pricing[r]!);
   return {
-    model: m.model,
-    modelId: m.modelId,
-    name: m.name,
-    provider: m.provider,
-    description: m.description,
-    badge: m.badge,
-    supportedResolutions: m.supportedResolutions,
+    ...m,
     supportsVariableResolution: m.supportedResolutions.length > 1,
     supportsBatchGeneration: m.maxBatchSize > 1,
-    maxBatchSize: m.maxBatchSize,
-    defaultResolution: m.defaultResolution,
-    estimatedCost: money(m.pricing[m.defaultResolution]!),
+    estimatedCost: money(pricing[m.defaultResolution]!),
     pricingPerResolution,
   };
 }

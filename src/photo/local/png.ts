@@ -12,9 +12,8 @@
  * const png = await encodeScenePng(scene); // Uint8Array, a complete PNG file
  */
 import type { RgbaImage } from "../../images";
-import { crc32 } from "../../lib/encoding";
+import { assemblePng } from "../../images/png";
 
-const SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 const BATCH_BYTES = 512 * 1024;
 
 /**
@@ -47,7 +46,7 @@ export async function encodeScenePng(img: RgbaImage): Promise<Uint8Array> {
   }
   await writer.close();
   const idat = await compressed;
-  return assemble(w, h, idat);
+  return assemblePng(w, h, 8, 2, [["IDAT", idat]]); // 8-bit RGB
 }
 
 async function collect(readable: ReadableStream<Uint8Array>): Promise<Uint8Array> {
@@ -63,27 +62,5 @@ async function collect(readable: ReadableStream<Uint8Array>): Promise<Uint8Array
   const out = new Uint8Array(length);
   let offset = 0;
   for (const p of parts) (out.set(p, offset), (offset += p.length));
-  return out;
-}
-
-function assemble(width: number, height: number, idat: Uint8Array): Uint8Array {
-  const ihdr = new Uint8Array(13);
-  const view = new DataView(ihdr.buffer);
-  view.setUint32(0, width);
-  view.setUint32(4, height);
-  ihdr[8] = 8; // bit depth
-  ihdr[9] = 2; // colour type RGB; compression, filter method and interlace stay 0
-  const chunks: Array<[string, Uint8Array]> = [["IHDR", ihdr], ["IDAT", idat], ["IEND", new Uint8Array(0)]];
-  const out = new Uint8Array(8 + chunks.reduce((sum, [, d]) => sum + 12 + d.length, 0));
-  const outView = new DataView(out.buffer);
-  out.set(SIGNATURE, 0);
-  let offset = 8;
-  for (const [type, d] of chunks) {
-    outView.setUint32(offset, d.length);
-    for (let i = 0; i < 4; i++) out[offset + 4 + i] = type.charCodeAt(i);
-    out.set(d, offset + 8);
-    outView.setUint32(offset + 8 + d.length, crc32(out, offset + 4, offset + 8 + d.length));
-    offset += 12 + d.length;
-  }
   return out;
 }
