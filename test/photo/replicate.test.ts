@@ -3,12 +3,6 @@
  * through an injected sleep that records what was asked for, so the tests check behaviour (what was waited,
  * what was sent) without waiting.
  */
-import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { promisify } from "node:util";
-import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import sharp from "sharp";
 import { JsonLogger } from "../../src/adapters/logger";
@@ -17,9 +11,9 @@ import { ReplicateGenerator, type ReplicateGeneratorOptions } from "../../src/ph
 import { retryAfterMs } from "../../src/photo/providers/replicate-fetch";
 import { GenerationError, type ModelOption, type SceneRequest } from "../../src/photo/types";
 import type { Storage } from "../../src/services";
+import { ROOT, startTestWorker, type TestWorker } from "../helpers/workerd";
 import { startReplicateFake, type RecordedRequest, type ReplicateFake } from "../helpers/replicate-fake";
 
-const run = promisify(execFile);
 const STORE = "https://media.example.test";
 const VERSION = "5c7d5dc6dd8bf75c1acaa8565735e7986bc5b66206b55cca93cb72c9bf15ccaa";
 
@@ -309,35 +303,15 @@ export default {
 `;
 
 describe("replicate generator in workerd", () => {
-  let dir: string | undefined;
-  let mf: Miniflare | undefined;
+  let worker: TestWorker | undefined;
   beforeAll(async () => {
-    const root = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
-    dir = await mkdtemp(join(tmpdir(), "replicate-workerd-"));
-    const date = /compatibility_date\s*=\s*"([^"]+)"/.exec(await readFile(join(root, "wrangler.toml"), "utf8"))![1]!;
-    await writeFile(join(dir, "entry.js"), WORKER_ENTRY(root));
-    await writeFile(join(dir, "wrangler.toml"), `name = "replicate-workerd-test"\nmain = "entry.js"\ncompatibility_date = "${date}"\n`);
-    await run(join(root, "node_modules/.bin/wrangler"), ["deploy", "--dry-run", "--outdir", join(dir, "out"), "--config", join(dir, "wrangler.toml")], {
-      cwd: root,
-      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" },
-    });
-    mf = new Miniflare({
-      modules: true,
-      scriptPath: join(dir, "out", "entry.js"),
-      modulesRoot: join(dir, "out"),
-      modulesRules: [{ type: "CompiledWasm", include: ["**/*.wasm"] }],
-      compatibilityDate: date,
-    });
-    await mf.ready;
+    worker = await startTestWorker({ name: "replicate-workerd-test", main: { source: WORKER_ENTRY(ROOT) } });
   }, 120_000);
-  afterAll(async () => {
-    await mf?.dispose().catch(() => undefined);
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => worker?.dispose());
 
   it("creates, polls, honours a 429, downloads and decodes inside workerd", async () => {
     fake.script("*", { polls: 2, rateLimitCreates: 1, retryAfterSeconds: 1 });
-    const res = await mf!.dispatchFetch("http://worker.test/", { method: "POST", body: JSON.stringify({ baseUrl: fake.url, token: fake.token, model: PRO }) });
+    const res = await worker!.mf.dispatchFetch("http://worker.test/", { method: "POST", body: JSON.stringify({ baseUrl: fake.url, token: fake.token, model: PRO }) });
     const body = (await res.json()) as { width?: number; height?: number; code?: string; message?: string; lines: string[] };
     expect(body).toMatchObject({ width: 1024, height: 683 });
     expect(creates().map((r) => r.status)).toEqual([429, 201]);

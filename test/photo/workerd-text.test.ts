@@ -3,22 +3,16 @@
  * (harfbuzz.wasm as a compiled module, fonts through a Data rule, no resvg), run in Miniflare. Shaping and
  * pixels must match what Node produces, and the bundle's size is reported.
  */
-import { execFile } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { readdir, readFile, stat } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { gzipSync } from "node:zlib";
-import { Miniflare } from "miniflare";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestWorker, type TestWorker } from "../helpers/workerd";
 import { configureTextEngine, renderTextBlock, shapeText, type FontKey } from "../../src/photo/text";
 
-const run = promisify(execFile);
-const ROOT = new URL("../..", import.meta.url).pathname;
 const resolve = createRequire(import.meta.url).resolve;
-let dir: string;
-let mf: Miniflare;
+let worker: TestWorker;
 
 function fnv1a(bytes: Uint8Array): string {
   let h = 0x811c9dc5;
@@ -38,33 +32,10 @@ beforeAll(async () => {
     fonts: Object.fromEntries(Object.entries(fonts).map(([key, path]) => [key, () => readFile(resolve(path))])) as Record<FontKey, () => Promise<Buffer>>,
   });
 
-  dir = await mkdtemp(join(tmpdir(), "text-workerd-"));
-  const rootToml = await readFile(join(ROOT, "wrangler.toml"), "utf8");
-  const date = /compatibility_date\s*=\s*"([^"]+)"/.exec(rootToml)![1]!;
-  // The same Data rule for fonts as the real wrangler.toml.
-  const rules = /\[\[rules\]\]\n(?:[^\n]+\n)+/.exec(rootToml)![0];
-  await writeFile(join(dir, "wrangler.toml"), `name = "text-workerd-test"\nmain = "${join(ROOT, "test/photo/workerd-text/entry.ts")}"\ncompatibility_date = "${date}"\n\n${rules}`);
-  await run(join(ROOT, "node_modules/.bin/wrangler"), ["deploy", "--dry-run", "--outdir", join(dir, "out"), "--config", join(dir, "wrangler.toml")], {
-    cwd: ROOT,
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" },
-  });
-  mf = new Miniflare({
-    modules: true,
-    scriptPath: join(dir, "out", "entry.js"),
-    modulesRoot: join(dir, "out"),
-    modulesRules: [
-      { type: "CompiledWasm", include: ["**/*.wasm"] },
-      { type: "Data", include: ["**/*.ttf"] },
-    ],
-    compatibilityDate: date,
-  });
-  await mf.ready;
+  worker = await startTestWorker({ name: "text-workerd-test", main: "test/photo/workerd-text/entry.ts" });
 }, 180_000);
 
-afterAll(async () => {
-  await mf?.dispose().catch(() => {});
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => worker?.dispose());
 
 interface WorkerResult {
   gids: number[];
@@ -80,7 +51,7 @@ interface WorkerResult {
 describe("text engine in workerd", () => {
   it("shapes and renders Devanagari and Latin exactly as in Node", async () => {
     for (const [text, weight] of [["विचार कि हिंदी", 400], ["दिवाली सेल ₹499 — श्री क्षत्रिय", 700]] as const) {
-      const res = await mf.dispatchFetch(`http://text.test/?text=${encodeURIComponent(text)}&weight=${weight}`);
+      const res = await worker.mf.dispatchFetch(`http://text.test/?text=${encodeURIComponent(text)}&weight=${weight}`);
       expect(res.status).toBe(200);
       const body = (await res.json()) as WorkerResult;
       const node = await renderTextBlock(text, { maxWidth: 600, maxHeight: 300, fontSize: 64 }, { color: [0, 0, 0], weight, align: "center" });
@@ -96,9 +67,9 @@ describe("text engine in workerd", () => {
   });
 
   it("reports the bundle's size", async () => {
-    const files = await readdir(join(dir, "out"));
+    const files = await readdir(worker.outDir);
     const sizes = await Promise.all(
-      files.filter((f) => /\.(js|wasm|ttf)$/.test(f)).map(async (f) => ({ f, raw: (await stat(join(dir, "out", f))).size, gz: gzipSync(await readFile(join(dir, "out", f))).length })),
+      files.filter((f) => /\.(js|wasm|ttf)$/.test(f)).map(async (f) => ({ f, raw: (await stat(join(worker.outDir, f))).size, gz: gzipSync(await readFile(join(worker.outDir, f))).length })),
     );
     const kib = (n: number) => `${(n / 1024).toFixed(0)} KiB`;
     for (const { f, raw, gz } of sizes) console.log(`  ${f}: ${kib(raw)} (${kib(gz)} gz)`);
