@@ -86,12 +86,23 @@ async function fetchChecked(send: FetchLike, url: URL, maxBytes: number, control
     await discard(response);
     throw tooLarge(maxBytes);
   }
-  const bytes = await readCapped(response, maxBytes, controller);
+  const bytes = await readCapped(response, maxBytes, () => tooLarge(maxBytes), controller);
   return { bytes, contentType };
 }
 
-/** Reads the body, aborting as soon as it passes `maxBytes` (a missing or lying Content-Length is no help). */
-async function readCapped(response: Response, maxBytes: number, controller: AbortController): Promise<Uint8Array> {
+/**
+ * Reads a body, refusing it (the error `tooLarge` makes) as soon as it passes `maxBytes`: a missing or lying
+ * Content-Length is no help, so the count is kept while streaming. `controller`, when given, aborts the fetch.
+ *
+ * @example
+ * const bytes = await readCapped(response, 40 * 1024 * 1024, () => new Error("too large"));
+ */
+export async function readCapped(response: Response, maxBytes: number, tooLarge: () => Error, controller?: AbortController): Promise<Uint8Array> {
+  if (Number(response.headers.get("content-length") ?? 0) > maxBytes) {
+    controller?.abort();
+    await discard(response);
+    throw tooLarge();
+  }
   if (!response.body) return new Uint8Array(0);
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -101,9 +112,9 @@ async function readCapped(response: Response, maxBytes: number, controller: Abor
     if (done) break;
     total += value.byteLength;
     if (total > maxBytes) {
-      controller.abort();
+      controller?.abort();
       await reader.cancel().catch(() => undefined);
-      throw tooLarge(maxBytes);
+      throw tooLarge();
     }
     chunks.push(value);
   }

@@ -13,6 +13,7 @@
  */
 import Replicate, { type Prediction } from "replicate";
 import { decodeImage, type RgbaImage } from "../../images";
+import { readCapped } from "../../adapters/fetch/fetch-core";
 import type { Logger, Storage } from "../../services";
 import { GenerationError, type ImageGenerator, type SceneRequest } from "../types";
 import { GenerationClock, ReplicateFetch } from "./replicate-fetch";
@@ -151,7 +152,7 @@ export function ReplicateGenerator(options: ReplicateGeneratorOptions): ImageGen
         await response.body?.cancel().catch(() => undefined);
         throw new GenerationError("UPSTREAM_UNAVAILABLE", "The generated image could not be downloaded from the model's provider; try again.", true);
       }
-      bytes = await readCapped(response, MAX_OUTPUT_BYTES);
+      bytes = await readCapped(response, MAX_OUTPUT_BYTES, () => new GenerationError("GENERATION_FAILED", `The generated image is larger than ${MAX_OUTPUT_BYTES / 1024 / 1024} MB; pick a lower resolution.`));
     } catch (error) {
       if (error instanceof GenerationError) throw error;
       if (callerSignal?.aborted) throw timeoutError(true);
@@ -196,32 +197,3 @@ function apiStatus(error: unknown): number | undefined {
 
 const jitter = (ms: number) => Math.round(ms * (0.8 + Math.random() * 0.4));
 
-/** Reads a body up to `max` bytes, refusing early on Content-Length and while streaming. */
-async function readCapped(response: Response, max: number): Promise<Uint8Array> {
-  const tooBig = () => new GenerationError("GENERATION_FAILED", `The generated image is larger than ${max / 1024 / 1024} MB; pick a lower resolution.`);
-  if (Number(response.headers.get("content-length") ?? 0) > max) {
-    await response.body?.cancel().catch(() => undefined);
-    throw tooBig();
-  }
-  if (!response.body) return new Uint8Array(await response.arrayBuffer());
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > max) {
-      await reader.cancel().catch(() => undefined);
-      throw tooBig();
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
-}
