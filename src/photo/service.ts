@@ -62,7 +62,14 @@ export async function createPhoto(
     return asyncAccepted(job);
   }
 
-  const { result, pngs } = await generateItems(services, { userId, jobId: job.id }, request, inputs, { persist: options.idempotencyKey !== null });
+  let generated: Awaited<ReturnType<typeof generateItems>>;
+  try {
+    generated = await generateItems(services, { userId, jobId: job.id }, request, inputs, { persist: options.idempotencyKey !== null });
+  } catch (err) {
+    await releaseJob(services.db, job.id); // e.g. a logo that sniffs well but does not decode: nothing was charged
+    throw err;
+  }
+  const { result, pngs } = generated;
   const failure = wholeFailure(result);
   if (failure) {
     // Nothing was made and nothing charged: the key is released so the same request may be retried.
@@ -83,7 +90,7 @@ function asyncAccepted(job: JobRow): PhotoAnswer {
 
 /** The answer a replay gets: the stored result of a finished request, or the job of an async one. */
 async function answerFor(services: Services, job: JobRow): Promise<PhotoAnswer> {
-  if (job.async) return { ...asyncAccepted(job), status: 202 };
+  if (job.async) return asyncAccepted(job);
   if (job.status === "succeeded" && job.result) {
     return { status: 200, body: { data: await renderResult(services, job.result as unknown as GenerationResult) }, headers: {} };
   }

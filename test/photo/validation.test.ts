@@ -85,6 +85,19 @@ describe("POST /api/image/product-photography validation", () => {
     await expect422({ ...base(), referenceImage: "https://127.0.0.1/ref.png" }, "referenceImage");
   });
 
+  it("a logo whose header is fine but whose data is corrupt is a 422, and frees its Idempotency-Key", async () => {
+    const png = await sharp({ create: { width: 64, height: 64, channels: 4, background: { r: 255, g: 0, b: 255, alpha: 0.5 } } }).png().toBuffer();
+    const idat = png.indexOf(Buffer.from("IDAT"));
+    const broken = Buffer.from(png);
+    for (let i = idat + 6; i < idat + 30; i++) broken[i] = 0xff;
+    const body = { ...base(), logoImage: await dataUrl(broken, "image/png") };
+    const res = await h.post(body, { "Idempotency-Key": "corrupt-logo" });
+    expect(res.status).toBe(422);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("INVALID_IMAGE");
+    const again = await h.post({ ...base(), logoImage: await dataUrl(png, "image/png") }, { "Idempotency-Key": "corrupt-logo" });
+    expect(again.status).toBe(200);
+  });
+
   it("checks model, resolution for the model, batch size for the model", async () => {
     await expect422({ ...base(), model: "ultra" }, "model");
     await expect422({ ...base(), resolution: "8K" }, "resolution");
@@ -125,9 +138,9 @@ describe("POST /api/image/product-photography validation", () => {
   it("nothing refused above left a job or a ledger row behind", async () => {
     const jobs = await h.db.select({ n: count() }).from(photoJobs);
     const rows = await h.db.select({ n: count() }).from(generations);
-    // Only the three valid requests above (webp, scenePrompt alone) made anything: two generations.
-    expect(rows[0]!.n).toBe(2);
-    expect(jobs[0]!.n).toBe(2);
+    // Only the valid requests above (webp, scenePrompt alone, the good logo) made anything.
+    expect(rows[0]!.n).toBe(3);
+    expect(jobs[0]!.n).toBe(3);
   });
 });
 
