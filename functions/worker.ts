@@ -12,14 +12,13 @@ import type { ExecutionContext, ExportedHandler, Response as WorkerResponse, Sch
 import { Hono } from "hono";
 import { requestId } from "hono/request-id";
 import zxingWasm from "zxing-wasm/reader/zxing_reader.wasm";
-import harfbuzzWasm from "harfbuzzjs/dist/harfbuzz.wasm";
 import { createApp } from "../src/app";
 import { ConfigError, type Config } from "../src/config";
 import { buildEdgeServices, parseEdgeConfig } from "../src/edge-services";
 import { JsonLogger } from "../src/adapters/logger";
 import { ApiError, renderError } from "../src/http/errors";
 import { configureZxing } from "../src/qr/zxing-loader";
-import { configureTextEngine } from "../src/photo/text/engine";
+import { configureWorkerTextEngine } from "./worker-text";
 import { runSweep } from "../src/social/delivery/sweep";
 import { resumePhotoJobs } from "../src/photo/async-jobs";
 
@@ -28,19 +27,7 @@ export type Env = Record<string, string | undefined>;
 
 // wrangler imports .wasm as a compiled WebAssembly.Module (the package's typing says string: that is esbuild's file loader).
 configureZxing(zxingWasm as unknown as WebAssembly.Module);
-// Area B's text engine: HarfBuzz as a compiled module; the fonts as ArrayBuffers (the Data rule in wrangler.toml),
-// imported on first use so an isolate that draws no text never evaluates them, and a host that lists the
-// bundle's modules by hand (.js and .wasm) still starts the Worker. No resvg: text does not need it, and its
-// wasm would add 936 KiB gzipped (rasterizeSvg then refuses; add `resvg: () => import("@cf-wasm/resvg")` to use it).
-configureTextEngine({
-  harfbuzzWasm,
-  fonts: {
-    "sans-400": () => import("@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf").then((m) => m.default),
-    "sans-700": () => import("@expo-google-fonts/noto-sans/700Bold/NotoSans_700Bold.ttf").then((m) => m.default),
-    "devanagari-400": () => import("@expo-google-fonts/noto-sans-devanagari/400Regular/NotoSansDevanagari_400Regular.ttf").then((m) => m.default),
-    "devanagari-700": () => import("@expo-google-fonts/noto-sans-devanagari/700Bold/NotoSansDevanagari_700Bold.ttf").then((m) => m.default),
-  },
-});
+configureWorkerTextEngine();
 
 type ConfigResult = { ok: true; config: Config } | { ok: false; error: ConfigError };
 

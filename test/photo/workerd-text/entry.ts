@@ -1,20 +1,12 @@
 /**
  * A minimal Worker around area B's text engine, for test/photo/workerd-text.test.ts: HarfBuzz's wasm imported
- * as a compiled module and the fonts as Data modules imported on first use, as functions/worker.ts does;
+ * as a compiled module and the fonts as Data modules imported on first use (functions/worker-text.ts, as the Worker);
  * then Devanagari and Latin text shaped, laid out and rasterised inside workerd.
  */
-import harfbuzzWasm from "harfbuzzjs/dist/harfbuzz.wasm";
-import { configureTextEngine, drawText, renderTextBlock, shapeText } from "../../../src/photo/text";
+import { configureWorkerTextEngine } from "../../../functions/worker-text";
+import { drawText, renderTextBlock, shapeText } from "../../../src/photo/text";
 
-configureTextEngine({
-  harfbuzzWasm,
-  fonts: {
-    "sans-400": () => import("@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf").then((m) => m.default),
-    "sans-700": () => import("@expo-google-fonts/noto-sans/700Bold/NotoSans_700Bold.ttf").then((m) => m.default),
-    "devanagari-400": () => import("@expo-google-fonts/noto-sans-devanagari/400Regular/NotoSansDevanagari_400Regular.ttf").then((m) => m.default),
-    "devanagari-700": () => import("@expo-google-fonts/noto-sans-devanagari/700Bold/NotoSansDevanagari_700Bold.ttf").then((m) => m.default),
-  },
-});
+configureWorkerTextEngine();
 
 /** FNV-1a over the pixels, so the test can compare workerd's render with Node's without shipping PNGs. */
 function fnv1a(bytes: Uint8Array): string {
