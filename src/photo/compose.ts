@@ -8,7 +8,7 @@
  * const logoBox = placeLogo(canvas, logo, "bottom-right", 0.15);
  * await drawTexts(canvas, { overlayText: "Diwali Sale", marketingText: "₹499 only" }, logoBox);
  */
-import { resizeRgba, type RgbaImage } from "../images";
+import { resizePremultiplied, resizeRgba, type RgbaImage } from "../images";
 import { drawText } from "./text";
 import type { LogoPlacement } from "./types";
 
@@ -69,24 +69,10 @@ export function placeLogo(canvas: RgbaImage, logo: RgbaImage, placement: LogoPla
     width = Math.max(1, Math.round((width * maxHeight) / height));
     height = maxHeight;
   }
-  const scaled = premultipliedResize(logo, width, height);
+  const scaled = resizePremultiplied(logo, width, height);
   const box = logoBox(canvas, placement, width, height);
   compositeOver(canvas, scaled, box.x, box.y);
   return box;
-}
-
-/** Resizes with premultiplied alpha, so transparent pixels' hidden colour never bleeds into the edges. */
-function premultipliedResize(img: RgbaImage, width: number, height: number): RgbaImage {
-  const pre = new Uint8Array(img.data.length);
-  const d = img.data;
-  for (let i = 0; i < d.length; i += 4) {
-    const a = d[i + 3]!;
-    pre[i] = (d[i]! * a + 127) / 255;
-    pre[i + 1] = (d[i + 1]! * a + 127) / 255;
-    pre[i + 2] = (d[i + 2]! * a + 127) / 255;
-    pre[i + 3] = a;
-  }
-  return resizeRgba({ width: img.width, height: img.height, data: pre }, width, height);
 }
 
 /** `src` (premultiplied RGBA) over the opaque `dst` at (x, y), clipped to dst. */

@@ -14,7 +14,7 @@ import { renderBackdrop } from "./backdrop";
 import { drawProduct, drawReflection, layoutFor } from "./compose";
 import { drawProp } from "./props";
 import { decodeAtMost } from "./load";
-import { resizePremultiplied } from "./raster";
+import { resizePremultiplied } from "../../images";
 import { styleFromReference } from "./reference";
 import { cutOut } from "./segment";
 import { drawProductShadow, drawPropShadow } from "./shadow";

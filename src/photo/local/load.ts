@@ -7,10 +7,9 @@
  * @example
  * const photo = decodeAtMost(request.product.bytes, 2048); // longer side <= 2048
  */
-import { applyOrientation, decodeImage, readImageHeader, type RgbaImage } from "../../images";
+import { applyOrientation, decodeImage, readImageHeader, resizePremultiplied, unpremultiply, type RgbaImage } from "../../images";
 import { checkComplete } from "../../images/integrity";
 import { decodeJpegScaled } from "../../images/jpeg-decode";
-import { resizePremultiplied, unpremultiply } from "./raster";
 
 /**
  * Decodes `bytes` (upright, EXIF orientation applied) with its longer side at most `limit`. Bad input

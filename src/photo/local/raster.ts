@@ -1,12 +1,12 @@
 /**
  * Small raster helpers for the local compositor, on typed arrays only: colours, a seeded PRNG, a
- * three-pass box blur (≈ gaussian) for one channel, premultiplied resizing of cut-outs, and sampling.
+ * three-pass box blur (≈ gaussian) for one channel, and sampling.
  *
  * @example
  * const rnd = seeded("studio-plinth");
  * boxBlur3(mask, w, h, 6); // soft shadow on a small buffer
  */
-import { resizeRgba, type RgbaImage } from "../../images";
+
 
 export type Rgb = readonly [number, number, number];
 
@@ -113,44 +113,6 @@ export function sampleBilinear(buf: Float32Array, width: number, height: number,
   const a = buf[y0 * width + x0]! + (buf[y0 * width + x1]! - buf[y0 * width + x0]!) * tx;
   const b = buf[y1 * width + x0]! + (buf[y1 * width + x1]! - buf[y1 * width + x0]!) * tx;
   return a + (b - a) * ty;
-}
-
-/**
- * Resizes a straight-alpha image and returns it premultiplied, because resizeRgba averages colour
- * without weighting by alpha: the invisible colour of transparent pixels would bleed in as a dark or
- * light fringe around a cut-out.
- */
-export function resizePremultiplied(img: RgbaImage, width: number, height: number): RgbaImage {
-  const pre = new Uint8Array(img.data.length);
-  const s = img.data;
-  for (let i = 0; i < s.length; i += 4) {
-    const a = s[i + 3]!;
-    if (a === 255) {
-      pre[i] = s[i]!;
-      pre[i + 1] = s[i + 1]!;
-      pre[i + 2] = s[i + 2]!;
-    } else if (a > 0) {
-      pre[i] = (s[i]! * a + 127) / 255;
-      pre[i + 1] = (s[i + 1]! * a + 127) / 255;
-      pre[i + 2] = (s[i + 2]! * a + 127) / 255;
-    }
-    pre[i + 3] = a;
-  }
-  return resizeRgba({ width: img.width, height: img.height, data: pre }, width, height);
-}
-
-/** Undoes premultiplication in place (used when a premultiplied resize must hand back straight alpha). */
-export function unpremultiply(img: RgbaImage): RgbaImage {
-  const d = img.data;
-  for (let i = 0; i < d.length; i += 4) {
-    const a = d[i + 3]!;
-    if (a > 0 && a < 255) {
-      d[i] = Math.min(255, (d[i]! * 255) / a);
-      d[i + 1] = Math.min(255, (d[i + 1]! * 255) / a);
-      d[i + 2] = Math.min(255, (d[i + 2]! * 255) / a);
-    }
-  }
-  return img;
 }
 
 const BAYER = new Float32Array([0, 8, 2, 10, 12, 4, 14, 6, 3, 11, 1, 9, 15, 7, 13, 5].map((v) => (v + 0.5) / 16 - 0.5));

@@ -15,7 +15,8 @@ import { layoutBlock, type LayoutBox } from "./layout";
 import { backingFor, chooseBacking, measureBackground, type Rect } from "./legibility";
 import { paintBlock, paintOnto } from "./paint";
 import { shapeLine, unsupportedCharacters as missingIn } from "./shape";
-import { rasterizePremultiplied, unpremultiply, type Rgb } from "./svg";
+import { unpremultiply } from "../../images";
+import { rasterizePremultiplied, type Rgb } from "./svg";
 
 export { configureTextEngine, isTextEngineConfigured, type FontKey, type TextEngineSources } from "./engine";
 

@@ -87,20 +87,3 @@ export async function rasterizePremultiplied(svg: string, width?: number): Promi
   }
 }
 
-/**
- * Premultiplied to straight alpha, in place.
- *
- * @example
- * const image = unpremultiply(await rasterizePremultiplied(svg));
- */
-export function unpremultiply(image: RgbaImage): RgbaImage {
-  const d = image.data;
-  for (let i = 0; i < d.length; i += 4) {
-    const a = d[i + 3]!;
-    if (a === 0 || a === 255) continue;
-    d[i] = Math.min(255, Math.round((d[i]! * 255) / a));
-    d[i + 1] = Math.min(255, Math.round((d[i + 1]! * 255) / a));
-    d[i + 2] = Math.min(255, Math.round((d[i + 2]! * 255) / a));
-  }
-  return image;
-}
