@@ -42,3 +42,36 @@ export function unpremultiply(img: RgbaImage): RgbaImage {
   }
   return img;
 }
+
+/**
+ * Draws `src` (premultiplied RGBA) over the opaque `dst` with its top-left corner at (x, y), clipped to
+ * `dst`. Channels are clamped: rounding in a premultiplied resize can leave one a hair above its alpha.
+ *
+ * @example
+ * drawOver(canvas, resizePremultiplied(logo, 300, 120), 40, 40);
+ */
+export function drawOver(dst: RgbaImage, src: RgbaImage, x: number, y: number): void {
+  const W = dst.width;
+  const c = new Uint8ClampedArray(dst.data.buffer, dst.data.byteOffset, dst.data.length);
+  const p = src.data;
+  const x0 = Math.max(0, x);
+  const x1 = Math.min(W, x + src.width);
+  for (let sy = Math.max(0, -y); sy < src.height && y + sy < dst.height; sy++) {
+    let si = (sy * src.width + (x0 - x)) * 4;
+    let di = ((y + sy) * W + x0) * 4;
+    for (let cx = x0; cx < x1; cx++, si += 4, di += 4) {
+      const a = p[si + 3]!;
+      if (a === 0) continue;
+      if (a === 255) {
+        c[di] = p[si]!;
+        c[di + 1] = p[si + 1]!;
+        c[di + 2] = p[si + 2]!;
+      } else {
+        const keep = 255 - a;
+        c[di] = p[si]! + (c[di]! * keep + 127) / 255;
+        c[di + 1] = p[si + 1]! + (c[di + 1]! * keep + 127) / 255;
+        c[di + 2] = p[si + 2]! + (c[di + 2]! * keep + 127) / 255;
+      }
+    }
+  }
+}

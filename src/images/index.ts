@@ -12,7 +12,7 @@ export { MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, readImageHeader, sniffImage, type Im
 export type { RgbaImage } from "./types";
 export { decodeImage, encodeJpeg, encodePng, flattenAlpha } from "./codec";
 export { resizeRgba } from "./resize";
-export { resizePremultiplied, unpremultiply } from "./alpha";
+export { drawOver, resizePremultiplied, unpremultiply } from "./alpha";
 export { applyOrientation } from "./exif";
 export { bytesFromBase64 } from "./base64";
 export { loadImageBytes, type ImageInput } from "./load";

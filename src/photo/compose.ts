@@ -8,7 +8,7 @@
  * const logoBox = placeLogo(canvas, logo, "bottom-right", 0.15);
  * await drawTexts(canvas, { overlayText: "Diwali Sale", marketingText: "₹499 only" }, logoBox);
  */
-import { resizePremultiplied, resizeRgba, type RgbaImage } from "../images";
+import { drawOver, resizePremultiplied, resizeRgba, type RgbaImage } from "../images";
 import { drawText } from "./text";
 import type { LogoPlacement } from "./types";
 
@@ -71,31 +71,8 @@ export function placeLogo(canvas: RgbaImage, logo: RgbaImage, placement: LogoPla
   }
   const scaled = resizePremultiplied(logo, width, height);
   const box = logoBox(canvas, placement, width, height);
-  compositeOver(canvas, scaled, box.x, box.y);
+  drawOver(canvas, scaled, box.x, box.y);
   return box;
-}
-
-/** `src` (premultiplied RGBA) over the opaque `dst` at (x, y), clipped to dst. */
-function compositeOver(dst: RgbaImage, src: RgbaImage, x: number, y: number): void {
-  const x0 = Math.max(0, x);
-  const y0 = Math.max(0, y);
-  const x1 = Math.min(dst.width, x + src.width);
-  const y1 = Math.min(dst.height, y + src.height);
-  const s = src.data;
-  const o = dst.data;
-  for (let yy = y0; yy < y1; yy++) {
-    let si = ((yy - y) * src.width + (x0 - x)) * 4;
-    let di = (yy * dst.width + x0) * 4;
-    for (let xx = x0; xx < x1; xx++, si += 4, di += 4) {
-      const a = s[si + 3]!;
-      if (a === 0) continue;
-      const ia = 255 - a;
-      o[di] = s[si]! + (o[di]! * ia + 127) / 255;
-      o[di + 1] = s[si + 1]! + (o[di + 1]! * ia + 127) / 255;
-      o[di + 2] = s[si + 2]! + (o[di + 2]! * ia + 127) / 255;
-      o[di + 3] = 255;
-    }
-  }
 }
 
 export interface Texts {

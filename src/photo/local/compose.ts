@@ -9,7 +9,7 @@
  * drawReflection(canvas, product, style, frame);
  * drawProduct(canvas, product, style, frame);
  */
-import type { RgbaImage } from "../../images";
+import { drawOver, type RgbaImage } from "../../images";
 import type { Frame, SceneStyle } from "./style";
 
 /** Product size and position, the horizon, for a cut-out of `bw` x `bh` in a `W` x `H` frame. */
@@ -75,30 +75,6 @@ export function drawReflection(canvas: RgbaImage, product: RgbaImage, style: Sce
 
 /** Composites the premultiplied product over the canvas at its place. */
 export function drawProduct(canvas: RgbaImage, product: RgbaImage, style: SceneStyle, frame: Frame): void {
-  const { x: ox, y: oy } = productOrigin(style, frame);
-  const { width: pw, height: ph, data: p } = product;
-  const W = canvas.width;
-  // Clamped: rounding in the premultiplied resize can leave a channel a hair above its alpha.
-  const c = new Uint8ClampedArray(canvas.data.buffer, canvas.data.byteOffset, canvas.data.length);
-  for (let y = 0; y < ph; y++) {
-    const cy = oy + y;
-    if (cy < 0 || cy >= canvas.height) continue;
-    let si = y * pw * 4;
-    for (let x = 0; x < pw; x++, si += 4) {
-      const cx = ox + x;
-      const a = p[si + 3]!;
-      if (a === 0 || cx < 0 || cx >= W) continue;
-      const di = (cy * W + cx) * 4;
-      if (a === 255) {
-        c[di] = p[si]!;
-        c[di + 1] = p[si + 1]!;
-        c[di + 2] = p[si + 2]!;
-      } else {
-        const keep = 255 - a;
-        c[di] = p[si]! + (c[di]! * keep + 127) / 255;
-        c[di + 1] = p[si + 1]! + (c[di + 1]! * keep + 127) / 255;
-        c[di + 2] = p[si + 2]! + (c[di + 2]! * keep + 127) / 255;
-      }
-    }
-  }
+  const { x, y } = productOrigin(style, frame);
+  drawOver(canvas, product, x, y);
 }
