@@ -12,13 +12,11 @@ import { and, eq, gte, lt } from "drizzle-orm";
 import { photoJobs } from "../../db/schema";
 import { ApiError } from "../http/errors";
 import type { Services } from "../services";
-import { generateItems, isItemError, wholeFailure, type Inputs, type ItemError } from "./generate";
+import { EXT, generateItems, isItemError, wholeFailure, type Inputs, type ItemError } from "./generate";
 import { dueAsyncJobs, finishJob, MAX_JOB_ATTEMPTS, takeAsyncJob, type JobRow } from "./jobs";
 import { resolveRequest } from "./request";
 import type { PhotoRequestBody } from "./schemas";
 import type { InputImage } from "./types";
-
-const EXT = { "image/jpeg": "jpg", "image/png": "png", "image/webp": "webp" } as const;
 
 interface StoredImage {
   key: string;

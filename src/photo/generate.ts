@@ -45,7 +45,8 @@ export interface GenerationResult {
   cost: Price;
 }
 
-const EXT = { "image/jpeg": "jpg", "image/png": "png", "image/webp": "webp" } as const;
+/** File extension of each accepted input type, for storage keys. */
+export const EXT = { "image/jpeg": "jpg", "image/png": "png", "image/webp": "webp" } as const;
 const THUMBNAIL_EDGE = 384;
 
 /**
