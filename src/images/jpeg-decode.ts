@@ -912,40 +912,49 @@ function toRgba(frame: Frame, adobeTransform: number): RgbaImage {
   const strides = planes.map((c) => c.blocksPerLine * size);
   const [p0, p1, p2] = planes.map((c) => c.plane) as [Uint8ClampedArray, Uint8ClampedArray, Uint8ClampedArray];
   const sx1 = shiftX[1]!, sx2 = shiftX[2]!, sx0 = shiftX[0]!;
-  const clamp = CLAMP;
   for (let y = 0; y < height; y++) {
     const r0 = (y >> shiftY[0]!) * strides[0]!;
     const r1 = (y >> shiftY[1]!) * strides[1]!;
     const r2 = (y >> shiftY[2]!) * strides[2]!;
-    let i = y * width;
-    for (let x = 0; x < width; x++) {
-      const a = p0[r0 + (x >> sx0)]!;
-      const b = p1[r1 + (x >> sx1)]!;
-      const c = p2[r2 + (x >> sx2)]!;
-      if (rgb) {
-        px[i++] = (a | (b << 8) | (c << 16) | 0xff000000) >>> 0;
-        continue;
-      }
-      // JFIF YCbCr -> RGB in 16-bit fixed point (tables hold the products for every Cb/Cr byte).
-      const R = clamp[a + ((CR_R[c]! + 32768) >> 16) + 256]!;
-      const G = clamp[a + ((CB_G[b]! + CR_G[c]! + 32768) >> 16) + 256]!;
-      const B = clamp[a + ((CB_B[b]! + 32768) >> 16) + 256]!;
-      px[i++] = (R | (G << 8) | (B << 16) | 0xff000000) >>> 0;
+    const i = y * width;
+    if (rgb) {
+      for (let x = 0; x < width; x++) px[i + x] = p0[r0 + (x >> sx0)]! | (p1[r1 + (x >> sx1)]! << 8) | (p2[r2 + (x >> sx2)]! << 16) | 0xff000000;
+    } else {
+      ycbcrRow(px, i, width, p0, r0, sx0, p1, r1, sx1, p2, r2, sx2);
     }
   }
   return { width, height, data: out };
 }
 
-const CR_R = new Int32Array(256);
-const CB_B = new Int32Array(256);
-const CB_G = new Int32Array(256);
-const CR_G = new Int32Array(256);
+/**
+ * One row of JFIF YCbCr -> RGB in 16-bit fixed point: the tables hold each Cb/Cr byte's offsets, already
+ * rounded, so a pixel costs three lookups, three adds and three clamps. (Writing a negative int32 into
+ * the Uint32Array stores its two's complement, the 0xff alpha byte on top.)
+ */
+function ycbcrRow(
+  px: Uint32Array, i: number, width: number,
+  p0: Uint8ClampedArray, r0: number, sx0: number, p1: Uint8ClampedArray, r1: number, sx1: number, p2: Uint8ClampedArray, r2: number, sx2: number,
+): void {
+  const clamp = CLAMP;
+  for (let x = 0; x < width; x++) {
+    const a = p0[r0 + (x >> sx0)]! + 256;
+    const b = p1[r1 + (x >> sx1)]!;
+    const c = p2[r2 + (x >> sx2)]!;
+    px[i + x] = clamp[a + R_CR[c]!]! | (clamp[a + G_CBCR[(b << 8) | c]!]! << 8) | (clamp[a + B_CB[b]!]! << 16) | 0xff000000;
+  }
+}
+
+/** Red's offset for each Cr, blue's for each Cb, green's for each (Cb << 8 | Cr): 16-bit fixed point, rounded. */
+const R_CR = new Int16Array(256);
+const B_CB = new Int16Array(256);
+const G_CBCR = new Int16Array(65536);
 for (let i = 0; i < 256; i++) {
   const d = i - 128;
-  CR_R[i] = Math.round(1.402 * 65536) * d;
-  CB_B[i] = Math.round(1.772 * 65536) * d;
-  CB_G[i] = -Math.round(0.344136 * 65536) * d;
-  CR_G[i] = -Math.round(0.714136 * 65536) * d;
+  R_CR[i] = (Math.round(1.402 * 65536) * d + 32768) >> 16;
+  B_CB[i] = (Math.round(1.772 * 65536) * d + 32768) >> 16;
+  for (let j = 0; j < 256; j++) {
+    G_CBCR[(i << 8) | j] = (-Math.round(0.344136 * 65536) * d - Math.round(0.714136 * 65536) * (j - 128) + 32768) >> 16;
+  }
 }
 /** clamp[v + 256] = v limited to 0..255, for v in -256..511 (and a margin beyond). */
 const CLAMP = new Uint8ClampedArray(1024);
