@@ -8,6 +8,8 @@
 import { mkdir, readFile, writeFile, chmod } from "node:fs/promises";
 import { join } from "node:path";
 import { createRequire } from "node:module";
+import { promisify } from "node:util";
+import { deflate } from "node:zlib";
 import { configureZxing } from "../../src/qr/zxing-loader";
 import { configureTextEngine, isTextEngineConfigured } from "../../src/photo/text/engine";
 import type { Config } from "../../src/config";
@@ -24,6 +26,7 @@ import { FsStorage } from "./fs-storage";
 import { DeferredSet } from "./deferred";
 import { createNodeFetcher } from "./safe-fetch";
 import { createGenerator } from "../../src/photo/providers";
+import { configureSceneDeflate } from "../../src/photo/local/png";
 
 export interface NodeServicesOptions {
   /** Keep everything in memory (tests): PGlite in memory, memory storage, a throwaway token key. */
@@ -44,7 +47,7 @@ export interface NodeServices {
 export async function buildNodeServices(config: Config, options: NodeServicesOptions = {}): Promise<NodeServices> {
   // ZXing's reader .wasm comes from the package on disk, compiled on the first decode (never from a CDN).
   configureZxing(() => readFile(createRequire(import.meta.url).resolve("zxing-wasm/reader/zxing_reader.wasm")));
-  configureNodeTextEngine();
+  configureNodePhoto();
   const log = options.logger ?? JsonLogger(config.logLevel);
   if (!options.inMemory) await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
 
@@ -102,6 +105,20 @@ export async function embeddedSecret(dataDir: string, name: string, generate: ()
     await chmod(path, 0o600);
     return (await readFile(path, "utf8")).trim();
   }
+}
+
+const deflateAsync = promisify(deflate);
+
+/**
+ * Area B on Node: the text engine (below) and the scene PNGs' deflater, zlib on the thread pool at level 3
+ * (see src/photo/local/png.ts). Safe to call more than once.
+ *
+ * @example
+ * configureNodePhoto(); // then a script or a bench can generate scenes as the server does
+ */
+export function configureNodePhoto(): void {
+  configureNodeTextEngine();
+  configureSceneDeflate((raw) => deflateAsync(raw, { level: 3 }));
 }
 
 /**
