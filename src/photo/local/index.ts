@@ -13,11 +13,12 @@ import type { ImageGenerator, SceneRequest } from "../types";
 import { renderBackdrop } from "./backdrop";
 import { drawProduct, drawReflection, layoutFor } from "./compose";
 import { drawProp } from "./props";
-import { decodeAtMost } from "./load";
+import { decodeAtMost, openPhoto, type PhotoSource } from "./load";
 import { resizePremultiplied } from "../../images";
 import { styleFromReference } from "./reference";
-import { cutOut } from "./segment";
+import { ANALYSIS_SIDE, planCutOut } from "./segment";
 import { drawProductShadow, drawPropShadow } from "./shadow";
+import type { SceneStyle } from "./style";
 import { sceneStyleFor } from "./styles";
 
 export { cutOut, type CutOut } from "./segment";
@@ -25,10 +26,13 @@ export { sceneStyleFor, TEMPLATE_STYLES } from "./styles";
 export { styleFromReference, dominantColours } from "./reference";
 export { renderDemoProduct } from "./demo-product";
 export { encodeScenePng } from "./png";
+export { openPhoto } from "./load";
 export type { SceneStyle } from "./style";
 
 /** The largest product photo side worked on; bigger photos are shrunk first (memory on Workers). */
 const MAX_WORK_SIDE = 2048;
+/** How much larger than drawn the product is cut out, for the small copy's imprecision. */
+const HEADROOM = 1.05;
 
 /**
  * The embedded generator: decodes the product, cuts it out, composes it on the template's (or prompt's,
@@ -43,14 +47,37 @@ export function LocalGenerator(): ImageGenerator {
     async generateScene(request: SceneRequest): Promise<RgbaImage> {
       request.signal?.throwIfAborted();
       const { width: W, height: H } = request;
-      const limit = Math.min(MAX_WORK_SIDE, Math.ceil(Math.max(W, H) * 1.25));
-      const photo = decodeAtMost(request.product.bytes, limit);
       let style = sceneStyleFor(request.templateId, request.prompt);
       if (request.reference) style = styleFromReference(decodeAtMost(request.reference.bytes, 256), style);
+      const cut = cutOutAtDrawnSize(openPhoto(request.product.bytes), style, W, H);
       request.signal?.throwIfAborted();
-      return composeScene(cutOut(photo).image, style, W, H);
+      return composeScene(cut, style, W, H);
     },
   };
+}
+
+/**
+ * The product cut out from the photo decoded at about the size it will be drawn (HEADROOM above it), not
+ * the size it was shot at. The background is found on a small copy (a JPEG decoded at N/8 scale, no resize),
+ * which also tells the product's size in the scene; the outline is then decided again on a copy at the
+ * smallest N/8 scale above the drawn size. A product takes about half of a scene's shorter side, so a
+ * 1200 x 1500 photo for a 1536 px scene is usually finished at 5/8 scale. Should the cut-out come out
+ * smaller than drawn after all, it is finished again at the largest size.
+ *
+ * @example
+ * const cut = cutOutAtDrawnSize(openPhoto(jpeg), sceneStyleFor("studio-plinth", ""), 1536, 1536);
+ */
+export function cutOutAtDrawnSize(source: PhotoSource, style: SceneStyle, W: number, H: number): RgbaImage {
+  const limit = Math.min(MAX_WORK_SIDE, Math.ceil(Math.max(W, H) * 1.25));
+  const small = source.at(ANALYSIS_SIDE * 0.75, ANALYSIS_SIDE);
+  const plan = planCutOut(small);
+  const drawn = layoutFor(style, plan.box.width, plan.box.height, W, H);
+  const scale = Math.max(drawn.pw / plan.box.width, drawn.ph / plan.box.height); // drawn pixels per small pixel
+  const want = Math.max(small.width, small.height) * scale * HEADROOM;
+  const cut = plan.finish(source.at(Math.min(want, limit), limit)).image;
+  if (want >= limit) return cut;
+  const frame = layoutFor(style, cut.width, cut.height, W, H);
+  return cut.width < frame.pw || cut.height < frame.ph ? plan.finish(source.at(limit, limit)).image : cut;
 }
 
 /**
@@ -59,7 +86,7 @@ export function LocalGenerator(): ImageGenerator {
  * @example
  * const scene = composeScene(cutOut(photo).image, sceneStyleFor("studio-glossy", ""), 1024, 1024);
  */
-export function composeScene(cut: RgbaImage, style: ReturnType<typeof sceneStyleFor>, W: number, H: number): RgbaImage {
+export function composeScene(cut: RgbaImage, style: SceneStyle, W: number, H: number): RgbaImage {
   const frame = layoutFor(style, cut.width, cut.height, W, H);
   const product = resizePremultiplied(cut, frame.pw, frame.ph);
   const canvas = renderBackdrop(style, frame);

@@ -6,8 +6,10 @@
  *
  * @example
  * const photo = decodeAtMost(request.product.bytes, 2048); // longer side <= 2048
+ * const source = openPhoto(request.product.bytes); // or: decode as often as needed, each time at a size
+ * const probe = source.at(256); // a JPEG decoded at 1/8 or 2/8 scale, a PNG decoded once and shrunk
  */
-import { applyOrientation, decodeImage, readImageHeader, resizePremultiplied, unpremultiply, type RgbaImage } from "../../images";
+import { applyOrientation, decodeImage, readImageHeader, resizePremultiplied, unpremultiply, type ImageHeader, type RgbaImage } from "../../images";
 import { checkComplete } from "../../images/integrity";
 import { decodeJpegScaled } from "../../images/jpeg-decode";
 
@@ -20,18 +22,23 @@ import { decodeJpegScaled } from "../../images/jpeg-decode";
  */
 export function decodeAtMost(bytes: Uint8Array, limit: number): RgbaImage {
   const header = readImageHeader(bytes);
-  if (header.format === "jpeg") {
-    checkComplete(bytes, header);
-    const k = Math.min(1, limit / Math.max(header.width, header.height));
-    let scaled: RgbaImage | null = null;
-    try {
-      scaled = decodeJpegScaled(bytes, Math.ceil(header.width * k), Math.ceil(header.height * k));
-    } catch {
-      scaled = null; // corrupt by the TypeScript decoder's reading: photon gives the verdict below
-    }
-    if (scaled) return applyOrientation(shrinkTo(scaled, limit), header.orientation);
+  return (header.format === "jpeg" && decodeJpegAtLeast(bytes, header, limit, limit)) || shrinkTo(decodeImage(bytes), limit);
+}
+
+/**
+ * A JPEG at the smallest N/8 scale whose longer side reaches `atLeast`, upright, shrunk to `limit` if above
+ * it; null when the TypeScript decoder does not take the file (the caller decodes it with decodeImage).
+ */
+function decodeJpegAtLeast(bytes: Uint8Array, header: ImageHeader, atLeast: number, limit: number): RgbaImage | null {
+  checkComplete(bytes, header);
+  const k = Math.min(1, atLeast / Math.max(header.width, header.height));
+  let scaled: RgbaImage | null = null;
+  try {
+    scaled = decodeJpegScaled(bytes, Math.ceil(header.width * k), Math.ceil(header.height * k));
+  } catch {
+    scaled = null; // corrupt by the TypeScript decoder's reading: photon gives the verdict
   }
-  return shrinkTo(decodeImage(bytes), limit);
+  return scaled && applyOrientation(shrinkTo(scaled, limit), header.orientation);
 }
 
 /** Shrinks an image so its longer side is at most `limit`, keeping alpha-weighted colour. */
@@ -42,4 +49,42 @@ export function shrinkTo(img: RgbaImage, limit: number): RgbaImage {
   const w = Math.max(1, Math.round(img.width * k));
   const h = Math.max(1, Math.round(img.height * k));
   return unpremultiply(resizePremultiplied(img, w, h));
+}
+
+/** A photo that can be had at several sizes, each as cheaply as its format allows. */
+export interface PhotoSource {
+  /** The longer side of the photo as stored. */
+  side: number;
+  /**
+   * The upright photo with its longer side at least `side` when the photo has that many pixels (a JPEG
+   * comes at the smallest N/8 scale that reaches it, up to 8/7 of it), and never above `limit`.
+   */
+  at(side: number, limit?: number): RgbaImage;
+}
+
+/**
+ * Opens `bytes` for decoding at the sizes the caller finds it needs: a JPEG is decoded again at each size
+ * (at N/8 scale, so a small size is cheap), any other format once, then shrunk. Bad input throws
+ * decodeImage's ApiError (INVALID_IMAGE, PAYLOAD_TOO_LARGE) on the first `at`.
+ *
+ * @example
+ * const source = openPhoto(bytes); // a 1200 x 1500 JPEG
+ * source.at(256).height; // 375: decoded at 2/8
+ */
+export function openPhoto(bytes: Uint8Array): PhotoSource {
+  const header = readImageHeader(bytes);
+  const side = Math.max(header.width, header.height);
+  let whole: RgbaImage | null = null;
+  return {
+    side,
+    at(want, limit = Infinity) {
+      const target = Math.min(side, Math.ceil(want), limit);
+      if (header.format === "jpeg" && !whole) {
+        const scaled = decodeJpegAtLeast(bytes, header, target, limit);
+        if (scaled) return scaled;
+      }
+      whole ??= decodeImage(bytes);
+      return shrinkTo(whole, target);
+    },
+  };
 }

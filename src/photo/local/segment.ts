@@ -32,7 +32,8 @@ export interface CutOut {
 }
 
 const BG = 1; // mask values: 0 = product, 1 = background, 2 = product removed as a speck
-const ANALYSIS_SIDE = 640;
+/** The analysis copy's longer side: the flood runs here, the outline is decided again at full size. */
+export const ANALYSIS_SIDE = 640;
 
 /**
  * Cuts the product out of its background.
@@ -41,44 +42,86 @@ const ANALYSIS_SIDE = 640;
  * const { image } = cutOut(photo); // image.width <= photo.width, alpha 0 where the background was
  */
 export function cutOut(product: RgbaImage): CutOut {
-  const found = analyse(product);
-  if ("image" in found) return found;
-  const { small, low } = found;
-  const mask = small === product ? low : refine(product, low, small.width, small.height, new BorderModel(product));
-  return { ...matte(product, mask), foundBackground: true };
+  const { width: w, height: h } = product;
+  const k = Math.min(1, ANALYSIS_SIDE / Math.max(w, h));
+  const small = k < 0.75 ? resizeRgba(product, Math.max(8, Math.round(w * k)), Math.max(8, Math.round(h * k))) : product;
+  return planCutOut(small).finish(product);
 }
 
-/** The product mask at analysis scale (at most 640 px), before the outline is decided at full size. */
-interface Analysis {
-  small: RgbaImage;
-  /** 0 product, else background or a dropped speck; small.width x small.height. */
-  low: Uint8Array;
+/** A cut-out decided on a small copy of a photo, to be finished on any copy of it at least that large. */
+export interface CutOutPlan {
+  /** The product's box in the small copy's pixels (the whole copy when no background was found). */
+  box: { width: number; height: number };
+  /** The cut-out of `photo`, the same photo as the small copy at that size or larger. */
+  finish(photo: RgbaImage): CutOut;
 }
 
 /**
- * Finds the background at analysis scale. Answers the finished cut-out instead when there is nothing to
- * decide at full size: the image's own alpha, or no plain background (kept whole).
+ * Finds the background on a small copy of the photo (at most ANALYSIS_SIDE, see cutOut), so a caller can
+ * learn the product's size before it decides how large a copy to finish the cut-out on.
+ *
+ * @example
+ * const plan = planCutOut(source.at(480, ANALYSIS_SIDE));
+ * const { image } = plan.finish(source.at(needed)); // the outline decided again at that size
  */
-function analyse(product: RgbaImage): CutOut | Analysis {
-  if (hasOwnAlpha(product)) return { ...trim(product, 8), foundBackground: true };
-  const { width: w, height: h } = product;
-  if (w < 8 || h < 8) return whole(product);
-  const k = Math.min(1, ANALYSIS_SIDE / Math.max(w, h));
-  const small = k < 0.75 ? resizeRgba(product, Math.max(8, Math.round(w * k)), Math.max(8, Math.round(h * k))) : product;
-  const model = new BorderModel(small);
-  if (!model.plain) return whole(product);
+export function planCutOut(small: RgbaImage): CutOutPlan {
+  const found = analyse(small);
+  if ("image" in found) {
+    // Nothing to decide at full size: the photo's own alpha, or no plain background (kept whole).
+    const box = { width: found.image.width, height: found.image.height };
+    return { box, finish: (photo) => (found.foundBackground ? { ...trim(photo, 8), foundBackground: true } : whole(photo)) };
+  }
+  const { low } = found;
+  const { width: sw, height: sh } = small;
+  return {
+    box: productBox(low, sw, sh) ?? { width: sw, height: sh },
+    finish(photo) {
+      const same = photo.width === sw && photo.height === sh;
+      const mask = same ? low : refine(photo, low, sw, sh, new BorderModel(photo));
+      return { ...matte(photo, mask), foundBackground: true };
+    },
+  };
+}
 
-  const sw = small.width;
-  const sh = small.height;
+/**
+ * Finds the background at analysis scale. Answers the finished cut-out of the small copy instead when
+ * there is nothing to decide at full size: the image's own alpha, or no plain background (kept whole).
+ */
+function analyse(small: RgbaImage): CutOut | { low: Uint8Array } {
+  if (hasOwnAlpha(small)) return { ...trim(small, 8), foundBackground: true };
+  const { width: sw, height: sh } = small;
+  if (sw < 8 || sh < 8) return whole(small);
+  const model = new BorderModel(small);
+  if (!model.plain) return whole(small);
+
   const n = sw * sh;
   const low = new Uint8Array(n);
   const queue = new Int32Array(n);
   const background = flood(small, model, low, queue);
-  if (background < n * 0.02 || background > n * 0.995) return whole(product);
+  if (background < n * 0.02 || background > n * 0.995) return whole(small);
   dropShadowSlivers(small, model, low);
   const kept = removeSpecks(low, queue, sw, sh);
-  if (kept < n * 0.003) return whole(product);
-  return { small, low };
+  if (kept < n * 0.003) return whole(small);
+  return { low };
+}
+
+/** The bounding box of the product cells (0) of a mask; null when there are none. */
+function productBox(mask: Uint8Array, w: number, h: number): { x0: number; y0: number; x1: number; y1: number; width: number; height: number } | null {
+  let x0 = w;
+  let y0 = h;
+  let x1 = -1;
+  let y1 = -1;
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      if (mask[y * w + x] === 0) {
+        if (x < x0) x0 = x;
+        if (x > x1) x1 = x;
+        if (y < y0) y0 = y;
+        if (y > y1) y1 = y;
+      }
+    }
+  }
+  return x1 < 0 ? null : { x0, y0, x1, y1, width: x1 - x0 + 1, height: y1 - y0 + 1 };
 }
 
 /** Meaningful own alpha: some of the image is clearly transparent and some clearly opaque. */
@@ -229,21 +272,9 @@ function refine(img: RgbaImage, low: Uint8Array, sw: number, sh: number, model: 
   const { width: w, height: h } = img;
   const mask = new Uint8Array(w * h).fill(BG);
   // Only the product's box (plus a cell of margin) can hold product pixels.
-  let lx0 = sw;
-  let ly0 = sh;
-  let lx1 = -1;
-  let ly1 = -1;
-  for (let y = 0; y < sh; y++) {
-    for (let x = 0; x < sw; x++) {
-      if (low[y * sw + x] === 0) {
-        if (x < lx0) lx0 = x;
-        if (x > lx1) lx1 = x;
-        if (y < ly0) ly0 = y;
-        if (y > ly1) ly1 = y;
-      }
-    }
-  }
-  if (lx1 < 0) return mask;
+  const box = productBox(low, sw, sh);
+  if (!box) return mask;
+  const { x0: lx0, y0: ly0, x1: lx1, y1: ly1 } = box;
   const kx = sw / w;
   const ky = sh / h;
   const fx0 = Math.max(0, Math.floor((lx0 - 1) / kx));
