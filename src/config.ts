@@ -30,6 +30,17 @@ const positiveInt = (fallback: number, max = 1_000_000) =>
     return n;
   });
 
+const wholeNumber = (min: number, max: number) =>
+  optionalString.transform((v, ctx) => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      ctx.addIssue({ code: "custom", message: `must be a whole number from ${min} to ${max}, got "${v}"` });
+      return z.NEVER;
+    }
+    return n;
+  });
+
 const EnvSchema = z.object({
   PORT: positiveInt(8787, 65535),
   HOST: optionalString.transform((v) => v ?? "127.0.0.1"),
@@ -74,6 +85,11 @@ const EnvSchema = z.object({
   RATE_LIMIT_SOCIAL_READ: positiveInt(300),
   RATE_LIMIT_SOCIAL_WRITE: positiveInt(60),
   RETENTION_DAYS: positiveInt(90, 3650),
+  HEAVY_THREADS: wholeNumber(0, 64),
+  HEAVY_JOBS_PER_USER: positiveInt(2, 64),
+  HEAVY_QUEUE_PER_USER: wholeNumber(0, 1000),
+  HEAVY_QUEUE: wholeNumber(0, 100_000),
+  HEAVY_IDLE_SECONDS: positiveInt(30, 3600),
   LOG_LEVEL: optionalString
     .transform((v) => v ?? "info")
     .refine((v) => ["debug", "info", "warn", "error", "silent"].includes(v), {
@@ -121,6 +137,13 @@ export interface Config {
   /** OpenID Connect provider for signing in to the hub; unset: sign-in links only. */
   oidc?: { issuer: string; clientId: string; clientSecret: string };
   rateLimits: { qr: number; photo: number; photoRead: number; socialRead: number; socialWrite: number };
+  /**
+   * CPU-heavy image work (decode, resize, encode, QR reading, the compositor): `threads` worker threads on
+   * Node (unset: one per core; 0: on the request thread), never more than `perUser` jobs of one user at
+   * once, at most `queuePerUser` of one user's and `queue` in all waiting; beyond that 429. A thread idle
+   * for `idleSeconds` ends, handing its memory back.
+   */
+  heavy: { threads?: number; perUser: number; queuePerUser: number; queue: number; idleSeconds: number };
   retentionDays: number;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
 }
@@ -182,6 +205,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     auth: has("AUTH_JWKS_URL") ? { jwksUrl: e.AUTH_JWKS_URL!, issuer: e.AUTH_ISSUER!, audience: e.AUTH_AUDIENCE! } : undefined,
     oidc: has("OIDC_ISSUER") ? { issuer: e.OIDC_ISSUER!, clientId: e.OIDC_CLIENT_ID!, clientSecret: e.OIDC_CLIENT_SECRET! } : undefined,
     rateLimits: { qr: e.RATE_LIMIT_QR, photo: e.RATE_LIMIT_PHOTO, photoRead: e.RATE_LIMIT_PHOTO_READ, socialRead: e.RATE_LIMIT_SOCIAL_READ, socialWrite: e.RATE_LIMIT_SOCIAL_WRITE },
+    heavy: { threads: e.HEAVY_THREADS, perUser: e.HEAVY_JOBS_PER_USER, queuePerUser: e.HEAVY_QUEUE_PER_USER ?? 8, queue: e.HEAVY_QUEUE ?? 64, idleSeconds: e.HEAVY_IDLE_SECONDS },
     retentionDays: e.RETENTION_DAYS,
     logLevel: e.LOG_LEVEL as Config["logLevel"],
   };

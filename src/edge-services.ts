@@ -12,6 +12,7 @@
  * const res = await createApp(services).fetch(request);
  * ctx.waitUntil(services.close());
  */
+import { inlineRunner, LimitedHeavyWork, type HeavyWork } from "./heavy";
 import { ConfigError, parseConfig, type Config } from "./config";
 import type { RateLimiter, Services } from "./services";
 import { createNeonDb, type NeonOptions } from "../db/client";
@@ -127,6 +128,7 @@ export function buildEdgeServices(env: Record<string, unknown>, ctx: EdgeContext
     defer,
     platformFetch: (input, init) => fetch(input, init),
     generator: createGenerator(config, { storage, log }),
+    heavy: isolateHeavyWork(config),
     async close() {
       while (pending.size) await Promise.allSettled([...pending]);
       await db.close();
@@ -149,4 +151,16 @@ function rateLimiterFor(config: Config): RateLimiter {
     limiters.set(id, limiter);
   }
   return limiter;
+}
+
+let isolateHeavy: HeavyWork | undefined;
+
+/**
+ * One heavy-work limiter per isolate, like the rate limiter: an isolate serves many requests at once, so
+ * the per-user limits hold across them. One job at a time: they all run on the isolate's one thread, and
+ * two 4K images at once would not fit in the Worker's 128 MB.
+ */
+function isolateHeavyWork(config: Config): HeavyWork {
+  isolateHeavy ??= LimitedHeavyWork({ ...config.heavy, slots: 1, perUser: 1 }, inlineRunner);
+  return isolateHeavy;
 }

@@ -3,6 +3,7 @@
  * Entry points (functions/node.ts, functions/worker.ts) and tests build a Services object and hand it to
  * `createApp(services)`. Edge twins live in src/adapters (portable); Node-only twins in functions/node.
  */
+import type { HeavyWork } from "./heavy";
 import type { Config } from "./config";
 import type { Db } from "../db/client";
 import type { ImageGenerator } from "./photo/types";
@@ -97,4 +98,6 @@ export interface Services {
   platformFetch: typeof fetch;
   /** Area B's scene generator: Replicate when REPLICATE_API_TOKEN is set, else the local compositor. */
   generator: ImageGenerator;
+  /** CPU-heavy image work, fairly shared between users (worker threads on Node; the isolate on Workers). */
+  heavy: HeavyWork;
 }

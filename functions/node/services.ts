@@ -7,11 +7,6 @@
  */
 import { mkdir, readFile, writeFile, chmod } from "node:fs/promises";
 import { join } from "node:path";
-import { createRequire } from "node:module";
-import { promisify } from "node:util";
-import { deflate } from "node:zlib";
-import { configureZxing } from "../../src/qr/zxing-loader";
-import { configureTextEngine, isTextEngineConfigured } from "../../src/photo/text/engine";
 import type { Config } from "../../src/config";
 import type { Logger, Services, Storage } from "../../src/services";
 import { openNodeDb } from "../../db/node";
@@ -26,7 +21,8 @@ import { FsStorage } from "./fs-storage";
 import { DeferredSet } from "./deferred";
 import { createNodeFetcher } from "./safe-fetch";
 import { createGenerator } from "../../src/photo/providers";
-import { configureSceneDeflate } from "../../src/photo/local/png";
+import { configureNodeEngines } from "./engines";
+import { NodeHeavyWork } from "./heavy-pool";
 
 export interface NodeServicesOptions {
   /** Keep everything in memory (tests): PGlite in memory, memory storage, a throwaway token key. */
@@ -45,9 +41,7 @@ export interface NodeServices {
 }
 
 export async function buildNodeServices(config: Config, options: NodeServicesOptions = {}): Promise<NodeServices> {
-  // ZXing's reader .wasm comes from the package on disk, compiled on the first decode (never from a CDN).
-  configureZxing(() => readFile(createRequire(import.meta.url).resolve("zxing-wasm/reader/zxing_reader.wasm")));
-  configureNodePhoto();
+  configureNodeEngines();
   const log = options.logger ?? JsonLogger(config.logLevel);
   if (!options.inMemory) await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
 
@@ -78,6 +72,7 @@ export async function buildNodeServices(config: Config, options: NodeServicesOpt
     defer: deferred.defer,
     platformFetch: (input, init) => fetch(input, init),
     generator: createGenerator(config, { storage, log }),
+    heavy: options.overrides?.heavy ?? NodeHeavyWork(config.heavy),
     ...options.overrides,
   };
 
@@ -87,6 +82,7 @@ export async function buildNodeServices(config: Config, options: NodeServicesOpt
     drain: () => deferred.drain(),
     async close() {
       await deferred.drain();
+      await services.heavy.close();
       await db.close();
     },
   };
@@ -107,40 +103,3 @@ export async function embeddedSecret(dataDir: string, name: string, generate: ()
   }
 }
 
-const deflateAsync = promisify(deflate);
-
-/**
- * Area B on Node: the text engine (below) and the scene PNGs' deflater, zlib on the thread pool at level 3
- * (see src/photo/local/png.ts). Safe to call more than once.
- *
- * @example
- * configureNodePhoto(); // then a script or a bench can generate scenes as the server does
- */
-export function configureNodePhoto(): void {
-  configureNodeTextEngine();
-  configureSceneDeflate((raw) => deflateAsync(raw, { level: 3 }));
-}
-
-/**
- * Area B's text engine on Node: HarfBuzz's wasm and the four Noto TTFs, read from the packages on the first
- * text drawn (once per process: a second harness keeps the fonts already parsed); resvg for rasterizeSvg,
- * imported on use. Safe to call more than once.
- *
- * @example
- * configureNodeTextEngine(); // then drawText(...) works in a script or a bench
- */
-export function configureNodeTextEngine(): void {
-  if (isTextEngineConfigured()) return;
-  const resolvePackage = createRequire(import.meta.url).resolve;
-  const packageFile = (path: string) => () => readFile(resolvePackage(path));
-  configureTextEngine({
-    harfbuzzWasm: packageFile("harfbuzzjs/dist/harfbuzz.wasm"),
-    resvg: () => import("@cf-wasm/resvg"),
-    fonts: {
-      "sans-400": packageFile("@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf"),
-      "sans-700": packageFile("@expo-google-fonts/noto-sans/700Bold/NotoSans_700Bold.ttf"),
-      "devanagari-400": packageFile("@expo-google-fonts/noto-sans-devanagari/400Regular/NotoSansDevanagari_400Regular.ttf"),
-      "devanagari-700": packageFile("@expo-google-fonts/noto-sans-devanagari/700Bold/NotoSansDevanagari_700Bold.ttf"),
-    },
-  });
-}

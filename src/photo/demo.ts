@@ -7,10 +7,8 @@
  * const { bytes } = await demoImage(services, "hol-diwali");
  */
 import { ApiError } from "../http/errors";
-import { encodePng } from "../images";
 import type { Services } from "../services";
 import { findTemplate, scenePromptFor } from "./catalog";
-import { encodeScenePng, LocalGenerator, renderDemoProduct } from "./local";
 
 /** Bump when the compositor's look changes, so caches and storage take the new images. */
 export const DEMO_VERSION = 2;
@@ -27,19 +25,13 @@ export async function demoImage(services: Services, templateId: string): Promise
   let making = inFlight.get(key);
   if (!making) {
     making = (async () => {
-      const product = renderDemoProduct(SIZE);
-      const bytes = encodePng(product);
-      const scene = await LocalGenerator().generateScene({
-        product: { bytes, mimeType: "image/png", width: product.width, height: product.height, url: "" },
-        prompt: scenePromptFor({ template, hasReference: false }),
+      // Heavy work like any image, in one queue for all visitors of the public catalogue.
+      const png = await services.heavy.run("public:demo-images", "photoDemo", {
         templateId,
+        prompt: scenePromptFor({ template, hasReference: false }),
         model: services.config.photoModels.models[0]!,
-        resolution: "1K",
-        aspectRatio: "1:1",
-        width: SIZE,
-        height: SIZE,
+        size: SIZE,
       });
-      const png = await encodeScenePng(scene);
       await services.storage.put(key, png, "image/png");
       return png;
     })().finally(() => inFlight.delete(key));

@@ -9,13 +9,10 @@
  * const result = await generateItems(services, { userId, jobId }, request, await prepareInputs(services, jobId, inputs, needUrls), { persist: true });
  */
 import { ApiError } from "../http/errors";
-import { decodeImage, resizeRgba, type RgbaImage } from "../images";
-import { encodeJpegBaseline } from "../images/jpeg-encode";
+import type { RgbaImage } from "../images";
 import type { Services } from "../services";
 import { scenePromptFor } from "./catalog";
-import { drawTexts, fitCover, placeLogo } from "./compose";
 import { recordGeneration } from "./ledger";
-import { encodeScenePng } from "./local";
 import { times } from "./models";
 import { loadInput, type LoadedImage, type PhotoRequest } from "./request";
 import { GenerationError, type InputImage, type Price } from "./types";
@@ -47,7 +44,6 @@ export interface GenerationResult {
 
 /** File extension of each accepted input type, for storage keys. */
 export const EXT = { "image/jpeg": "jpg", "image/png": "png", "image/webp": "webp" } as const;
-const THUMBNAIL_EDGE = 384;
 
 /**
  * Loads logo and reference (a bad one fails the whole request: 422/413) and every product (a bad one
@@ -111,14 +107,14 @@ export async function generateItems(
   inputs: Inputs,
   options: { persist: boolean; signal?: AbortSignal },
 ): Promise<{ result: GenerationResult; pngs: Map<number, Uint8Array> }> {
-  const logo = inputs.logo ? decodeImage(inputs.logo.bytes) : undefined;
+  const logo = inputs.logo ? await services.heavy.run(ids.userId, "photoLogo", { bytes: inputs.logo.bytes }) : undefined;
   const pngs = new Map<number, Uint8Array>();
   const concurrency = services.generator.name === "local" ? 1 : 4;
   const items = await mapPool(request.products, concurrency, async (product, index): Promise<StoredItem> => {
     const input = inputs.products[index]!;
     if (isItemError(input)) return { index, label: product.label, status: "failed", error: input };
     try {
-      const png = await renderOne(services, request, input, inputs.reference, logo, product.prompt, options.signal);
+      const png = await renderOne(services, ids.userId, request, input, inputs.reference, logo, product.prompt, options.signal);
       let key: string | null = null;
       let thumbKey: string | null = null;
       if (options.persist || request.output === "url") {
@@ -151,8 +147,13 @@ export async function generateItems(
   };
 }
 
+/**
+ * One item as heavy work: the local compositor's scene made in it, or a provider's scene fetched here
+ * first; then the exact size, the logo and the texts.
+ */
 async function renderOne(
   services: Services,
+  userId: string,
   request: PhotoRequest,
   product: InputImage,
   reference: InputImage | undefined,
@@ -160,7 +161,7 @@ async function renderOne(
   productPrompt: string | undefined,
   signal: AbortSignal | undefined,
 ): Promise<{ bytes: Uint8Array; thumbnail: Uint8Array }> {
-  const scene = await services.generator.generateScene({
+  const sceneRequest = {
     product,
     reference,
     prompt: scenePromptFor({ template: request.template, scenePrompt: request.scenePrompt, productPrompt, hasReference: !!reference }),
@@ -170,16 +171,18 @@ async function renderOne(
     aspectRatio: request.aspectRatio,
     width: request.width,
     height: request.height,
-    signal,
+  };
+  signal?.throwIfAborted();
+  const scene = services.generator.heavyWork ? { local: sceneRequest } : { image: await services.generator.generateScene({ ...sceneRequest, signal }) };
+  return services.heavy.run(userId, "photoFinish", {
+    scene,
+    width: request.width,
+    height: request.height,
+    logo: logo && { image: logo, placement: request.logoPlacement, size: request.logoSize },
+    texts: { overlayText: request.overlayText, marketingText: request.marketingText },
+    textLayout: request.template?.textLayout,
   });
-  const canvas = fitCover(scene, request.width, request.height);
-  const logoBox = logo ? placeLogo(canvas, logo, request.logoPlacement, request.logoSize) : undefined;
-  await drawTexts(canvas, { overlayText: request.overlayText, marketingText: request.marketingText }, logoBox, request.template?.textLayout);
-  const scale = THUMBNAIL_EDGE / Math.max(canvas.width, canvas.height);
-  const thumb = resizeRgba(canvas, Math.max(1, Math.round(canvas.width * scale)), Math.max(1, Math.round(canvas.height * scale)));
-  return { bytes: await encodeScenePng(canvas), thumbnail: encodeJpegBaseline(thumb, 82) };
 }
-
 
 /** One product that failed, or a batch in which every product failed: the request as a whole failed. */
 export function wholeFailure(result: GenerationResult): ItemError | null {

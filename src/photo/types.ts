@@ -104,6 +104,11 @@ export interface SceneRequest {
  */
 export interface ImageGenerator {
   readonly name: "local" | "replicate";
+  /**
+   * The local compositor's mark: its scenes are pure CPU work, made inside the heavy-work task
+   * (HEAVY_TASKS.photoFinish, on a worker thread on Node) rather than by calling generateScene here.
+   */
+  readonly heavyWork?: true;
   generateScene(request: SceneRequest): Promise<RgbaImage>;
 }
 

@@ -74,7 +74,7 @@ export function createQrRoutes(): Hono<AppEnv> {
   const router = new Hono<AppEnv>();
 
   router.get("/generate/:apiKey/:text{.+}", pathKeyAuth(), rateLimit("qr"), async (c) => {
-    const result = await generateQrCode(c.var.services, getRequest(c));
+    const result = await generateQrCode(c.var.services, c.var.userId, getRequest(c));
     const etag = `"${await shortHash(result.png)}"`;
     c.header("Cache-Control", GET_CACHE_CONTROL);
     c.header("Referrer-Policy", "no-referrer");
@@ -87,7 +87,7 @@ export function createQrRoutes(): Hono<AppEnv> {
   });
 
   router.get("/generate-base64/:apiKey/:text{.+}", bearerOrPathKeyAuth(), rateLimit("qr"), async (c) => {
-    const result = await generateQrCode(c.var.services, getRequest(c));
+    const result = await generateQrCode(c.var.services, c.var.userId, getRequest(c));
     c.header("Cache-Control", GET_CACHE_CONTROL);
     c.header("Referrer-Policy", "no-referrer");
     c.header("Vary", "Authorization");
@@ -97,7 +97,7 @@ export function createQrRoutes(): Hono<AppEnv> {
 
   router.post("/generate", requireAuth(), rateLimit("qr"), async (c) => {
     const request = parseGenerateRequest(await readJson(c));
-    const result = await generateQrCode(c.var.services, request);
+    const result = await generateQrCode(c.var.services, c.var.userId, request);
     const data: { qrCodeDataUrl: string; warnings?: string[] } = { qrCodeDataUrl: pngDataUrl(result.png) };
     if (result.warnings.length) data.warnings = result.warnings;
     return c.json({ data });
@@ -105,7 +105,7 @@ export function createQrRoutes(): Hono<AppEnv> {
 
   router.post("/decode", requireAuth(), rateLimit("qr"), async (c) => {
     const request = parseWith(DecodeRequestSchema, await readJson(c));
-    return c.json({ data: await decodeQrCode(c.var.services, request) });
+    return c.json({ data: await decodeQrCode(c.var.services, c.var.userId, request) });
   });
 
   return router;

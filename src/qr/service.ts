@@ -7,35 +7,36 @@
  * const { decodedText } = await decodeQrCode(services, { base64: dataUri });
  */
 import { ApiError } from "../http/errors";
-import { decodeImage, loadImageBytes, sniffImage } from "../images";
+import { loadImageBytes, sniffImage } from "../images";
 import type { Services } from "../services";
 import { parseHexColor } from "./colors";
-import { decodeQrImage } from "./decode";
 import { buildPayload, type PayloadInput } from "./payloads";
-import { resizeRgba, type RgbaImage } from "./raster";
 import { renderQr, type RenderedQr } from "./render";
 import type { DecodeRequest, Design } from "./schemas";
 import { base64FromBytes } from "../lib/encoding";
 
 /**
  * Builds the payload for the request's type and renders it. Throws ApiError 422 for content, design or
- * logo problems (the logo's own fetch/format errors name `logoUrl`).
+ * logo problems (the logo's own fetch/format errors name `logoUrl`). A code with a logo renders as heavy
+ * work (`services.heavy`, counted against `userId`): the logo may be a large image.
  *
  * @example
- * const { png, warnings } = await generateQrCode(services, parseGenerateRequest(body));
+ * const { png, warnings } = await generateQrCode(services, userId, parseGenerateRequest(body));
  */
-export async function generateQrCode(services: Services, request: PayloadInput & Design): Promise<RenderedQr & { payload: string }> {
+export async function generateQrCode(services: Services, userId: string, request: PayloadInput & Design): Promise<RenderedQr & { payload: string }> {
   const payload = buildPayload(request);
-  const logo = request.logoUrl ? await loadLogo(services, request.logoUrl, request.logoSizeRatio, request.size) : null;
+  const design = {
+    size: request.size,
+    fg: parseHexColor(request.fgColor),
+    bg: parseHexColor(request.bgColor),
+    transparent: request.isTransparent,
+    logoSizeRatio: request.logoSizeRatio,
+  };
   try {
-    const rendered = await renderQr(payload, {
-      size: request.size,
-      fg: parseHexColor(request.fgColor),
-      bg: parseHexColor(request.bgColor),
-      transparent: request.isTransparent,
-      logo,
-      logoSizeRatio: request.logoSizeRatio,
-    });
+    const logo = request.logoUrl ? await logoField(() => loadLogoBytes(services, request.logoUrl!), () => true) : null;
+    const rendered = logo
+      ? await logoField(() => services.heavy.run(userId, "qrWithLogo", { payload, design, logo }), (err) => DECODE_ERRORS.has(err.code))
+      : await renderQr(payload, design);
     return { ...rendered, payload };
   } catch (err) {
     // Content too long for a QR code: for url and text that is the `value` field itself.
@@ -46,53 +47,50 @@ export async function generateQrCode(services: Services, request: PayloadInput &
   }
 }
 
-/**
- * Fetches (or reads inline) and decodes a logo, then shrinks it to no more than the code can show, so a
- * 20 MP logo costs one reduction instead of one per layout the renderer tries.
- */
-async function loadLogo(services: Services, source: string, ratio: number, size: number): Promise<RgbaImage> {
-  let image: RgbaImage;
+/** Fetches (or reads inline) the logo's bytes and checks they are an image we take. */
+async function loadLogoBytes(services: Services, source: string): Promise<Uint8Array> {
+  const bytes = source.startsWith("data:")
+    ? await loadImageBytes(services.fetcher, { base64: source })
+    : await loadImageBytes(services.fetcher, { url: source });
+  sniffImage(bytes);
+  return bytes;
+}
+
+/** What decoding an image can throw (the render that follows it has its own errors: payload, scan). */
+const DECODE_ERRORS = new Set<string>(["INVALID_IMAGE", "PAYLOAD_TOO_LARGE"]);
+
+/** The logo's errors (those `isLogo` picks: fetch, format, decoding) name the `logoUrl` field. */
+async function logoField<T>(fn: () => Promise<T>, isLogo: (err: ApiError) => boolean): Promise<T> {
   try {
-    const bytes = source.startsWith("data:")
-      ? await loadImageBytes(services.fetcher, { base64: source })
-      : await loadImageBytes(services.fetcher, { url: source });
-    sniffImage(bytes);
-    image = decodeImage(bytes);
+    return await fn();
   } catch (err) {
-    if (err instanceof ApiError) {
+    if (err instanceof ApiError && isLogo(err)) {
       throw new ApiError(err.code, `logoUrl: ${err.message}`, { details: [{ path: "logoUrl", message: err.message }], cause: err });
     }
     throw err;
   }
-  // The logo box is at most ratio x size; the scan check renders at up to ~1000 px.
-  const needed = Math.ceil(ratio * Math.max(size, 1024));
-  const longest = Math.max(image.width, image.height);
-  if (longest <= needed * 1.5) return image;
-  const scale = needed / longest;
-  return resizeRgba(image, Math.max(1, Math.round(image.width * scale)), Math.max(1, Math.round(image.height * scale)));
 }
 
 /**
- * Reads the QR code in an image given by URL (safe fetch) or Base64 / data URI. 422 QR_NOT_FOUND when
- * nothing decodes.
+ * Reads the QR code in an image given by URL (safe fetch) or Base64 / data URI, as heavy work counted
+ * against `userId`. 422 QR_NOT_FOUND when nothing decodes.
  *
  * @example
- * await decodeQrCode(services, { url: "https://example.com/code.png" }); // { decodedText: "..." }
+ * await decodeQrCode(services, userId, { url: "https://example.com/code.png" }); // { decodedText: "..." }
  */
-export async function decodeQrCode(services: Services, request: DecodeRequest): Promise<{ decodedText: string }> {
+export async function decodeQrCode(services: Services, userId: string, request: DecodeRequest): Promise<{ decodedText: string }> {
   const bytes = request.url
     ? await loadImageBytes(services.fetcher, { url: request.url })
     : await loadImageBytes(services.fetcher, { base64: request.base64! });
   sniffImage(bytes);
-  const image = decodeImage(bytes);
-  const result = await decodeQrImage(image);
-  if (!result) {
+  const text = await services.heavy.run(userId, "qrDecode", { bytes });
+  if (text === null) {
     throw new ApiError(
       "QR_NOT_FOUND",
       "No QR code could be read in this image. Send a sharper or larger picture with the whole code visible, including the white margin around it.",
     );
   }
-  return { decodedText: result.text };
+  return { decodedText: text };
 }
 
 /**

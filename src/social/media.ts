@@ -10,7 +10,7 @@ import { and, eq, inArray } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { media } from "../../db/schema";
 import { ApiError } from "../http/errors";
-import { loadImageBytes, normaliseToJpeg, type NormalisedJpeg } from "../images";
+import { loadImageBytes, type NormalisedJpeg } from "../images";
 import type { Services } from "../services";
 import type { MediaCreate } from "./schemas";
 import { isUuid, sha256Hex } from "../lib/encoding";
@@ -75,7 +75,7 @@ export async function storeNormalised(services: Services, userId: string, image:
 /** POST /media: load, normalise, store, record. */
 export async function createMedia(services: Services, userId: string, body: MediaCreate): Promise<MediaRecord> {
   const bytes = await loadSource(services, sourceOfMediaBody(body));
-  const normalised = await normaliseToJpeg(bytes);
+  const normalised = await services.heavy.run(userId, "normaliseMedia", { bytes });
   const values = await storeNormalised(services, userId, normalised);
   try {
     const [row] = await services.db.insert(media).values(values).returning();

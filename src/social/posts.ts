@@ -16,7 +16,7 @@
 import { and, eq, inArray, or, isNotNull, sql } from "drizzle-orm";
 import { deliveries, media, posts, socialAccounts, type PostImage } from "../../db/schema";
 import { ApiError, type ErrorDetail } from "../http/errors";
-import { normaliseToJpeg, planSocialSize, readImageHeader, type NormalisedJpeg } from "../images";
+import { planSocialSize, readImageHeader, type NormalisedJpeg } from "../images";
 import { isUuid } from "../lib/encoding";
 import type { Services } from "../services";
 import type { Platform } from "./accounts";
@@ -93,7 +93,7 @@ export async function createPost(services: Services, userId: string, key: string
   try {
     const targets = await validateTargets(services, userId, submission);
     const mediaById = await validateMedia(services, userId, submission, targets);
-    const prepared = await prepareImages(services, submission, targets);
+    const prepared = await prepareImages(services, userId, submission, targets);
     const { images, newMedia } = await storeImages(services, userId, submission, prepared, mediaById, stored);
     const outcome = await commitPost(services, claim.lock, submission, targets, images, newMedia);
     if (outcome === "lost-key") {
@@ -206,8 +206,8 @@ interface Prepared {
   image: NormalisedJpeg;
 }
 
-/** Fetches (each distinct source once), sniffs, checks photoplatform's ratio, then normalises. */
-async function prepareImages(services: Services, s: Submission, targets: Target[]): Promise<Prepared[]> {
+/** Fetches (each distinct source once), sniffs, checks photoplatform's ratio, then normalises (heavy work). */
+async function prepareImages(services: Services, userId: string, s: Submission, targets: Target[]): Promise<Prepared[]> {
   const inline = s.images.flatMap((img, index) => ("mediaId" in img ? [] : [{ index, source: img }]));
   if (inline.length === 0) return [];
   const loads = new Map<string, Promise<Uint8Array>>();
@@ -239,7 +239,7 @@ async function prepareImages(services: Services, s: Submission, targets: Target[
     const index = inline[i]!.index;
     const bytes = all[i]!;
     try {
-      const image = done.get(bytes) ?? (await normaliseToJpeg(bytes));
+      const image = done.get(bytes) ?? (await services.heavy.run(userId, "normaliseMedia", { bytes }));
       done.set(bytes, image);
       checkAspect(image, index, targets);
       out.push({ index, image });

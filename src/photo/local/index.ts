@@ -13,7 +13,7 @@ import type { ImageGenerator, SceneRequest } from "../types";
 import { renderBackdrop } from "./backdrop";
 import { drawProduct, drawReflection, layoutFor } from "./compose";
 import { drawProp } from "./props";
-import { decodeAtMost, openPhoto, type PhotoSource } from "./load";
+import { decodeAtMost, openPhoto, type PhotoSource } from "../../images/scaled";
 import { resizePremultiplied } from "../../images";
 import { styleFromReference } from "./reference";
 import { ANALYSIS_SIDE, planCutOut } from "./segment";
@@ -26,7 +26,7 @@ export { sceneStyleFor, TEMPLATE_STYLES } from "./styles";
 export { styleFromReference, dominantColours } from "./reference";
 export { renderDemoProduct } from "./demo-product";
 export { encodeScenePng } from "./png";
-export { openPhoto } from "./load";
+export { openPhoto } from "../../images/scaled";
 export type { SceneStyle } from "./style";
 
 /** The largest product photo side worked on; bigger photos are shrunk first (memory on Workers). */
@@ -44,6 +44,7 @@ const HEADROOM = 1.05;
 export function LocalGenerator(): ImageGenerator {
   return {
     name: "local",
+    heavyWork: true,
     async generateScene(request: SceneRequest): Promise<RgbaImage> {
       request.signal?.throwIfAborted();
       const { width: W, height: H } = request;

@@ -1,5 +1,6 @@
 /**
- * Decoding a product or reference photo at the size the scene needs, not the size it was shot at: JPEGs go
+ * Decoding an image at the size the work needs, not the size it was shot at (a product photo for a scene,
+ * a QR code to read): JPEGs go
  * through the shared TypeScript decoder's shrink-on-load (any N/8 scale inside the IDCT), so a 12 MP photo
  * never exists at full size in memory; everything else, and any JPEG that decoder leaves alone, through
  * decodeImage. Alpha-weighted shrinking to the limit follows either way.
@@ -9,9 +10,13 @@
  * const source = openPhoto(request.product.bytes); // or: decode as often as needed, each time at a size
  * const probe = source.at(256); // a JPEG decoded at 1/8 or 2/8 scale, a PNG decoded once and shrunk
  */
-import { applyOrientation, decodeImage, readImageHeader, resizePremultiplied, unpremultiply, type ImageHeader, type RgbaImage } from "../../images";
-import { checkComplete } from "../../images/integrity";
-import { decodeJpegScaled } from "../../images/jpeg-decode";
+import { resizePremultiplied, unpremultiply } from "./alpha";
+import { decodeImage } from "./codec";
+import { applyOrientation } from "./exif";
+import { readImageHeader, type ImageHeader } from "./sniff";
+import type { RgbaImage } from "./types";
+import { checkComplete } from "./integrity";
+import { decodeJpegScaled } from "./jpeg-decode";
 
 /**
  * Decodes `bytes` (upright, EXIF orientation applied) with its longer side at most `limit`. Bad input
@@ -87,4 +92,17 @@ export function openPhoto(bytes: Uint8Array): PhotoSource {
       return shrinkTo(whole, target);
     },
   };
+}
+
+/**
+ * The upright image with its longer side near `side` (at least `side` when it has that many pixels), as
+ * cheaply as the format allows and without a resize pass: a JPEG at the smallest N/8 scale that reaches
+ * it, anything else whole. For readers that reduce the image themselves (the QR reader).
+ *
+ * @example
+ * decodeNear(jpeg6000x4000, 3200).width; // 3750 (5/8 scale)
+ */
+export function decodeNear(bytes: Uint8Array, side: number): RgbaImage {
+  const header = readImageHeader(bytes);
+  return (header.format === "jpeg" && decodeJpegAtLeast(bytes, header, side, Infinity)) || decodeImage(bytes);
 }

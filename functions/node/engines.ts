@@ -1,0 +1,64 @@
+/**
+ * The WASM and native pieces the image work needs on Node, configured once per thread (the request thread
+ * and each heavy-work thread): ZXing's reader, area B's text engine and its scene PNGs' deflater.
+ *
+ * @example
+ * configureNodeEngines(); // then a script, a bench or a worker thread can do what the server does
+ */
+import { readFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { promisify } from "node:util";
+import { deflate } from "node:zlib";
+import { configureSceneDeflate } from "../../src/photo/local/png";
+import { configureTextEngine, isTextEngineConfigured } from "../../src/photo/text/engine";
+import { configureZxing } from "../../src/qr/zxing-loader";
+
+/**
+ * Everything below. Safe to call more than once.
+ *
+ * @example
+ * configureNodeEngines();
+ */
+export function configureNodeEngines(): void {
+  // ZXing's reader .wasm comes from the package on disk, compiled on the first decode (never from a CDN).
+  configureZxing(() => readFile(createRequire(import.meta.url).resolve("zxing-wasm/reader/zxing_reader.wasm")));
+  configureNodePhoto();
+}
+
+const deflateAsync = promisify(deflate);
+
+/**
+ * Area B on Node: the text engine (below) and the scene PNGs' deflater, zlib on the thread pool at level 3
+ * (see src/photo/local/png.ts). Safe to call more than once.
+ *
+ * @example
+ * configureNodePhoto(); // then a script or a bench can generate scenes as the server does
+ */
+export function configureNodePhoto(): void {
+  configureNodeTextEngine();
+  configureSceneDeflate((raw) => deflateAsync(raw, { level: 3 }));
+}
+
+/**
+ * Area B's text engine on Node: HarfBuzz's wasm and the four Noto TTFs, read from the packages on the first
+ * text drawn (once per process: a second harness keeps the fonts already parsed); resvg for rasterizeSvg,
+ * imported on use. Safe to call more than once.
+ *
+ * @example
+ * configureNodeTextEngine(); // then drawText(...) works in a script or a bench
+ */
+export function configureNodeTextEngine(): void {
+  if (isTextEngineConfigured()) return;
+  const resolvePackage = createRequire(import.meta.url).resolve;
+  const packageFile = (path: string) => () => readFile(resolvePackage(path));
+  configureTextEngine({
+    harfbuzzWasm: packageFile("harfbuzzjs/dist/harfbuzz.wasm"),
+    resvg: () => import("@cf-wasm/resvg"),
+    fonts: {
+      "sans-400": packageFile("@expo-google-fonts/noto-sans/400Regular/NotoSans_400Regular.ttf"),
+      "sans-700": packageFile("@expo-google-fonts/noto-sans/700Bold/NotoSans_700Bold.ttf"),
+      "devanagari-400": packageFile("@expo-google-fonts/noto-sans-devanagari/400Regular/NotoSansDevanagari_400Regular.ttf"),
+      "devanagari-700": packageFile("@expo-google-fonts/noto-sans-devanagari/700Bold/NotoSansDevanagari_700Bold.ttf"),
+    },
+  });
+}

@@ -1,0 +1,138 @@
+/**
+ * Heavy image work, shared fairly: every CPU-heavy job (HEAVY_TASKS) goes through one limiter per process
+ * (or Worker isolate) that runs at most `slots` at once and at most `perUser` of one user's, takes the next
+ * job from the users in turn (round robin), so one user's burst of 40 MP images waits behind its own jobs
+ * and not in front of everyone's, and refuses with 429 and Retry-After when that user's queue or the
+ * whole queue is full. Where a job runs is the runner's business: a pool of worker threads on Node, the
+ * request's own thread on the Worker.
+ *
+ * @example
+ * const heavy = LimitedHeavyWork({ slots: 2, perUser: 2, queuePerUser: 8, queue: 64 }, inlineRunner);
+ * const text = await heavy.run(userId, "qrDecode", { bytes });
+ */
+import { ApiError } from "../http/errors";
+import { HEAVY_TASKS, type HeavyInput, type HeavyOutput, type HeavyTaskName } from "./tasks";
+
+export { HEAVY_TASKS, type HeavyInput, type HeavyOutput, type HeavyTaskName, type PhotoFinish } from "./tasks";
+
+/** Runs one task somewhere, without limits. */
+export type HeavyRunner = <N extends HeavyTaskName>(name: N, input: HeavyInput<N>) => Promise<HeavyOutput<N>>;
+
+export interface HeavyLimits {
+  /** Jobs running at once in all (the pool's threads). */
+  slots: number;
+  /** Jobs of one user running at once. */
+  perUser: number;
+  /** Jobs of one user waiting; the next one gets 429. */
+  queuePerUser: number;
+  /** Jobs waiting in all; the next one gets 429. */
+  queue: number;
+}
+
+export interface HeavyWork {
+  /** Runs `name` for `userId` within the limits; ApiError RATE_LIMITED (429, Retry-After) when full. */
+  run<N extends HeavyTaskName>(userId: string, name: N, input: HeavyInput<N>): Promise<HeavyOutput<N>>;
+  /** Jobs running and waiting now. */
+  load(): { running: number; waiting: number };
+  /** Stops the runner (Node: terminates the threads). */
+  close(): Promise<void>;
+}
+
+/** The runner that runs a task on the caller's own thread (the Worker; Node with HEAVY_THREADS=0). */
+export const inlineRunner: HeavyRunner = (name, input) => (HEAVY_TASKS[name] as (i: typeof input) => Promise<HeavyOutput<typeof name>>)(input);
+
+interface UserQueue {
+  running: number;
+  /** Each waiting job's go-ahead. */
+  waiting: Array<() => void>;
+}
+
+/**
+ * The limiter around a runner. A waiting job is woken by a plain promise, and runs its task in its own
+ * continuation: on the Worker that is its own request's context, whichever request freed the slot.
+ *
+ * @example
+ * const heavy = LimitedHeavyWork({ slots: 1, perUser: 1, queuePerUser: 0, queue: 0 }, inlineRunner);
+ * await heavy.run("u1", "normaliseMedia", { bytes }); // a second one of u1's at the same time: 429
+ */
+export function LimitedHeavyWork(limits: HeavyLimits, runner: HeavyRunner, close: () => Promise<void> = async () => {}): HeavyWork {
+  const users = new Map<string, UserQueue>();
+  /** Users with waiting jobs, in turn order. */
+  const turn: string[] = [];
+  let running = 0;
+  let waiting = 0;
+  /** Recent job duration (ms), for Retry-After. */
+  let typicalMs = 1000;
+
+  /** Starts waiting jobs while there are free slots, one user after another. */
+  const pump = () => {
+    let passed = 0;
+    while (running < limits.slots && turn.length > 0 && passed < turn.length) {
+      const userId = turn.shift()!;
+      const q = users.get(userId)!;
+      if (q.running < limits.perUser && q.waiting.length > 0) {
+        waiting--;
+        running++;
+        q.running++;
+        q.waiting.shift()!();
+        passed = 0;
+      } else {
+        passed++;
+      }
+      if (q.waiting.length > 0) turn.push(userId);
+    }
+  };
+
+  const busy = (message: (seconds: number) => string, jobsAhead: number, parallel: number) => {
+    const seconds = Math.min(60, Math.max(1, Math.ceil((typicalMs * (jobsAhead + 1)) / Math.max(1, parallel) / 1000)));
+    return new ApiError("RATE_LIMITED", message(seconds), { headers: { "Retry-After": String(seconds) } });
+  };
+
+  /** Waits for a slot (or throws 429); the caller then holds it until it calls the returned release. */
+  const acquire = async (userId: string): Promise<() => void> => {
+    let q = users.get(userId);
+    if (!q) users.set(userId, (q = { running: 0, waiting: [] }));
+    const queue = q;
+    const release = () => {
+      running--;
+      queue.running--;
+      if (queue.running === 0 && queue.waiting.length === 0) users.delete(userId);
+      pump();
+    };
+    if (running < limits.slots && queue.running < limits.perUser && queue.waiting.length === 0) {
+      running++;
+      queue.running++;
+      return release;
+    }
+    const refuse = (error: ApiError) => {
+      if (queue.running === 0 && queue.waiting.length === 0) users.delete(userId);
+      throw error;
+    };
+    if (queue.waiting.length >= limits.queuePerUser) {
+      refuse(busy((s) => `Too many image jobs at once for this key: ${queue.running} running and ${queue.waiting.length} waiting; retry in ${s} s.`, queue.running + queue.waiting.length, limits.perUser));
+    }
+    if (waiting >= limits.queue) refuse(busy((s) => `The service is busy with image work; retry in ${s} s.`, waiting, limits.slots));
+    waiting++;
+    await new Promise<void>((go) => {
+      queue.waiting.push(go);
+      if (!turn.includes(userId)) turn.push(userId);
+      pump();
+    });
+    return release;
+  };
+
+  return {
+    async run<N extends HeavyTaskName>(userId: string, name: N, input: HeavyInput<N>): Promise<HeavyOutput<N>> {
+      const release = await acquire(userId);
+      const started = Date.now();
+      try {
+        return await runner(name, input);
+      } finally {
+        typicalMs = typicalMs * 0.8 + (Date.now() - started) * 0.2;
+        release();
+      }
+    },
+    load: () => ({ running, waiting }),
+    close,
+  };
+}

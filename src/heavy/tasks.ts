@@ -1,0 +1,107 @@
+/**
+ * The CPU-heavy image work of every area, as plain functions from bytes (and numbers) to results, so it can
+ * run wherever the runtime puts it: on Node in a pool of worker threads (functions/node/heavy-pool.ts), on
+ * the Worker on the request's own thread. Inputs and outputs are structured-clonable (typed arrays, plain
+ * objects); errors are ApiError or GenerationError, which the pool carries across threads by value.
+ *
+ * @example
+ * const text = await HEAVY_TASKS.qrDecode({ bytes }); // string or null
+ */
+import { decodeImage, encodePng, normaliseToJpeg, resizeRgba, type NormalisedJpeg, type RgbaImage } from "../images";
+import { encodeJpegBaseline } from "../images/jpeg-encode";
+import { decodeAtMost, decodeNear } from "../images/scaled";
+import { drawTexts, fitCover, placeLogo, type TextLayout } from "../photo/compose";
+import { encodeScenePng, LocalGenerator, renderDemoProduct } from "../photo/local";
+import type { LogoPlacement, ModelOption, SceneRequest } from "../photo/types";
+import { decodeQrImage, WORKING_SIDE } from "../qr/decode";
+import { renderQr, type QrDesign, type RenderedQr } from "../qr/render";
+
+const THUMBNAIL_EDGE = 384;
+/** 0.8 (the largest logoSize) of 2048 (4K's long edge). */
+const LOGO_MAX_SIDE = 1640;
+
+export interface PhotoFinish {
+  /** The scene: made here by the local compositor, or already made (a provider's output). */
+  scene: { local: Omit<SceneRequest, "signal"> } | { image: RgbaImage };
+  width: number;
+  height: number;
+  logo?: { image: RgbaImage; placement: LogoPlacement; size: number };
+  texts: { overlayText?: string; marketingText?: string };
+  textLayout?: TextLayout;
+}
+
+export const HEAVY_TASKS = {
+  /**
+   * Reads a QR code: the image decoded no larger than the reader can use (twice its working side: a JPEG at
+   * an N/8 scale), then the reader's passes. Null when nothing reads.
+   */
+  async qrDecode(input: { bytes: Uint8Array }): Promise<string | null> {
+    const result = await decodeQrImage(decodeNear(input.bytes, WORKING_SIDE * 2));
+    return result?.text ?? null;
+  },
+
+  /**
+   * Renders a QR code with a logo: the logo decoded and shrunk to no more than the code can show (so a
+   * 20 MP logo costs one reduction instead of one per layout the renderer tries), then the scan-checked
+   * render. Codes without a logo are cheap and render on the request thread.
+   */
+  async qrWithLogo(input: { payload: string; design: Omit<QrDesign, "logo">; logo: Uint8Array }): Promise<RenderedQr> {
+    let logo = decodeImage(input.logo);
+    // The logo box is at most ratio x size; the scan check renders at up to ~1000 px.
+    const needed = Math.ceil(input.design.logoSizeRatio * Math.max(input.design.size, 1024));
+    const longest = Math.max(logo.width, logo.height);
+    if (longest > needed * 1.5) {
+      const scale = needed / longest;
+      logo = resizeRgba(logo, Math.max(1, Math.round(logo.width * scale)), Math.max(1, Math.round(logo.height * scale)));
+    }
+    return renderQr(input.payload, { ...input.design, logo });
+  },
+
+  /** A media upload made into the platforms' JPEG (upright, sRGB, within 1440 x 1800). */
+  normaliseMedia(input: { bytes: Uint8Array }): Promise<NormalisedJpeg> {
+    return normaliseToJpeg(input.bytes);
+  },
+
+  /** A template's demo image: the demo product render in the template's scene, size x size, as a PNG. */
+  async photoDemo(input: { templateId: string; prompt: string; model: ModelOption; size: number }): Promise<Uint8Array> {
+    const product = renderDemoProduct(input.size);
+    const scene = await LocalGenerator().generateScene({
+      product: { bytes: encodePng(product), mimeType: "image/png", width: product.width, height: product.height, url: "" },
+      prompt: input.prompt,
+      templateId: input.templateId,
+      model: input.model,
+      resolution: "1K",
+      aspectRatio: "1:1",
+      width: input.size,
+      height: input.size,
+    });
+    return encodeScenePng(scene);
+  },
+
+  /**
+   * An area B logo, decoded once per request and shrunk to the largest it can be drawn (80 % of a 4K
+   * scene's side), so each item is handed a small image.
+   */
+  async photoLogo(input: { bytes: Uint8Array }): Promise<RgbaImage> {
+    return decodeAtMost(input.bytes, LOGO_MAX_SIDE);
+  },
+
+  /**
+   * One area B image: the scene (the local compositor's, or a provider's), fitted to the exact size, the
+   * logo and texts drawn over it, as a PNG and a JPEG thumbnail.
+   */
+  async photoFinish(input: PhotoFinish): Promise<{ bytes: Uint8Array; thumbnail: Uint8Array }> {
+    const scene = "local" in input.scene ? await LocalGenerator().generateScene(input.scene.local) : input.scene.image;
+    const canvas = fitCover(scene, input.width, input.height);
+    const logoBox = input.logo ? placeLogo(canvas, input.logo.image, input.logo.placement, input.logo.size) : undefined;
+    await drawTexts(canvas, input.texts, logoBox, input.textLayout);
+    const scale = THUMBNAIL_EDGE / Math.max(canvas.width, canvas.height);
+    const thumb = resizeRgba(canvas, Math.max(1, Math.round(canvas.width * scale)), Math.max(1, Math.round(canvas.height * scale)));
+    return { bytes: await encodeScenePng(canvas), thumbnail: encodeJpegBaseline(thumb, 82) };
+  },
+};
+
+export type HeavyTasks = typeof HEAVY_TASKS;
+export type HeavyTaskName = keyof HeavyTasks;
+export type HeavyInput<N extends HeavyTaskName> = Parameters<HeavyTasks[N]>[0];
+export type HeavyOutput<N extends HeavyTaskName> = Awaited<ReturnType<HeavyTasks[N]>>;

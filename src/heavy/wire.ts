@@ -1,0 +1,42 @@
+/**
+ * What crosses the thread boundary of the Node pool: a task's value, or its error as plain data, made
+ * back into the same ApiError or GenerationError on the other side (a thrown class instance would arrive
+ * as a bare Error and turn a 422 into a 500).
+ *
+ * @example
+ * const reply = await settle(() => HEAVY_TASKS.qrDecode(input)); // in the thread
+ * return unwrap(reply); // on the request thread: the value, or the same error thrown again
+ */
+import { ApiError, type ErrorCode, type ErrorDetail } from "../http/errors";
+import { GenerationError } from "../photo/types";
+
+export type WireError =
+  | { kind: "api"; code: ErrorCode; message: string; details?: ErrorDetail[]; headers: Record<string, string> }
+  | { kind: "generation"; code: GenerationError["code"]; message: string; retryable: boolean }
+  | { kind: "error"; name: string; message: string; stack?: string };
+
+export type Reply<T> = { ok: true; value: T } | { ok: false; error: WireError };
+
+/** Runs `fn` and answers its value or its error as data. */
+export async function settle<T>(fn: () => Promise<T>): Promise<Reply<T>> {
+  try {
+    return { ok: true, value: await fn() };
+  } catch (err) {
+    if (err instanceof ApiError) return { ok: false, error: { kind: "api", code: err.code, message: err.message, details: err.details, headers: err.headers } };
+    if (err instanceof GenerationError) return { ok: false, error: { kind: "generation", code: err.code, message: err.message, retryable: err.retryable } };
+    const e = err instanceof Error ? err : new Error(String(err));
+    return { ok: false, error: { kind: "error", name: e.name, message: e.message, stack: e.stack } };
+  }
+}
+
+/** The value of a reply, or its error thrown again as the class it was. */
+export function unwrap<T>(reply: Reply<T>): T {
+  if (reply.ok) return reply.value;
+  const e = reply.error;
+  if (e.kind === "api") throw new ApiError(e.code, e.message, { details: e.details, headers: e.headers });
+  if (e.kind === "generation") throw new GenerationError(e.code, e.message, e.retryable);
+  const error = new Error(e.message);
+  error.name = e.name;
+  if (e.stack) error.stack = `${e.stack}\n    (in a heavy-work thread)`;
+  throw error;
+}
