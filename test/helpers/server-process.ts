@@ -8,11 +8,12 @@
  * await server.kill("SIGKILL"); await server.restart();
  * await server.dispose();
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const TSX = join(ROOT, "node_modules/.bin/tsx");
@@ -33,6 +34,10 @@ export interface ServerProcess {
   /** The first user's key, written by the server to DATA_DIR/dev-api-key on its first start. */
   apiKey: string;
   output(): string;
+  /** Runs `npm run admin -- <args>` on the server's DATA_DIR; resolves to its standard output. */
+  admin(...args: string[]): Promise<string>;
+  /** Resident memory of the server's processes (the tsx wrapper and the app), in bytes, from /proc. */
+  rss(): Promise<number>;
   /** Sends the signal and waits for the process to exit. */
   kill(signal?: NodeJS.Signals): Promise<number | null>;
   /** Starts again on the same DATA_DIR and port. */
@@ -74,6 +79,11 @@ export async function startServerProcess(options: { env?: Record<string, string>
     dataDir,
     apiKey,
     output: () => out,
+    rss: () => groupRss(child.pid!),
+    async admin(...args) {
+      const { stdout } = await promisify(execFile)(TSX, ["functions/node/admin.ts", ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir } });
+      return stdout;
+    },
     async kill(signal = "SIGTERM") {
       if (child.exitCode === null && child.signalCode === null) {
         if (signal === "SIGKILL") process.kill(-child.pid!, "SIGKILL");
@@ -110,4 +120,24 @@ async function groupGone(pgid: number): Promise<void> {
   } catch {
     // already gone
   }
+}
+
+/** The summed VmRSS of every process in process group `pgid` (Linux /proc). */
+async function groupRss(pgid: number): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = await readFile(`/proc/${entry}/stat`, "utf8");
+      // Fields after the command name (which may hold spaces): state ppid pgrp ...
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[2]) !== pgid) continue;
+      const status = await readFile(`/proc/${entry}/status`, "utf8");
+      const kb = /VmRSS:\s+(\d+) kB/.exec(status);
+      if (kb) total += Number(kb[1]) * 1024;
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return total;
 }
