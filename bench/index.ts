@@ -1,12 +1,13 @@
 /**
  * `npm run bench`: every benchmark prints this project's figure beside a peer measured in the same run,
- * and the ratio. Run one area with `npm run bench -- qr` (or images, social, photo).
+ * and the ratio. Run one area with `npm run bench -- qr` (or images, social, photo, fairness).
  */
 const BENCHES: Record<string, () => Promise<void>> = {
   qr: async () => (await import("./qr")).benchQr(),
   images: async () => (await import("./images")).benchImages(),
   social: async () => (await import("./social")).benchSocial(),
   photo: async () => (await import("./photo")).benchPhoto(),
+  fairness: async () => (await import("./fairness")).benchFairness(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
