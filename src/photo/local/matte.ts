@@ -47,13 +47,12 @@ export function removeSpecks(mask: Uint8Array, queue: Int32Array, w: number, h: 
 }
 
 /**
- * Alpha from the binary mask, feathered by a small box blur (its radius grows with the image), trimmed to
- * the product, with edge pixels recoloured from the nearest interior pixels so the old background's colour
- * does not fringe the product.
+ * The bounding box of the product cells (0) of a mask; null when there are none.
+ *
+ * @example
+ * maskBox(new Uint8Array([1, 0, 0, 1]), 2, 2); // { x0: 0, y0: 0, x1: 1, y1: 1, width: 2, height: 2 }
  */
-export function matte(img: RgbaImage, mask: Uint8Array): { image: RgbaImage; x: number; y: number } {
-  const { width: w, height: h, data } = img;
-  const r = Math.max(1, Math.round(Math.max(w, h) / 1200));
+export function maskBox(mask: Uint8Array, w: number, h: number): { x0: number; y0: number; x1: number; y1: number; width: number; height: number } | null {
   let x0 = w;
   let y0 = h;
   let x1 = -1;
@@ -69,8 +68,20 @@ export function matte(img: RgbaImage, mask: Uint8Array): { image: RgbaImage; x: 
       }
     }
   }
-  const tw = x1 - x0 + 1;
-  const th = y1 - y0 + 1;
+  return x1 < 0 ? null : { x0, y0, x1, y1, width: x1 - x0 + 1, height: y1 - y0 + 1 };
+}
+
+/**
+ * Alpha from the binary mask, feathered by a small box blur (its radius grows with the image), trimmed to
+ * the product, with edge pixels recoloured from the nearest interior pixels so the old background's colour
+ * does not fringe the product.
+ */
+export function matte(img: RgbaImage, mask: Uint8Array): { image: RgbaImage; x: number; y: number } {
+  const { width: w, height: h, data } = img;
+  const r = Math.max(1, Math.round(Math.max(w, h) / 1200));
+  const found = maskBox(mask, w, h);
+  if (!found) return { image: img, x: 0, y: 0 }; // nothing left as product: keep the photo whole
+  const { x0, y0, width: tw, height: th } = found;
   // Outside the box nothing is product, so feathering the box alone gives the same alpha.
   const box = new Uint8Array(tw * th);
   for (let y = 0; y < th; y++) box.set(mask.subarray((y + y0) * w + x0, (y + y0) * w + x0 + tw), y * tw);

@@ -19,7 +19,7 @@
  */
 import { resizeRgba, type RgbaImage } from "../../images";
 import { BorderModel } from "./border-model";
-import { matte, removeSpecks, trim, whole } from "./matte";
+import { maskBox, matte, removeSpecks, trim, whole } from "./matte";
 
 export interface CutOut {
   /** The product trimmed to its bounding box, straight (not premultiplied) alpha. */
@@ -74,7 +74,7 @@ export function planCutOut(small: RgbaImage): CutOutPlan {
   const { low } = found;
   const { width: sw, height: sh } = small;
   return {
-    box: productBox(low, sw, sh) ?? { width: sw, height: sh },
+    box: maskBox(low, sw, sh) ?? { width: sw, height: sh },
     finish(photo) {
       const same = photo.width === sw && photo.height === sh;
       const mask = same ? low : refine(photo, low, sw, sh, new BorderModel(photo));
@@ -103,25 +103,6 @@ function analyse(small: RgbaImage): CutOut | { low: Uint8Array } {
   const kept = removeSpecks(low, queue, sw, sh);
   if (kept < n * 0.003) return whole(small);
   return { low };
-}
-
-/** The bounding box of the product cells (0) of a mask; null when there are none. */
-function productBox(mask: Uint8Array, w: number, h: number): { x0: number; y0: number; x1: number; y1: number; width: number; height: number } | null {
-  let x0 = w;
-  let y0 = h;
-  let x1 = -1;
-  let y1 = -1;
-  for (let y = 0; y < h; y++) {
-    for (let x = 0; x < w; x++) {
-      if (mask[y * w + x] === 0) {
-        if (x < x0) x0 = x;
-        if (x > x1) x1 = x;
-        if (y < y0) y0 = y;
-        if (y > y1) y1 = y;
-      }
-    }
-  }
-  return x1 < 0 ? null : { x0, y0, x1, y1, width: x1 - x0 + 1, height: y1 - y0 + 1 };
 }
 
 /** Meaningful own alpha: some of the image is clearly transparent and some clearly opaque. */
@@ -272,7 +253,7 @@ function refine(img: RgbaImage, low: Uint8Array, sw: number, sh: number, model: 
   const { width: w, height: h } = img;
   const mask = new Uint8Array(w * h).fill(BG);
   // Only the product's box (plus a cell of margin) can hold product pixels.
-  const box = productBox(low, sw, sh);
+  const box = maskBox(low, sw, sh);
   if (!box) return mask;
   const { x0: lx0, y0: ly0, x1: lx1, y1: ly1 } = box;
   const kx = sw / w;
