@@ -29,7 +29,7 @@
  * or palette indices, inflate errors, and more image data than the header implies.
  */
 import { Inflate } from "fflate";
-import { corruptPng as corrupt, emitBlocks, equalBytes, rowConverter, sumBlocks, unfilter, type PngColour } from "./png-rows";
+import { corruptPng as corrupt, createBoxShrink, equalBytes, rowConverter, unfilter, type BoxShrink, type PngColour } from "./png-rows";
 import { MAX_IMAGE_PIXELS } from "./sniff";
 import type { RgbaImage } from "./types";
 
@@ -165,15 +165,19 @@ interface Scanlines {
   finish(): RgbaImage;
 }
 
-/** The buffers of the row pipeline; `rgba` and the sums are empty when there is no shrinking. */
+/** The buffers of the row pipeline, allocated when the first pixel data arrives. */
 interface Rows {
   /** Two scanlines, each after `bpp` zero bytes so the first pixel's filter needs no special case. */
   cur: Uint8Array;
   prev: Uint8Array;
   out: Uint8Array;
-  rgba: Uint8Array;
-  rowSums: Float64Array;
-  blockSums: Float64Array;
+  /** The box filter when shrinking. */
+  box: BoxShrink | null;
+}
+
+function allocateRows(rowLength: number, outBytes: number, shrink: ((out: Uint8Array) => BoxShrink) | null): Rows {
+  const out = new Uint8Array(outBytes);
+  return { cur: new Uint8Array(rowLength), prev: new Uint8Array(rowLength), out, box: shrink ? shrink(out) : null };
 }
 
 /**
@@ -215,22 +219,14 @@ function createScanlines(colour: PngColour, maxSide: number): Scanlines | null {
   function finishRow(r: Rows): void {
     const row = r.cur;
     unfilter(filter, row, r.prev, bpp);
-    // A row equal to the one above (flat areas, bombs) reuses the converted row or its block sums.
+    // A row equal to the one above (flat areas, bombs) is not converted again.
     const same = y > 0 && equalBytes(row, r.prev);
-    if (factor === 1) {
+    if (!r.box) {
       if (same) r.out.copyWithin(y * outRow, (y - 1) * outRow, y * outRow);
       else convert(row, bpp, r.out.subarray(y * outRow, (y + 1) * outRow));
     } else {
-      if (!same) {
-        convert(row, bpp, r.rgba);
-        sumBlocks(r.rgba, width, factor, r.rowSums);
-      }
-      const { rowSums, blockSums } = r;
-      for (let i = 0; i < outRow; i++) blockSums[i] = blockSums[i]! + rowSums[i]!;
-      if (y % factor === factor - 1 || y === height - 1) {
-        emitBlocks(blockSums, r.out, Math.floor(y / factor) * outRow, width, factor, (y % factor) + 1);
-        blockSums.fill(0);
-      }
+      if (!same) convert(row, bpp, r.box.rgba);
+      r.box.addRow(y, same);
     }
     r.cur = r.prev;
     r.prev = row;
@@ -241,7 +237,7 @@ function createScanlines(colour: PngColour, maxSide: number): Scanlines | null {
 
   /** Splits inflated bytes into scanlines. */
   function take(data: Uint8Array): void {
-    rows ??= allocateRows(bpp + stride, outWidth, outHeight, factor > 1 ? width : 0);
+    rows ??= allocateRows(bpp + stride, outRow * outHeight, factor > 1 ? (out) => createBoxShrink(width, height, factor, out) : null);
     const r = rows;
     let i = 0;
     while (i < data.length) {
@@ -311,18 +307,6 @@ function createScanlines(colour: PngColour, maxSide: number): Scanlines | null {
       if (y < height) throw corrupt(`its image data ends after ${y} of ${height} rows`);
       return { width: outWidth, height: outHeight, data: rows!.out };
     },
-  };
-}
-
-function allocateRows(rowLength: number, outWidth: number, outHeight: number, shrinkWidth: number): Rows {
-  const sums = shrinkWidth ? outWidth * 4 : 0;
-  return {
-    cur: new Uint8Array(rowLength),
-    prev: new Uint8Array(rowLength),
-    out: new Uint8Array(outWidth * outHeight * 4),
-    rgba: new Uint8Array(shrinkWidth * 4),
-    rowSums: new Float64Array(sums),
-    blockSums: new Float64Array(sums),
   };
 }
 

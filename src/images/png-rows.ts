@@ -182,8 +182,70 @@ export function rowConverter(colour: PngColour): RowConverter {
   }
 }
 
+/** Shrinks RGBA rows by an integer factor as they arrive; see createBoxShrink. */
+export interface BoxShrink {
+  /** Where the caller converts a source row before `addRow(y, false)`. */
+  readonly rgba: Uint8Array;
+  /** Adds source row `y` (from `rgba`, or when `same` a repeat of row y - 1); writes output rows as blocks fill. */
+  addRow(y: number, same: boolean): void;
+}
+
+/**
+ * An alpha-weighted box filter into `out` (outWidth x ceil(height / factor) RGBA): each output pixel's alpha
+ * is its block's mean alpha, its colour the alpha-weighted mean colour (0,0,0,0 when the block is fully
+ * transparent); edge blocks average the pixels they have. Rows that repeat the row above (flat areas, zlib
+ * bombs) cost one multiply-add per output value per run, and a block of one repeated row that follows another
+ * such block is a copy of the output row above.
+ *
+ * @example
+ * const box = createBoxShrink(6300, 6300, 4, out); // out: 1575 x 1575 x 4 bytes
+ * convert(scanline, bpp, box.rgba); box.addRow(0, false);
+ */
+export function createBoxShrink(width: number, height: number, factor: number, out: Uint8Array): BoxShrink {
+  const outRow = Math.ceil(width / factor) * 4;
+  const rgba = new Uint8Array(width * 4);
+  const rowSums = new Float64Array(outRow);
+  const blockSums = new Float64Array(outRow);
+  let run = 0; // rows equal to the one in rowSums, not yet added to blockSums
+  let fresh = 0; // rows of this block that differ from the row above
+  let freshFirst = false;
+  let previousUniform = false; // the previous block was one row repeated
+
+  function addRun(): void {
+    for (let i = 0; i < outRow; i++) blockSums[i] = blockSums[i]! + rowSums[i]! * run;
+    run = 0;
+  }
+
+  return {
+    rgba,
+    addRow(y, same) {
+      if (!same) {
+        if (run > 0) addRun();
+        sumBlocks(rgba, width, factor, rowSums);
+        fresh++;
+        if (y % factor === 0) freshFirst = true;
+      }
+      run++;
+      if (y % factor !== factor - 1 && y !== height - 1) return;
+      const rows = (y % factor) + 1;
+      const at = Math.floor(y / factor) * outRow;
+      if (fresh === 0 && previousUniform && rows === factor) {
+        out.copyWithin(at, at - outRow, at);
+        run = 0;
+      } else {
+        addRun();
+        emitBlocks(blockSums, out, at, width, factor, rows);
+        blockSums.fill(0);
+      }
+      previousUniform = fresh === 0 || (fresh === 1 && freshFirst);
+      fresh = 0;
+      freshFirst = false;
+    },
+  };
+}
+
 /** Per output column: sum of r*a, g*a, b*a and a over the `factor` pixels of one RGBA row. */
-export function sumBlocks(rgba: Uint8Array, width: number, factor: number, sums: Float64Array): void {
+function sumBlocks(rgba: Uint8Array, width: number, factor: number, sums: Float64Array): void {
   let x = 0;
   for (let o = 0; o < sums.length; o += 4) {
     const end = Math.min(width, x + factor) * 4;
@@ -207,7 +269,7 @@ export function sumBlocks(rgba: Uint8Array, width: number, factor: number, sums:
 }
 
 /** Writes one output row from block sums: alpha = mean alpha, colour = alpha-weighted mean colour. */
-export function emitBlocks(sums: Float64Array, out: Uint8Array, at: number, width: number, factor: number, rows: number): void {
+function emitBlocks(sums: Float64Array, out: Uint8Array, at: number, width: number, factor: number, rows: number): void {
   for (let o = 0, x = 0; o < sums.length; o += 4, x += factor) {
     const a = sums[o + 3]!;
     if (a === 0) continue; // fully transparent: stays 0,0,0,0

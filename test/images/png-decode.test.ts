@@ -350,6 +350,18 @@ describe("decodePngAtMost: colour types, bit depths, filters", () => {
     for (const idatSize of [8192, 100_000, undefined]) await expectMatchesSharp(writePng({ ...spec, idatSize }), 3);
   });
 
+  it("shrinks runs of repeated rows (flat areas) like any other rows, whatever their phase against the blocks", async () => {
+    const rng = mulberry32(31);
+    const base = randomImage({ name: "", colourType: 6, depth: 8 }, 45, 80, 12);
+    const rows: Uint8Array[] = [];
+    while (rows.length < 80) {
+      const row = base.rows[rows.length]!;
+      for (let n = 1 + Math.floor(rng() * 9); n > 0 && rows.length < 80; n--) rows.push(row);
+    }
+    const png = writePng({ ...base, rows });
+    for (const factor of [2, 3, 4, 7]) await expectMatchesSharp(png, factor);
+  });
+
   it("ignores ancillary chunks (gAMA, iCCP, tEXt, unknown lower-case ones) and a tRNS on an image with alpha", () => {
     const spec = randomImage({ name: "", colourType: 6, depth: 8 }, 12, 9, 4);
     const plain = decodePngAtMost(writePng(spec), 100);
