@@ -1,0 +1,328 @@
+/**
+ * A streaming PNG decoder that shrinks while it decodes, so a 6300 x 6300 PNG bound for a 3200 px reader never
+ * exists at full size in memory.
+ *
+ * Why it exists: a 40 MP PNG of one colour is ~128 KB on the wire but 160 MB of RGBA once photon has decoded
+ * it, and the QR reader only needs ~3200 px on the longer side. Here the IDAT data is inflated in slices
+ * (fflate's streaming Inflate), each scanline is unfiltered as soon as it is complete, converted to 8-bit
+ * RGBA and added into an integer box filter (png-rows.ts). Held at any time: two scanlines, one RGBA row, two
+ * rows of block sums, the output, the inflater's 32 KiB window and the output of one inflate call.
+ *
+ * That last one is bounded by slicing the compressed input: deflate expands at most ~1032:1, so a call on
+ * 1 KiB of a zlib bomb yields ~1 MB. Each slice is sized from the previous call's ratio to give ~1 MB, up to
+ * 32 KiB for photos (fflate has a fixed cost per call, ~160 KB of fresh buffer: 4 KiB slices inflated a
+ * photo PNG about 3x slower than 32 KiB ones). The worst case, a bomb right after incompressible data, is
+ * one call of ~33 MB (32 KiB x 1032), after which slices are small again.
+ *
+ * Handled: colour types 0, 2, 3, 4, 6 at every bit depth the PNG spec allows, PLTE, tRNS (all three
+ * forms), all five filters. Samples are scaled to 8 bits with rounding (16-bit v -> round(v / 257), the spec's
+ * recommendation; libpng's default keeps the high byte, which differs by at most 1). Gamma and colour chunks
+ * (gAMA, iCCP, sRGB, ...) and all other ancillary chunks are ignored, as is a tRNS on an image with alpha.
+ * CRCs and the zlib Adler-32 are not checked: a damaged byte breaks inflate or a filter (both throw) or
+ * shows as wrong pixels, as in decoders that skip CRCs. The image ends when the header's size has been
+ * inflated; IEND is not required, and compressed data past the zlib trailer is not read (libpng also
+ * treats it as benign).
+ *
+ * Returns null for what it does not handle: interlaced (Adam7) images, and rows wider than MAX_ROW_BYTES.
+ * Throws an Error for corrupt data: bad signature, missing IHDR/IDAT/PLTE, truncated chunks or image data,
+ * unknown critical chunks, chunks out of order, invalid header values, PLTE or tRNS lengths, filter types
+ * or palette indices, inflate errors, and more image data than the header implies.
+ */
+import { Inflate } from "fflate";
+import { corruptPng as corrupt, createBoxShrink, equalBytes, rowConverter, unfilter, type BoxShrink, type PngColour } from "./png-rows";
+import { MAX_IMAGE_PIXELS } from "./sniff";
+import type { RgbaImage } from "./types";
+
+/** Bit depths the PNG spec allows per colour type (0 grey, 2 RGB, 3 palette, 4 grey + alpha, 6 RGBA). */
+const DEPTHS: Record<number, readonly number[]> = { 0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16] };
+const CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
+const SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+const NOTHING = new Uint8Array(0);
+
+/** Compressed bytes per inflate call, and the output one call aims at; see the module comment. */
+const MIN_SLICE = 1024;
+const MAX_SLICE = 32 * 1024;
+const OUTPUT_PER_CALL = 1024 * 1024;
+/** Compressed bytes that may pass without producing a pixel (a stored block is at most 64 KiB). */
+const STALL_BYTES = 128 * 1024;
+/** After the last scanline only the zlib trailer (end of block, Adler-32) may follow; this much is read. */
+const TRAILER_BYTES = 1024;
+/** Scanlines wider than this (2 M pixels of 16-bit RGBA) are left to the whole-image decoder. */
+export const MAX_ROW_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Decodes a PNG to 8-bit RGBA (straight alpha), shrunk by the smallest integer factor that brings the
+ * longer side to at most `maxSide`: each factor x factor block (smaller at the right and bottom edges)
+ * becomes one pixel, its alpha the block's mean and its colour the alpha-weighted mean, so transparent
+ * pixels do not darken the colour (a fully transparent block is 0,0,0,0). Factor 1 is a plain decode.
+ * Returns null for interlaced PNGs (decode those whole); throws an Error for corrupt data or more than
+ * MAX_IMAGE_PIXELS pixels (checked from IHDR, before anything is allocated).
+ *
+ * @example
+ * const img = decodePngAtMost(bytes, 3200) ?? decodeImage(bytes); // 6300x6300 -> 3150x3150
+ */
+export function decodePngAtMost(bytes: Uint8Array, maxSide: number): RgbaImage | null {
+  if (!(maxSide >= 1)) throw new RangeError(`maxSide must be at least 1, got ${maxSide}`);
+  if (bytes.length < 8 || SIGNATURE.some((v, i) => bytes[i] !== v)) throw corrupt("it does not start with the PNG signature");
+  let colour: PngColour | null = null;
+  let scanlines: Scanlines | null = null;
+  let idatDone = false;
+  let sawTrns = false;
+  let pos = 8;
+  while (pos < bytes.length) {
+    if (pos + 8 > bytes.length) throw corrupt("it is truncated inside a chunk header");
+    const length = u32(bytes, pos);
+    const type = chunkType(bytes, pos + 4);
+    const critical = !(bytes[pos + 4]! & 0x20);
+    if (length > 0x7fffffff) throw corrupt(`its ${type} chunk claims ${length} bytes`);
+    if (pos + 12 + length > bytes.length) throw corrupt(`it is truncated inside its ${type} chunk`);
+    const data = bytes.subarray(pos + 8, pos + 8 + length);
+    pos += 12 + length;
+
+    if (!colour) {
+      if (type !== "IHDR") throw corrupt("its first chunk is not IHDR");
+      colour = readHeader(data);
+      if (!colour) return null; // interlaced
+      continue;
+    }
+    if (type === "IDAT") {
+      if (idatDone) throw corrupt("its IDAT chunks are not consecutive");
+      if (!scanlines) {
+        if (colour.colourType === 3 && !colour.palette) throw corrupt("it is a palette image without a PLTE chunk");
+        scanlines = createScanlines(colour, maxSide);
+        if (!scanlines) return null; // rows too wide
+      }
+      scanlines.push(data);
+      continue;
+    }
+    if (scanlines) idatDone = true;
+    if (type === "IEND") break;
+    if (type === "IHDR") throw corrupt("it has a second IHDR chunk");
+    if (type === "PLTE") {
+      if (scanlines) throw corrupt("its PLTE chunk comes after the image data");
+      if (colour.palette) throw corrupt("it has two PLTE chunks");
+      readPalette(colour, data);
+    } else if (type === "tRNS") {
+      if (sawTrns) throw corrupt("it has two tRNS chunks");
+      sawTrns = true;
+      if (!scanlines) readTransparency(colour, data);
+    } else if (critical) {
+      throw corrupt(`it has an unknown critical chunk ${type}`);
+    }
+  }
+  if (!colour) throw corrupt("it has no IHDR chunk");
+  if (!scanlines) throw corrupt("it has no image data (IDAT)");
+  return scanlines.finish();
+}
+
+/** The colour facts from IHDR, or null for an interlaced image. Throws above MAX_IMAGE_PIXELS. */
+function readHeader(d: Uint8Array): PngColour | null {
+  if (d.length !== 13) throw corrupt(`its IHDR chunk is ${d.length} bytes, not 13`);
+  const width = u32(d, 0);
+  const height = u32(d, 4);
+  const [depth, colourType, compression, filter, interlace] = [d[8]!, d[9]!, d[10]!, d[11]!, d[12]!];
+  if (width === 0 || height === 0 || width > 0x7fffffff || height > 0x7fffffff) throw corrupt(`its size ${width}x${height} is invalid`);
+  if (!DEPTHS[colourType]?.includes(depth)) throw corrupt(`colour type ${colourType} with bit depth ${depth} is invalid`);
+  if (compression !== 0 || filter !== 0 || interlace > 1) throw corrupt("its header names an unknown compression, filter or interlace method");
+  if (width * height > MAX_IMAGE_PIXELS) {
+    throw new Error(
+      `The PNG is ${width}x${height} (${((width * height) / 1e6).toFixed(1)} million pixels); images may have at most ${MAX_IMAGE_PIXELS / 1e6} million pixels.`,
+    );
+  }
+  if (interlace === 1) return null;
+  return { width, height, depth, colourType, palette: null, paletteSize: 0, key: null };
+}
+
+function readPalette(colour: PngColour, d: Uint8Array): void {
+  const entries = d.length / 3;
+  if (!Number.isInteger(entries) || entries < 1 || entries > 256) throw corrupt(`its PLTE chunk is ${d.length} bytes`);
+  // A suggested palette in a truecolour or grey image is not used.
+  if (colour.colourType !== 3) return;
+  const palette = new Uint8Array(256 * 4);
+  for (let i = 0; i < entries; i++) palette.set([d[i * 3]!, d[i * 3 + 1]!, d[i * 3 + 2]!, 255], i * 4);
+  colour.palette = palette;
+  colour.paletteSize = entries;
+}
+
+function readTransparency(colour: PngColour, d: Uint8Array): void {
+  const { colourType } = colour;
+  if (colourType === 3) {
+    if (!colour.palette) throw corrupt("its tRNS chunk comes before PLTE");
+    if (d.length > colour.paletteSize) throw corrupt(`its tRNS chunk has ${d.length} entries for ${colour.paletteSize} palette colours`);
+    for (let i = 0; i < d.length; i++) colour.palette[i * 4 + 3] = d[i]!;
+  } else if (colourType === 0 || colourType === 2) {
+    const samples = colourType === 0 ? 1 : 3;
+    if (d.length !== samples * 2) throw corrupt(`its tRNS chunk is ${d.length} bytes, not ${samples * 2}`);
+    colour.key = Array.from({ length: samples }, (_, i) => (d[i * 2]! << 8) | d[i * 2 + 1]!);
+  }
+  // Colour types 4 and 6 already carry alpha; libpng ignores a tRNS there too.
+}
+
+interface Scanlines {
+  /** Takes the data of one IDAT chunk. */
+  push(idat: Uint8Array): void;
+  /** After the last IDAT: the decoded image, or throws if the data ended early. */
+  finish(): RgbaImage;
+}
+
+/** The buffers of the row pipeline, allocated when the first pixel data arrives. */
+interface Rows {
+  /** Two scanlines, each after `bpp` zero bytes so the first pixel's filter needs no special case. */
+  cur: Uint8Array;
+  prev: Uint8Array;
+  out: Uint8Array;
+  /** The box filter when shrinking. */
+  box: BoxShrink | null;
+}
+
+function allocateRows(rowLength: number, outBytes: number, shrink: ((out: Uint8Array) => BoxShrink) | null): Rows {
+  const out = new Uint8Array(outBytes);
+  return { cur: new Uint8Array(rowLength), prev: new Uint8Array(rowLength), out, box: shrink ? shrink(out) : null };
+}
+
+/**
+ * The IDAT consumer: zlib header, sliced inflate, scanline assembly and the row pipeline. Null when a
+ * scanline is wider than MAX_ROW_BYTES. Buffers are allocated when the first pixel data arrives.
+ */
+function createScanlines(colour: PngColour, maxSide: number): Scanlines | null {
+  const { width, height, depth, colourType } = colour;
+  const bitsPerPixel = depth * CHANNELS[colourType]!;
+  const stride = Math.ceil((width * bitsPerPixel) / 8);
+  if (stride > MAX_ROW_BYTES) return null;
+  /** Bytes per complete pixel for the filters (1 below 8 bits); also the zero prefix of each row buffer. */
+  const bpp = Math.max(1, bitsPerPixel >> 3);
+  const factor = Math.max(1, Math.ceil(Math.max(width, height) / maxSide));
+  const outWidth = Math.ceil(width / factor);
+  const outHeight = Math.ceil(height / factor);
+  const outRow = outWidth * 4;
+  const convert = rowConverter(colour);
+
+  const inflate = new Inflate();
+  let inflated = NOTHING;
+  inflate.ondata = (data) => {
+    inflated = data;
+  };
+  const zlibHeader: number[] = [];
+  // IDAT chunks are often 8 KiB (libpng's default): small ones are gathered into `staging` up to one slice.
+  const staging = new Uint8Array(MAX_SLICE);
+  let staged = 0;
+  let slice = MIN_SLICE;
+  let sinceOutput = 0;
+  let trailer = 0;
+
+  // The scanline being assembled: its filter byte (-1 before it arrives) and how many of its bytes are in.
+  let filter = -1;
+  let filled = 0;
+  let y = 0;
+  let rows: Rows | null = null;
+
+  function finishRow(r: Rows): void {
+    const row = r.cur;
+    unfilter(filter, row, r.prev, bpp);
+    // A row equal to the one above (flat areas, bombs) is not converted again.
+    const same = y > 0 && equalBytes(row, r.prev);
+    if (!r.box) {
+      if (same) r.out.copyWithin(y * outRow, (y - 1) * outRow, y * outRow);
+      else convert(row, bpp, r.out.subarray(y * outRow, (y + 1) * outRow));
+    } else {
+      if (!same) convert(row, bpp, r.box.rgba);
+      r.box.addRow(y, same);
+    }
+    r.cur = r.prev;
+    r.prev = row;
+    y++;
+    filter = -1;
+    filled = 0;
+  }
+
+  /** Splits inflated bytes into scanlines. */
+  function take(data: Uint8Array): void {
+    rows ??= allocateRows(bpp + stride, outRow * outHeight, factor > 1 ? (out) => createBoxShrink(width, height, factor, out) : null);
+    const r = rows;
+    let i = 0;
+    while (i < data.length) {
+      if (y === height) throw corrupt(`its image data is longer than its ${width}x${height} size implies`);
+      if (filter < 0) {
+        filter = data[i++]!;
+        if (filter > 4) throw corrupt(`row ${y} has unknown filter type ${filter}`);
+        continue;
+      }
+      const n = Math.min(stride - filled, data.length - i);
+      r.cur.set(data.subarray(i, i + n), bpp + filled);
+      filled += n;
+      i += n;
+      if (filled === stride) finishRow(r);
+    }
+  }
+
+  /** One inflate call; then the next slice is sized from this call's expansion ratio. */
+  function inflateSlice(input: Uint8Array): void {
+    if (y === height) {
+      // Complete: only the zlib trailer may follow (more pixels throw in take()); the rest is not read.
+      if (trailer >= TRAILER_BYTES) return;
+      input = input.subarray(0, TRAILER_BYTES - trailer);
+      trailer += input.length;
+    }
+    try {
+      inflate.push(input);
+    } catch (cause) {
+      throw corrupt(`its compressed image data is invalid (${(cause as Error).message})`);
+    }
+    const data = inflated;
+    inflated = NOTHING;
+    sinceOutput = data.length > 0 ? 0 : sinceOutput + input.length;
+    if (sinceOutput > STALL_BYTES) throw corrupt("its compressed image data stopped producing pixels");
+    if (data.length > 0) take(data);
+    const ratio = data.length / Math.max(1, input.length);
+    slice = Math.max(MIN_SLICE, Math.min(MAX_SLICE, Math.floor(OUTPUT_PER_CALL / Math.max(1, ratio))));
+  }
+
+  return {
+    push(idat) {
+      let i = 0;
+      while (zlibHeader.length < 2 && i < idat.length) zlibHeader.push(idat[i++]!);
+      if (zlibHeader.length === 2 && i > 0) checkZlibHeader(zlibHeader[0]!, zlibHeader[1]!);
+      while (i < idat.length) {
+        if (staged === 0 && idat.length - i >= slice) {
+          const end = i + slice; // inflateSlice resizes `slice`
+          inflateSlice(idat.subarray(i, end));
+          i = end;
+          continue;
+        }
+        const n = Math.min(slice - staged, idat.length - i);
+        staging.set(idat.subarray(i, i + n), staged);
+        staged += n;
+        i += n;
+        if (staged >= slice) {
+          // fflate copies what it keeps of its input, so the staging buffer can be refilled.
+          const full = staged;
+          staged = 0;
+          inflateSlice(staging.subarray(0, full));
+        }
+      }
+    },
+    finish() {
+      if (staged > 0) inflateSlice(staging.subarray(0, staged));
+      staged = 0;
+      if (y < height) throw corrupt(`its image data ends after ${y} of ${height} rows`);
+      return { width: outWidth, height: outHeight, data: rows!.out };
+    },
+  };
+}
+
+function checkZlibHeader(cmf: number, flg: number): void {
+  if ((cmf & 0x0f) !== 8 || cmf >> 4 > 7 || ((cmf << 8) | flg) % 31 !== 0) throw corrupt("its image data is not a zlib stream");
+  if (flg & 0x20) throw corrupt("its zlib stream asks for a preset dictionary");
+}
+
+function chunkType(b: Uint8Array, at: number): string {
+  let s = "";
+  for (let i = at; i < at + 4; i++) {
+    const c = b[i]! | 0x20;
+    if (c < 0x61 || c > 0x7a) throw corrupt("it has a chunk whose type is not four letters");
+    s += String.fromCharCode(b[i]!);
+  }
+  return s;
+}
+
+const u32 = (b: Uint8Array, i: number) => ((b[i]! << 24) | (b[i + 1]! << 16) | (b[i + 2]! << 8) | b[i + 3]!) >>> 0;
