@@ -7,7 +7,7 @@
  * @example
  * const text = await HEAVY_TASKS.qrDecode({ bytes }); // string or null
  */
-import { decodeImage, encodePng, normaliseToJpeg, resizeRgba, type NormalisedJpeg, type RgbaImage } from "../images";
+import { encodePng, normaliseToJpeg, resizeRgba, type NormalisedJpeg, type RgbaImage } from "../images";
 import { encodeJpegBaseline } from "../images/jpeg-encode";
 import { decodeAtMost, decodeNear } from "../images/scaled";
 import { drawTexts, fitCover, placeLogo, type TextLayout } from "../photo/compose";
@@ -33,7 +33,7 @@ export interface PhotoFinish {
 export const HEAVY_TASKS = {
   /**
    * Reads a QR code: the image decoded no larger than the reader can use (twice its working side: a JPEG at
-   * an N/8 scale), then the reader's passes. Null when nothing reads.
+   * an N/8 scale, a PNG box-filtered while it streams), then the reader's passes. Null when nothing reads.
    */
   async qrDecode(input: { bytes: Uint8Array }): Promise<string | null> {
     const result = await decodeQrImage(decodeNear(input.bytes, WORKING_SIDE * 2));
@@ -46,15 +46,9 @@ export const HEAVY_TASKS = {
    * render. Codes without a logo are cheap and render on the request thread.
    */
   async qrWithLogo(input: { payload: string; design: Omit<QrDesign, "logo">; logo: Uint8Array }): Promise<RenderedQr> {
-    let logo = decodeImage(input.logo);
     // The logo box is at most ratio x size; the scan check renders at up to ~1000 px.
     const needed = Math.ceil(input.design.logoSizeRatio * Math.max(input.design.size, 1024));
-    const longest = Math.max(logo.width, logo.height);
-    if (longest > needed * 1.5) {
-      const scale = needed / longest;
-      logo = resizeRgba(logo, Math.max(1, Math.round(logo.width * scale)), Math.max(1, Math.round(logo.height * scale)));
-    }
-    return renderQr(input.payload, { ...input.design, logo });
+    return renderQr(input.payload, { ...input.design, logo: decodeAtMost(input.logo, needed) });
   },
 
   /** A media upload made into the platforms' JPEG (upright, sRGB, within 1440 x 1800). */

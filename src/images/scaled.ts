@@ -17,6 +17,7 @@ import { readImageHeader, type ImageHeader } from "./sniff";
 import type { RgbaImage } from "./types";
 import { checkComplete } from "./integrity";
 import { decodeJpegScaled } from "./jpeg-decode";
+import { decodePngAtMost } from "./png-decode";
 
 /**
  * Decodes `bytes` (upright, EXIF orientation applied) with its longer side at most `limit`. Bad input
@@ -27,21 +28,28 @@ import { decodeJpegScaled } from "./jpeg-decode";
  */
 export function decodeAtMost(bytes: Uint8Array, limit: number): RgbaImage {
   const header = readImageHeader(bytes);
-  return (header.format === "jpeg" && decodeJpegAtLeast(bytes, header, limit, limit)) || shrinkTo(decodeImage(bytes), limit);
+  return decodeScaled(bytes, header, limit, limit) || shrinkTo(decodeImage(bytes), limit);
 }
 
 /**
- * A JPEG at the smallest N/8 scale whose longer side reaches `atLeast`, upright, shrunk to `limit` if above
- * it; null when the TypeScript decoder does not take the file (the caller decodes it with decodeImage).
+ * The image with its longer side at least `atLeast` (when it has that many pixels), decoded small where
+ * the format allows: a JPEG at the smallest N/8 scale that reaches it, a PNG box-filtered while it is
+ * inflated (to at most twice `atLeast`, which is never below it); upright, shrunk to `limit` if above it.
+ * Null for other formats and for what our decoders do not take (interlaced PNGs, some JPEG variants, and
+ * data they find corrupt: photon then decodes it whole, or gives the verdict).
  */
-function decodeJpegAtLeast(bytes: Uint8Array, header: ImageHeader, atLeast: number, limit: number): RgbaImage | null {
-  checkComplete(bytes, header);
-  const k = Math.min(1, atLeast / Math.max(header.width, header.height));
+function decodeScaled(bytes: Uint8Array, header: ImageHeader, atLeast: number, limit: number): RgbaImage | null {
   let scaled: RgbaImage | null = null;
   try {
-    scaled = decodeJpegScaled(bytes, Math.ceil(header.width * k), Math.ceil(header.height * k));
+    if (header.format === "jpeg") {
+      checkComplete(bytes, header);
+      const k = Math.min(1, atLeast / Math.max(header.width, header.height));
+      scaled = decodeJpegScaled(bytes, Math.ceil(header.width * k), Math.ceil(header.height * k));
+    } else if (header.format === "png") {
+      scaled = decodePngAtMost(bytes, Math.max(1, Math.ceil(2 * atLeast)));
+    }
   } catch {
-    scaled = null; // corrupt by the TypeScript decoder's reading: photon gives the verdict
+    scaled = null; // corrupt by our decoder's reading: photon gives the verdict
   }
   return scaled && applyOrientation(shrinkTo(scaled, limit), header.orientation);
 }
@@ -68,8 +76,9 @@ export interface PhotoSource {
 }
 
 /**
- * Opens `bytes` for decoding at the sizes the caller finds it needs: a JPEG is decoded again at each size
- * (at N/8 scale, so a small size is cheap), any other format once, then shrunk. Bad input throws
+ * Opens `bytes` for decoding at the sizes the caller finds it needs: a JPEG or PNG is decoded again at each
+ * size (a JPEG at N/8 scale, a PNG box-filtered as it streams, so a small size is cheap), any other format
+ * once, then shrunk. Bad input throws
  * decodeImage's ApiError (INVALID_IMAGE, PAYLOAD_TOO_LARGE) on the first `at`.
  *
  * @example
@@ -84,10 +93,8 @@ export function openPhoto(bytes: Uint8Array): PhotoSource {
     side,
     at(want, limit = Infinity) {
       const target = Math.min(side, Math.ceil(want), limit);
-      if (header.format === "jpeg" && !whole) {
-        const scaled = decodeJpegAtLeast(bytes, header, target, limit);
-        if (scaled) return scaled;
-      }
+      const scaled = whole ? null : decodeScaled(bytes, header, target, limit);
+      if (scaled) return scaled;
       whole ??= decodeImage(bytes);
       return shrinkTo(whole, target);
     },
@@ -95,14 +102,16 @@ export function openPhoto(bytes: Uint8Array): PhotoSource {
 }
 
 /**
- * The upright image with its longer side near `side` (at least `side` when it has that many pixels), as
- * cheaply as the format allows and without a resize pass: a JPEG at the smallest N/8 scale that reaches
- * it, anything else whole. For readers that reduce the image themselves (the QR reader).
+ * The upright image with its longer side near `side`, as cheaply as the format allows and without a resize
+ * pass: a JPEG at the smallest N/8 scale that reaches `side` (at most 8/7 of it), a PNG box-filtered while
+ * it streams to at most `side` (at least half of it), anything else whole. For readers that reduce the
+ * image themselves (the QR reader), so a 40 MP PNG never exists at full size.
  *
  * @example
  * decodeNear(jpeg6000x4000, 3200).width; // 3750 (5/8 scale)
+ * decodeNear(png6300x6300, 3200).width; // 3150 (every 2 x 2 block averaged)
  */
 export function decodeNear(bytes: Uint8Array, side: number): RgbaImage {
   const header = readImageHeader(bytes);
-  return (header.format === "jpeg" && decodeJpegAtLeast(bytes, header, side, Infinity)) || decodeImage(bytes);
+  return decodeScaled(bytes, header, header.format === "png" ? side / 2 : side, Infinity) || decodeImage(bytes);
 }
