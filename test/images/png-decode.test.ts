@@ -2,7 +2,7 @@
  * decodePngAtMost against sharp (libvips) as the reference decoder: every colour type and bit depth, tRNS,
  * each filter, PNGs from sharp's and our own encoder; shrinking against sharp's pixels box-averaged here;
  * then hostile input (truncation, corruption, a zlib bomb, a pixel bomb, seeded random mutations in a worker
- * thread that is killed if a case hangs).
+ * thread that is killed if a case hangs); and the same answers inside workerd.
  */
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
@@ -14,6 +14,7 @@ import { encodePng } from "../../src/images/png";
 import { decodePngAtMost, MAX_ROW_BYTES } from "../../src/images/png-decode";
 import { MAX_IMAGE_PIXELS } from "../../src/images/sniff";
 import type { RgbaImage } from "../../src/images/types";
+import { startTestWorker } from "../helpers/workerd";
 import type { FuzzCase, FuzzOutcome } from "./png-decode.fuzz-worker";
 
 // --- a tiny PNG writer: any colour type, bit depth and filter ----------------------------------------------
@@ -488,6 +489,51 @@ describe("decodePngAtMost: hostile input", () => {
     expect(count("image")).toBeGreaterThan(20);
     expect(count("error")).toBeGreaterThan(100);
   });
+});
+
+describe("decodePngAtMost in workerd", () => {
+  it("decodes, shrinks and refuses exactly as on Node", async () => {
+    const decoder = new URL("../../src/images/png-decode.ts", import.meta.url).pathname;
+    const worker = await startTestWorker({
+      name: "png-decode-workerd-test",
+      main: {
+        source: `import { decodePngAtMost } from ${JSON.stringify(decoder)};
+export default {
+  async fetch(request) {
+    const maxSide = Number(new URL(request.url).searchParams.get("max"));
+    try {
+      const img = decodePngAtMost(new Uint8Array(await request.arrayBuffer()), maxSide);
+      return Response.json(img && { width: img.width, height: img.height, data: Array.from(img.data) });
+    } catch (e) {
+      return Response.json({ error: e instanceof Error ? e.message : "not an Error" });
+    }
+  },
+};`,
+      },
+    });
+    try {
+      const pngs = [
+        writePng(randomImage({ name: "", colourType: 6, depth: 16 }, 30, 20, 21)),
+        writePng(randomImage({ name: "", colourType: 3, depth: 2, trns: true }, 30, 20, 22)),
+        writePng({ ...randomImage({ name: "", colourType: 2, depth: 8 }, 30, 20, 23), height: 19 }), // corrupt
+      ];
+      for (const png of pngs) {
+        for (const maxSide of [100, 8]) {
+          const res = await worker.mf.dispatchFetch(`http://png.test/?max=${maxSide}`, { method: "POST", body: png });
+          let expected: unknown;
+          try {
+            const img = decodePngAtMost(png, maxSide);
+            expected = img && { width: img.width, height: img.height, data: Array.from(img.data) };
+          } catch (e) {
+            expected = { error: (e as Error).message };
+          }
+          expect(await res.json()).toEqual(expected);
+        }
+      }
+    } finally {
+      await worker.dispose();
+    }
+  }, 120_000);
 });
 
 /** One to three random edits: byte flips, a random u32, truncation, deletion, duplication, inserted bytes. */
