@@ -1,7 +1,7 @@
 /**
- * The per-scanline kernels of the streaming PNG decoder (png-decode.ts): undo a filter, convert a scanline of
- * any colour type and bit depth to 8-bit RGBA, and the alpha-weighted box filter's sums. Plain loops over
- * typed arrays; nothing here allocates.
+ * The per-scanline work of the streaming PNG decoder (png-decode.ts): undo a filter, convert a scanline of
+ * any colour type and bit depth to 8-bit RGBA, and shrink rows with an alpha-weighted box filter. Plain loops
+ * over typed arrays; per row nothing is allocated but typed-array views.
  */
 
 /** The image facts a scanline needs to become RGBA. */
