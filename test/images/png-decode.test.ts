@@ -536,14 +536,21 @@ export default {
   }, 120_000);
 });
 
-/** One to three random edits: byte flips, a random u32, truncation, deletion, duplication, inserted bytes. */
+/**
+ * One to three random edits: byte flips anywhere or (twice as often) inside IDAT data, so inflate and the
+ * filters see damage too; a random u32, truncation, deletion, duplication, inserted bytes, IHDR fields.
+ */
 function mutate(src: Uint8Array, rng: () => number): Uint8Array {
   let b = new Uint8Array(src);
   const at = () => 8 + Math.floor(rng() * (b.length - 8));
   const edits = 1 + Math.floor(rng() * 3);
   for (let e = 0; e < edits; e++) {
-    const kind = Math.floor(rng() * 7);
-    if (kind === 0) for (let i = 0; i < 1 + rng() * 4; i++) b[at()]! ^= 1 << Math.floor(rng() * 8);
+    const kind = Math.floor(rng() * 9);
+    if (kind >= 7) {
+      const idat = idatRanges(b);
+      const [start, end] = idat[Math.floor(rng() * idat.length)] ?? [8, b.length];
+      for (let i = 0; i < 1 + rng() * 3; i++) b[start + Math.floor(rng() * (end - start))]! ^= 1 << Math.floor(rng() * 8);
+    } else if (kind === 0) for (let i = 0; i < 1 + rng() * 4; i++) b[at()]! ^= 1 << Math.floor(rng() * 8);
     else if (kind === 1) new DataView(b.buffer).setUint32(Math.min(at(), b.length - 4), rng() < 0.5 ? rng() * 2 ** 32 : Math.floor(rng() * 70000));
     else if (kind === 2) b = b.slice(0, at());
     else if (kind === 3) {
@@ -565,6 +572,19 @@ function mutate(src: Uint8Array, rng: () => number): Uint8Array {
     if (b.length < 9) break;
   }
   return new Uint8Array(b);
+}
+
+/** Where the data of each IDAT chunk lies, as far as the chunk structure can be read. */
+function idatRanges(b: Uint8Array): Array<[number, number]> {
+  const ranges: Array<[number, number]> = [];
+  const view = new DataView(b.buffer, b.byteOffset, b.length);
+  for (let pos = 8; pos + 12 <= b.length; ) {
+    const length = view.getUint32(pos);
+    if (pos + 12 + length > b.length) break;
+    if (length > 0 && String.fromCharCode(...b.subarray(pos + 4, pos + 8)) === "IDAT") ranges.push([pos + 8, pos + 8 + length]);
+    pos += 12 + length;
+  }
+  return ranges;
 }
 
 /** Runs the cases in a worker; rejects naming the case if one takes longer than `hangMs`. */
