@@ -11,6 +11,7 @@
 export { MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, readImageHeader, sniffImage, type ImageFormat, type ImageHeader, type ImageInfo } from "./sniff";
 export type { RgbaImage } from "./types";
 export { decodeImage, encodeJpeg, encodePng, flattenAlpha } from "./codec";
+export { decodePngAtMost } from "./png-decode";
 export { resizeRgba } from "./resize";
 export { drawOver, resizePremultiplied, unpremultiply } from "./alpha";
 export { applyOrientation } from "./exif";

@@ -1,7 +1,7 @@
 /**
- * The per-scanline kernels of the streaming PNG decoder (png-decode.ts): undo a filter, convert a scanline of
- * any colour type and bit depth to 8-bit RGBA, and the alpha-weighted box filter's sums. Plain loops over
- * typed arrays; nothing here allocates.
+ * The per-scanline work of the streaming PNG decoder (png-decode.ts): undo a filter, convert a scanline of
+ * any colour type and bit depth to 8-bit RGBA, and shrink rows with an alpha-weighted box filter. Plain loops
+ * over typed arrays; per row nothing is allocated but typed-array views.
  */
 
 /** The image facts a scanline needs to become RGBA. */
@@ -246,37 +246,46 @@ export function createBoxShrink(width: number, height: number, factor: number, o
 
 /** Per output column: sum of r*a, g*a, b*a and a over the `factor` pixels of one RGBA row. */
 function sumBlocks(rgba: Uint8Array, width: number, factor: number, sums: Float64Array): void {
-  let x = 0;
-  for (let o = 0; o < sums.length; o += 4) {
-    const end = Math.min(width, x + factor) * 4;
-    let r = 0;
-    let g = 0;
-    let b = 0;
-    let a = 0;
-    for (let i = x * 4; i < end; i += 4) {
-      const alpha = rgba[i + 3]!;
-      r += rgba[i]! * alpha;
-      g += rgba[i + 1]! * alpha;
-      b += rgba[i + 2]! * alpha;
-      a += alpha;
+  let o = 0;
+  let left = factor;
+  let r = 0;
+  let g = 0;
+  let b = 0;
+  let a = 0;
+  for (let i = 0, end = width * 4; i < end; i += 4) {
+    const alpha = rgba[i + 3]!;
+    r += rgba[i]! * alpha;
+    g += rgba[i + 1]! * alpha;
+    b += rgba[i + 2]! * alpha;
+    a += alpha;
+    if (--left === 0 || i + 4 === end) {
+      sums[o] = r;
+      sums[o + 1] = g;
+      sums[o + 2] = b;
+      sums[o + 3] = a;
+      o += 4;
+      left = factor;
+      r = g = b = a = 0;
     }
-    sums[o] = r;
-    sums[o + 1] = g;
-    sums[o + 2] = b;
-    sums[o + 3] = a;
-    x += factor;
   }
 }
 
-/** Writes one output row from block sums: alpha = mean alpha, colour = alpha-weighted mean colour. */
+/**
+ * Writes one output row from block sums: alpha = mean alpha, colour = alpha-weighted mean colour, each
+ * rounded half up. (s + d / 2) / d is stored into a Uint8Array, whose conversion truncates: that is
+ * Math.round(s / d) for these non-negative integers, without the call.
+ */
 function emitBlocks(sums: Float64Array, out: Uint8Array, at: number, width: number, factor: number, rows: number): void {
-  for (let o = 0, x = 0; o < sums.length; o += 4, x += factor) {
+  const full = factor * rows;
+  const last = sums.length - 4;
+  for (let o = 0; o < sums.length; o += 4) {
     const a = sums[o + 3]!;
     if (a === 0) continue; // fully transparent: stays 0,0,0,0
-    const n = (Math.min(width, x + factor) - x) * rows;
-    out[at + o] = Math.round(sums[o]! / a);
-    out[at + o + 1] = Math.round(sums[o + 1]! / a);
-    out[at + o + 2] = Math.round(sums[o + 2]! / a);
-    out[at + o + 3] = Math.round(a / n);
+    const n = o === last ? (width - (o >> 2) * factor) * rows : full;
+    const half = a / 2;
+    out[at + o] = (sums[o]! + half) / a;
+    out[at + o + 1] = (sums[o + 1]! + half) / a;
+    out[at + o + 2] = (sums[o + 2]! + half) / a;
+    out[at + o + 3] = (a + n / 2) / n;
   }
 }

@@ -2,7 +2,7 @@
  * decodePngAtMost against sharp (libvips) as the reference decoder: every colour type and bit depth, tRNS,
  * each filter, PNGs from sharp's and our own encoder; shrinking against sharp's pixels box-averaged here;
  * then hostile input (truncation, corruption, a zlib bomb, a pixel bomb, seeded random mutations in a worker
- * thread that is killed if a case hangs).
+ * thread that is killed if a case hangs); and the same answers inside workerd.
  */
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
@@ -14,6 +14,7 @@ import { encodePng } from "../../src/images/png";
 import { decodePngAtMost, MAX_ROW_BYTES } from "../../src/images/png-decode";
 import { MAX_IMAGE_PIXELS } from "../../src/images/sniff";
 import type { RgbaImage } from "../../src/images/types";
+import { startTestWorker } from "../helpers/workerd";
 import type { FuzzCase, FuzzOutcome } from "./png-decode.fuzz-worker";
 
 // --- a tiny PNG writer: any colour type, bit depth and filter ----------------------------------------------
@@ -490,14 +491,66 @@ describe("decodePngAtMost: hostile input", () => {
   });
 });
 
-/** One to three random edits: byte flips, a random u32, truncation, deletion, duplication, inserted bytes. */
+describe("decodePngAtMost in workerd", () => {
+  it("decodes, shrinks and refuses exactly as on Node", async () => {
+    const decoder = new URL("../../src/images/png-decode.ts", import.meta.url).pathname;
+    const worker = await startTestWorker({
+      name: "png-decode-workerd-test",
+      main: {
+        source: `import { decodePngAtMost } from ${JSON.stringify(decoder)};
+export default {
+  async fetch(request) {
+    const maxSide = Number(new URL(request.url).searchParams.get("max"));
+    try {
+      const img = decodePngAtMost(new Uint8Array(await request.arrayBuffer()), maxSide);
+      return Response.json(img && { width: img.width, height: img.height, data: Array.from(img.data) });
+    } catch (e) {
+      return Response.json({ error: e instanceof Error ? e.message : "not an Error" });
+    }
+  },
+};`,
+      },
+    });
+    try {
+      const pngs = [
+        writePng(randomImage({ name: "", colourType: 6, depth: 16 }, 30, 20, 21)),
+        writePng(randomImage({ name: "", colourType: 3, depth: 2, trns: true }, 30, 20, 22)),
+        writePng({ ...randomImage({ name: "", colourType: 2, depth: 8 }, 30, 20, 23), height: 19 }), // corrupt
+      ];
+      for (const png of pngs) {
+        for (const maxSide of [100, 8]) {
+          const res = await worker.mf.dispatchFetch(`http://png.test/?max=${maxSide}`, { method: "POST", body: png });
+          let expected: unknown;
+          try {
+            const img = decodePngAtMost(png, maxSide);
+            expected = img && { width: img.width, height: img.height, data: Array.from(img.data) };
+          } catch (e) {
+            expected = { error: (e as Error).message };
+          }
+          expect(await res.json()).toEqual(expected);
+        }
+      }
+    } finally {
+      await worker.dispose();
+    }
+  }, 120_000);
+});
+
+/**
+ * One to three random edits: byte flips anywhere or (twice as often) inside IDAT data, so inflate and the
+ * filters see damage too; a random u32, truncation, deletion, duplication, inserted bytes, IHDR fields.
+ */
 function mutate(src: Uint8Array, rng: () => number): Uint8Array {
   let b = new Uint8Array(src);
   const at = () => 8 + Math.floor(rng() * (b.length - 8));
   const edits = 1 + Math.floor(rng() * 3);
   for (let e = 0; e < edits; e++) {
-    const kind = Math.floor(rng() * 7);
-    if (kind === 0) for (let i = 0; i < 1 + rng() * 4; i++) b[at()]! ^= 1 << Math.floor(rng() * 8);
+    const kind = Math.floor(rng() * 9);
+    if (kind >= 7) {
+      const idat = idatRanges(b);
+      const [start, end] = idat[Math.floor(rng() * idat.length)] ?? [8, b.length];
+      for (let i = 0; i < 1 + rng() * 3; i++) b[start + Math.floor(rng() * (end - start))]! ^= 1 << Math.floor(rng() * 8);
+    } else if (kind === 0) for (let i = 0; i < 1 + rng() * 4; i++) b[at()]! ^= 1 << Math.floor(rng() * 8);
     else if (kind === 1) new DataView(b.buffer).setUint32(Math.min(at(), b.length - 4), rng() < 0.5 ? rng() * 2 ** 32 : Math.floor(rng() * 70000));
     else if (kind === 2) b = b.slice(0, at());
     else if (kind === 3) {
@@ -519,6 +572,19 @@ function mutate(src: Uint8Array, rng: () => number): Uint8Array {
     if (b.length < 9) break;
   }
   return new Uint8Array(b);
+}
+
+/** Where the data of each IDAT chunk lies, as far as the chunk structure can be read. */
+function idatRanges(b: Uint8Array): Array<[number, number]> {
+  const ranges: Array<[number, number]> = [];
+  const view = new DataView(b.buffer, b.byteOffset, b.length);
+  for (let pos = 8; pos + 12 <= b.length; ) {
+    const length = view.getUint32(pos);
+    if (pos + 12 + length > b.length) break;
+    if (length > 0 && String.fromCharCode(...b.subarray(pos + 4, pos + 8)) === "IDAT") ranges.push([pos + 8, pos + 8 + length]);
+    pos += 12 + length;
+  }
+  return ranges;
 }
 
 /** Runs the cases in a worker; rejects naming the case if one takes longer than `hangMs`. */
