@@ -9,13 +9,17 @@
  * const heavy = NodeHeavyWork(config.heavy);
  * await heavy.run(userId, "qrDecode", { bytes }); // decoded in a worker thread
  */
+import { createHash } from "node:crypto";
+import { mkdir, rename, writeFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { Piscina } from "piscina";
 import type { Config } from "../../src/config";
 import { inlineRunner, LimitedHeavyWork, type HeavyRunner, type HeavyWork } from "../../src/heavy";
 import { unwrap, type Reply } from "../../src/heavy/wire";
 
-const pools = new Map<string, Piscina>();
+const pools = new Map<string, Promise<Piscina>>();
+let bundle: Promise<string | null> | undefined;
 
 /**
  * The limiter around the process's pool; with `threads: 0`, around work on the request thread.
@@ -26,36 +30,63 @@ const pools = new Map<string, Piscina>();
 export function NodeHeavyWork(limits: Config["heavy"]): HeavyWork {
   const threads = limits.threads ?? Math.min(8, Math.max(1, availableParallelism()));
   if (threads === 0) return LimitedHeavyWork({ ...limits, slots: Math.max(1, limits.perUser) }, inlineRunner);
-  const pool = poolFor(threads, limits.idleSeconds);
-  const runner: HeavyRunner = async (name, input) => unwrap(await (pool.run({ name, input }) as Promise<Reply<never>>));
+  const runner: HeavyRunner = async (name, input) => {
+    const pool = await poolFor(threads, limits.idleSeconds);
+    return unwrap(await (pool.run({ name, input }) as Promise<Reply<never>>));
+  };
   // Closing an app leaves the shared threads to end when idle (they never keep the process alive).
   return LimitedHeavyWork({ ...limits, slots: threads }, runner);
 }
 
-function poolFor(threads: number, idleSeconds: number): Piscina {
+function poolFor(threads: number, idleSeconds: number): Promise<Piscina> {
   const key = `${threads}/${idleSeconds}`;
   let pool = pools.get(key);
   if (!pool) {
-    pool = new Piscina({
-      filename: new URL("./heavy-thread.mjs", import.meta.url).href,
-      minThreads: 0,
-      maxThreads: threads,
-      idleTimeout: idleSeconds * 1000,
-      concurrentTasksPerWorker: 1,
-    });
+    pool = (async () =>
+      new Piscina({
+        filename: new URL("./heavy-thread.mjs", import.meta.url).href,
+        workerData: { bundle: await threadBundle() },
+        // Not the request thread's flags: they may load tsx, which the bundle does not need.
+        execArgv: [],
+        minThreads: 0,
+        maxThreads: threads,
+        idleTimeout: idleSeconds * 1000,
+        concurrentTasksPerWorker: 1,
+      }))();
     pools.set(key, pool);
   }
   return pool;
 }
 
 /**
- * How many heavy-work threads are alive in this process (for the memory test and operators' curiosity).
- *
- * @example
- * heavyThreads(); // 0 once every thread has been idle for HEAVY_IDLE_SECONDS
+ * The threads' code as one plain-JavaScript module (esbuild, npm packages left as imports), written once
+ * per content under node_modules/.cache so the packages resolve from it: a thread then starts without a
+ * TypeScript loader. Null when bundling fails; the threads then load the source through tsx.
  */
-export function heavyThreads(): number {
-  let n = 0;
-  for (const pool of pools.values()) n += pool.threads.length;
-  return n;
+function threadBundle(): Promise<string | null> {
+  bundle ??= (async () => {
+    try {
+      const { build } = await import("esbuild");
+      const out = await build({
+        entryPoints: [fileURLToPath(new URL("./heavy-thread.ts", import.meta.url))],
+        bundle: true,
+        platform: "node",
+        format: "esm",
+        packages: "external",
+        write: false,
+        logLevel: "silent",
+      });
+      const text = out.outputFiles[0]!.text;
+      const dir = fileURLToPath(new URL("../../node_modules/.cache/shopkit/", import.meta.url));
+      const file = `${dir}heavy-thread-${createHash("sha256").update(text).digest("hex").slice(0, 16)}.mjs`;
+      await mkdir(dir, { recursive: true });
+      const temporary = `${file}.${process.pid}.tmp`;
+      await writeFile(temporary, text);
+      await rename(temporary, file); // whole or not at all, whichever process gets there first
+      return pathToFileURL(file).href;
+    } catch {
+      return null;
+    }
+  })();
+  return bundle;
 }

@@ -1,8 +1,7 @@
 /**
- * One heavy-work thread of the Node pool (heavy-pool.ts): lowers its own scheduling priority (on Linux a
- * thread's nice value is its own, so the request thread keeps answering cheap requests first while images
- * are crunched), configures the engines once, then runs the tasks it is sent and answers each with its
- * value or its error as data (src/heavy/wire.ts).
+ * The task runner of a heavy-work thread of the Node pool (heavy-pool.ts; heavy-thread.mjs is the thread's
+ * entry and lowers its priority first): configures the engines once, then runs the tasks it is sent and
+ * answers each with its value or its error as data (src/heavy/wire.ts).
  *
  * @example
  * // not called directly: Piscina loads heavy-thread.mjs, which loads this module
@@ -10,14 +9,8 @@
  */
 import { HEAVY_TASKS, type HeavyTaskName } from "../../src/heavy";
 import { settle, type Reply } from "../../src/heavy/wire";
-import { setPriority } from "node:os";
 import { configureNodeEngines } from "./engines";
 
-try {
-  setPriority(10); // this thread only (pid 0 = the calling thread on Linux)
-} catch {
-  // not permitted here: run at normal priority
-}
 configureNodeEngines();
 
 export function runTask(message: { name: HeavyTaskName; input: unknown }): Promise<Reply<unknown>> {
