@@ -33,7 +33,7 @@ interface Measured {
   note: string;
 }
 
-async function main(): Promise<void> {
+export async function benchPngDecode(): Promise<void> {
   const inputs: Array<[string, Buffer]> = [
     ["photo-like (noise + gradient)", await makePhotoPng(SIDE, SIDE)],
     ["one colour (zlib bomb)", await sharp({ create: { width: SIDE, height: SIDE, channels: 3, background: "#2a7fd4" } }).png({ compressionLevel: 9 }).toBuffer()],
@@ -150,5 +150,5 @@ const clamp = (v: number) => Math.max(0, Math.min(255, Math.round(v)));
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const at = process.argv.indexOf("--child");
   if (at > 0) await child(process.argv[at + 1] as Contender, process.argv[at + 2]!);
-  else await main();
+  else await benchPngDecode();
 }
