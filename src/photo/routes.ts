@@ -79,20 +79,28 @@ export function createPhotoRoutes(): OpenAPIHono<AppEnv> {
   router.use("/product-photography", requireAuth(), rateLimit("photo"), jsonOnly);
   router.use("/product-photography/*", requireAuth(), rateLimit("photo-read"));
 
-  router.openapi(photoRoutes.createPhoto, async (c) => {
-    const answer = await createPhoto(c.var.services, c.var.userId, c.req.valid("json"), {
-      idempotencyKey: readIdempotencyKey(c.req.header("idempotency-key")),
-      respondAsync: prefersAsync(c.req.header("prefer")),
-    });
-    for (const [name, value] of Object.entries(answer.headers)) c.header(name, value);
-    c.header("Cache-Control", "no-store");
-    return c.json(answer.body, answer.status) as never;
-  }, validationHook(photoRoutes.createPhoto));
+  router.openapi(
+    photoRoutes.createPhoto,
+    async (c) => {
+      const answer = await createPhoto(c.var.services, c.var.userId, c.req.valid("json"), {
+        idempotencyKey: readIdempotencyKey(c.req.header("idempotency-key")),
+        respondAsync: prefersAsync(c.req.header("prefer")),
+      });
+      for (const [name, value] of Object.entries(answer.headers)) c.header(name, value);
+      c.header("Cache-Control", "no-store");
+      return c.json(answer.body, answer.status) as never;
+    },
+    validationHook(photoRoutes.createPhoto),
+  );
 
-  router.openapi(photoRoutes.getJob, async (c) => {
-    c.header("Cache-Control", "no-store");
-    return c.json({ data: await jobStatus(c.var.services, c.var.userId, c.req.valid("param").id) }, 200) as never;
-  }, validationHook(photoRoutes.getJob));
+  router.openapi(
+    photoRoutes.getJob,
+    async (c) => {
+      c.header("Cache-Control", "no-store");
+      return c.json({ data: await jobStatus(c.var.services, c.var.userId, c.req.valid("param").id) }, 200) as never;
+    },
+    validationHook(photoRoutes.getJob),
+  );
 
   return router;
 }

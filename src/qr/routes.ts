@@ -9,7 +9,8 @@
  * absolute http(s) URL and as type text otherwise (the bits are the same; the type only decides the
  * validation). GET also takes `size`, `fgColor`, `bgColor` (the `#` may be left out) and `isTransparent`
  * from the query string, each once; any other parameter is 422 (src/http/validate.ts), as is an unknown body
- * field of the POST routes, which take no query parameters. The path key is never logged by this router; the app's access log redacts paths.
+ * field of the POST routes, which take no query parameters. The path key is never logged by this router; the
+ * app's access log redacts paths.
  *
  * @example
  * app.route("/api/qr-code", createQrRoutes());
