@@ -10,6 +10,7 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { detailsFromIssues, type IssueContext, type IssueLike } from "./issues";
 
 export const codeToStatus = {
   INVALID_JSON: 400,
@@ -78,22 +79,18 @@ export function invalidField(path: string, message: string): ApiError {
   return new ApiError("VALIDATION_FAILED", `${path}: ${message}`, { details: [{ path, message }] });
 }
 
-/** Zod-like issues to our details; works for zod 3 and 4 issue shapes. */
-export function detailsFromIssues(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string; code?: string; keys?: ReadonlyArray<PropertyKey> }>): ErrorDetail[] {
-  return issues.flatMap((issue) => {
-    // An unknown field is named itself, not its parent object.
-    if (issue.code === "unrecognized_keys" && issue.keys?.length) {
-      return issue.keys.map((key) => ({ path: [...issue.path, key].map(String).join("."), message: "is not a known field" }));
-    }
-    return [{ path: issue.path.map(String).join(".") || "(body)", message: issue.message }];
-  });
-}
+/** At most this many details are listed; the message still counts them all. */
+const MAX_DETAILS = 50;
 
-export function validationError(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string; code?: string; keys?: ReadonlyArray<PropertyKey> }>): ApiError {
-  const details = detailsFromIssues(issues);
+/**
+ * The 422 for failed schema validation: one detail per field (issues.ts words them), and a message naming
+ * the first, e.g. "colour: is not a known field (did you mean 'color'?) (and 1 more)".
+ */
+export function validationError(issues: ReadonlyArray<IssueLike>, context: IssueContext = {}): ApiError {
+  const details = detailsFromIssues(issues, context);
   const first = details[0];
   const message = first ? `${first.path}: ${first.message}` : "The request is not valid.";
-  return new ApiError("VALIDATION_FAILED", details.length > 1 ? `${message} (and ${details.length - 1} more)` : message, { details });
+  return new ApiError("VALIDATION_FAILED", details.length > 1 ? `${message} (and ${details.length - 1} more)` : message, { details: details.slice(0, MAX_DETAILS) });
 }
 
 interface ErrorLogger {

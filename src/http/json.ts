@@ -28,9 +28,12 @@ export async function readJson(c: Context): Promise<unknown> {
   }
 }
 
-/** Validate with a zod schema; a failure is thrown as 422 VALIDATION_FAILED with one detail per field. */
+/**
+ * Validate a body with a zod schema; a failure is thrown as 422 VALIDATION_FAILED with one detail per field
+ * (an unknown field named, with the known one it resembles).
+ */
 export function parseWith<T>(schema: ZodType<T>, value: unknown): T {
   const result = schema.safeParse(value);
-  if (!result.success) throw validationError(result.error.issues);
+  if (!result.success) throw validationError(result.error.issues, { source: "body", input: value, schema });
   return result.data;
 }

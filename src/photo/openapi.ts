@@ -6,6 +6,7 @@
  * router.openapi(photoRoutes.createPhoto, handler);
  */
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { CLOSED_INPUT_RULE, NoQuerySchema } from "../http/validate";
 import { JobSchema, ModelOptionSchema, PhotoRequestSchema, PhotoResultSchema, TemplateSchema } from "./schemas";
 
 export const PHOTO_BASE_PATH = "/api/image";
@@ -26,7 +27,12 @@ export const photoRoutes = {
     tags: ["Product photography"],
     summary: "List scene templates",
     description: "Studio setups, lifestyle scenes, outdoor scenes, holiday themes and e-commerce backgrounds, each with a demo image made by the service. Public; cacheable for an hour (ETag).",
-    responses: { 200: { description: "The templates.", headers: cacheHeaders, content: json(z.object({ data: z.array(TemplateSchema) })) }, 304: { description: "Not modified." } },
+    request: { query: NoQuerySchema },
+    responses: {
+      200: { description: "The templates.", headers: cacheHeaders, content: json(z.object({ data: z.array(TemplateSchema) })) },
+      304: { description: "Not modified." },
+      422: err("A query parameter was given; this operation takes none."),
+    },
   }),
   listModels: createRoute({
     method: "get",
@@ -35,7 +41,12 @@ export const photoRoutes = {
     tags: ["Product photography"],
     summary: "List image models and prices",
     description: "pro (highest quality, default), standard (1K bulk, batches up to 10) and flash (balanced), with resolutions, batch sizes and the estimated cost per image at each resolution in credits, USD and INR. Public; cacheable for an hour (ETag).",
-    responses: { 200: { description: "The models.", headers: cacheHeaders, content: json(z.object({ data: z.array(ModelOptionSchema) })) }, 304: { description: "Not modified." } },
+    request: { query: NoQuerySchema },
+    responses: {
+      200: { description: "The models.", headers: cacheHeaders, content: json(z.object({ data: z.array(ModelOptionSchema) })) },
+      304: { description: "Not modified." },
+      422: err("A query parameter was given; this operation takes none."),
+    },
   }),
   createPhoto: createRoute({
     method: "post",
@@ -47,6 +58,7 @@ export const photoRoutes = {
       "Puts each product image into the scene (template and/or free text), then draws the logo, overlayText and marketingText itself at the exact placement and size. One product answers `{data:{photoDataUri}}` or `{data:{imageUrl, thumbnailUrl}}`; several answer `{data:{images:[{label, status, ...}]}}` where a failed product carries its own `error`. Optional `Idempotency-Key` replays the stored result (no second charge). `Prefer: respond-async` answers 202 with the Location of a job to poll.",
     security,
     request: {
+      query: NoQuerySchema,
       headers: z.object({
         "Idempotency-Key": z.string().optional().openapi({ description: "1 to 255 visible characters; the same key with the same body replays, with another body is 409." }),
         Prefer: z.string().optional().openapi({ description: "`respond-async`: answer 202 at once and run the generation as a job." }),
@@ -61,7 +73,7 @@ export const photoRoutes = {
       409: err("Idempotency-Key reused with another body, or still in progress (Retry-After)."),
       413: err("An image over 10 MB or a body over 20 MB."),
       415: err("The body is not JSON."),
-      422: err("Invalid fields or images; `details` names each field. Also GENERATION_REFUSED when the model refused the content."),
+      422: err("Invalid fields or images, an unknown field or query parameter; `details` names each field. Also GENERATION_REFUSED when the model refused the content."),
       429: err("Rate limit reached; wait Retry-After seconds."),
       502: err("The image model failed (GENERATION_FAILED); nothing was charged."),
       503: err("The image model is rate limited (UPSTREAM_RATE_LIMITED); retry later."),
@@ -76,12 +88,12 @@ export const photoRoutes = {
     summary: "Poll a product-photography job",
     description: "Status of a `Prefer: respond-async` request (owner only), and its result once done.",
     security,
-    request: { params: z.object({ id: z.string().uuid().openapi({ param: { name: "id", in: "path" } }) }) },
+    request: { query: NoQuerySchema, params: z.object({ id: z.string().uuid().openapi({ param: { name: "id", in: "path" } }) }) },
     responses: {
       200: { description: "The job.", content: json(z.object({ data: JobSchema })) },
       401: err("Missing or invalid Bearer credentials."),
       404: err("No such job for this key's owner."),
-      422: err("The id is not a UUID."),
+      422: err("The id is not a UUID, or a query parameter was given."),
     },
   }),
 };
@@ -94,7 +106,7 @@ export function photoOpenApiDocument(router: OpenAPIHono<any>, serverUrl: string
     info: {
       title: "Product photography API",
       version: "1.0.0",
-      description: "Scene templates, image models with prices, and product-photo generation. Errors are `{error:{code,message,details?}}`. Requests per user: 20 generations a minute.",
+      description: `Scene templates, image models with prices, and product-photo generation. Errors are \`{error:{code,message,details?}}\`. Requests per user: 20 generations a minute.\n\n${CLOSED_INPUT_RULE}`,
     },
     servers: [{ url: serverUrl }],
   });

@@ -10,28 +10,21 @@
  * @example
  * app.route("/api/image", createPhotoRoutes());
  */
-import { OpenAPIHono, type Hook } from "@hono/zod-openapi";
+import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { requireAuth } from "../http/auth";
 import type { AppEnv } from "../http/env";
-import { ApiError, validationError } from "../http/errors";
+import { ApiError } from "../http/errors";
 import { readIdempotencyKey } from "../http/idempotency-key";
 import { isJsonContentType } from "../http/json";
 import { rateLimit } from "../http/rate-limit";
+import { validationHook } from "../http/validate";
 import { sha256Hex } from "../lib/encoding";
 import { listTemplates } from "./catalog";
 import { demoImage } from "./demo";
 import { modelView } from "./models";
 import { photoOpenApiDocument, photoRoutes } from "./openapi";
 import { createPhoto, jobStatus } from "./service";
-
-type AnyHook = Hook<any, AppEnv, any, undefined>;
-
-/** Validation failures are thrown; the app's onError renders every error body. */
-const throwOnInvalid: AnyHook = (result) => {
-  if (!result.success) throw validationError(result.error.issues);
-  return undefined;
-};
 
 /** The contract says a non-JSON body is 415; Hono's json validator would otherwise skip it. */
 const jsonOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
@@ -58,7 +51,7 @@ function prefersAsync(header: string | undefined): boolean {
 }
 
 export function createPhotoRoutes(): OpenAPIHono<AppEnv> {
-  const router = new OpenAPIHono<AppEnv>({ defaultHook: throwOnInvalid });
+  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
 
   router.get("/openapi.json", (c) => c.json(photoOpenApiDocument(router, c.var.services.config.publicBaseUrl)));
   router.get("/demo/:file{[a-z0-9-]+\\.png}", async (c) => {
@@ -71,26 +64,43 @@ export function createPhotoRoutes(): OpenAPIHono<AppEnv> {
     return c.body(png.bytes as Uint8Array<ArrayBuffer>, 200, { "Content-Type": "image/png" });
   });
 
-  router.openapi(photoRoutes.listTemplates, (c) => cacheable(c, listTemplates(c.var.services.config.publicBaseUrl)) as never);
-  router.openapi(photoRoutes.listModels, (c) => cacheable(c, c.var.services.config.photoModels.models.map(modelView)) as never);
+  // Validation failures are thrown by the hook (bound to the route's own schemas); onError renders them.
+  router.openapi(
+    photoRoutes.listTemplates,
+    (c) => cacheable(c, listTemplates(c.var.services.config.publicBaseUrl)) as never,
+    validationHook(photoRoutes.listTemplates),
+  );
+  router.openapi(
+    photoRoutes.listModels,
+    (c) => cacheable(c, c.var.services.config.photoModels.models.map(modelView)) as never,
+    validationHook(photoRoutes.listModels),
+  );
 
   router.use("/product-photography", requireAuth(), rateLimit("photo"), jsonOnly);
   router.use("/product-photography/*", requireAuth(), rateLimit("photo-read"));
 
-  router.openapi(photoRoutes.createPhoto, async (c) => {
-    const answer = await createPhoto(c.var.services, c.var.userId, c.req.valid("json"), {
-      idempotencyKey: readIdempotencyKey(c.req.header("idempotency-key")),
-      respondAsync: prefersAsync(c.req.header("prefer")),
-    });
-    for (const [name, value] of Object.entries(answer.headers)) c.header(name, value);
-    c.header("Cache-Control", "no-store");
-    return c.json(answer.body, answer.status) as never;
-  });
+  router.openapi(
+    photoRoutes.createPhoto,
+    async (c) => {
+      const answer = await createPhoto(c.var.services, c.var.userId, c.req.valid("json"), {
+        idempotencyKey: readIdempotencyKey(c.req.header("idempotency-key")),
+        respondAsync: prefersAsync(c.req.header("prefer")),
+      });
+      for (const [name, value] of Object.entries(answer.headers)) c.header(name, value);
+      c.header("Cache-Control", "no-store");
+      return c.json(answer.body, answer.status) as never;
+    },
+    validationHook(photoRoutes.createPhoto),
+  );
 
-  router.openapi(photoRoutes.getJob, async (c) => {
-    c.header("Cache-Control", "no-store");
-    return c.json({ data: await jobStatus(c.var.services, c.var.userId, c.req.valid("param").id) }, 200) as never;
-  });
+  router.openapi(
+    photoRoutes.getJob,
+    async (c) => {
+      c.header("Cache-Control", "no-store");
+      return c.json({ data: await jobStatus(c.var.services, c.var.userId, c.req.valid("param").id) }, 200) as never;
+    },
+    validationHook(photoRoutes.getJob),
+  );
 
   return router;
 }

@@ -8,7 +8,9 @@
  * GET `{text}` is the URL-decoded rest of the path (slashes allowed), encoded as type url when it is an
  * absolute http(s) URL and as type text otherwise (the bits are the same; the type only decides the
  * validation). GET also takes `size`, `fgColor`, `bgColor` (the `#` may be left out) and `isTransparent`
- * from the query string. The path key is never logged by this router; the app's access log redacts paths.
+ * from the query string, each once; any other parameter is 422 (src/http/validate.ts), as is an unknown body
+ * field of the POST routes, which take no query parameters. The path key is never logged by this router; the
+ * app's access log redacts paths.
  *
  * @example
  * app.route("/api/qr-code", createQrRoutes());
@@ -18,6 +20,7 @@ import { authenticateApiKey, bearerToken, requireAuth } from "../http/auth";
 import type { AppEnv } from "../http/env";
 import { invalidField } from "../http/errors";
 import { parseWith, readJson } from "../http/json";
+import { NoQuerySchema, parseQuery } from "../http/validate";
 import { rateLimit } from "../http/rate-limit";
 import { isHttpUrl } from "./payloads";
 import { DecodeRequestSchema, DEFAULT_SIZE, GenerateQuerySchema, parseGenerateRequest, type Design } from "./schemas";
@@ -47,7 +50,8 @@ function bearerOrPathKeyAuth(): MiddlewareHandler<AppEnv> {
 function getRequest(c: Context<AppEnv>) {
   const text = c.req.param("text") ?? "";
   if (text.trim() === "") throw invalidField("text", "must not be empty: put the URL-encoded text after the key");
-  const query = parseWith(GenerateQuerySchema, c.req.query());
+  // An unencoded URL's own query string lands here; say so rather than encode half the URL.
+  const query = parseQuery(c, GenerateQuerySchema, { unknownHint: "if it belongs to the text, URL-encode the text" });
   const design: Design = {
     size: query.size ?? DEFAULT_SIZE,
     fgColor: query.fgColor ?? "#000000",
@@ -96,6 +100,7 @@ export function createQrRoutes(): Hono<AppEnv> {
   });
 
   router.post("/generate", requireAuth(), rateLimit("qr"), async (c) => {
+    parseQuery(c, NoQuerySchema);
     const request = parseGenerateRequest(await readJson(c));
     const result = await generateQrCode(c.var.services, c.var.userId, request);
     const data: { qrCodeDataUrl: string; warnings?: string[] } = { qrCodeDataUrl: pngDataUrl(result.png) };
@@ -104,6 +109,7 @@ export function createQrRoutes(): Hono<AppEnv> {
   });
 
   router.post("/decode", requireAuth(), rateLimit("qr"), async (c) => {
+    parseQuery(c, NoQuerySchema);
     const request = parseWith(DecodeRequestSchema, await readJson(c));
     return c.json({ data: await decodeQrCode(c.var.services, c.var.userId, request) });
   });

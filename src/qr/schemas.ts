@@ -1,7 +1,7 @@
 /**
  * Request schemas of area A, written from spec/interface.md section A: the generate body (type fields plus the
- * shared design fields), the GET query, and the decode body. Parsing failures are 422 VALIDATION_FAILED whose
- * details name the field.
+ * shared design fields), the GET query, and the decode body. All are closed: an unknown field or parameter is
+ * refused like any other invalid one. Parsing failures are 422 VALIDATION_FAILED whose details name the field.
  *
  * @example
  * const request = parseGenerateRequest(await readJson(c)); // { type: "url", value, size: 512, ... }
@@ -59,13 +59,14 @@ export const DesignShape = {
   isTransparent: z.boolean({ error: "must be true or false" }).default(false),
 };
 
+// Closed like every body of the service: a field the type does not take is 422, never silently ignored.
 export const GenerateRequestSchema = z.discriminatedUnion("type", [
-  UrlPayloadSchema.extend(DesignShape),
-  TextPayloadSchema.extend(DesignShape),
-  WifiPayloadSchema.extend(DesignShape),
-  EmailPayloadSchema.extend(DesignShape),
-  VcardPayloadSchema.extend(DesignShape),
-  UpiPayloadSchema.extend(DesignShape),
+  UrlPayloadSchema.extend(DesignShape).strict(),
+  TextPayloadSchema.extend(DesignShape).strict(),
+  WifiPayloadSchema.extend(DesignShape).strict(),
+  EmailPayloadSchema.extend(DesignShape).strict(),
+  VcardPayloadSchema.extend(DesignShape).strict(),
+  UpiPayloadSchema.extend(DesignShape).strict(),
 ]);
 export type GenerateRequest = z.infer<typeof GenerateRequestSchema>;
 export type Design = Pick<GenerateRequest, "size" | "fgColor" | "bgColor" | "logoUrl" | "logoSizeRatio" | "isTransparent">;
@@ -91,8 +92,8 @@ export function parseGenerateRequest(body: unknown): GenerateRequest {
   return parseWith(GenerateRequestSchema, body);
 }
 
-/** Design fields the GET routes take from the query string; `#` may be left out of colours there. */
-export const GenerateQuerySchema = z.object({
+/** Design fields the GET routes take from the query string; `#` may be left out of colours there. No others. */
+export const GenerateQuerySchema = z.strictObject({
   size: z
     .string()
     .regex(/^\d{1,5}$/, { error: `must be a whole number of pixels from ${MIN_SIZE} to ${MAX_SIZE}` })
@@ -116,7 +117,7 @@ export const GenerateQuerySchema = z.object({
 });
 
 export const DecodeRequestSchema = z
-  .object({
+  .strictObject({
     url: z.string({ error: "must be a string" }).max(4096, { error: "must be at most 4096 characters" }).optional(),
     base64: z.string({ error: "must be a string" }).optional(),
   })

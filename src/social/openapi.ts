@@ -19,6 +19,7 @@ import {
   PostListResponseSchema,
   PostResponseSchema,
 } from "./schemas";
+import { CLOSED_INPUT_RULE, NoQuerySchema } from "../http/validate";
 
 export const SOCIAL_BASE_PATH = "/api/v1/social";
 
@@ -34,7 +35,7 @@ const ERROR_RESPONSES = {
   Gone: "410: the post created with this Idempotency-Key was removed (ORIGINAL_REMOVED); the key stays consumed.",
   PayloadTooLarge: "413: an image over 10 MB or a request over 20 MB.",
   UnsupportedMediaType: "415: the body is not JSON.",
-  ValidationFailed: "422: invalid fields, image content, image URL, dimensions or schedule; `details` names each field.",
+  ValidationFailed: "422: invalid fields, image content, image URL, dimensions or schedule; an unknown body field, an unknown query parameter, or a query parameter given more than once. `details` names each field.",
   RateLimited: "429: the per-user request budget is used up; wait Retry-After seconds.",
   Internal: "500: an internal failure; retry the same request (with the same Idempotency-Key).",
 } as const;
@@ -55,7 +56,8 @@ export const routes = {
     summary: "List connected accounts",
     description: "The key owner's connected pageplatform pages and photoplatform accounts, with what each accepts.",
     security,
-    responses: { 200: { description: "Connected accounts.", content: json(AccountsResponseSchema) }, ...common },
+    request: { query: NoQuerySchema },
+    responses: { 200: { description: "Connected accounts.", content: json(AccountsResponseSchema) }, 422: ref("ValidationFailed"), ...common },
   }),
 
   createMedia: createRoute({
@@ -67,7 +69,7 @@ export const routes = {
     description:
       "Fetches `{url}` (public https on port 443; no redirects, credentials or private addresses) or decodes `{base64}` / a data URI, checks it is a static JPEG, PNG or WebP of at most 10 MB and 40 million pixels, and stores it normalised: JPEG, upright, at most 1440 x 1800, at least 320 wide, under 8 MB.",
     security,
-    request: { body: { required: true, content: json(MediaCreateSchema) } },
+    request: { query: NoQuerySchema, body: { required: true, content: json(MediaCreateSchema) } },
     responses: {
       201: { description: "The stored media asset.", headers: locationHeader, content: json(MediaResponseSchema) },
       400: ref("BadRequest"),
@@ -85,8 +87,8 @@ export const routes = {
     tags: ["Media"],
     summary: "Get a media asset",
     security,
-    request: { params: IdParamSchema },
-    responses: { 200: { description: "The media metadata.", content: json(MediaResponseSchema) }, 404: ref("NotFound"), ...common },
+    request: { query: NoQuerySchema, params: IdParamSchema },
+    responses: { 200: { description: "The media metadata.", content: json(MediaResponseSchema) }, 404: ref("NotFound"), 422: ref("ValidationFailed"), ...common },
   }),
 
   createPost: createRoute({
@@ -102,7 +104,7 @@ export const routes = {
       "Video, carousels, stories, reels and direct messages are not supported (422).",
     ].join("\n\n"),
     security,
-    request: { headers: IdempotencyHeaderSchema, body: { required: true, content: json(PostCreateSchema) } },
+    request: { query: NoQuerySchema, headers: IdempotencyHeaderSchema, body: { required: true, content: json(PostCreateSchema) } },
     responses: {
       200: {
         description: "Replay of the original post for a retried key.",
@@ -128,7 +130,7 @@ export const routes = {
     operationId: "listPosts",
     tags: ["Posts"],
     summary: "List posts",
-    description: "Newest first. Dates are inclusive and apply to scheduledFor, else createdAt. Any other query field is refused (422).",
+    description: "Newest first. Dates are inclusive and apply to scheduledFor, else createdAt. Each parameter may be given once; a repeated or unknown parameter is refused (422 naming it).",
     security,
     request: { query: PostListQuerySchema },
     responses: { 200: { description: "One page of posts.", content: json(PostListResponseSchema) }, 422: ref("ValidationFailed"), ...common },
@@ -141,8 +143,8 @@ export const routes = {
     tags: ["Posts"],
     summary: "Get a post and its delivery status",
     security,
-    request: { params: IdParamSchema },
-    responses: { 200: { description: "The post record.", content: json(PostResponseSchema) }, 404: ref("NotFound"), ...common },
+    request: { query: NoQuerySchema, params: IdParamSchema },
+    responses: { 200: { description: "The post record.", content: json(PostResponseSchema) }, 404: ref("NotFound"), 422: ref("ValidationFailed"), ...common },
   }),
 
   cancelPost: createRoute({
@@ -154,11 +156,12 @@ export const routes = {
     description:
       "Cancels every target not yet published; published targets stay published and live posts are not removed from the platforms. Refused (409 POST_NOT_CANCELLABLE) while a target is being published or when the whole post is published. The record is kept.",
     security,
-    request: { params: IdParamSchema },
+    request: { query: NoQuerySchema, params: IdParamSchema },
     responses: {
       200: { description: "The post after cancellation.", content: json(PostResponseSchema) },
       404: ref("NotFound"),
       409: ref("Conflict"),
+      422: ref("ValidationFailed"),
       ...common,
     },
   }),
@@ -193,7 +196,8 @@ export function socialOpenApiDocument(router: OpenAPIHono<any>, serverUrl: strin
       title: "Social publishing API",
       version: "1.0.0",
       description:
-        "Publish or schedule brand posts (caption, hashtags, images) to connected pageplatform pages and photoplatform professional accounts, with per-target delivery tracking. Every response is `Cache-Control: no-store`; errors are `{error:{code,message,details?}}`. Requests per user: 300 reads and 60 writes a minute.",
+        "Publish or schedule brand posts (caption, hashtags, images) to connected pageplatform pages and photoplatform professional accounts, with per-target delivery tracking. Every response is `Cache-Control: no-store`; errors are `{error:{code,message,details?}}`. Requests per user: 300 reads and 60 writes a minute.\n\n" +
+        CLOSED_INPUT_RULE,
     },
     servers: [{ url: serverUrl }],
     tags: [

@@ -8,11 +8,12 @@
  * @example
  * app.route("/api/v1/social", createSocialRoutes());
  */
-import { OpenAPIHono, type Hook } from "@hono/zod-openapi";
+import { OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../http/env";
 import { requireAuth } from "../http/auth";
 import { rateLimit } from "../http/rate-limit";
+import { validationHook } from "../http/validate";
 import { listAccounts } from "./accounts";
 import { renderDocsPage } from "./docs";
 import { parseIdempotencyKey } from "./idempotency";
@@ -20,26 +21,18 @@ import { createMedia, getMedia } from "./media";
 import { registerComponents, routes, SOCIAL_BASE_PATH, socialOpenApiDocument } from "./openapi";
 import { cancelPost, createPost, getPost, listPosts } from "./posts";
 import { assertSupportedKind } from "./unsupported";
-import { validationFailed } from "./validation";
-
-// Hooks are typed loosely on purpose: one hook serves routes with different inputs, and it only throws.
-type AnyHook = Hook<any, AppEnv, any, undefined>;
-
-/** Validation failures are thrown, never rendered here: the app's onError makes every error body. */
-const throwOnInvalid: AnyHook = (result) => {
-  if (result.success) return undefined;
-  if (result.target === "header") parseIdempotencyKey(undefined);
-  throw validationFailed(result.error.issues);
-};
 
 /**
- * Bodies that ask for video, carousels, stories, reels or messages get "unsupported", valid or not. On
- * failure the validator still hands the hook the raw input as `data`, which is what is checked then.
+ * Every operation validates through the house hook bound to its own schemas (unknown and repeated fields are
+ * named). Before that, bodies that ask for video, carousels, stories, reels or messages get "unsupported",
+ * valid or not (on failure the validator still hands the hook the raw input as `data`), and a missing
+ * Idempotency-Key is the contract's 400 rather than a 422.
  */
-function rejectingUnsupportedKinds<T>(...[result, c]: Parameters<Hook<T, AppEnv, any, undefined>>): undefined {
-  if (result.target === "json") assertSupportedKind((result as { data?: unknown }).data);
-  return throwOnInvalid(result, c);
-}
+const validated = (route: RouteConfig) =>
+  validationHook(route, (result) => {
+    if (result.target === "json") assertSupportedKind((result as { data?: unknown }).data);
+    if (!result.success && result.target === "header") parseIdempotencyKey(undefined);
+  });
 
 const noStore: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
@@ -50,7 +43,7 @@ const READS = new Set(["GET", "HEAD", "OPTIONS"]);
 const budget: MiddlewareHandler<AppEnv> = (c, next) => rateLimit(READS.has(c.req.method) ? "social-read" : "social-write")(c, next);
 
 export function createSocialRoutes(): OpenAPIHono<AppEnv> {
-  const router = new OpenAPIHono<AppEnv>({ defaultHook: throwOnInvalid });
+  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
   registerComponents(router);
   router.use("*", noStore);
 
@@ -66,10 +59,14 @@ export function createSocialRoutes(): OpenAPIHono<AppEnv> {
   router.use("*", requireAuth());
   router.use("*", budget);
 
-  router.openapi(routes.listAccounts, async (c) => {
-    const accounts = await listAccounts(c.var.services.db, c.var.userId);
-    return c.json({ data: { connectionStatus: "connected", accounts } }, 200);
-  });
+  router.openapi(
+    routes.listAccounts,
+    async (c) => {
+      const accounts = await listAccounts(c.var.services.db, c.var.userId);
+      return c.json({ data: { connectionStatus: "connected", accounts } }, 200);
+    },
+    validated(routes.listAccounts),
+  );
 
   router.openapi(
     routes.createMedia,
@@ -78,13 +75,17 @@ export function createSocialRoutes(): OpenAPIHono<AppEnv> {
       c.header("Location", `${SOCIAL_BASE_PATH}/media/${media.id}`);
       return c.json({ data: media }, 201);
     },
-    rejectingUnsupportedKinds,
+    validated(routes.createMedia),
   );
 
-  router.openapi(routes.getMedia, async (c) => {
-    const media = await getMedia(c.var.services.db, c.var.userId, c.req.valid("param").id);
-    return c.json({ data: media }, 200);
-  });
+  router.openapi(
+    routes.getMedia,
+    async (c) => {
+      const media = await getMedia(c.var.services.db, c.var.userId, c.req.valid("param").id);
+      return c.json({ data: media }, 200);
+    },
+    validated(routes.getMedia),
+  );
 
   router.openapi(
     routes.createPost,
@@ -95,23 +96,35 @@ export function createSocialRoutes(): OpenAPIHono<AppEnv> {
       if (result.replayed) c.header("Idempotency-Replayed", "true");
       return c.json({ data: result.post }, result.status);
     },
-    rejectingUnsupportedKinds,
+    validated(routes.createPost),
   );
 
-  router.openapi(routes.listPosts, async (c) => {
-    const page = await listPosts(c.var.services, c.var.userId, c.req.valid("query"));
-    return c.json({ data: page }, 200);
-  });
+  router.openapi(
+    routes.listPosts,
+    async (c) => {
+      const page = await listPosts(c.var.services, c.var.userId, c.req.valid("query"));
+      return c.json({ data: page }, 200);
+    },
+    validated(routes.listPosts),
+  );
 
-  router.openapi(routes.getPost, async (c) => {
-    const post = await getPost(c.var.services, c.var.userId, c.req.valid("param").id);
-    return c.json({ data: post }, 200);
-  });
+  router.openapi(
+    routes.getPost,
+    async (c) => {
+      const post = await getPost(c.var.services, c.var.userId, c.req.valid("param").id);
+      return c.json({ data: post }, 200);
+    },
+    validated(routes.getPost),
+  );
 
-  router.openapi(routes.cancelPost, async (c) => {
-    const post = await cancelPost(c.var.services, c.var.userId, c.req.valid("param").id);
-    return c.json({ data: post }, 200);
-  });
+  router.openapi(
+    routes.cancelPost,
+    async (c) => {
+      const post = await cancelPost(c.var.services, c.var.userId, c.req.valid("param").id);
+      return c.json({ data: post }, 200);
+    },
+    validated(routes.cancelPost),
+  );
 
   return router;
 }

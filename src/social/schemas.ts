@@ -8,6 +8,7 @@
  * const parsed = PostCreateSchema.safeParse(body);
  */
 import { z } from "@hono/zod-openapi";
+import { wholeNumberParam } from "../http/validate";
 import { PLATFORMS } from "./accounts";
 
 export const POST_STATUSES = ["scheduled", "queued", "publishing", "published", "partially_published", "failed", "cancelled"] as const;
@@ -224,16 +225,21 @@ const DateFilter = z
   .refine(isDateOrTimestamp, { error: "must be an ISO-8601 date (2030-05-01) or timestamp with Z or an offset" })
   .optional();
 
+/** Each parameter at most once; any other parameter is refused (src/http/validate.ts). */
 export const PostListQuerySchema = z.strictObject({
-  status: z.enum(POST_STATUSES).optional(),
-  platform: z.enum(PLATFORMS).optional(),
+  status: z.enum(POST_STATUSES, { error: `must be one of ${POST_STATUSES.join(", ")}` }).optional(),
+  platform: z.enum(PLATFORMS, { error: `must be one of ${PLATFORMS.join(", ")}` }).optional(),
   fromDate: DateFilter.openapi({
     description: "ISO-8601 date or timestamp with Z or an offset; inclusive; compared with scheduledFor, else createdAt. A date means its start (UTC).",
     example: "2030-05-01",
   }),
   toDate: DateFilter.openapi({ description: "ISO-8601 date or timestamp with Z or an offset; inclusive; a date means its whole day (UTC).", example: "2030-05-31" }),
-  limit: z.coerce.number().int().min(1).max(LIST_MAX_LIMIT).optional().openapi({ description: `Default ${LIST_DEFAULT_LIMIT}.` }),
-  offset: z.coerce.number().int().min(0).max(LIST_MAX_OFFSET).optional().openapi({ type: "integer", minimum: 0, maximum: LIST_MAX_OFFSET, description: "Default 0." }),
+  limit: wholeNumberParam(1, LIST_MAX_LIMIT)
+    .optional()
+    .openapi({ type: "integer", minimum: 1, maximum: LIST_MAX_LIMIT, description: `1 to ${LIST_MAX_LIMIT}; default ${LIST_DEFAULT_LIMIT}.` }),
+  offset: wholeNumberParam(0, LIST_MAX_OFFSET)
+    .optional()
+    .openapi({ type: "integer", minimum: 0, maximum: LIST_MAX_OFFSET, description: `0 to ${LIST_MAX_OFFSET}; default 0.` }),
 });
 export type PostListQuery = z.infer<typeof PostListQuerySchema>;
 

@@ -3,7 +3,8 @@
  * the sandbox platforms hold. Only the owner's connected accounts can be touched, and each one is looked up
  * in the sandbox its token speaks in (the owner's own, or the consent that connected it through the hub),
  * so the same account id held by two users never mixes their posts or faults. Inputs are validated like
- * the API (422 for NUL and control characters, lengths, types, unknown fields); writes are rate limited.
+ * the API (422 for NUL and control characters, lengths, types, unknown or repeated fields and parameters, as
+ * everywhere: src/http/validate.ts); writes are rate limited.
  */
 import { Hono } from "hono";
 import { and, eq } from "drizzle-orm";
@@ -14,6 +15,7 @@ import { requireAuth } from "../../http/auth";
 import { rateLimit } from "../../http/rate-limit";
 import { ApiError } from "../../http/errors";
 import { parseWith, readJson } from "../../http/json";
+import { NoQuerySchema, parseQuery } from "../../http/validate";
 import { PLATFORMS, toAccountRecord } from "../accounts";
 import { parseHashtags } from "../platforms/caption";
 import { FAULT_KINDS } from "./graph-errors";
@@ -43,6 +45,7 @@ export function createSandboxControlRoutes(): Hono<AppEnv> {
   for (const path of ["/accounts", "/faults", "/posts"]) router.use(path, requireAuth(), rateLimit("social-write"));
 
   router.post("/accounts", async (c) => {
+    parseQuery(c, NoQuerySchema);
     const body = parseWith(ConnectSchema, await readJson(c));
     const { db, tokens, clock } = c.var.services;
     const platformAccountId = body.platformAccountId ?? store.newGraphId();
@@ -59,6 +62,7 @@ export function createSandboxControlRoutes(): Hono<AppEnv> {
   });
 
   router.post("/faults", async (c) => {
+    parseQuery(c, NoQuerySchema);
     const body = parseWith(FaultSchema, await readJson(c));
     const account = await ownAccount(c.var.services, c.var.userId, body.accountId);
     await store.setFault(c.var.services.db, account.sandbox, body.kind as (typeof FAULT_KINDS)[number], body.times);
@@ -66,7 +70,8 @@ export function createSandboxControlRoutes(): Hono<AppEnv> {
   });
 
   router.get("/posts", async (c) => {
-    const { accountId } = parseWith(PostsQuerySchema, queryOnce(c.req.queries()));
+    // `?accountId=a&accountId=b` is refused with a sentence, not read as either.
+    const { accountId } = parseQuery(c, PostsQuerySchema);
     const account = await ownAccount(c.var.services, c.var.userId, accountId);
     const kinds = account.platform === "pageplatform" ? ["feed"] : ["media"];
     const items = await store.listItems(c.var.services.db, account.sandbox, kinds);
@@ -85,13 +90,6 @@ export function createSandboxControlRoutes(): Hono<AppEnv> {
     });
   });
   return router;
-}
-
-/** Each query field once: `?accountId=a&accountId=b` is refused with a sentence, not read as either. */
-function queryOnce(queries: Record<string, string[]>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [name, values] of Object.entries(queries)) out[name] = values.length === 1 ? values[0] : values;
-  return out;
 }
 
 /** The user's connected account and the sandbox account behind it (found through the account's own token). */

@@ -162,11 +162,17 @@ describe("GET /posts: filters and paging", () => {
   });
 
   it("any other query field is 422 naming it", async () => {
-    for (const q of ["page=2", "accountId=x", "sort=asc", "STATUS=queued"]) {
+    const takes = "is not a known query parameter; this operation takes status, platform, fromDate, toDate, limit, offset";
+    for (const [q, message] of [
+      ["page=2", takes],
+      ["accountId=x", takes],
+      ["sort=asc", takes],
+      ["STATUS=queued", "is not a known query parameter (did you mean 'status'?)"],
+    ]) {
       const res = await h.get(u.apiKey, `/posts?${q}`);
       expect(res.status, q).toBe(422);
       const err = (await body(res)).error;
-      expect(err.details[0]).toEqual({ path: q.split("=")[0], message: "is not a known field" });
+      expect(err.details[0]).toEqual({ path: q!.split("=")[0], message });
     }
     for (const q of ["status=done", "platform=twitter", "fromDate=yesterday", "toDate=2030-01-01T10:00:00"]) {
       expect((await h.get(u.apiKey, `/posts?${q}`)).status, q).toBe(422);

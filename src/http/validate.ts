@@ -1,0 +1,91 @@
+/**
+ * The house rule for request input, shared by every area: bodies and query strings are closed. A field or
+ * query parameter the operation does not declare is 422 VALIDATION_FAILED naming it, a query parameter
+ * given twice is 422 naming it, and a number parameter that is not a whole number in range says so.
+ * Operations without query parameters declare `NoQuerySchema`, so the rule has no silent exceptions.
+ *
+ * @example
+ * const { size } = parseQuery(c, GenerateQuerySchema);   // plain Hono routes
+ * router.openapi(route, handler, validationHook(route)); // @hono/zod-openapi routes
+ */
+import type { Context } from "hono";
+import type { Hook, RouteConfig } from "@hono/zod-openapi";
+import { z, type ZodType } from "zod";
+import type { AppEnv } from "./env";
+import { validationError } from "./errors";
+import type { IssueContext } from "./issues";
+
+/** The rule in one paragraph, for the API descriptions of the OpenAPI documents. */
+export const CLOSED_INPUT_RULE =
+  "Unknown input is refused, never ignored: a request body field or a query parameter that the operation does not declare is answered with 422 `VALIDATION_FAILED` whose `details` name it (with the known name it most resembles, e.g. `colour: is not a known field (did you mean 'color'?)`); request bodies are closed (`additionalProperties: false`). Each query parameter may be given once: `?limit=1&limit=2` is 422 `limit: was given 2 times; give it once`. A number parameter that is not a whole number in its range is 422 naming the range.";
+
+/** The query of an operation that takes no query parameters: any parameter is refused. */
+export const NoQuerySchema = z.strictObject({});
+
+/**
+ * A whole number given as a query parameter, from `min` to `max`; anything else (`abc`, `1.5`, `-1`, empty)
+ * is refused with one sentence naming the range.
+ *
+ * @example
+ * z.strictObject({ limit: wholeNumberParam(1, 100).optional() });
+ */
+export function wholeNumberParam(min: number, max: number) {
+  const message = `must be a whole number from ${min} to ${max}`;
+  return z
+    .string({ error: message })
+    .regex(/^\d{1,9}$/, { error: message })
+    .transform(Number)
+    .pipe(z.number().int().min(min, { error: message }).max(max, { error: message }));
+}
+
+/** The query string as the validators see it: one string per parameter, an array for a repeated one. */
+export function queryInput(c: Context): Record<string, string | string[]> {
+  return Object.fromEntries(Object.entries(c.req.queries()).map(([name, values]) => [name, values.length === 1 ? values[0]! : values]));
+}
+
+/**
+ * Validates the query string of a plain Hono route with a strict schema; 422 naming each bad parameter.
+ * `unknownHint` is added to the message of an unknown parameter.
+ */
+export function parseQuery<T>(c: Context, schema: ZodType<T>, options: { unknownHint?: string } = {}): T {
+  const input = queryInput(c);
+  const result = schema.safeParse(input);
+  if (!result.success) throw validationError(result.error.issues, { source: "query", input, schema, unknownHint: options.unknownHint });
+  return result.data;
+}
+
+// Generic in the input, so the handler's `c.req.valid(...)` keeps its type; it only ever throws.
+type ThrowingHook = <T>(...args: Parameters<Hook<T, AppEnv, any, undefined>>) => undefined;
+type HookResult = Parameters<Hook<unknown, AppEnv, any, undefined>>[0];
+
+/**
+ * The validation hook of a `@hono/zod-openapi` route: a failure is thrown (the app's onError renders it),
+ * worded with the route's own schemas so an unknown name can be matched with the one it resembles.
+ * `before` runs first on every result, valid or not (area C checks the raw body for unsupported kinds).
+ *
+ * @example
+ * router.openapi(routes.listPosts, handler, validationHook(routes.listPosts));
+ */
+export function validationHook(route?: RouteConfig, before?: (result: HookResult, c: Context<AppEnv>) => void): ThrowingHook {
+  return (result, c) => {
+    before?.(result as HookResult, c);
+    if (result.success) return undefined;
+    throw validationError(result.error.issues, contextOf(route, result as HookResult));
+  };
+}
+
+function contextOf(route: RouteConfig | undefined, result: HookResult): IssueContext {
+  const input = (result as { data?: unknown }).data;
+  switch (result.target) {
+    case "query":
+      return { source: "query", input, schema: route?.request?.query };
+    case "json":
+      return { source: "body", input, schema: (route?.request?.body?.content?.["application/json"] as { schema?: unknown } | undefined)?.schema };
+    case "param":
+      return { source: "path", input };
+    case "header":
+      return { source: "header", input };
+    default:
+      return { input };
+  }
+}
