@@ -270,7 +270,8 @@ describe("async jobs after a crash", () => {
       c.services.generator = local;
       expect(await resumePhotoJobs(c.services)).toBe(1);
       let state: Data = job;
-      for (let i = 0; i < 100 && state.status !== "succeeded"; i++) {
+      // The resumed job runs in a heavy-work thread that may have to start first: allow for a slow machine.
+      for (let i = 0; i < 600 && state.status !== "succeeded"; i++) {
         await new Promise((r) => setTimeout(r, 50));
         state = await ok(await c.app.request(`/api/image/product-photography/jobs/${job.id}`, { headers: c.auth(c.apiKey) }));
       }
@@ -285,5 +286,5 @@ describe("async jobs after a crash", () => {
       release();
       await c.close();
     }
-  });
+  }, 90_000);
 });
