@@ -1,6 +1,7 @@
 /**
  * Node entry point: `npm start`. Embedded defaults for every port whose variables are unset (PGlite in
- * DATA_DIR, files on disk, in-memory rate limits, the scheduler loop, the platform sandbox).
+ * DATA_DIR, files on disk, in-memory rate limits, the scheduler loop) and, on the embedded database, the
+ * platform sandbox turned on (PLATFORM_SANDBOX=on; see embeddedDefaults).
  * First start creates a user and an API key, prints the key once and writes it to DATA_DIR/dev-api-key.
  * Every start without an OIDC provider prints a one-time hub sign-in link for that first user.
  * SIGINT/SIGTERM: stop accepting, let in-flight requests finish, stop the loop, close the database.
@@ -20,10 +21,21 @@ import { createAdminRoutes, writeAdminFile } from "./node/admin-server";
 import { startBackground } from "./node/background";
 import { drainUnreadBody } from "./node/drain-body";
 
+/**
+ * `npm start` on the embedded database (no DATABASE_URL) and without the real platforms turns the platform
+ * sandbox on explicitly, so the README works with no account and no network. Anywhere else it stays as
+ * configured: PLATFORM_SANDBOX unset means off.
+ */
+function embeddedDefaults(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  const unset = (name: string) => (env[name] ?? "").trim() === "";
+  if (unset("PLATFORM_SANDBOX") && unset("DATABASE_URL") && unset("GRAPH_API_BASE")) return { ...env, PLATFORM_SANDBOX: "on" };
+  return env;
+}
+
 async function main() {
   let config;
   try {
-    config = parseConfig(process.env);
+    config = parseConfig(embeddedDefaults(process.env));
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);
@@ -42,7 +54,7 @@ async function main() {
   const background = await startBackground(services, app);
 
   const server = serve({ fetch: drainUnreadBody(app.fetch, { maxBytes: MAX_BODY_BYTES }), port: config.port, hostname: config.host }, (info) => {
-    services.log.info("listening", { url: `http://${info.address.includes(":") ? `[${info.address}]` : info.address}:${info.port}`, publicBaseUrl: config.publicBaseUrl, database: node.db.driver });
+    services.log.info("listening", { url: `http://${info.address.includes(":") ? `[${info.address}]` : info.address}:${info.port}`, publicBaseUrl: config.publicBaseUrl, database: node.db.driver, platformSandbox: config.graph.sandbox });
   });
   server.on("error", (err) => {
     console.error(`cannot listen on ${config.host}:${config.port}: ${err.message}`);
