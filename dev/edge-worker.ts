@@ -16,7 +16,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { Miniflare } from "miniflare";
-import { unstable_readConfig } from "wrangler";
 import { generateTokenKey } from "../src/adapters/token-cipher";
 import { startNeonBridge, type NeonBridge } from "./neon-bridge";
 import { startQStashFake, type QStashFake } from "./qstash-fake";
@@ -160,6 +159,8 @@ export async function buildWorker(outDir: string): Promise<WorkerBuild> {
     cwd: ROOT,
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" },
   });
+  // Imported here: wrangler's module registers SIGINT/SIGTERM handlers that exit, which dev:edge then takes over.
+  const { unstable_readConfig } = await import("wrangler");
   const config = unstable_readConfig({ config: join(ROOT, "wrangler.toml") });
   // The modules are listed rather than discovered: Miniflare's discovery refuses any computed dynamic
   // import, and @upstash/qstash's (never-called) local dev-server code has some.
