@@ -33,8 +33,8 @@ export interface LocalEdgeOptions {
   databaseUrl: string;
   /** Bindings over wrangler.toml's [vars] and the stand-ins' (PUBLIC_BASE_URL, PLATFORM_SANDBOX, LOG_LEVEL, ...). */
   vars?: Record<string, string>;
-  /** Replaces the bindings wholesale: given the standard set (vars and stand-ins), returns what the Worker gets. */
-  bindings?: (standard: Record<string, string>) => Record<string, string>;
+  /** Replaces the bindings wholesale: given the standard set (vars and stand-ins) and wrangler.toml's [vars], returns what the Worker gets. */
+  bindings?: (standard: Record<string, string>, wranglerVars: Record<string, string>) => Record<string, string>;
   /** TOKEN_ENCRYPTION_KEY; default a fresh one. */
   tokenEncryptionKey?: string;
   /** Start the QStash fake and configure the Worker with it: deliveries come back as signed callbacks. */
@@ -109,7 +109,7 @@ export async function startLocalEdge(options: LocalEdgeOptions): Promise<LocalEd
         : {}),
       ...options.vars,
     };
-    let bindings = options.bindings ? options.bindings(standard) : standard;
+    let bindings = options.bindings ? options.bindings(standard, { ...build.vars }) : standard;
     const workerOptions = (b: Record<string, string>): MiniflareOptions => ({
       ...build.miniflareOptions,
       bindings: b,
