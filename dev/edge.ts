@@ -16,9 +16,8 @@
  * npm run dev:edge                  # then the README's curl examples, with KEY=$(cat .data/dev-api-key)
  * PORT=9000 DATA_DIR=/tmp/e npm run dev:edge
  */
-import { createHash } from "node:crypto";
 import { mkdir } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 import { openNodeDb } from "../db/node";
@@ -31,7 +30,7 @@ import type { Services } from "../src/services";
 import { createAdminRoutes, writeAdminFile } from "../functions/node/admin-server";
 import { ensureFirstUser, printSignInLink } from "../functions/node/first-start";
 import { embeddedSecret } from "../functions/node/services";
-import { ensureDatabase } from "./postgres";
+import { devDatabaseName, ensureDatabase } from "./postgres";
 import { startLocalEdge, type LocalEdge } from "./edge-worker";
 
 /** Bindings dev:edge wires to its stand-ins; the same names from the environment are not handed over. */
@@ -44,7 +43,7 @@ async function main(): Promise<void> {
   const log = JsonLogger(config.logLevel);
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
 
-  const databaseUrl = process.env.DATABASE_URL?.trim() || (await ensureDatabase(databaseNameFor(config.dataDir)));
+  const databaseUrl = process.env.DATABASE_URL?.trim() || (await ensureDatabase(devDatabaseName(config.dataDir)));
   if (!["127.0.0.1", "localhost", "[::1]"].includes(new URL(databaseUrl).hostname)) {
     fail(`DATABASE_URL must name a Postgres on this machine: dev:edge bridges only loopback addresses (got host ${new URL(databaseUrl).hostname}).`);
   }
@@ -126,11 +125,6 @@ function readConfig(): Config {
     if (err instanceof ConfigError) fail(err.message);
     throw err;
   }
-}
-
-/** One database per DATA_DIR, so two checkouts on one machine keep their data apart. */
-function databaseNameFor(dataDir: string): string {
-  return `shopkit_dev_${createHash("sha256").update(resolve(dataDir)).digest("hex").slice(0, 12)}`;
 }
 
 /** The admin route on its own loopback port (the Worker has no Node-side route to carry it). */

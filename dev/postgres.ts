@@ -10,6 +10,8 @@
  * await handle.close();
  * await scratch.drop();
  */
+import { createHash } from "node:crypto";
+import { resolve } from "node:path";
 import pg from "pg";
 
 export interface ScratchDatabase {
@@ -48,6 +50,17 @@ export async function ensureDatabase(name: string): Promise<string> {
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+/** The database `npm run dev:edge` keeps for a DATA_DIR: one per directory, so two checkouts keep their data apart. */
+export function devDatabaseName(dataDir: string): string {
+  return `shopkit_dev_${createHash("sha256").update(resolve(dataDir)).digest("hex").slice(0, 12)}`;
+}
+
+/** Drops a database made by ensureDatabase (connections forced off). */
+export async function dropDatabase(name: string): Promise<void> {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`not a plain database name: ${name}`);
+  await withAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
 }
 
 async function withAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
