@@ -28,7 +28,7 @@ import { JsonLogger } from "../src/adapters/logger";
 import type { AppEnv } from "../src/http/env";
 import type { Services } from "../src/services";
 import { createAdminRoutes, writeAdminFile } from "../functions/node/admin-server";
-import { ensureFirstUser, printSignInLink } from "../functions/node/first-start";
+import { ensureFirstUser, printSignInLink } from "../functions/node/embedded";
 import { embeddedSecret } from "../functions/node/services";
 import { devDatabaseName, ensureDatabase } from "./postgres";
 import { startLocalEdge, type LocalEdge } from "./edge-worker";

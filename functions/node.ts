@@ -13,18 +13,7 @@ import { buildNodeServices } from "./node/services";
 import { createAdminRoutes, writeAdminFile } from "./node/admin-server";
 import { startBackground } from "./node/background";
 import { drainUnreadBody } from "./node/drain-body";
-import { ensureFirstUser, printSignInLink } from "./node/first-start";
-
-/**
- * `npm start` on the embedded database (no DATABASE_URL) and without the real platforms turns the platform
- * sandbox on explicitly, so the README works with no account and no network. Anywhere else it stays as
- * configured: PLATFORM_SANDBOX unset means off.
- */
-function embeddedDefaults(env: Record<string, string | undefined>): Record<string, string | undefined> {
-  const unset = (name: string) => (env[name] ?? "").trim() === "";
-  if (unset("PLATFORM_SANDBOX") && unset("DATABASE_URL") && unset("GRAPH_API_BASE")) return { ...env, PLATFORM_SANDBOX: "on" };
-  return env;
-}
+import { embeddedDefaults, ensureFirstUser, printSignInLink } from "./node/embedded";
 
 async function main() {
   let config;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "../../src/config";
+import { embeddedDefaults } from "../../functions/node/embedded";
 
 function problems(env: Record<string, string>): string {
   try {
@@ -71,6 +72,15 @@ describe("config", () => {
     const message = problems({ PLATFORM_SANDBOX: "on", GRAPH_API_BASE: "https://graph.example.com", META_APP_ID: "a", META_APP_SECRET: "b" });
     expect(message).toContain("PLATFORM_SANDBOX");
     expect(message).toContain("GRAPH_API_BASE");
+  });
+
+  it("npm start turns the sandbox on for the embedded database only, and never over an explicit setting", () => {
+    const sandbox = (env: Record<string, string>) => parseConfig(embeddedDefaults(env)).graph.sandbox;
+    expect(sandbox({})).toBe(true);
+    expect(sandbox({ DATABASE_URL: "postgres://db.example.com/app" })).toBe(false);
+    expect(sandbox({ GRAPH_API_BASE: "https://graph.example.com", META_APP_ID: "a", META_APP_SECRET: "b" })).toBe(false);
+    expect(sandbox({ PLATFORM_SANDBOX: "off" })).toBe(false);
+    expect(sandbox({ DATABASE_URL: "postgres://127.0.0.1/dev", PLATFORM_SANDBOX: "on" })).toBe(true);
   });
 
   it("never echoes a secret value in its message", () => {

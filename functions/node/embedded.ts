@@ -1,5 +1,6 @@
 /**
- * What `npm start` and `npm run dev:edge` do with a new database: the first user `dev@localhost` and its API
+ * What `npm start` does on embedded defaults, shared with `npm run dev:edge`: the platform sandbox turned on
+ * for the embedded database (embeddedDefaults), the first user `dev@localhost` of a new database and its API
  * key in DATA_DIR/dev-api-key (mode 600), and on every start a one-time hub sign-in link.
  *
  * Both commands share DATA_DIR but not the database (PGlite in DATA_DIR/pg, or a Postgres database), so a
@@ -7,6 +8,7 @@
  * README's `KEY=$(cat .data/dev-api-key)` then works against either.
  *
  * @example
+ * const config = parseConfig(embeddedDefaults(process.env));
  * await ensureFirstUser(services.db, config.dataDir);
  * await printSignInLink(services);
  */
@@ -20,6 +22,17 @@ import { createLoginLink, LOGIN_LINK_TTL_MS } from "../../src/hub/login-links";
 import type { Services } from "../../src/services";
 
 export const DEV_EMAIL = "dev@localhost";
+
+/**
+ * `npm start` on the embedded database (no DATABASE_URL) and without the real platforms turns the platform
+ * sandbox on explicitly, so the README works with no account and no network. Anywhere else it stays as
+ * configured: PLATFORM_SANDBOX unset means off.
+ */
+export function embeddedDefaults(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  const unset = (name: string) => (env[name] ?? "").trim() === "";
+  if (unset("PLATFORM_SANDBOX") && unset("DATABASE_URL") && unset("GRAPH_API_BASE")) return { ...env, PLATFORM_SANDBOX: "on" };
+  return env;
+}
 
 export async function ensureFirstUser(db: Db, dataDir: string): Promise<void> {
   const path = join(dataDir, "dev-api-key");
