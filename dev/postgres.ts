@@ -57,12 +57,6 @@ export function devDatabaseName(dataDir: string): string {
   return `shopkit_dev_${createHash("sha256").update(resolve(dataDir)).digest("hex").slice(0, 12)}`;
 }
 
-/** Drops a database made by ensureDatabase (connections forced off). */
-export async function dropDatabase(name: string): Promise<void> {
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`not a plain database name: ${name}`);
-  await withAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
-}
-
 async function withAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: ADMIN_URL });
   await client.connect();

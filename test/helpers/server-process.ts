@@ -71,7 +71,13 @@ export async function startServerProcess(options: ServerProcessOptions = {}): Pr
     exited = new Promise((resolve) => child.on("exit", (code) => resolve(code)));
     const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
     while (!out.includes('"listening"')) {
-      if (Date.now() > deadline || child.exitCode !== null || child.signalCode !== null) throw new Error(`server did not start:\n${out}`);
+      if (Date.now() > deadline || child.exitCode !== null || child.signalCode !== null) {
+        // Nothing is left running, and DATA_DIR goes too: the caller gets no handle to dispose of.
+        if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, "SIGKILL");
+        await groupGone(child.pid!);
+        await rm(dataDir, { recursive: true, force: true });
+        throw new Error(`server did not start:\n${out}`);
+      }
       await new Promise((r) => setTimeout(r, 100));
     }
   };

@@ -6,8 +6,8 @@
  *   server), from a directory holding `.data` (the DATA_DIR) and `docs`; every request's status is recorded
  *   by a curl wrapper, and what the examples made is checked (PNG files, a published post, a cancelled one,
  *   an async job, the usage ledger through `npm run admin`).
- * - No state leaks across requests: 200 mixed requests of five users (the first made by `npm run admin`
- *   beside the server), many in flight at once, and every answer belongs to its user. The users share sandbox account
+ * - No state leaks across requests: 200 mixed requests of five users, many in flight at once, and every
+ *   answer belongs to its user. The users share sandbox account
  *   ids and Idempotency-Key strings on purpose; each writes captions carrying its own marker.
  * - Ctrl-C (SIGTERM) stops it in order: exit 0, admin.json removed.
  */
@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import sharp from "sharp";
 import { ROOT } from "../../dev/edge-worker";
-import { devDatabaseName, dropDatabase, ensureDatabase } from "../../dev/postgres";
+import { createScratchDatabase, type ScratchDatabase } from "../../dev/postgres";
 import { openNodeDb } from "../../db/node";
 import { createApiKey, createUser } from "../../src/http/api-keys";
 import { startServerProcess, type ServerProcess } from "../helpers/server-process";
@@ -27,16 +27,19 @@ import { startServerProcess, type ServerProcess } from "../helpers/server-proces
 const run = promisify(execFile);
 let server: ServerProcess;
 let workDir: string;
+let scratch: ScratchDatabase;
 
 beforeAll(async () => {
-  server = await startServerProcess({ entry: "dev/edge.ts", startTimeoutMs: 120_000 });
+  // A scratch database rather than dev:edge's own per-DATA_DIR one, so it is dropped even if the start fails.
+  scratch = await createScratchDatabase();
+  server = await startServerProcess({ entry: "dev/edge.ts", env: { DATABASE_URL: scratch.url }, startTimeoutMs: 120_000 });
   workDir = await mkdtemp(join(tmpdir(), "readme-"));
   await symlink(server.dataDir, join(workDir, ".data"));
   await symlink(join(ROOT, "docs"), join(workDir, "docs"));
 }, 150_000);
 
 afterAll(async () => {
-  const steps: Array<() => unknown> = [() => server?.dispose(), () => (server ? dropDatabase(devDatabaseName(server.dataDir)) : undefined), () => (workDir ? rm(workDir, { recursive: true, force: true }) : undefined)];
+  const steps: Array<() => unknown> = [() => server?.dispose(), () => scratch?.drop(), () => (workDir ? rm(workDir, { recursive: true, force: true }) : undefined)];
   for (const step of steps) await Promise.resolve().then(() => step()).catch(() => {});
 });
 
@@ -172,12 +175,11 @@ describe("no state leaks across requests in one workerd instance", () => {
 
   beforeAll(async () => {
     image = (await readFile(join(ROOT, "docs/photo/logo.png"))).toString("base64");
-    // The first user's key comes from `npm run admin` beside the running server; the others straight from
-    // the same database (each admin run starts a process, which the machine's two cores feel).
-    const keys = [await admin("user:create", "--email", `leak-0-${crypto.randomUUID().slice(0, 8)}@example.test`)];
-    const db = await openNodeDb({ url: await ensureDatabase(devDatabaseName(server.dataDir)), poolSize: 1, migrate: false });
+    // Straight into dev:edge's database (the README test already runs `npm run admin` beside the server).
+    const keys: string[] = [];
+    const db = await openNodeDb({ url: scratch.url, poolSize: 1, migrate: false });
     try {
-      for (let i = 1; i < USERS; i++) keys.push((await createApiKey(db.db, (await createUser(db.db, `leak-${i}-${crypto.randomUUID().slice(0, 8)}@example.test`)).userId)).key);
+      for (let i = 0; i < USERS; i++) keys.push((await createApiKey(db.db, (await createUser(db.db, `leak-${i}-${crypto.randomUUID().slice(0, 8)}@example.test`)).userId)).key);
     } finally {
       await db.close();
     }
