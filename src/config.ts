@@ -64,6 +64,9 @@ const EnvSchema = z.object({
   PHOTO_MODELS: optionalString,
   USD_INR_RATE: optionalString,
   GRAPH_API_BASE: url(["http:", "https:"]),
+  PLATFORM_SANDBOX: optionalString
+    .transform((v) => v ?? "off")
+    .refine((v) => v === "on" || v === "off", { message: 'must be "on" or "off" (unset means off)' }),
   GRAPH_API_VERSION: optionalString
     .transform((v) => v ?? "v23.0")
     .refine((v) => /^v\d+\.\d+$/.test(v), { message: 'must look like "v23.0"' }),
@@ -116,6 +119,9 @@ export class ConfigError extends Error {
 
 export type Env = z.infer<typeof EnvSchema>;
 
+/** Every variable name parseConfig reads (a dev tool passes exactly these through to the Worker). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(EnvSchema.shape);
+
 export interface Config {
   port: number;
   host: string;
@@ -130,8 +136,13 @@ export interface Config {
   replicateApiBase: string;
   /** Area B's models and prices (config/photo-models.json, PHOTO_MODELS, USD_INR_RATE). */
   photoModels: ModelCatalog;
-  /** `dialogBaseUrl`: where the platform's OAuth login dialog lives (https://www.facebook.com with the real platforms). */
-  graph: { baseUrl?: string; version: string; appId?: string; appSecret?: string; dialogBaseUrl?: string };
+  /**
+   * The platforms' Graph API. `sandbox`: PLATFORM_SANDBOX=on, the built-in sandbox at /sandbox stands in for the
+   * platforms (off unless turned on: a deployment never serves it because a variable is missing). `baseUrl`:
+   * GRAPH_API_BASE; unset with the sandbox off means the real Graph API (see graphBaseUrl). `dialogBaseUrl`: where
+   * the OAuth login dialog lives (https://www.facebook.com unless the sandbox is on or META_DIALOG_BASE says otherwise).
+   */
+  graph: { sandbox: boolean; baseUrl?: string; version: string; appId?: string; appSecret?: string; dialogBaseUrl?: string };
   tokenEncryptionKey?: string;
   auth?: { jwksUrl: string; issuer: string; audience: string };
   /** OpenID Connect provider for signing in to the hub; unset: sign-in links only. */
@@ -168,6 +179,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   } catch (err) {
     problems.push(`${e.PHOTO_MODELS !== undefined ? "PHOTO_MODELS" : "USD_INR_RATE"} ${(err as Error).message}`);
   }
+  if (e.PLATFORM_SANDBOX === "on" && e.GRAPH_API_BASE !== undefined) {
+    problems.push("PLATFORM_SANDBOX=on and GRAPH_API_BASE are both set: the sandbox stands in for the real platforms, so set one or the other");
+  }
   if (problems.length || !photoModels) throw new ConfigError(problems);
 
   const has = <K extends keyof Env>(k: K) => e[k] !== undefined;
@@ -195,11 +209,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     replicateApiBase: (e.REPLICATE_API_BASE ?? "https://api.replicate.com/v1").replace(/\/+$/, ""),
     photoModels,
     graph: {
+      sandbox: e.PLATFORM_SANDBOX === "on",
       baseUrl: e.GRAPH_API_BASE?.replace(/\/+$/, ""),
       version: e.GRAPH_API_VERSION,
       appId: e.META_APP_ID,
       appSecret: e.META_APP_SECRET,
-      dialogBaseUrl: (e.META_DIALOG_BASE ?? (has("GRAPH_API_BASE") ? "https://www.facebook.com" : undefined))?.replace(/\/+$/, ""),
+      dialogBaseUrl: (e.META_DIALOG_BASE ?? (e.PLATFORM_SANDBOX === "on" ? undefined : "https://www.facebook.com"))?.replace(/\/+$/, ""),
     },
     tokenEncryptionKey: e.TOKEN_ENCRYPTION_KEY,
     auth: has("AUTH_JWKS_URL") ? { jwksUrl: e.AUTH_JWKS_URL!, issuer: e.AUTH_ISSUER!, audience: e.AUTH_AUDIENCE! } : undefined,

@@ -78,8 +78,9 @@ export async function findUserByEmail(db: Db, email: string): Promise<{ userId: 
   return row ? { userId: row.id } : null;
 }
 
-export async function createApiKey(db: Db, userId: string, name = "default"): Promise<{ key: string; prefix: string }> {
-  const key = generateApiKey();
+/** A new key for the user; `key` stores a given well-formed key instead (a dev key shared by two local databases). */
+export async function createApiKey(db: Db, userId: string, name = "default", key = generateApiKey()): Promise<{ key: string; prefix: string }> {
+  if (!isWellFormedApiKey(key)) throw new Error("not a well-formed API key");
   const prefix = key.slice(0, DISPLAY_PREFIX_LENGTH);
   await db.insert(apiKeys).values({ userId, prefix, hash: await hashApiKey(key), name });
   return { key, prefix };

@@ -16,7 +16,7 @@ type Flash = { kind: "ok" | "error"; text: string } | null;
 async function accountsPage(c: Context<HubEnv>, flash: Flash = null) {
   const session = c.var.session as HubSession;
   const accounts = await listAccounts(c.var.services.db, session.userId);
-  const sandbox = !c.var.services.config.graph.baseUrl;
+  const sandbox = c.var.services.config.graph.sandbox;
   return c.html(
     <Layout title="Accounts" session={session} nav="accounts" flash={flash}>
       <h1>Connected accounts</h1>

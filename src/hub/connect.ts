@@ -5,7 +5,7 @@
  * photoplatform professional account linked to each page). Every page and linked account becomes an account
  * row `pageplatform:<id>` / `photoplatform:<id>` holding the page token, encrypted (photoplatform publishing
  * uses the linked page's token). Reconnecting updates the same rows: same ids, a fresh token, status active.
- * Embedded, the same code talks to the built-in sandbox (its dialog at /sandbox, its Graph at /sandbox/graph).
+ * With PLATFORM_SANDBOX=on, the same code talks to the built-in sandbox (its dialog at /sandbox, its Graph at /sandbox/graph).
  */
 import type { Context } from "hono";
 import { socialAccounts } from "../../db/schema";
@@ -37,9 +37,15 @@ interface GraphPage {
 
 function graphApp(services: Services) {
   const { config } = services;
+  const sandbox = config.graph.sandbox;
+  const appId = config.graph.appId ?? (sandbox ? SANDBOX_APP.id : undefined);
+  const appSecret = config.graph.appSecret ?? (sandbox ? SANDBOX_APP.secret : undefined);
+  if (!appId || !appSecret) {
+    throw new HubError(503, "Connecting accounts is not set up on this service yet: the operator has to configure the platform app (GRAPH_API_BASE, META_APP_ID, META_APP_SECRET).");
+  }
   return {
-    appId: config.graph.appId ?? SANDBOX_APP.id,
-    appSecret: config.graph.appSecret ?? SANDBOX_APP.secret,
+    appId,
+    appSecret,
     dialogBase: config.graph.dialogBaseUrl ?? `${config.publicBaseUrl}/sandbox`,
     graphBase: graphBaseUrl(config),
     version: config.graph.version,

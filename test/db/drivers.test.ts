@@ -11,8 +11,8 @@ import { openNodeDb } from "../../db/node";
 import { apiKeys, posts, users, type PostImage } from "../../db/schema";
 import { createApiKey, createUser, findUserByEmail, revokeApiKey, verifyApiKey } from "../../src/http/api-keys";
 import { createTestApp } from "../helpers/harness";
-import { startNeonBridge, type NeonBridge } from "../helpers/neon-bridge";
-import { createScratchDatabase, type ScratchDatabase } from "../helpers/postgres";
+import { startNeonBridge, type NeonBridge } from "../../dev/neon-bridge";
+import { createScratchDatabase, type ScratchDatabase } from "../../dev/postgres";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "../../src/config";
+import { embeddedDefaults } from "../../functions/node/embedded";
 
 function problems(env: Record<string, string>): string {
   try {
@@ -23,6 +24,8 @@ describe("config", () => {
     expect(c.qstash).toBeUndefined();
     expect(c.s3).toBeUndefined();
     expect(c.graph.baseUrl).toBeUndefined();
+    expect(c.graph.sandbox).toBe(false);
+    expect(c.graph.dialogBaseUrl).toBe("https://www.facebook.com");
     expect(c.rateLimits).toEqual({ qr: 120, photo: 20, photoRead: 300, socialRead: 300, socialWrite: 60 });
     expect(c.retentionDays).toBe(90);
   });
@@ -48,6 +51,8 @@ describe("config", () => {
     [{ TOKEN_ENCRYPTION_KEY: "c2hvcnQ=" }, "TOKEN_ENCRYPTION_KEY"],
     [{ GRAPH_API_VERSION: "23" }, "GRAPH_API_VERSION"],
     [{ LOG_LEVEL: "loud" }, "LOG_LEVEL"],
+    [{ PLATFORM_SANDBOX: "yes" }, "PLATFORM_SANDBOX"],
+    [{ PLATFORM_SANDBOX: "true" }, "PLATFORM_SANDBOX"],
   ])("refuses %j naming %s", (env, name) => {
     expect(problems(env)).toContain(name);
   });
@@ -58,6 +63,24 @@ describe("config", () => {
     expect(message).toContain("QSTASH_NEXT_SIGNING_KEY");
     expect(problems({ UPSTASH_REDIS_REST_URL: "https://x.upstash.io" })).toContain("UPSTASH_REDIS_REST_TOKEN");
     expect(problems({ AUTH_JWKS_URL: "https://idp.example.com/jwks" })).toContain("AUTH_ISSUER");
+  });
+
+  it("turns the platform sandbox on only when PLATFORM_SANDBOX says on, and never with the real platforms", () => {
+    expect(parseConfig({ PLATFORM_SANDBOX: "on" }).graph).toMatchObject({ sandbox: true, dialogBaseUrl: undefined });
+    expect(parseConfig({ PLATFORM_SANDBOX: "off" }).graph.sandbox).toBe(false);
+    expect(parseConfig({ PLATFORM_SANDBOX: "" }).graph.sandbox).toBe(false);
+    const message = problems({ PLATFORM_SANDBOX: "on", GRAPH_API_BASE: "https://graph.example.com", META_APP_ID: "a", META_APP_SECRET: "b" });
+    expect(message).toContain("PLATFORM_SANDBOX");
+    expect(message).toContain("GRAPH_API_BASE");
+  });
+
+  it("npm start turns the sandbox on for the embedded database only, and never over an explicit setting", () => {
+    const sandbox = (env: Record<string, string>) => parseConfig(embeddedDefaults(env)).graph.sandbox;
+    expect(sandbox({})).toBe(true);
+    expect(sandbox({ DATABASE_URL: "postgres://db.example.com/app" })).toBe(false);
+    expect(sandbox({ GRAPH_API_BASE: "https://graph.example.com", META_APP_ID: "a", META_APP_SECRET: "b" })).toBe(false);
+    expect(sandbox({ PLATFORM_SANDBOX: "off" })).toBe(false);
+    expect(sandbox({ DATABASE_URL: "postgres://127.0.0.1/dev", PLATFORM_SANDBOX: "on" })).toBe(true);
   });
 
   it("never echoes a secret value in its message", () => {

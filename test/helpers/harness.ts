@@ -1,6 +1,7 @@
 /**
- * The test harness: the real app on embedded twins (PGlite in memory, memory storage and rate limits),
- * reached through `app.request()`. Seeds users and keys; `close()` releases the database.
+ * The test harness: the real app on embedded twins (PGlite in memory, memory storage and rate limits) and
+ * the platform sandbox turned on (PLATFORM_SANDBOX=on, unless `env` sets it or GRAPH_API_BASE), reached
+ * through `app.request()`. Seeds users and keys; `close()` releases the database.
  *
  * @example
  * const h = await createTestApp();
@@ -24,7 +25,9 @@ export interface TestAppOptions {
 }
 
 export async function createTestApp(options: TestAppOptions = {}) {
-  const config = parseConfig({ LOG_LEVEL: options.logLines ? "debug" : "silent", ...options.env });
+  // The sandbox is on, as `npm start` turns it on, unless the test configures the platforms itself.
+  const sandbox = options.env?.GRAPH_API_BASE || options.env?.PLATFORM_SANDBOX !== undefined ? {} : { PLATFORM_SANDBOX: "on" };
+  const config = parseConfig({ LOG_LEVEL: options.logLines ? "debug" : "silent", ...sandbox, ...options.env });
   const logger: Logger | undefined = options.logLines ? captureLogger(options.logLines) : undefined;
   const built = await buildNodeServices(config, {
     inMemory: true,

@@ -1,6 +1,7 @@
 /**
- * The real embedded server as a child process (`tsx functions/node.ts`) on a temporary DATA_DIR and a free
- * loopback port, for end-to-end and crash tests: start, kill (any signal), restart on the same data.
+ * The real embedded server as a child process (`tsx functions/node.ts`, or `dev/edge.ts` for the Worker in
+ * workerd) on a temporary DATA_DIR and a free loopback port, for end-to-end and crash tests: start, kill
+ * (any signal), restart on the same data.
  *
  * @example
  * const server = await startServerProcess();
@@ -46,7 +47,15 @@ export interface ServerProcess {
   dispose(): Promise<void>;
 }
 
-export async function startServerProcess(options: { env?: Record<string, string> } = {}): Promise<ServerProcess> {
+export interface ServerProcessOptions {
+  env?: Record<string, string>;
+  /** The entry to run with tsx; default functions/node.ts (npm start), e.g. dev/edge.ts (npm run dev:edge). */
+  entry?: string;
+  /** How long to wait for the "listening" line; default 60 s. */
+  startTimeoutMs?: number;
+}
+
+export async function startServerProcess(options: ServerProcessOptions = {}): Promise<ServerProcess> {
   const dataDir = await mkdtemp(join(tmpdir(), "shopkit-e2e-"));
   const port = await freePort();
   let out = "";
@@ -55,7 +64,7 @@ export async function startServerProcess(options: { env?: Record<string, string>
 
   const launch = async () => {
     out = "";
-    child = spawn(TSX, ["functions/node.ts"], {
+    child = spawn(TSX, [options.entry ?? "functions/node.ts"], {
       cwd: ROOT,
       env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "info", ...options.env },
       stdio: ["ignore", "pipe", "pipe"],
@@ -65,9 +74,15 @@ export async function startServerProcess(options: { env?: Record<string, string>
     child.stdout!.on("data", (d) => (out += d));
     child.stderr!.on("data", (d) => (out += d));
     exited = new Promise((resolve) => child.on("exit", (code) => resolve(code)));
-    const deadline = Date.now() + 60_000;
+    const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
     while (!out.includes('"listening"')) {
-      if (Date.now() > deadline || child.exitCode !== null || child.signalCode !== null) throw new Error(`server did not start:\n${out}`);
+      if (Date.now() > deadline || child.exitCode !== null || child.signalCode !== null) {
+        // Nothing is left running, and DATA_DIR goes too: the caller gets no handle to dispose of.
+        if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, "SIGKILL");
+        await groupGone(child.pid!);
+        await rm(dataDir, { recursive: true, force: true });
+        throw new Error(`server did not start:\n${out}`);
+      }
       await new Promise((r) => setTimeout(r, 100));
     }
   };

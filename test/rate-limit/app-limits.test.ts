@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestApp, type TestApp } from "../helpers/harness";
-import { startUpstashBridge, type UpstashBridge } from "../helpers/upstash-bridge";
+import { startUpstashBridge, type UpstashBridge } from "../../dev/upstash-bridge";
 import { clearOfMinuteBoundary, closedPort } from "./limits";
 
 interface Variant {

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "@upstash/redis";
 import { UpstashRateLimiter } from "../../src/adapters/rate-limit/upstash";
-import { startUpstashBridge, type UpstashBridge } from "../helpers/upstash-bridge";
+import { startUpstashBridge, type UpstashBridge } from "../../dev/upstash-bridge";
 import { clearOfMinuteBoundary, closedPort } from "./limits";
 
 const run = crypto.randomUUID().slice(0, 8);

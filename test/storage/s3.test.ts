@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HeadObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { S3Storage, type S3StorageConfig } from "../../src/adapters/storage/s3";
-import { startS3Fake, type S3Fake } from "../helpers/s3-fake";
+import { startS3Fake, type S3Fake } from "../../dev/s3-fake";
 import { closedPort } from "../rate-limit/limits";
 import { createTestApp } from "../helpers/harness";
 

@@ -1,6 +1,7 @@
 /**
- * The built-in platform sandbox, mounted at /sandbox whenever GRAPH_API_BASE is unset (with the real
- * platforms configured it answers 404). The adapters reach `/sandbox/graph/...` over real HTTP, exactly
+ * The built-in platform sandbox at /sandbox, served only when PLATFORM_SANDBOX=on (npm start on the embedded
+ * database and npm run dev:edge turn it on); otherwise every sandbox path answers 404, so a deployment that
+ * forgot a variable never exposes it. The adapters reach `/sandbox/graph/...` over real HTTP, exactly
  * as they reach the Graph API; the control routes let an API key's owner connect accounts and inject faults.
  *
  * @example
@@ -19,7 +20,7 @@ export const SANDBOX_MAX_BODY_BYTES = 1024 * 1024;
 export function createSandboxRoutes(): Hono<AppEnv> {
   const router = new Hono<AppEnv>();
   router.use("*", async (c, next) => {
-    if (c.var.services.config.graph.baseUrl) throw new ApiError("NOT_FOUND", "The platform sandbox is off: this deployment talks to the real platforms.");
+    if (!c.var.services.config.graph.sandbox) throw new ApiError("NOT_FOUND", "No route matches this method and path.");
     c.header("Cache-Control", "no-store");
     await next();
   });

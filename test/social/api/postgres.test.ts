@@ -7,7 +7,7 @@ import { and, eq, inArray, or, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deliveries } from "../../../db/schema";
 import { makePng } from "../../helpers/images";
-import { createScratchDatabase, type ScratchDatabase } from "../../helpers/postgres";
+import { createScratchDatabase, type ScratchDatabase } from "../../../dev/postgres";
 import { body, createSocialTestApp, type SocialTestApp } from "../../helpers/social";
 import { crashBetweenKeyAndCommit, fiftyIdenticalPosts, twentyDifferentBodies, twoTargetUser } from "./concurrency-scenarios";
 

@@ -8,7 +8,7 @@ import { eq } from "drizzle-orm";
 import { serve, type ServerType } from "@hono/node-server";
 import { deliveries } from "../../../db/schema";
 import { createTestApp, type TestApp } from "../../helpers/harness";
-import { startQStashFake, type QStashFake } from "../../helpers/qstash-fake";
+import { startQStashFake, type QStashFake } from "../../../dev/qstash-fake";
 import { freePort } from "../../helpers/server-process";
 import { runSweep } from "../../../src/social/delivery/sweep";
 import { PUBLISH_CALLBACK_PATH } from "../../../src/adapters/queue/qstash";

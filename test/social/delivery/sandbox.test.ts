@@ -1,11 +1,12 @@
 /**
  * The sandbox's own contract, in process: control routes only for the key's owner, Graph routes that check
  * tokens and answer with Graph error bodies, containers that finish after a short delay, and the whole
- * sandbox off when the real platforms are configured.
+ * sandbox off (404) unless PLATFORM_SANDBOX=on.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestApp, type TestApp } from "../../helpers/harness";
 import { newSandboxToken, saveToken, setFault } from "../../../src/social/sandbox/store";
+import { createHubTest } from "../../hub/hub-client";
 
 let h: TestApp;
 let owner: { apiKey: string };
@@ -101,6 +102,33 @@ describe("Graph routes", () => {
 });
 
 describe("switched off", () => {
+  it("answers 404 on every sandbox path unless PLATFORM_SANDBOX=on, and the hub says connecting is not set up", async () => {
+    const hub = await createHubTest({ env: { PLATFORM_SANDBOX: "off" } });
+    const off = hub.h;
+    try {
+      const { apiKey } = await off.createUser();
+      const paths: Array<[string, RequestInit]> = [
+        ["/sandbox/accounts", { method: "POST", headers: off.json(apiKey), body: JSON.stringify({ platform: "pageplatform", name: "x" }) }],
+        ["/sandbox/posts?accountId=pageplatform:1", { headers: off.auth(apiKey) }],
+        ["/sandbox/faults", { method: "POST", headers: off.json(apiKey), body: JSON.stringify({ accountId: "pageplatform:1", kind: "transient", times: 1 }) }],
+        ["/sandbox/v23.0/dialog/oauth?client_id=sandbox-app", {}],
+        ["/sandbox/graph/v23.0/oauth/access_token?client_id=sandbox-app", {}],
+      ];
+      for (const [path, init] of paths) {
+        const res = await off.app.request(path, init);
+        expect(res.status, path).toBe(404);
+        expect(((await res.json()) as any).error.code).toBe("NOT_FOUND");
+      }
+      const b = hub.browser();
+      await b.signIn((await off.createUser()).userId);
+      const connect = await b.post("/hub/accounts/connect", {});
+      expect(connect.res.status).toBe(503);
+      expect(connect.html).toContain("META_APP_ID");
+    } finally {
+      await off.close();
+    }
+  });
+
   it("answers 404 when the real platforms are configured, and the QStash route 404 without QStash", async () => {
     const real = await createTestApp({ env: { GRAPH_API_BASE: "https://graph.example.test", META_APP_ID: "a", META_APP_SECRET: "b" } });
     try {

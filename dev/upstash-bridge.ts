@@ -1,5 +1,5 @@
 /**
- * A test-only server that speaks the Upstash Redis REST protocol and forwards to a real Redis over RESP.
+ * A local server (tests and `npm run dev:edge`) that speaks the Upstash Redis REST protocol and forwards to a real Redis over RESP.
  *
  * - `POST /` with a JSON array (`["SET","k","v"]`): one command, answers `{result}` (or 400 `{error}`).
  * - `POST /pipeline` with an array of commands: answers `[{result}|{error}, ...]`.

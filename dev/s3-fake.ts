@@ -1,6 +1,7 @@
 /**
- * A minimal S3-protocol server for tests: PutObject, GetObject, HeadObject and DeleteObject, path-style
- * (`/<bucket>/<key>`), objects in memory. Every request must carry a valid AWS Signature V4 for the
+ * A minimal S3-protocol server for tests and `npm run dev:edge`: PutObject, GetObject, HeadObject and
+ * DeleteObject, path-style (`/<bucket>/<key>`), objects in memory (and, with `dir`, also on disk, so a
+ * restart keeps them). Every request must carry a valid AWS Signature V4 for the
  * configured credentials (the signature is recomputed, the payload hash checked), unless it is an unsigned
  * GET/HEAD on a bucket created with `publicRead` (a public bucket, which is what S3_PUBLIC_BASE_URL points at).
  * Errors are S3's XML documents (NoSuchKey, NoSuchBucket, SignatureDoesNotMatch, ...).
@@ -11,6 +12,8 @@
  * await s3.close();
  */
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -21,6 +24,8 @@ export interface S3FakeOptions {
   secretAccessKey?: string;
   /** Serve unsigned GET/HEAD (a public bucket). Default true. */
   publicRead?: boolean;
+  /** Keep objects in this directory too (loaded at start); default: memory only. */
+  dir?: string;
 }
 
 export interface FakeObject {
@@ -54,7 +59,7 @@ export async function startS3Fake(options: S3FakeOptions): Promise<S3Fake> {
   const region = options.region ?? "us-east-1";
   const credentials = { accessKeyId: options.accessKeyId ?? "AKIDTESTFAKE", secretAccessKey: options.secretAccessKey ?? "fake-secret-for-tests-only" };
   const buckets = new Set(options.buckets);
-  const objects = new Map<string, FakeObject>();
+  const objects = options.dir ? await loadObjects(options.dir) : new Map<string, FakeObject>();
   const requests: S3RecordedRequest[] = [];
 
   const server = createServer((req, res) => {
@@ -84,13 +89,15 @@ export async function startS3Fake(options: S3FakeOptions): Promise<S3Fake> {
       case "PUT": {
         if (req.headers["x-amz-copy-source"]) return record(501), sendError(res, 501, "NotImplemented", "CopyObject is not supported.");
         const etag = `"${createHash("md5").update(body).digest("hex")}"`;
-        objects.set(id, {
+        const object: FakeObject = {
           bytes: body,
           contentType: req.headers["content-type"] ?? "binary/octet-stream",
           cacheControl: req.headers["cache-control"],
           etag,
           lastModified: new Date(),
-        });
+        };
+        if (options.dir) await saveObject(options.dir, id, object);
+        objects.set(id, object);
         record(200);
         res.writeHead(200, { ETag: etag }).end();
         return;
@@ -111,6 +118,7 @@ export async function startS3Fake(options: S3FakeOptions): Promise<S3Fake> {
         return;
       }
       case "DELETE":
+        if (options.dir) await removeObject(options.dir, id);
         objects.delete(id);
         record(204);
         res.writeHead(204).end();
@@ -207,4 +215,32 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
+}
+
+/** On disk, each object is `<sha256 of bucket/key>.bin` with its metadata beside it in `.json`. */
+const objectFile = (dir: string, id: string) => join(dir, createHash("sha256").update(id).digest("hex"));
+
+async function saveObject(dir: string, id: string, object: FakeObject): Promise<void> {
+  const file = objectFile(dir, id);
+  await writeFile(`${file}.bin`, object.bytes);
+  const { bytes: _bytes, ...meta } = object;
+  await writeFile(`${file}.json`, JSON.stringify({ id, ...meta }));
+}
+
+async function removeObject(dir: string, id: string): Promise<void> {
+  const file = objectFile(dir, id);
+  await Promise.all([rm(`${file}.bin`, { force: true }), rm(`${file}.json`, { force: true })]);
+}
+
+async function loadObjects(dir: string): Promise<Map<string, FakeObject>> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const objects = new Map<string, FakeObject>();
+  for (const name of await readdir(dir)) {
+    if (!name.endsWith(".json")) continue;
+    const base = join(dir, name.slice(0, -".json".length));
+    const meta = JSON.parse(await readFile(`${base}.json`, "utf8")) as Omit<FakeObject, "bytes" | "lastModified"> & { id: string; lastModified: string };
+    const bytes = await readFile(`${base}.bin`).catch(() => null);
+    if (bytes) objects.set(meta.id, { bytes, contentType: meta.contentType, cacheControl: meta.cacheControl, etag: meta.etag, lastModified: new Date(meta.lastModified) });
+  }
+  return objects;
 }

@@ -1,5 +1,5 @@
 /**
- * A test-only QStash on 127.0.0.1 speaking the HTTP API the real `@upstash/qstash` Client uses:
+ * A QStash stand-in on 127.0.0.1 (tests and `npm run dev:edge`) speaking the HTTP API the real `@upstash/qstash` Client uses:
  * `POST /v2/publish/<destination>` (Upstash-Not-Before / Upstash-Delay, Upstash-Deduplication-Id,
  * Upstash-Retries; answers `{messageId}`, 202 for a deduplicated publish) and `DELETE /v2/messages/<id>`.
  * Due messages are POSTed to their destination with an `Upstash-Signature` made as QStash makes it: an HS256

@@ -1,0 +1,65 @@
+/**
+ * What `npm start` does on embedded defaults, shared with `npm run dev:edge`: the platform sandbox turned on
+ * for the embedded database (embeddedDefaults), the first user `dev@localhost` of a new database and its API
+ * key in DATA_DIR/dev-api-key (mode 600), and on every start a one-time hub sign-in link.
+ *
+ * Both commands share DATA_DIR but not the database (PGlite in DATA_DIR/pg, or a Postgres database), so a
+ * database met for the first time takes the key already in DATA_DIR/dev-api-key when there is one: the
+ * README's `KEY=$(cat .data/dev-api-key)` then works against either.
+ *
+ * @example
+ * const config = parseConfig(embeddedDefaults(process.env));
+ * await ensureFirstUser(services.db, config.dataDir);
+ * await printSignInLink(services);
+ */
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { asc, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { users } from "../../db/schema";
+import { createApiKey, createUser, isWellFormedApiKey, verifyApiKey } from "../../src/http/api-keys";
+import { createLoginLink, LOGIN_LINK_TTL_MS } from "../../src/hub/login-links";
+import type { Services } from "../../src/services";
+
+export const DEV_EMAIL = "dev@localhost";
+
+/**
+ * `npm start` on the embedded database (no DATABASE_URL) and without the real platforms turns the platform
+ * sandbox on explicitly, so the README works with no account and no network. Anywhere else it stays as
+ * configured: PLATFORM_SANDBOX unset means off.
+ */
+export function embeddedDefaults(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  const unset = (name: string) => (env[name] ?? "").trim() === "";
+  if (unset("PLATFORM_SANDBOX") && unset("DATABASE_URL") && unset("GRAPH_API_BASE")) return { ...env, PLATFORM_SANDBOX: "on" };
+  return env;
+}
+
+export async function ensureFirstUser(db: Db, dataDir: string): Promise<void> {
+  const path = join(dataDir, "dev-api-key");
+  const existing = (await readFile(path, "utf8").catch(() => "")).trim();
+  const result = await db.execute(sql`select count(*)::int as n from users`);
+  const rows = (result as unknown as { rows?: Array<{ n: number }> }).rows ?? (result as unknown as Array<{ n: number }>);
+  if (Number(rows[0]?.n ?? 0) > 0) {
+    if (existing && !(await verifyApiKey(db, existing))) {
+      console.log(`\nNote: the key in ${path} is not a key of this database; make one with: npm run admin -- key:create --email ${DEV_EMAIL}\n`);
+    }
+    return;
+  }
+  const { userId } = await createUser(db, DEV_EMAIL);
+  if (isWellFormedApiKey(existing)) {
+    await createApiKey(db, userId, "dev", existing);
+    console.log(`\nFirst start on this database: created user ${DEV_EMAIL} with the API key already in ${path}.\n`);
+    return;
+  }
+  const { key } = await createApiKey(db, userId, "dev");
+  await writeFile(path, `${key}\n`, { mode: 0o600 });
+  console.log(`\nFirst start: created user ${DEV_EMAIL} with this API key (shown once, also in ${path}):\n\n  ${key}\n`);
+}
+
+/** Without an identity provider, each start prints a one-time hub sign-in link for the first user. */
+export async function printSignInLink(services: Pick<Services, "db" | "config" | "clock">): Promise<void> {
+  const [first] = await services.db.select({ id: users.id, email: users.email }).from(users).orderBy(asc(users.createdAt)).limit(1);
+  if (!first) return;
+  const link = await createLoginLink(services, first.id);
+  console.log(`\nSign in to the hub as ${first.email} (one-time link, valid ${LOGIN_LINK_TTL_MS / 60_000} minutes):\n\n  ${link}\n`);
+}
