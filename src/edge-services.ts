@@ -158,9 +158,10 @@ let isolateHeavy: HeavyWork | undefined;
 /**
  * One heavy-work limiter per isolate, like the rate limiter: an isolate serves many requests at once, so
  * the per-user limits hold across them. One job at a time: they all run on the isolate's one thread, and
- * two 4K images at once would not fit in the Worker's 128 MB.
+ * two 4K images at once would not fit in the Worker's 128 MB. A slot held for two minutes is taken back: a
+ * cancelled request's job never gives it back itself.
  */
 function isolateHeavyWork(config: Config): HeavyWork {
-  isolateHeavy ??= LimitedHeavyWork({ ...config.heavy, slots: 1, perUser: 1 }, inlineRunner);
+  isolateHeavy ??= LimitedHeavyWork({ ...config.heavy, slots: 1, perUser: 1, leaseMs: 120_000 }, inlineRunner);
   return isolateHeavy;
 }

@@ -27,6 +27,11 @@ export interface HeavyLimits {
   queuePerUser: number;
   /** Jobs waiting in all; the next one gets 429. */
   queue: number;
+  /**
+   * A slot held longer than this is taken back (the Worker: a cancelled request's job never runs its
+   * `finally`, and a timer cannot outlive the request either, so the next acquire reclaims it).
+   */
+  leaseMs?: number;
 }
 
 export interface HeavyWork {
@@ -43,8 +48,8 @@ export const inlineRunner: HeavyRunner = (name, input) => (HEAVY_TASKS[name] as 
 
 interface UserQueue {
   running: number;
-  /** Each waiting job's go-ahead. */
-  waiting: Array<() => void>;
+  /** Each waiting job's go-ahead, handed the release of the slot taken for it. */
+  waiting: Array<(release: () => void) => void>;
 }
 
 /**
@@ -64,6 +69,27 @@ export function LimitedHeavyWork(limits: HeavyLimits, runner: HeavyRunner, close
   /** Recent job duration (ms), for Retry-After. */
   let typicalMs = 1000;
 
+  /** Slots taken and not yet given back: when each was taken, and how to give it back. */
+  const holders = new Set<{ since: number; release: () => void }>();
+
+  /** Takes a slot for one of `userId`'s jobs; the returned release gives it back (once). */
+  const take = (userId: string, queue: UserQueue): (() => void) => {
+    running++;
+    queue.running++;
+    const holder = {
+      since: Date.now(),
+      release: () => {
+        if (!holders.delete(holder)) return;
+        running--;
+        queue.running--;
+        if (queue.running === 0 && queue.waiting.length === 0) users.delete(userId);
+        pump();
+      },
+    };
+    holders.add(holder);
+    return holder.release;
+  };
+
   /** Starts waiting jobs while there are free slots, one user after another. */
   const pump = () => {
     let passed = 0;
@@ -72,15 +98,21 @@ export function LimitedHeavyWork(limits: HeavyLimits, runner: HeavyRunner, close
       const q = users.get(userId)!;
       if (q.running < limits.perUser && q.waiting.length > 0) {
         waiting--;
-        running++;
-        q.running++;
-        q.waiting.shift()!();
+        const go = q.waiting.shift()!;
+        go(take(userId, q));
         passed = 0;
       } else {
         passed++;
       }
       if (q.waiting.length > 0) turn.push(userId);
     }
+  };
+
+  /** Gives back the slots held past their lease. */
+  const reclaim = () => {
+    if (!limits.leaseMs) return;
+    const now = Date.now();
+    for (const holder of [...holders]) if (now - holder.since > limits.leaseMs) holder.release();
   };
 
   const busy = (message: (seconds: number) => string, jobsAhead: number, parallel: number) => {
@@ -90,20 +122,11 @@ export function LimitedHeavyWork(limits: HeavyLimits, runner: HeavyRunner, close
 
   /** Waits for a slot (or throws 429); the caller then holds it until it calls the returned release. */
   const acquire = async (userId: string): Promise<() => void> => {
+    reclaim();
     let q = users.get(userId);
     if (!q) users.set(userId, (q = { running: 0, waiting: [] }));
     const queue = q;
-    const release = () => {
-      running--;
-      queue.running--;
-      if (queue.running === 0 && queue.waiting.length === 0) users.delete(userId);
-      pump();
-    };
-    if (running < limits.slots && queue.running < limits.perUser && queue.waiting.length === 0) {
-      running++;
-      queue.running++;
-      return release;
-    }
+    if (running < limits.slots && queue.running < limits.perUser && queue.waiting.length === 0) return take(userId, queue);
     const refuse = (error: ApiError) => {
       if (queue.running === 0 && queue.waiting.length === 0) users.delete(userId);
       throw error;
@@ -113,12 +136,11 @@ export function LimitedHeavyWork(limits: HeavyLimits, runner: HeavyRunner, close
     }
     if (waiting >= limits.queue) refuse(busy((s) => `The service is busy with image work; retry in ${s} s.`, waiting, limits.slots));
     waiting++;
-    await new Promise<void>((go) => {
+    return new Promise<() => void>((go) => {
       queue.waiting.push(go);
       if (!turn.includes(userId)) turn.push(userId);
       pump();
     });
-    return release;
   };
 
   return {

@@ -14,7 +14,12 @@ import { findTemplate, scenePromptFor } from "./catalog";
 export const DEMO_VERSION = 2;
 const SIZE = 640;
 
-const inFlight = new Map<string, Promise<Uint8Array>>();
+/**
+ * Renders in progress, per Services: on Node one Services serves the process, so concurrent first requests
+ * share one render; on the Worker each request has its own, so no request waits on another request's
+ * work (which would never finish if that request were cancelled).
+ */
+const inFlightBy = new WeakMap<Services, Map<string, Promise<Uint8Array>>>();
 
 export async function demoImage(services: Services, templateId: string): Promise<{ bytes: Uint8Array; version: number }> {
   const template = findTemplate(templateId);
@@ -22,7 +27,10 @@ export async function demoImage(services: Services, templateId: string): Promise
   const key = `photo/demo/v${DEMO_VERSION}/${templateId}.png`;
   const stored = await services.storage.get(key);
   if (stored) return { bytes: stored.bytes, version: DEMO_VERSION };
-  let making = inFlight.get(key);
+  let inFlight = inFlightBy.get(services);
+  if (!inFlight) inFlightBy.set(services, (inFlight = new Map()));
+  const pending = inFlight;
+  let making = pending.get(key);
   if (!making) {
     making = (async () => {
       // Heavy work like any image, in one queue for all visitors of the public catalogue.
@@ -34,8 +42,8 @@ export async function demoImage(services: Services, templateId: string): Promise
       });
       await services.storage.put(key, png, "image/png");
       return png;
-    })().finally(() => inFlight.delete(key));
-    inFlight.set(key, making);
+    })().finally(() => pending.delete(key));
+    pending.set(key, making);
   }
   return { bytes: await making, version: DEMO_VERSION };
 }

@@ -77,7 +77,8 @@ export function createPhotoRoutes(): OpenAPIHono<AppEnv> {
   );
 
   router.use("/product-photography", requireAuth(), rateLimit("photo"), jsonOnly);
-  router.use("/product-photography/*", requireAuth(), rateLimit("photo-read"));
+  // Only the job poll: "/product-photography/*" would match the POST above too and count it twice.
+  router.use("/product-photography/jobs/*", requireAuth(), rateLimit("photo-read"));
 
   router.openapi(
     photoRoutes.createPhoto,

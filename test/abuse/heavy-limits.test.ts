@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestApp, type TestApp } from "../helpers/harness";
 import { makePhotoJpeg } from "../helpers/images";
+import { LimitedHeavyWork, type HeavyRunner } from "../../src/heavy";
 
 let h: TestApp;
 let photo: string;
@@ -39,4 +40,30 @@ describe("heavy-work limits", () => {
     // Nothing is left running or waiting once the answers are in.
     expect(h.services.heavy.load()).toEqual({ running: 0, waiting: 0 });
   }, 60_000);
+});
+
+describe("the limiter's lease (the Worker's guard against a cancelled request holding its slot)", () => {
+  it("a slot held past leaseMs is taken back when the next job asks, and the jobs waiting run", async () => {
+    let now = 1_000_000;
+    const realNow = Date.now;
+    Date.now = () => now;
+    try {
+      let calls = 0;
+      // The first job's request went away mid-job: it never finishes and never gives its slot back.
+      const runner = (async () => (++calls === 1 ? new Promise(() => {}) : "done")) as unknown as HeavyRunner;
+      const heavy = LimitedHeavyWork({ slots: 1, perUser: 1, queuePerUser: 4, queue: 4, leaseMs: 120_000 }, runner);
+      void heavy.run("cancelled", "qrDecode", { bytes: new Uint8Array() });
+      now += 60_000;
+      const second = heavy.run("second", "qrDecode", { bytes: new Uint8Array() });
+      await new Promise((r) => setTimeout(r, 10));
+      expect(heavy.load()).toEqual({ running: 1, waiting: 1 }); // within the lease it waits
+      now += 61_000;
+      const third = heavy.run("third", "qrDecode", { bytes: new Uint8Array() });
+      expect(await second).toBe("done");
+      expect(await third).toBe("done");
+      expect(heavy.load()).toEqual({ running: 0, waiting: 0 });
+    } finally {
+      Date.now = realNow;
+    }
+  });
 });
