@@ -31,6 +31,10 @@ export interface NodeDbOptions {
 export async function openNodeDb(options: NodeDbOptions): Promise<DbHandle> {
   if (options.url) {
     const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
+    // An idle connection the server ends (a restart, a failover, pg_terminate_backend) is reported here and
+    // dropped by the pool, which connects afresh on the next query; without a listener it would crash the
+    // process.
+    pool.on("error", () => {});
     const db = drizzlePg({ client: pool, schema });
     if (options.migrate !== false) await migratePg(db, { migrationsFolder: MIGRATIONS_DIR });
     return { db: db as unknown as Db, driver: "node-postgres", close: () => pool.end() };
