@@ -7,6 +7,7 @@ import { flattenAlpha, withDecoded } from "./codec";
 import { applyOrientation, swapsAxes } from "./exif";
 import { decodeJpegPlanes, decodeJpegScaled } from "./jpeg-decode";
 import { decodePngAtMost } from "./png-decode";
+import { streamsPng } from "./scaled";
 import { encodeJpegBaseline, encodeJpegPlanes } from "./jpeg-encode";
 import { orientPlane, resizePlane, type YCbCrImage } from "./planes";
 import { resizeRgba } from "./resize";
@@ -118,8 +119,8 @@ function decodeAtLeast(bytes: Uint8Array, header: ImageHeader, minWidth: number,
     if (header.format === "jpeg") {
       const scaled = decodeJpegScaled(bytes, minWidth, minHeight);
       if (scaled) return { width: scaled.width, height: scaled.height, data: scaled.data };
-    } else if (header.format === "png") {
-      // Box-filtered while it streams to at most twice the size needed, which is never below it.
+    } else if (streamsPng(header)) {
+      // A large PNG: box-filtered while it streams to at most twice the size needed, never below it.
       const shrunk = decodePngAtMost(bytes, 2 * Math.max(minWidth, minHeight, 1));
       if (shrunk) return shrunk;
     }
