@@ -17,6 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import sharp from "sharp";
+import { photoPixels } from "../test/helpers/images";
 import { middle } from "./timing";
 
 const SIDE = 6300;
@@ -126,26 +127,11 @@ function resetHighWater(): (() => number) | null {
   return () => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? 0) * 1024;
 }
 
-/** Photo-like RGB: smooth gradients plus blurred gaussian noise (as test/helpers/images makePhotoJpeg). */
+/** Photo-like RGB (test/helpers/images photoPixels) as a PNG. */
 async function makePhotoPng(width: number, height: number): Promise<Buffer> {
-  const noise = await sharp({ create: { width, height, channels: 3, background: "#000", noise: { type: "gaussian", mean: 128, sigma: 40 } } })
-    .blur(1.2)
-    .raw()
-    .toBuffer();
-  const pixels = Buffer.alloc(width * height * 3);
-  for (let y = 0; y < height; y++) {
-    for (let x = 0; x < width; x++) {
-      const i = (y * width + x) * 3;
-      const n = noise[i]! - 128;
-      pixels[i] = clamp((x / width) * 200 + 30 + n);
-      pixels[i + 1] = clamp((y / height) * 180 + 40 + n);
-      pixels[i + 2] = clamp(((x + y) / (width + height)) * 150 + 60 + n);
-    }
-  }
-  return sharp(pixels, { raw: { width, height, channels: 3 } }).png().toBuffer();
+  return sharp(await photoPixels(width, height), { raw: { width, height, channels: 3 } }).png().toBuffer();
 }
 
-const clamp = (v: number) => Math.max(0, Math.min(255, Math.round(v)));
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const at = process.argv.indexOf("--child");

@@ -35,6 +35,11 @@ export const QUADRANTS: [Rgb, Rgb, Rgb, Rgb] = [RED, GREEN, BLUE, YELLOW];
 
 /** A photo-like JPEG: smooth gradients plus mild noise, so it compresses and decodes like a real photo. */
 export async function makePhotoJpeg(width: number, height: number, quality = 85): Promise<Buffer> {
+  return sharp(await photoPixels(width, height), { raw: { width, height, channels: 3 } }).jpeg({ quality }).toBuffer();
+}
+
+/** Raw RGB (3 bytes per pixel) of a photo-like picture: smooth gradients plus blurred gaussian noise. */
+export async function photoPixels(width: number, height: number): Promise<Buffer> {
   const noise = await sharp({ create: { width, height, channels: 3, background: "#000", noise: { type: "gaussian", mean: 128, sigma: 40 } } })
     .blur(1.2)
     .raw()
@@ -49,7 +54,7 @@ export async function makePhotoJpeg(width: number, height: number, quality = 85)
       pixels[i + 2] = clamp(((x + y) / (width + height)) * 150 + 60 + n);
     }
   }
-  return sharp(pixels, { raw: { width, height, channels: 3 } }).jpeg({ quality }).toBuffer();
+  return pixels;
 }
 
 export async function makeJpeg(
