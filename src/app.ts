@@ -21,6 +21,7 @@ import { createFilesRoutes } from "./http/files";
 import { createDeliveryRoutes } from "./social/delivery/routes";
 import { createSandboxRoutes } from "./social/sandbox";
 import { createHubRoutes } from "./hub";
+import { checkHealth, frontDoor } from "./http/front-door";
 
 export const MAX_BODY_BYTES = 20 * 1024 * 1024;
 
@@ -60,7 +61,12 @@ export function createApp(provider: ServicesProvider, extras: AppExtras = {}): H
     }),
   );
 
-  app.get("/health", (c) => c.json({ data: { status: "ok" } }));
+  app.get("/", (c) => c.json({ data: frontDoor() }));
+  app.get("/health", async (c) => {
+    const { healthy, report } = await checkHealth(c.var.services);
+    c.header("Cache-Control", "no-store");
+    return c.json({ data: report }, healthy ? 200 : 503);
+  });
   app.route("/files", createFilesRoutes());
   app.route("/api/qr-code", createQrRoutes());
   app.route("/api/image", createPhotoRoutes());

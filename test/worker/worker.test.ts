@@ -72,7 +72,13 @@ describe("the Worker in workerd", () => {
   it("answers GET /health", async () => {
     const res = await get("/health");
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ data: { status: "ok" } });
+    expect(res.body.data.status).toBe("ok");
+    expect(Object.fromEntries(Object.entries(res.body.data.checks).map(([k, v]: [string, any]) => [k, `${v.kind} ${v.status}`]))).toEqual({
+      database: "postgres ok",
+      kv: "memory ok",
+      queue: "poller ok",
+      storage: "s3 ok",
+    });
     expect(res.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
   });
 
