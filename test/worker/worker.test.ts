@@ -75,7 +75,7 @@ describe("the Worker in workerd", () => {
     expect(res.body.data.status).toBe("ok");
     expect(Object.fromEntries(Object.entries(res.body.data.checks).map(([k, v]: [string, any]) => [k, `${v.kind} ${v.status}`]))).toEqual({
       database: "postgres ok",
-      kv: "memory ok",
+      kv: "upstash ok",
       queue: "poller ok",
       storage: "s3 ok",
     });
