@@ -66,8 +66,8 @@ function poolFor(threads: number, idleSeconds: number): Promise<Piscina> {
 function threadBundle(): Promise<string | null> {
   bundle ??= (async () => {
     try {
-      const { build } = await import("esbuild");
-      const out = await build({
+      const esbuild = await import("esbuild");
+      const out = await esbuild.build({
         entryPoints: [fileURLToPath(new URL("./heavy-thread.ts", import.meta.url))],
         bundle: true,
         platform: "node",
@@ -76,6 +76,7 @@ function threadBundle(): Promise<string | null> {
         write: false,
         logLevel: "silent",
       });
+      await esbuild.stop(); // its service process would otherwise stay for the server's lifetime
       const text = out.outputFiles[0]!.text;
       const dir = fileURLToPath(new URL("../../node_modules/.cache/shopkit/", import.meta.url));
       const file = `${dir}heavy-thread-${createHash("sha256").update(text).digest("hex").slice(0, 16)}.mjs`;

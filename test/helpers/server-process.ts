@@ -39,6 +39,8 @@ export interface ServerProcess {
   admin(...args: string[]): Promise<string>;
   /** Resident memory of the server's processes (the tsx wrapper and the app), in bytes, from /proc. */
   rss(): Promise<number>;
+  /** Threads of the server's processes, from /proc (the heavy-work threads come and go). */
+  threads(): Promise<number>;
   /** Sends the signal and waits for the process to exit. */
   kill(signal?: NodeJS.Signals): Promise<number | null>;
   /** Starts again on the same DATA_DIR and port. */
@@ -94,7 +96,8 @@ export async function startServerProcess(options: ServerProcessOptions = {}): Pr
     dataDir,
     apiKey,
     output: () => out,
-    rss: () => groupRss(child.pid!),
+    rss: () => groupStatus(child.pid!, /VmRSS:\s+(\d+) kB/, 1024),
+    threads: () => groupStatus(child.pid!, /Threads:\s+(\d+)/, 1),
     async admin(...args) {
       const { stdout } = await promisify(execFile)(TSX, ["functions/node/admin.ts", ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir } });
       return stdout;
@@ -137,8 +140,8 @@ async function groupGone(pgid: number): Promise<void> {
   }
 }
 
-/** The summed VmRSS of every process in process group `pgid` (Linux /proc). */
-async function groupRss(pgid: number): Promise<number> {
+/** A number from /proc/<pid>/status (times `unit`), summed over every process in group `pgid` (Linux). */
+async function groupStatus(pgid: number, field: RegExp, unit: number): Promise<number> {
   let total = 0;
   for (const entry of await readdir("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
@@ -148,8 +151,8 @@ async function groupRss(pgid: number): Promise<number> {
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       if (Number(fields[2]) !== pgid) continue;
       const status = await readFile(`/proc/${entry}/status`, "utf8");
-      const kb = /VmRSS:\s+(\d+) kB/.exec(status);
-      if (kb) total += Number(kb[1]) * 1024;
+      const value = field.exec(status);
+      if (value) total += Number(value[1]) * unit;
     } catch {
       // the process ended while we looked
     }

@@ -55,7 +55,10 @@ const mutated = () =>
       const out = Uint8Array.from(src);
       switch (kind) {
         case "flip":
-          for (let i = 0; i < bytes.length; i++) out[(p + i * 97) % out.length] ^= bytes[i]! | 1;
+          for (let i = 0; i < bytes.length; i++) {
+            const j = (p + i * 97) % out.length;
+            out[j] = out[j]! ^ (bytes[i]! | 1);
+          }
           return out;
         case "run":
           for (let i = 0; i < len && p + i < out.length; i++) out[p + i] = bytes[i % bytes.length]!;
