@@ -5,9 +5,8 @@
 import { ApiError } from "../http/errors";
 import { flattenAlpha, withDecoded } from "./codec";
 import { applyOrientation, swapsAxes } from "./exif";
-import { decodeJpegPlanes, decodeJpegScaled } from "./jpeg-decode";
-import { decodePngAtMost } from "./png-decode";
-import { streamsPng } from "./scaled";
+import { decodeJpegPlanes } from "./jpeg-decode";
+import { decodeStoredAtLeast } from "./scaled";
 import { encodeJpegBaseline, encodeJpegPlanes } from "./jpeg-encode";
 import { orientPlane, resizePlane, type YCbCrImage } from "./planes";
 import { resizeRgba } from "./resize";
@@ -108,26 +107,13 @@ function planesAtLeast(bytes: Uint8Array, storedW: number, storedH: number, orie
 }
 
 /**
- * Decodes to at least `minWidth` x `minHeight` (stored orientation). JPEGs go through the TypeScript decoder,
- * which shrinks by 2, 4 or 8 inside the IDCT: that is most of the speed-up over a full decode, and it keeps a
- * 40 MP photo out of photon's WASM memory (which never shrinks again); PNGs through the streaming decoder,
- * which box-filters while it inflates. Whatever it cannot or will not decode
- * goes to photon, which then decides between a picture and a 422 exactly as before.
+ * Decodes to at least `minWidth` x `minHeight` (stored orientation): small where the format allows
+ * (decodeStoredAtLeast: a JPEG shrunk inside the IDCT, which keeps a 40 MP photo out of photon's WASM
+ * memory, a large PNG box-filtered as it streams), else whole by photon, which then decides between a
+ * picture and a 422 exactly as before.
  */
 function decodeAtLeast(bytes: Uint8Array, header: ImageHeader, minWidth: number, minHeight: number): RgbaImage {
-  try {
-    if (header.format === "jpeg") {
-      const scaled = decodeJpegScaled(bytes, minWidth, minHeight);
-      if (scaled) return { width: scaled.width, height: scaled.height, data: scaled.data };
-    } else if (streamsPng(header)) {
-      // A large PNG: box-filtered while it streams to at most twice the size needed, never below it.
-      const shrunk = decodePngAtMost(bytes, 2 * Math.max(minWidth, minHeight, 1));
-      if (shrunk) return shrunk;
-    }
-  } catch {
-    // Corrupt by our reading: photon is more lenient with some damage, so the verdict stays its own.
-  }
-  return decodeWithPhoton(bytes);
+  return decodeStoredAtLeast(bytes, header, minWidth, minHeight) ?? decodeWithPhoton(bytes);
 }
 
 function decodeWithPhoton(bytes: Uint8Array): RgbaImage {

@@ -45,25 +45,37 @@ export function streamsPng(header: ImageHeader): boolean {
 
 /**
  * The image with its longer side at least `atLeast` (when it has that many pixels), decoded small where
- * the format allows: a JPEG at the smallest N/8 scale that reaches it, a large PNG box-filtered while it is
- * inflated (to at most twice `atLeast`, which is never below it); upright, shrunk to `limit` if above it.
- * Null for other formats and for what our decoders do not take (interlaced PNGs, some JPEG variants, and
- * data they find corrupt: photon then decodes it whole, or gives the verdict).
+ * the format allows (decodeStoredAtLeast); upright, shrunk to `limit` if above it. Null where photon has
+ * to decode it whole (or give the verdict). A truncated file is refused here, as decodeImage would.
  */
 function decodeScaled(bytes: Uint8Array, header: ImageHeader, atLeast: number, limit: number): RgbaImage | null {
-  let scaled: RgbaImage | null = null;
+  checkComplete(bytes, header);
+  const k = Math.min(1, atLeast / Math.max(header.width, header.height));
+  const scaled = decodeStoredAtLeast(bytes, header, Math.ceil(header.width * k), Math.ceil(header.height * k));
+  return scaled && applyOrientation(shrinkTo(scaled, limit), header.orientation);
+}
+
+/**
+ * The image in its stored orientation at least `minWidth` x `minHeight`, decoded small where the format
+ * allows: a JPEG at the smallest N/8 scale that reaches it, a large PNG box-filtered while it is inflated
+ * (to at most twice the size, which is never below it). Null for other formats and for what our decoders
+ * do not take (interlaced PNGs, some JPEG variants, and data they find corrupt: photon is more lenient
+ * with some damage, so the verdict stays its own).
+ *
+ * @example
+ * decodeStoredAtLeast(jpeg4000x3000, header, 1440, 1080); // 1500 x 1125 (3/8 scale)
+ */
+export function decodeStoredAtLeast(bytes: Uint8Array, header: ImageHeader, minWidth: number, minHeight: number): RgbaImage | null {
   try {
     if (header.format === "jpeg") {
-      checkComplete(bytes, header);
-      const k = Math.min(1, atLeast / Math.max(header.width, header.height));
-      scaled = decodeJpegScaled(bytes, Math.ceil(header.width * k), Math.ceil(header.height * k));
-    } else if (streamsPng(header)) {
-      scaled = decodePngAtMost(bytes, Math.max(1, Math.ceil(2 * atLeast)));
+      const scaled = decodeJpegScaled(bytes, minWidth, minHeight);
+      return scaled && { width: scaled.width, height: scaled.height, data: scaled.data };
     }
+    if (streamsPng(header)) return decodePngAtMost(bytes, 2 * Math.max(minWidth, minHeight, 1));
   } catch {
-    scaled = null; // corrupt by our decoder's reading: photon gives the verdict
+    // corrupt by our decoder's reading: photon gives the verdict
   }
-  return scaled && applyOrientation(shrinkTo(scaled, limit), header.orientation);
+  return null;
 }
 
 /** Shrinks an image so its longer side is at most `limit`, keeping alpha-weighted colour. */
