@@ -82,7 +82,6 @@ export async function buildNodeServices(config: Config, options: NodeServicesOpt
     drain: () => deferred.drain(),
     async close() {
       await deferred.drain();
-      await services.heavy.close();
       await db.close();
     },
   };

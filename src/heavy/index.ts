@@ -39,8 +39,6 @@ export interface HeavyWork {
   run<N extends HeavyTaskName>(userId: string, name: N, input: HeavyInput<N>): Promise<HeavyOutput<N>>;
   /** Jobs running and waiting now. */
   load(): { running: number; waiting: number };
-  /** Stops the runner (Node: terminates the threads). */
-  close(): Promise<void>;
 }
 
 /** The runner that runs a task on the caller's own thread (the Worker; Node with HEAVY_THREADS=0). */
@@ -60,27 +58,25 @@ interface UserQueue {
  * const heavy = LimitedHeavyWork({ slots: 1, perUser: 1, queuePerUser: 0, queue: 0 }, inlineRunner);
  * await heavy.run("u1", "normaliseMedia", { bytes }); // a second one of u1's at the same time: 429
  */
-export function LimitedHeavyWork(limits: HeavyLimits, runner: HeavyRunner, close: () => Promise<void> = async () => {}): HeavyWork {
+export function LimitedHeavyWork(limits: HeavyLimits, runner: HeavyRunner): HeavyWork {
   const users = new Map<string, UserQueue>();
   /** Users with waiting jobs, in turn order. */
   const turn: string[] = [];
-  let running = 0;
   let waiting = 0;
   /** Recent job duration (ms), for Retry-After. */
   let typicalMs = 1000;
 
-  /** Slots taken and not yet given back: when each was taken, and how to give it back. */
+  /** Slots taken and not yet given back (the jobs running): when each was taken, and how to give it back. */
   const holders = new Set<{ since: number; release: () => void }>();
+  const free = () => holders.size < limits.slots;
 
   /** Takes a slot for one of `userId`'s jobs; the returned release gives it back (once). */
   const take = (userId: string, queue: UserQueue): (() => void) => {
-    running++;
     queue.running++;
     const holder = {
       since: Date.now(),
       release: () => {
         if (!holders.delete(holder)) return;
-        running--;
         queue.running--;
         if (queue.running === 0 && queue.waiting.length === 0) users.delete(userId);
         pump();
@@ -93,7 +89,7 @@ export function LimitedHeavyWork(limits: HeavyLimits, runner: HeavyRunner, close
   /** Starts waiting jobs while there are free slots, one user after another. */
   const pump = () => {
     let passed = 0;
-    while (running < limits.slots && turn.length > 0 && passed < turn.length) {
+    while (free() && turn.length > 0 && passed < turn.length) {
       const userId = turn.shift()!;
       const q = users.get(userId)!;
       if (q.running < limits.perUser && q.waiting.length > 0) {
@@ -126,7 +122,7 @@ export function LimitedHeavyWork(limits: HeavyLimits, runner: HeavyRunner, close
     let q = users.get(userId);
     if (!q) users.set(userId, (q = { running: 0, waiting: [] }));
     const queue = q;
-    if (running < limits.slots && queue.running < limits.perUser && queue.waiting.length === 0) return take(userId, queue);
+    if (free() && queue.running < limits.perUser && queue.waiting.length === 0) return take(userId, queue);
     const refuse = (error: ApiError) => {
       if (queue.running === 0 && queue.waiting.length === 0) users.delete(userId);
       throw error;
@@ -154,7 +150,6 @@ export function LimitedHeavyWork(limits: HeavyLimits, runner: HeavyRunner, close
         release();
       }
     },
-    load: () => ({ running, waiting }),
-    close,
+    load: () => ({ running: holders.size, waiting }),
   };
 }
