@@ -28,7 +28,7 @@ import { JsonLogger } from "../src/adapters/logger";
 import type { AppEnv } from "../src/http/env";
 import type { Services } from "../src/services";
 import { createAdminRoutes, writeAdminFile } from "../functions/node/admin-server";
-import { ensureFirstUser, printSignInLink } from "../functions/node/embedded";
+import { ensureFirstUser, printSignInLink, stopOnSignals } from "../functions/node/embedded";
 import { embeddedSecret } from "../functions/node/services";
 import { devDatabaseName, ensureDatabase } from "./postgres";
 import { startLocalEdge, type LocalEdge } from "./edge-worker";
@@ -100,22 +100,12 @@ async function main(): Promise<void> {
   for (const signal of SIGNALS) {
     for (const listener of process.listeners(signal)) if (!signalListeners.get(signal)!.includes(listener)) process.removeListener(signal, listener);
   }
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) {
-      console.error("forced exit");
-      process.exit(1);
-    }
-    stopping = true;
-    log.info("shutting down", { signal });
+  stopOnSignals(log, async () => {
     clearInterval(sweep);
     await admin.close();
     await edge.dispose();
     await db.close();
-    process.exit(0);
-  };
-  process.on("SIGINT", () => void shutdown("SIGINT"));
-  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  });
 }
 
 function readConfig(): Config {

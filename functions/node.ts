@@ -13,7 +13,7 @@ import { buildNodeServices } from "./node/services";
 import { createAdminRoutes, writeAdminFile } from "./node/admin-server";
 import { startBackground } from "./node/background";
 import { drainUnreadBody } from "./node/drain-body";
-import { embeddedDefaults, ensureFirstUser, printSignInLink } from "./node/embedded";
+import { embeddedDefaults, ensureFirstUser, printSignInLink, stopOnSignals } from "./node/embedded";
 
 async function main() {
   let config;
@@ -44,22 +44,12 @@ async function main() {
     process.exit(1);
   });
 
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) {
-      console.error("forced exit");
-      process.exit(1);
-    }
-    stopping = true;
-    services.log.info("shutting down", { signal });
+  stopOnSignals(services.log, async () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await background.stop();
     await node.close();
     await admin.remove();
-    process.exit(0);
-  };
-  process.on("SIGINT", () => void shutdown("SIGINT"));
-  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  });
 }
 
 main().catch((err) => {

@@ -19,7 +19,7 @@ import type { Db } from "../../db/client";
 import { users } from "../../db/schema";
 import { createApiKey, createUser, isWellFormedApiKey, verifyApiKey } from "../../src/http/api-keys";
 import { createLoginLink, LOGIN_LINK_TTL_MS } from "../../src/hub/login-links";
-import type { Services } from "../../src/services";
+import type { Logger, Services } from "../../src/services";
 
 export const DEV_EMAIL = "dev@localhost";
 
@@ -62,4 +62,27 @@ export async function printSignInLink(services: Pick<Services, "db" | "config" |
   if (!first) return;
   const link = await createLoginLink(services, first.id);
   console.log(`\nSign in to the hub as ${first.email} (one-time link, valid ${LOGIN_LINK_TTL_MS / 60_000} minutes):\n\n  ${link}\n`);
+}
+
+/**
+ * Ctrl-C and SIGTERM stop in order: `stop` runs once (it closes what the command opened), then the process
+ * exits 0; a second signal while it runs forces exit 1. Used by `npm start` and `npm run dev:edge`.
+ *
+ * @example
+ * stopOnSignals(log, async () => { await server.close(); await db.close(); });
+ */
+export function stopOnSignals(log: Pick<Logger, "info">, stop: () => Promise<void>): void {
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) {
+      console.error("forced exit");
+      process.exit(1);
+    }
+    stopping = true;
+    log.info("shutting down", { signal });
+    await stop();
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
 }
