@@ -16,6 +16,7 @@ import { MAX_IMAGE_PIXELS } from "../../src/images/sniff";
 import type { RgbaImage } from "../../src/images/types";
 import { startTestWorker } from "../helpers/workerd";
 import type { FuzzCase, FuzzOutcome } from "./png-decode.fuzz-worker";
+import { seeded } from "../../src/photo/local/raster";
 
 // --- a tiny PNG writer: any colour type, bit depth and filter ----------------------------------------------
 
@@ -96,17 +97,6 @@ function filterRow(type: number, row: Uint8Array, prev: Uint8Array | null, bpp: 
 
 // --- random images of a given format ------------------------------------------------------------------------
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 interface Format {
   name: string;
   colourType: number;
@@ -120,7 +110,7 @@ interface Format {
  * choice.
  */
 function randomImage(format: Format, width: number, height: number, seed: number): PngSpec {
-  const rng = mulberry32(seed);
+  const rng = seeded(seed);
   const { colourType, depth } = format;
   const channels = CHANNELS[colourType]!;
   const max = (1 << depth) - 1;
@@ -279,7 +269,7 @@ describe("decodePngAtMost: colour types, bit depths, filters", () => {
   it("reads PNGs written by sharp: photo-like RGB (adaptive filters), 16-bit, palette, grey, alpha", async () => {
     const width = 160;
     const height = 120;
-    const rng = mulberry32(42);
+    const rng = seeded(42);
     const raw = Buffer.alloc(width * height * 4);
     for (let y = 0; y < height; y++) {
       for (let x = 0; x < width; x++) {
@@ -305,7 +295,7 @@ describe("decodePngAtMost: colour types, bit depths, filters", () => {
   });
 
   it("reads PNGs written by src/images/png.ts: indexed 1/2/4/8-bit with tRNS, RGB, RGBA", async () => {
-    const rng = mulberry32(9);
+    const rng = seeded(9);
     for (const bitDepth of [1, 2, 4, 8] as const) {
       const colours = Math.min(1 << bitDepth, 150);
       const palette = Array.from({ length: colours }, (_, i) => [i * 7 % 256, i * 13 % 256, i * 29 % 256, i === 1 ? 0 : 255] as const);
@@ -345,14 +335,14 @@ describe("decodePngAtMost: colour types, bit depths, filters", () => {
   it("streams: noise then a flat area (inflate slices grow, then shrink), in 8 KiB, 100 KB and 1-chunk IDATs", async () => {
     const width = 700;
     const height = 500;
-    const rng = mulberry32(77);
+    const rng = seeded(77);
     const rows = Array.from({ length: height }, (_, y) => Uint8Array.from({ length: width * 3 }, (_, i) => (y < 300 ? Math.floor(rng() * 256) : (i % 3) * 90)));
     const spec: PngSpec = { width, height, depth: 8, colourType: 2, rows, filter: (y) => (y < 300 ? y % 5 : 2) };
     for (const idatSize of [8192, 100_000, undefined]) await expectMatchesSharp(writePng({ ...spec, idatSize }), 3);
   });
 
   it("shrinks runs of repeated rows (flat areas) like any other rows, whatever their phase against the blocks", async () => {
-    const rng = mulberry32(31);
+    const rng = seeded(31);
     const base = randomImage({ name: "", colourType: 6, depth: 8 }, 45, 80, 12);
     const rows: Uint8Array[] = [];
     while (rows.length < 80) {
@@ -471,7 +461,7 @@ describe("decodePngAtMost: hostile input", () => {
   });
 
   it("survives 400 seeded random mutations of valid PNGs: each decodes or throws an Error, none hangs", async () => {
-    const rng = mulberry32(20240611);
+    const rng = seeded(20240611);
     const bases = [
       writePng(randomImage({ name: "", colourType: 6, depth: 8 }, 40, 30, 1)),
       writePng({ ...randomImage({ name: "", colourType: 3, depth: 4, trns: true }, 33, 17, 2), idatSize: 100 }),
