@@ -13,6 +13,7 @@ import { buildNodeServices } from "./node/services";
 import { createAdminRoutes, writeAdminFile } from "./node/admin-server";
 import { startBackground } from "./node/background";
 import { drainUnreadBody } from "./node/drain-body";
+import { trimMalloc } from "./node/malloc";
 import { embeddedDefaults, ensureFirstUser, printSignInLink, stopOnSignals } from "./node/embedded";
 
 async function main() {
@@ -37,6 +38,7 @@ async function main() {
   const background = await startBackground(services, app);
 
   const server = serve({ fetch: drainUnreadBody(app.fetch, { maxBytes: MAX_BODY_BYTES }), port: config.port, hostname: config.host }, (info) => {
+    void trimMalloc(); // what start-up freed (PGlite's set-up leaves ~400 MB) goes back to the system
     services.log.info("listening", { url: `http://${info.address.includes(":") ? `[${info.address}]` : info.address}:${info.port}`, publicBaseUrl: config.publicBaseUrl, database: node.db.driver, platformSandbox: config.graph.sandbox });
   });
   server.on("error", (err) => {

@@ -13,10 +13,12 @@ import { createHash } from "node:crypto";
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import type { Worker } from "node:worker_threads";
 import { Piscina } from "piscina";
 import type { Config } from "../../src/config";
 import { inlineRunner, LimitedHeavyWork, type HeavyRunner, type HeavyWork } from "../../src/heavy";
 import { unwrap, type Reply } from "../../src/heavy/wire";
+import { trimMalloc } from "./malloc";
 
 const pools = new Map<string, Promise<Piscina>>();
 let bundle: Promise<string | null> | undefined;
@@ -42,8 +44,8 @@ function poolFor(threads: number, idleSeconds: number): Promise<Piscina> {
   const key = `${threads}/${idleSeconds}`;
   let pool = pools.get(key);
   if (!pool) {
-    pool = (async () =>
-      new Piscina({
+    pool = (async () => {
+      const created = new Piscina({
         filename: new URL("./heavy-thread.mjs", import.meta.url).href,
         workerData: { bundle: await threadBundle() },
         // Not the request thread's flags: they may load tsx, which the bundle does not need.
@@ -52,10 +54,32 @@ function poolFor(threads: number, idleSeconds: number): Promise<Piscina> {
         maxThreads: threads,
         idleTimeout: idleSeconds * 1000,
         concurrentTasksPerWorker: 1,
-      }))();
+      });
+      trimWhenIdle(created);
+      return created;
+    })();
     pools.set(key, pool);
   }
   return pool;
+}
+
+/**
+ * Once the last thread has exited, the malloc memory the burst left in glibc's arenas goes back to the
+ * system (see ./malloc.ts). Piscina's destroy event comes before the thread is gone, so each thread's own
+ * exit event is watched.
+ */
+function trimWhenIdle(pool: Piscina): void {
+  const live = new Set<Worker>();
+  pool.on("workerCreate", () => {
+    for (const thread of pool.threads) {
+      if (live.has(thread)) continue;
+      live.add(thread);
+      thread.once("exit", () => {
+        live.delete(thread);
+        if (live.size === 0) void trimMalloc();
+      });
+    }
+  });
 }
 
 /**
