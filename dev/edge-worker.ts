@@ -41,6 +41,12 @@ export interface LocalEdgeOptions {
   qstash?: boolean;
   /** The S3 fake: keep objects in `dir` across restarts; `publicBaseUrl` is S3_PUBLIC_BASE_URL (default the bucket's URL). */
   s3?: { dir?: string; publicBaseUrl?: string };
+  /**
+   * Outbound HTTP of the Worker through an undici MockAgent (Miniflare's `createFetchMock()`): tests answer
+   * a public image URL from here; the agent's enableNetConnect lets the stand-ins on loopback through.
+   * WebSockets (the Neon driver) bypass it.
+   */
+  fetchMock?: MiniflareOptions["fetchMock"];
   /** Where Miniflare serves HTTP; default 127.0.0.1 on a free port. */
   host?: string;
   port?: number;
@@ -113,6 +119,7 @@ export async function startLocalEdge(options: LocalEdgeOptions): Promise<LocalEd
     const workerOptions = (b: Record<string, string>): MiniflareOptions => ({
       ...build.miniflareOptions,
       bindings: b,
+      ...(options.fetchMock ? { fetchMock: options.fetchMock } : {}),
       host: options.host ?? "127.0.0.1",
       port: options.port ?? 0,
     });

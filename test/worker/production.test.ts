@@ -6,27 +6,14 @@
  * PLATFORM_SANDBOX on is what opens the sandbox, and nothing else.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { openNodeDb } from "../../db/node";
 import type { DbHandle } from "../../db/client";
 import { createApiKey, createUser } from "../../src/http/api-keys";
-import { ROOT, startLocalEdge, type LocalEdge } from "../../dev/edge-worker";
+import { startLocalEdge, type LocalEdge } from "../../dev/edge-worker";
+import { listedSecrets } from "../helpers/wrangler-secrets";
 import { createScratchDatabase, type ScratchDatabase } from "../../dev/postgres";
 
 const ORIGIN = "https://api.example.test";
-
-/** The secret names wrangler.toml's comments list, `required` (on Workers) and `optional`. */
-async function listedSecrets(): Promise<{ required: string[]; optional: string[] }> {
-  const toml = await readFile(join(ROOT, "wrangler.toml"), "utf8");
-  const block = (from: string, to: string) => {
-    const text = toml.slice(toml.indexOf(from) + from.length, toml.indexOf(to));
-    const names = [...text.matchAll(/^#\s+([A-Z][A-Z0-9_]+(?:,\s*[A-Z][A-Z0-9_]+)*)(?:\s{2,}|\s*$)/gm)].flatMap((m) => m[1]!.split(/,\s*/));
-    expect(names.length, `no secret names between "${from}" and "${to}" in wrangler.toml`).toBeGreaterThan(0);
-    return names;
-  };
-  return { required: block("# Required on Workers:", "# Optional:"), optional: block("# Optional:", "# Local development only") };
-}
 
 /** Values for the optional secrets: the stand-ins where there is one, otherwise addresses never called here. */
 const OPTIONAL_VALUES: Record<string, string> = {
