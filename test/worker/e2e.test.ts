@@ -191,7 +191,11 @@ describe("the hub in workerd against the platform's OAuth", () => {
 });
 
 describe("area A in workerd", () => {
-  it("generates by GET and POST and reads the code back", async () => {
+  it("generates by GET (PNG and base64) and POST and reads the code back", async () => {
+    const b64 = await api("GET", `/api/qr-code/generate-base64/${key}/hello%20edge`);
+    expect(b64.json.data.qrCodeDataUrl).toMatch(/^data:image\/png;base64,/);
+    const read = await api("POST", "/api/qr-code/decode", { body: { base64: b64.json.data.qrCodeDataUrl } });
+    expect(read.json).toEqual({ data: { decodedText: "hello edge" } });
     const png = await api("GET", `/api/qr-code/generate/${key}/${encodeURIComponent("https://example.com/e2e")}?size=300`);
     expect(png.status).toBe(200);
     expect(await sharp(png.bytes!).metadata()).toMatchObject({ format: "png", width: 300, height: 300 });
@@ -210,6 +214,7 @@ describe("area C in workerd, delivered through QStash", () => {
     const byBase64 = await api("POST", "/api/v1/social/media", { body: { base64: (await productJpeg(800, 800)).toString("base64") } });
     expect(byBase64.status, JSON.stringify(byBase64.json)).toBe(201);
     mediaId = byBase64.json.data.id;
+    expect((await api("GET", `/api/v1/social/media/${mediaId}`)).json.data).toMatchObject({ id: mediaId, mimeType: "image/jpeg" });
     const byUrl = await api("POST", "/api/v1/social/media", { body: { url: `${IMAGE_HOST}/products/serum.png` } });
     expect(byUrl.status, JSON.stringify(byUrl.json)).toBe(201);
     expect(byUrl.json.data).toMatchObject({ mimeType: "image/jpeg" });
@@ -337,6 +342,33 @@ describe("area C in workerd, delivered through QStash", () => {
 });
 
 describe("area B in workerd on Replicate", () => {
+  it("lists the templates and the models with prices", async () => {
+    const prompts = await api("GET", "/api/image/product-photography-prompts");
+    expect(prompts.status).toBe(200);
+    expect(JSON.stringify(prompts.json)).toContain("studio-plinth");
+    const models = await api("GET", "/api/image/image-model-options");
+    expect(models.status).toBe(200);
+    expect(JSON.stringify(models.json)).toContain("pro");
+  });
+
+  it("runs a job asynchronously (Prefer: respond-async) and serves its result from the bucket", async () => {
+    const product = `data:image/jpeg;base64,${(await productJpeg()).toString("base64")}`;
+    const res = await fetch(`${base}/api/image/product-photography`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", prefer: "respond-async" },
+      body: JSON.stringify({ productImages: [{ dataUrl: product }], scenePrompt: "on a marble counter", model: "standard", outputResult: "url" }),
+    });
+    expect(res.status).toBe(202);
+    const location = res.headers.get("location")!;
+    expect(location).toMatch(/^\/api\/image\/product-photography\/jobs\/[0-9a-f-]{36}$/);
+    const done = await until("the async job", async () => {
+      const { json } = await api("GET", location);
+      return json.data.status === "succeeded" ? json.data : undefined;
+    });
+    expect(done.result.imageUrl.startsWith(bindings.S3_PUBLIC_BASE_URL!)).toBe(true);
+    expect((await fetch(done.result.imageUrl)).headers.get("content-type")).toBe("image/png");
+  });
+
   it("generates a product photo with url output into the bucket", async () => {
     const product = `data:image/jpeg;base64,${(await productJpeg()).toString("base64")}`;
     const res = await api("POST", "/api/image/product-photography", {
