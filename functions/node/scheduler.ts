@@ -1,8 +1,10 @@
 /**
  * The embedded delivery scheduler: the Node twin of QStash plus the Worker's cron.
- * About once a second it claims due deliveries from Postgres and publishes them, at most `concurrency` at
- * a time; every `sweepMs` it runs the sweep (expired claims, retention purge, QStash re-queue). It sleeps
- * with a timer between ticks (no busy loop) and ticks early when a publish finishes, so a burst drains fast.
+ * It claims due deliveries from Postgres and publishes them, at most `concurrency` at a time; every
+ * `sweepMs` it runs the sweep (expired claims, retention purge, QStash re-queue). Between ticks it sleeps
+ * until the earliest due delivery (read from the database after each tick, and told by the poller queue
+ * when a post is created in this process), at most `pollMs` (deliveries another process created), and it
+ * ticks early when a publish finishes, so a burst drains fast and a scheduled post goes out on time.
  * `stop()` stops claiming and waits for in-flight publishes, so a clean shutdown never strands a claim.
  *
  * @example
@@ -13,7 +15,11 @@ import type { Services } from "../../src/services";
 import { publishDelivery } from "../../src/social/delivery/publish";
 import { releaseExpiredLocks, runSweep } from "../../src/social/delivery/sweep";
 import { resumePhotoJobs } from "../../src/photo/async-jobs";
-import { findDue } from "../../src/social/delivery/store";
+import { findDue, nextDueAt } from "../../src/social/delivery/store";
+import type { PollerQueue } from "../../src/adapters/queue/poller";
+
+/** How soon a tick looks again at a due delivery it could not start. */
+const BUSY_RETRY_MS = 50;
 
 export interface SchedulerOptions {
   /** Claim and publish due deliveries here (false when QStash delivers them). */
@@ -34,51 +40,79 @@ export interface Scheduler {
 
 export function startScheduler(services: Services, options: SchedulerOptions): Scheduler {
   const { log } = services;
-  const concurrency = options.concurrency ?? 4;
+  const concurrency = options.concurrency ?? 16;
   const pollMs = options.pollMs ?? 1000;
   const sweepMs = options.sweepMs ?? 30_000;
   const lockCheckMs = options.lockCheckMs ?? 5000;
   const inflight = new Map<string, Promise<void>>();
   let stopping = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
+  /** When the timer fires (epoch ms). */
+  let wakeAt = Infinity;
+  /** The earliest due time announced while a tick ran, which its own reading may have missed. */
+  let announced = Infinity;
   let running: Promise<void> | null = null;
   let lastSweep = 0;
   let lastLockCheck = Date.now();
   let first = true;
 
+  const now = () => services.clock.now().getTime();
   const schedule = (ms: number) => {
     if (stopping) return;
     if (timer) clearTimeout(timer);
-    timer = setTimeout(() => void tick(), ms);
+    const delay = Math.max(0, Math.min(ms, pollMs));
+    wakeAt = now() + delay;
+    timer = setTimeout(() => {
+      wakeAt = Infinity;
+      void tick();
+    }, delay);
   };
+
+  /** A delivery due at `due` was created or re-queued: wake then if that is sooner than planned. */
+  const dueAt = (due: Date) => {
+    const at = due.getTime();
+    if (running) announced = Math.min(announced, at);
+    else if (at < wakeAt) schedule(at - now());
+  };
+  const unwatch = options.publish && services.queue.kind === "poller" ? (services.queue as PollerQueue).watch?.(dueAt) : undefined;
 
   const tick = async () => {
     if (stopping || running) return;
+    let next = Infinity;
+    let claimed = 0;
     running = (async () => {
       try {
-        const now = Date.now();
-        if (now - lastSweep >= sweepMs) {
-          lastSweep = lastLockCheck = now;
+        const started = Date.now();
+        if (started - lastSweep >= sweepMs) {
+          lastSweep = lastLockCheck = started;
           await runSweep(services, { publishDue: false, releaseAllLocks: first && options.exclusiveDb });
           await resumePhotoJobs(services);
           first = false;
-        } else if (now - lastLockCheck >= lockCheckMs) {
-          lastLockCheck = now;
+        } else if (started - lastLockCheck >= lockCheckMs) {
+          lastLockCheck = started;
           await releaseExpiredLocks(services);
         }
-        if (options.publish) await claimMore();
+        if (options.publish) {
+          claimed = await claimMore();
+          next = (await nextDueAt(services.db, [...inflight.keys()]))?.getTime() ?? Infinity;
+        }
       } catch (err) {
         log.error("scheduler tick failed", { error: String(err) });
       }
     })();
     await running;
     running = null;
-    schedule(pollMs);
+    const wait = Math.min(next, announced) - now();
+    announced = Infinity;
+    // With every slot busy, a finished publish ticks again; a due delivery then waits for that. A delivery
+    // that is due but was not claimable (another process holds it) is looked at again shortly, not at once.
+    schedule(inflight.size >= concurrency ? pollMs : wait <= 0 && claimed === 0 ? BUSY_RETRY_MS : wait);
   };
 
+  /** Starts publishing due deliveries in the free slots; answers how many it started. */
   const claimMore = async () => {
     const free = concurrency - inflight.size;
-    if (free <= 0 || stopping) return;
+    if (free <= 0 || stopping) return 0;
     const ids = await findDue(services.db, services.clock.now(), free, [...inflight.keys()]);
     for (const id of ids) {
       const work = publishDelivery(services, id)
@@ -91,12 +125,14 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
         });
       inflight.set(id, work);
     }
+    return ids.length;
   };
 
   schedule(0);
   return {
     async stop() {
       stopping = true;
+      unwatch?.();
       if (timer) clearTimeout(timer);
       const deadline = new Promise<void>((r) => setTimeout(r, options.stopTimeoutMs ?? 30_000).unref());
       await Promise.race([Promise.allSettled([running, ...inflight.values()]), deadline]);

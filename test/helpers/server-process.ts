@@ -55,6 +55,8 @@ export interface ServerProcessOptions {
   entry?: string;
   /** How long to wait for the "listening" line; default 60 s. */
   startTimeoutMs?: number;
+  /** Flags for node itself, e.g. ["--cpu-prof"] for a profile of the server (a benchmark's BENCH_NODE_ARGS). */
+  nodeArgs?: string[];
 }
 
 export async function startServerProcess(options: ServerProcessOptions = {}): Promise<ServerProcess> {
@@ -66,7 +68,7 @@ export async function startServerProcess(options: ServerProcessOptions = {}): Pr
 
   const launch = async () => {
     out = "";
-    child = spawn(TSX, [options.entry ?? "functions/node.ts"], {
+    child = spawn(TSX, [...(options.nodeArgs ?? []), options.entry ?? "functions/node.ts"], {
       cwd: ROOT,
       env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "info", ...options.env },
       stdio: ["ignore", "pipe", "pipe"],

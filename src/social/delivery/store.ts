@@ -132,6 +132,8 @@ export async function knownProviderPostIds(db: Db, row: DeliveryRow): Promise<Se
   return new Set(rows.map((r) => r.id!).filter(Boolean));
 }
 
+const notIn = (ids: readonly string[]) => (ids.length ? sql`${deliveries.id} not in (${sql.join(ids.map((id) => sql`${id}`), sql`, `)})` : undefined);
+
 /** Due targets, oldest first, for the pollers. */
 export async function findDue(db: Db, now: Date, limit: number, exclude: readonly string[] = []): Promise<string[]> {
   const rows = await db
@@ -142,10 +144,19 @@ export async function findDue(db: Db, now: Date, limit: number, exclude: readonl
         inArray(deliveries.status, ["pending", "failed"]),
         isNotNull(deliveries.nextAttemptAt),
         lte(deliveries.nextAttemptAt, now),
-        exclude.length ? sql`${deliveries.id} not in (${sql.join(exclude.map((id) => sql`${id}`), sql`, `)})` : undefined,
+        notIn(exclude),
       ),
     )
     .orderBy(deliveries.nextAttemptAt)
     .limit(limit);
   return rows.map((r) => r.id);
+}
+
+/** When the next outstanding delivery (not in `exclude`) is due, or null when none is. */
+export async function nextDueAt(db: Db, exclude: readonly string[] = []): Promise<Date | null> {
+  const [row] = await db
+    .select({ at: sql<string | Date | null>`min(${deliveries.nextAttemptAt})` })
+    .from(deliveries)
+    .where(and(inArray(deliveries.status, ["pending", "failed"]), isNotNull(deliveries.nextAttemptAt), notIn(exclude)));
+  return row?.at ? new Date(row.at) : null;
 }

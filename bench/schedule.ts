@@ -1,0 +1,74 @@
+/**
+ * Scheduled posts on time, through HTTP against the embedded server (`functions/node.ts`, PGlite, the
+ * platform sandbox): 50 posts scheduled for the same instant on two sandbox pageplatform accounts, and for
+ * each target `publishedAt - scheduledFor`. Beside it, the peer: 50 plain Node timers set for the same
+ * instant in this process (how late the event loop itself fires them), and the goal (p99 <= 250 ms,
+ * p50 <= 100 ms).
+ *
+ * Run alone: `npx tsx bench/schedule.ts`; or with the others: `npm run bench -- schedule`.
+ */
+import { pathToFileURL } from "node:url";
+import { startServerProcess } from "../test/helpers/server-process";
+
+const POSTS = 50;
+const LEAD_MS = 15_000;
+
+/** Prints the figures; timings are never assertions. */
+export async function benchSchedule(): Promise<void> {
+  const server = await startServerProcess({ nodeArgs: process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean), env: { RATE_LIMIT_SOCIAL_WRITE: "1000000", RATE_LIMIT_SOCIAL_READ: "1000000" } });
+  try {
+    const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+      const res = await fetch(`${server.baseUrl}${path}`, { method, headers: { authorization: `Bearer ${server.apiKey}`, "content-type": "application/json", ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const json = (await res.json()) as any;
+      if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+      return json.data;
+    };
+    for (const id of ["1001", "1002"]) await call("POST", "/sandbox/accounts", { platform: "pageplatform", name: `Shop ${id}`, platformAccountId: id });
+
+    const at = new Date(Date.now() + LEAD_MS);
+    at.setMilliseconds(0);
+    const ids: string[] = [];
+    for (let i = 0; i < POSTS; i++) {
+      const post = await call("POST", "/api/v1/social/posts", { accountIds: ["pageplatform:1001", "pageplatform:1002"], caption: `On time ${i}`, scheduledFor: at.toISOString() }, { "Idempotency-Key": crypto.randomUUID() });
+      ids.push(post.id);
+    }
+    if (Date.now() > at.getTime() - 1000) throw new Error("creating the posts took longer than the lead time; raise LEAD_MS");
+    const peer = timers(at.getTime(), POSTS);
+    const lateness: number[] = [];
+    const deadline = at.getTime() + 120_000;
+    for (const id of ids) {
+      for (;;) {
+        const post = await call("GET", `/api/v1/social/posts/${id}`);
+        const times = post.accounts.map((a: { publishedAt: string | null }) => a.publishedAt);
+        if (times.every(Boolean)) {
+          for (const t of times) lateness.push(Date.parse(t) - at.getTime());
+          break;
+        }
+        if (Date.now() > deadline) throw new Error(`post ${id} not published within 2 minutes`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+    const peerLateness = await peer;
+    console.log(`schedule: ${POSTS} posts x 2 sandbox accounts due at the same instant, publishedAt - scheduledFor (embedded server over HTTP)`);
+    row("ours", lateness);
+    row("peer: plain Node timers in this process", peerLateness);
+    console.log(`  goal: p50 <= 100 ms, p99 <= 250 ms`);
+  } finally {
+    await server.dispose();
+  }
+}
+
+/** How late `count` timers set for `at` fire. */
+function timers(at: number, count: number): Promise<number[]> {
+  return Promise.all(Array.from({ length: count }, () => new Promise<number>((resolve) => setTimeout(() => resolve(Date.now() - at), at - Date.now()))));
+}
+
+function row(label: string, ms: number[]): void {
+  const sorted = [...ms].sort((a, b) => a - b);
+  const q = (p: number) => sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * p) - 1)]!;
+  console.log(`  ${label.padEnd(40)} min ${sorted[0]!.toFixed(0).padStart(5)} ms   p50 ${q(0.5).toFixed(0).padStart(5)} ms   p99 ${q(0.99).toFixed(0).padStart(5)} ms   max ${sorted.at(-1)!.toFixed(0).padStart(5)} ms   (n=${ms.length})`);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await benchSchedule();
+}
