@@ -42,8 +42,6 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
   const { log } = services;
   const concurrency = options.concurrency ?? 16;
   const pollMs = options.pollMs ?? 1000;
-  const sweepMs = options.sweepMs ?? 30_000;
-  const lockCheckMs = options.lockCheckMs ?? 5000;
   const inflight = new Map<string, Promise<void>>();
   let stopping = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
@@ -52,9 +50,11 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
   /** The earliest due time announced while a tick ran, which its own reading may have missed. */
   let announced = Infinity;
   let running: Promise<void> | null = null;
-  let lastSweep = 0;
-  let lastLockCheck = Date.now();
-  let first = true;
+  const housekeeping = startHousekeeping(services, {
+    sweepMs: options.sweepMs ?? 30_000,
+    lockCheckMs: options.lockCheckMs ?? 5000,
+    releaseAllLocksFirst: options.exclusiveDb ?? false,
+  });
 
   const now = () => services.clock.now().getTime();
   const schedule = (ms: number) => {
@@ -82,16 +82,7 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
     let claimed = 0;
     running = (async () => {
       try {
-        const started = Date.now();
-        if (started - lastSweep >= sweepMs) {
-          lastSweep = lastLockCheck = started;
-          await runSweep(services, { publishDue: false, releaseAllLocks: first && options.exclusiveDb });
-          await resumePhotoJobs(services);
-          first = false;
-        } else if (started - lastLockCheck >= lockCheckMs) {
-          lastLockCheck = started;
-          await releaseExpiredLocks(services);
-        }
+        await housekeeping();
         if (options.publish) {
           claimed = await claimMore();
           next = (await nextDueAt(services.db, [...inflight.keys()]))?.getTime() ?? Infinity;
@@ -138,5 +129,33 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
       await Promise.race([Promise.allSettled([running, ...inflight.values()]), deadline]);
       if (inflight.size) log.warn("stopped with publishes in flight; their claims expire and the sweep releases them", { count: inflight.size });
     },
+  };
+}
+
+interface HousekeepingOptions {
+  sweepMs: number;
+  lockCheckMs: number;
+  releaseAllLocksFirst: boolean;
+}
+
+/**
+ * The periodic work of a tick: the whole sweep every `sweepMs` (expired claims, retention, QStash re-queue,
+ * async photo jobs), and in between only the release of expired claims every `lockCheckMs`.
+ */
+function startHousekeeping(services: Services, options: HousekeepingOptions): () => Promise<void> {
+  let lastSweep = 0;
+  let lastLockCheck = Date.now();
+  let first = true;
+  return async () => {
+    const now = Date.now();
+    if (now - lastSweep >= options.sweepMs) {
+      lastSweep = lastLockCheck = now;
+      await runSweep(services, { publishDue: false, releaseAllLocks: first && options.releaseAllLocksFirst });
+      await resumePhotoJobs(services);
+      first = false;
+    } else if (now - lastLockCheck >= options.lockCheckMs) {
+      lastLockCheck = now;
+      await releaseExpiredLocks(services);
+    }
   };
 }

@@ -140,57 +140,59 @@ export function checkGeometry(n: number, scale: number): Geometry {
  * const png = drawPng({ matrix, geo: geometry(512, matrix.size), fg, bg, transparent: true });
  */
 export function drawPng(input: DrawInput): Uint8Array {
-  const { matrix, geo } = input;
-  const { size, scale, offset } = geo;
-  const n = matrix.size;
-  const bgEntry: PaletteEntry = [input.bg.r, input.bg.g, input.bg.b, input.transparent ? 0 : 255];
-  const fgEntry: PaletteEntry = [input.fg.r, input.fg.g, input.fg.b, 255];
+  const bg: PaletteEntry = [input.bg.r, input.bg.g, input.bg.b, input.transparent ? 0 : 255];
+  const fg: PaletteEntry = [input.fg.r, input.fg.g, input.fg.b, 255];
+  const placed = placeLogo(input, input.transparent);
+  if (!placed) return drawWithoutLogo(input, bg, fg);
+  const size = input.geo.size;
+  const rows = moduleRows(input);
+  const logo = logoPalette(placed, bg, fg);
+  if (logo) {
+    const bitDepth = bitDepthFor(logo.palette.length);
+    const writeRow = indexedRows(rows, placed, logo.indices, bitDepth, size);
+    return encodePng({ width: size, height: size, color: { kind: "indexed", bitDepth, palette: logo.palette }, writeRow });
+  }
+  const color: PngColor = { kind: input.transparent ? "rgba" : "rgb" };
+  return encodePng({ width: size, height: size, color, writeRow: directRows(rows, placed, [bg, fg], input.transparent ? 4 : 3, size) });
+}
+
+/** Module index of every pixel column (-1 in the quiet zone). */
+function moduleOfColumns({ size, scale, offset }: Geometry, n: number): Int32Array {
   const moduleOfX = new Int32Array(size);
   for (let x = 0; x < size; x++) moduleOfX[x] = x >= offset && x < offset + n * scale ? Math.floor((x - offset) / scale) : -1;
-  const moduleRow = (y: number) => (y >= offset && y < offset + n * scale ? Math.floor((y - offset) / scale) : -1);
+  return moduleOfX;
+}
 
-  const placed = placeLogo(input, input.transparent);
-  if (!placed) {
-    // bg = index 0, fg = index 1. The filtered data is built directly: the first pixel row of each module
-    // row with filter None, the rows repeating it with filter Up (all zeros), the quiet zone all zeros.
-    const stride = Math.ceil(size / 8);
-    const filtered = new Uint8Array((stride + 1) * size);
-    for (let my = 0; my < n; my++) {
-      const first = (offset + my * scale) * (stride + 1);
-      for (let x = offset; x < offset + n * scale; x++) {
-        if (matrix.modules[my * n + moduleOfX[x]!]) filtered[first + 1 + (x >> 3)]! |= 0x80 >> (x & 7);
-      }
-      for (let r = 1; r < scale; r++) filtered[first + r * (stride + 1)] = 2;
+/**
+ * No logo: bg = index 0, fg = index 1. The filtered data is built directly: the first pixel row of each
+ * module row with filter None, the rows repeating it with filter Up (all zeros), the quiet zone all zeros.
+ */
+function drawWithoutLogo({ matrix, geo }: DrawInput, bg: PaletteEntry, fg: PaletteEntry): Uint8Array {
+  const { size, scale, offset } = geo;
+  const n = matrix.size;
+  const moduleOfX = moduleOfColumns(geo, n);
+  const stride = Math.ceil(size / 8);
+  const filtered = new Uint8Array((stride + 1) * size);
+  for (let my = 0; my < n; my++) {
+    const first = (offset + my * scale) * (stride + 1);
+    for (let x = offset; x < offset + n * scale; x++) {
+      if (matrix.modules[my * n + moduleOfX[x]!]) filtered[first + 1 + (x >> 3)]! |= 0x80 >> (x & 7);
     }
-    return encodePng({ width: size, height: size, color: { kind: "indexed", bitDepth: 1, palette: [bgEntry, fgEntry] }, filtered });
+    for (let r = 1; r < scale; r++) filtered[first + r * (stride + 1)] = 2;
   }
+  return encodePng({ width: size, height: size, color: { kind: "indexed", bitDepth: 1, palette: [bg, fg] }, filtered });
+}
 
-  // Palette: bg, fg, then the composited logo colours while they fit.
-  const palette: PaletteEntry[] = [bgEntry, fgEntry];
-  const indexOf = new Map<number, number>();
-  const pack = (r: number, g: number, b: number, a: number) => ((r << 24) | (g << 16) | (b << 8) | a) >>> 0;
-  indexOf.set(pack(bgEntry[0], bgEntry[1], bgEntry[2], bgEntry[3]!), 0);
-  if (!indexOf.has(pack(fgEntry[0], fgEntry[1], fgEntry[2], 255))) indexOf.set(pack(fgEntry[0], fgEntry[1], fgEntry[2], 255), 1);
-  const logoIndex = new Uint8Array(placed.width * placed.height);
-  let indexed = true;
-  for (let i = 0, p = 0; i < logoIndex.length; i++, p += 4) {
-    const a = placed.rgba[p + 3]!;
-    // Fully transparent pixels are the (transparent) background whatever their blended RGB.
-    const key = a === 0 ? pack(bgEntry[0], bgEntry[1], bgEntry[2], 0) : pack(placed.rgba[p]!, placed.rgba[p + 1]!, placed.rgba[p + 2]!, a);
-    let index = indexOf.get(key);
-    if (index === undefined) {
-      if (palette.length === 256) {
-        indexed = false;
-        break;
-      }
-      index = palette.length;
-      palette.push([placed.rgba[p]!, placed.rgba[p + 1]!, placed.rgba[p + 2]!, a]);
-      indexOf.set(key, index);
-    }
-    logoIndex[i] = index;
-  }
+/** Palette index (0 bg, 1 fg) of every pixel of each module row, built once and shared by its pixel rows. */
+interface ModuleRows {
+  /** The line of pixel row `y`: its module row's, or the quiet zone's. */
+  lineOf(y: number): Uint8Array;
+}
 
-  // Palette index (0 bg, 1 fg) of every pixel of each module row, built once and shared by its pixel rows.
+function moduleRows({ matrix, geo }: DrawInput): ModuleRows {
+  const { size, scale, offset } = geo;
+  const n = matrix.size;
+  const moduleOfX = moduleOfColumns(geo, n);
   const quiet = new Uint8Array(size);
   const lines: Uint8Array[] = [];
   for (let my = 0; my < n; my++) {
@@ -198,50 +200,72 @@ export function drawPng(input: DrawInput): Uint8Array {
     for (let x = offset; x < offset + n * scale; x++) line[x] = matrix.modules[my * n + moduleOfX[x]!]!;
     lines.push(line);
   }
+  return { lineOf: (y) => (y >= offset && y < offset + n * scale ? lines[Math.floor((y - offset) / scale)]! : quiet) };
+}
+
+/** Palette bg, fg, then the composited logo's colours, and the logo as indices; null past 256 colours. */
+function logoPalette(placed: PlacedLogo, bg: PaletteEntry, fg: PaletteEntry): { palette: PaletteEntry[]; indices: Uint8Array } | null {
+  const palette: PaletteEntry[] = [bg, fg];
+  const indexOf = new Map<number, number>();
+  const pack = (r: number, g: number, b: number, a: number) => ((r << 24) | (g << 16) | (b << 8) | a) >>> 0;
+  indexOf.set(pack(bg[0], bg[1], bg[2], bg[3]!), 0);
+  if (!indexOf.has(pack(fg[0], fg[1], fg[2], 255))) indexOf.set(pack(fg[0], fg[1], fg[2], 255), 1);
+  const indices = new Uint8Array(placed.width * placed.height);
+  const { rgba } = placed;
+  for (let i = 0, p = 0; i < indices.length; i++, p += 4) {
+    const a = rgba[p + 3]!;
+    // Fully transparent pixels are the (transparent) background whatever their blended RGB.
+    const key = a === 0 ? pack(bg[0], bg[1], bg[2], 0) : pack(rgba[p]!, rgba[p + 1]!, rgba[p + 2]!, a);
+    let index = indexOf.get(key);
+    if (index === undefined) {
+      if (palette.length === 256) return null;
+      index = palette.length;
+      palette.push([rgba[p]!, rgba[p + 1]!, rgba[p + 2]!, a]);
+      indexOf.set(key, index);
+    }
+    indices[i] = index;
+  }
+  return { palette, indices };
+}
+
+type RowWriter = (y: number, out: Uint8Array) => void;
+
+/** Rows of palette indices packed at `bitDepth`, the logo's indices laid over the modules. */
+function indexedRows(rows: ModuleRows, placed: PlacedLogo, logoIndex: Uint8Array, bitDepth: number, size: number): RowWriter {
   const indicesOfRow = (y: number, out: Uint8Array): void => {
-    const my = moduleRow(y);
-    out.set(my >= 0 ? lines[my]! : quiet);
+    out.set(rows.lineOf(y));
     const ly = y - placed.y;
     if (ly >= 0 && ly < placed.height) out.set(logoIndex.subarray(ly * placed.width, (ly + 1) * placed.width), placed.x);
   };
+  if (bitDepth === 8) return indicesOfRow;
+  const indices = new Uint8Array(size);
+  const perByte = 8 / bitDepth;
+  return (y, out) => {
+    indicesOfRow(y, indices);
+    for (let x = 0; x < size; x++) {
+      if (indices[x]) out[(x / perByte) | 0]! |= indices[x]! << (8 - bitDepth * ((x % perByte) + 1));
+    }
+  };
+}
 
-  let color: PngColor;
-  let writeRow: (y: number, out: Uint8Array) => void;
-  if (indexed) {
-    const bitDepth = bitDepthFor(palette.length);
-    color = { kind: "indexed", bitDepth, palette };
-    const indices = new Uint8Array(size);
-    writeRow = (y, out) => {
-      if (bitDepth === 8) return indicesOfRow(y, out);
-      indicesOfRow(y, indices);
-      const perByte = 8 / bitDepth;
-      for (let x = 0; x < size; x++) {
-        if (indices[x]) out[(x / perByte) | 0]! |= indices[x]! << (8 - bitDepth * ((x % perByte) + 1));
-      }
-    };
-  } else {
-    const channels = input.transparent ? 4 : 3;
-    color = { kind: input.transparent ? "rgba" : "rgb" };
-    const entries = [bgEntry, fgEntry];
-    writeRow = (y, out) => {
-      const my = moduleRow(y);
-      const line = my >= 0 ? lines[my]! : quiet;
-      for (let x = 0, o = 0; x < size; x++, o += channels) {
-        const entry = entries[line[x]!]!;
-        out[o] = entry[0];
-        out[o + 1] = entry[1];
-        out[o + 2] = entry[2];
-        if (channels === 4) out[o + 3] = entry[3]!;
-      }
-      const ly = y - placed.y;
-      if (ly < 0 || ly >= placed.height) return;
-      for (let lx = 0, o = placed.x * channels, p = ly * placed.width * 4; lx < placed.width; lx++, o += channels, p += 4) {
-        out[o] = placed.rgba[p]!;
-        out[o + 1] = placed.rgba[p + 1]!;
-        out[o + 2] = placed.rgba[p + 2]!;
-        if (channels === 4) out[o + 3] = placed.rgba[p + 3]!;
-      }
-    };
-  }
-  return encodePng({ width: size, height: size, color, writeRow });
+/** Rows of RGB or RGBA samples: the module colours, then the logo's pixels over them. */
+function directRows(rows: ModuleRows, placed: PlacedLogo, entries: PaletteEntry[], channels: 3 | 4, size: number): RowWriter {
+  return (y, out) => {
+    const line = rows.lineOf(y);
+    for (let x = 0, o = 0; x < size; x++, o += channels) {
+      const entry = entries[line[x]!]!;
+      out[o] = entry[0];
+      out[o + 1] = entry[1];
+      out[o + 2] = entry[2];
+      if (channels === 4) out[o + 3] = entry[3]!;
+    }
+    const ly = y - placed.y;
+    if (ly < 0 || ly >= placed.height) return;
+    for (let lx = 0, o = placed.x * channels, p = ly * placed.width * 4; lx < placed.width; lx++, o += channels, p += 4) {
+      out[o] = placed.rgba[p]!;
+      out[o + 1] = placed.rgba[p + 1]!;
+      out[o + 2] = placed.rgba[p + 2]!;
+      if (channels === 4) out[o + 3] = placed.rgba[p + 3]!;
+    }
+  };
 }
