@@ -7,6 +7,7 @@ import type { HeavyWork } from "./heavy";
 import type { Config } from "./config";
 import type { Db } from "../db/client";
 import type { ImageGenerator } from "./photo/types";
+import type { ApiKeyCache } from "./http/key-cache";
 
 /** Outcome of one rate-limit check. `reset` is unix milliseconds when the window frees up. */
 export interface RateLimitResult {
@@ -100,4 +101,6 @@ export interface Services {
   generator: ImageGenerator;
   /** CPU-heavy image work, fairly shared between users (worker threads on Node; the isolate on Workers). */
   heavy: HeavyWork;
+  /** Verified API keys for a few seconds (Node); absent on Workers, whose services live for one request. */
+  apiKeyCache?: ApiKeyCache;
 }

@@ -33,7 +33,7 @@ export const ADMIN_USAGE = `usage: npm run admin -- <command>
   usage       --email E            the user's product-photography usage: images, credits, USD and INR, per model`;
 
 /** `hub`: what sign-in links need (the service's public base URL, a clock); without it, login-link is refused. */
-export async function runAdminCommand(db: Db, req: AdminRequest, hub?: Pick<Services, "config" | "clock">): Promise<AdminResult> {
+export async function runAdminCommand(db: Db, req: AdminRequest, hub?: Pick<Services, "config" | "clock" | "apiKeyCache">): Promise<AdminResult> {
   const needEmail = () => {
     if (!req.email || !/^[^@\s]+@[^@\s]+$/.test(req.email)) throw new AdminError("--email must be an e-mail address");
     return req.email;
@@ -55,6 +55,7 @@ export async function runAdminCommand(db: Db, req: AdminRequest, hub?: Pick<Serv
     case "key:revoke": {
       if (!req.prefix) throw new AdminError("--prefix is required (the first 11 characters of the key, as key:list shows)");
       if (!(await revokeApiKey(db, req.prefix))) throw new AdminError(`no live key with prefix ${req.prefix}`);
+      hub?.apiKeyCache?.clear();
       return { ok: true, output: `revoked ${req.prefix}` };
     }
     case "key:list": {

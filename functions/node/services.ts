@@ -23,6 +23,7 @@ import { createNodeFetcher } from "./safe-fetch";
 import { createGenerator } from "../../src/photo/providers";
 import { configureNodeEngines } from "./engines";
 import { NodeHeavyWork } from "./heavy-pool";
+import { ApiKeyCache } from "../../src/http/key-cache";
 
 export interface NodeServicesOptions {
   /** Keep everything in memory (tests): PGlite in memory, memory storage, a throwaway token key. */
@@ -73,6 +74,7 @@ export async function buildNodeServices(config: Config, options: NodeServicesOpt
     platformFetch: (input, init) => fetch(input, init),
     generator: createGenerator(config, { storage, log }),
     heavy: options.overrides?.heavy ?? NodeHeavyWork(config.heavy),
+    apiKeyCache: ApiKeyCache(),
     ...options.overrides,
   };
 

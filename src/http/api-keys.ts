@@ -13,6 +13,7 @@ import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { apiKeys, users } from "../../db/schema";
 import { base62Fixed, constantTimeEqual, crc32, randomBase62, sha256Hex } from "../lib/encoding";
+import type { ApiKeyCache, VerifiedKey } from "./key-cache";
 
 const KEY_PREFIX = "sk_";
 const RANDOM_LENGTH = 32;
@@ -46,10 +47,16 @@ export interface ApiKeyRecord {
   revokedAt: string | null;
 }
 
-/** Returns the owner's user id for a valid, unrevoked key; null otherwise. */
-export async function verifyApiKey(db: Db, key: string): Promise<{ userId: string; keyId: string } | null> {
+/**
+ * Returns the owner's user id for a valid, unrevoked key; null otherwise. With a cache, a key verified in
+ * the last few seconds is not looked up again (`fresh` tells the caller whether the database was asked).
+ */
+export async function verifyApiKey(db: Db, key: string, cache?: ApiKeyCache): Promise<(VerifiedKey & { fresh: boolean }) | null> {
   if (!isWellFormedApiKey(key)) return null;
   const hash = await hashApiKey(key);
+  const now = Date.now();
+  const cached = cache?.get(hash, now);
+  if (cached) return { ...cached, fresh: false };
   const [row] = await db
     .select({ id: apiKeys.id, userId: apiKeys.userId, hash: apiKeys.hash, revokedAt: apiKeys.revokedAt })
     .from(apiKeys)
@@ -57,7 +64,9 @@ export async function verifyApiKey(db: Db, key: string): Promise<{ userId: strin
     .limit(1);
   // The lookup is by hash already; the comparison below keeps the check explicit and constant-time.
   if (!row || row.revokedAt || !constantTimeEqual(row.hash, hash)) return null;
-  return { userId: row.userId, keyId: row.id };
+  const verified = { userId: row.userId, keyId: row.id };
+  cache?.set(hash, verified, now);
+  return { ...verified, fresh: true };
 }
 
 /** Records use at most once a minute per key, so a busy key does not write on every request. */

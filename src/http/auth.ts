@@ -25,9 +25,10 @@ export function unauthorized(message = "Missing or invalid credentials: send Aut
 
 /** Authenticates an API key; throws 401 when it is malformed, unknown or revoked. */
 export async function authenticateApiKey(services: Services, key: string): Promise<string> {
-  const found = await verifyApiKey(services.db, key);
+  const found = await verifyApiKey(services.db, key, services.apiKeyCache);
   if (!found) throw unauthorized("The API key is not valid or has been revoked.");
-  services.defer(touchApiKey(services.db, found.keyId).catch((err) => services.log.warn("touch api key failed", { err: String(err) })));
+  // Last use is recorded when the database was asked anyway (at most once per cache lifetime of the key).
+  if (found.fresh) services.defer(touchApiKey(services.db, found.keyId).catch((err) => services.log.warn("touch api key failed", { err: String(err) })));
   return found.userId;
 }
 

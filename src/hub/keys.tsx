@@ -105,6 +105,7 @@ export function createKeyRoutes(): Hono<HubEnv> {
       .set({ revokedAt: sql`now()` })
       .where(and(eq(apiKeys.prefix, prefix), eq(apiKeys.userId, c.var.session!.userId), isNull(apiKeys.revokedAt)))
       .returning({ name: apiKeys.name });
+    if (rows[0]) c.var.services.apiKeyCache?.clear();
     const flash: Flash = rows[0]
       ? { kind: "ok", text: `Key “${rows[0].name}” (${prefix}…) is revoked. The API refuses it from now on.` }
       : { kind: "error", text: "No live key of yours has that prefix." };
