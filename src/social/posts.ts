@@ -101,7 +101,7 @@ export async function createPost(services: Services, userId: string, key: string
       return await answerLostKey(services, userId, key);
     }
     committed = true;
-    await enqueueDeliveries(services, outcome.postId, submission.scheduledFor);
+    await enqueueDeliveries(services, outcome.deliveryIds, submission.scheduledFor);
     const [post] = await loadPostRecords(services.db, userId, [outcome.postId], services.clock.now());
     return { status: submission.scheduledFor ? 201 : 202, post: post!, replayed: false };
   } catch (err) {
@@ -290,12 +290,12 @@ async function commitPost(
   targets: Target[],
   images: PostImage[],
   newMedia: Array<typeof media.$inferInsert>,
-): Promise<{ postId: string } | "lost-key"> {
+): Promise<{ postId: string; deliveryIds: string[] } | "lost-key"> {
   const now = services.clock.now();
   const postId = crypto.randomUUID();
   const scheduledFor = s.scheduledFor ? new Date(s.scheduledFor) : null;
   try {
-    await services.db.transaction(async (tx) => {
+    const deliveryIds = await services.db.transaction(async (tx) => {
       // The key first: its row lock makes a concurrent takeover wait for this transaction's outcome.
       if (!(await completeKey(tx, lock, postId, scheduledFor ? 201 : 202, now))) throw new LostKey();
       if (newMedia.length > 0) await tx.insert(media).values(newMedia);
@@ -309,24 +309,28 @@ async function commitPost(
         createdAt: now,
         updatedAt: now,
       });
-      await tx.insert(deliveries).values(
-        targets.map((t) => ({
-          postId,
-          userId: lock.userId,
-          accountId: t.id,
-          platform: t.platform,
-          status: "pending",
-          nextAttemptAt: scheduledFor ?? now,
-          createdAt: now,
-          updatedAt: now,
-        })),
-      );
+      const rows = await tx
+        .insert(deliveries)
+        .values(
+          targets.map((t) => ({
+            postId,
+            userId: lock.userId,
+            accountId: t.id,
+            platform: t.platform,
+            status: "pending",
+            nextAttemptAt: scheduledFor ?? now,
+            createdAt: now,
+            updatedAt: now,
+          })),
+        )
+        .returning({ id: deliveries.id });
+      return rows.map((r) => r.id);
     });
+    return { postId, deliveryIds };
   } catch (err) {
     if (err instanceof LostKey) return "lost-key";
     throw err;
   }
-  return { postId };
 }
 
 class LostKey extends Error {
@@ -337,11 +341,10 @@ class LostKey extends Error {
  * Hands each delivery to the queue. Failures are logged, not raised: the post is committed, and the sweep
  * re-queues deliveries that have no live job.
  */
-async function enqueueDeliveries(services: Services, postId: string, scheduledFor: string | null): Promise<void> {
-  const rows = await services.db.select({ id: deliveries.id }).from(deliveries).where(eq(deliveries.postId, postId));
+async function enqueueDeliveries(services: Services, deliveryIds: string[], scheduledFor: string | null): Promise<void> {
   const notBefore = scheduledFor ? new Date(scheduledFor) : undefined;
   await Promise.all(
-    rows.map(async ({ id }) => {
+    deliveryIds.map(async (id) => {
       try {
         const jobId = await services.queue.enqueue(id, notBefore);
         if (jobId) await services.db.update(deliveries).set({ jobId }).where(eq(deliveries.id, id));
