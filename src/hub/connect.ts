@@ -26,6 +26,9 @@ export const PUBLISH_SCOPES = [
   "instagram_content_publish",
 ];
 
+/** The platform app's OAuth redirect URI is `${PUBLIC_BASE_URL}` + this (the Meta app's "Valid OAuth Redirect URIs"). */
+export const META_REDIRECT_PATH = "/hub/accounts/callback";
+
 const MAX_PAGES_OF_PAGES = 10;
 
 interface GraphPage {
@@ -49,7 +52,7 @@ function graphApp(services: Services) {
     dialogBase: config.graph.dialogBaseUrl ?? `${config.publicBaseUrl}/sandbox`,
     graphBase: graphBaseUrl(config),
     version: config.graph.version,
-    redirectUri: `${config.publicBaseUrl}/hub/accounts/callback`,
+    redirectUri: `${config.publicBaseUrl}${META_REDIRECT_PATH}`,
   };
 }
 

@@ -36,7 +36,10 @@ function configFor(services: Services): Promise<client.Configuration> {
   return config;
 }
 
-const redirectUri = (services: Services) => `${services.config.publicBaseUrl}/hub/auth/callback`;
+/** Where the identity provider sends the browser back: register `${PUBLIC_BASE_URL}` + this at the provider. */
+export const OIDC_REDIRECT_PATH = "/hub/auth/callback";
+
+const redirectUri = (services: Services) => `${services.config.publicBaseUrl}${OIDC_REDIRECT_PATH}`;
 
 export async function startOidc(c: Context<HubEnv>): Promise<string> {
   const services = c.var.services;

@@ -1,6 +1,7 @@
 /**
  * The secret names wrangler.toml's comments list for a deployment: `required` on Workers and `optional`.
- * The production-configured workerd tests build the Worker's bindings from exactly these and the [vars].
+ * The production-configured workerd tests build the Worker's bindings from exactly these and the [vars];
+ * `npm run deploy:check` keeps the README's `wrangler secret put` lines equal to them.
  *
  * @example
  * const { required, optional } = await listedSecrets(); // ["DATABASE_URL", ...], ["QSTASH_URL", ...]
@@ -8,14 +9,8 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { ROOT } from "../../dev/edge-worker";
+import { readWranglerToml, type SecretList } from "../../scripts/deploy-inputs";
 
-export async function listedSecrets(): Promise<{ required: string[]; optional: string[] }> {
-  const toml = await readFile(join(ROOT, "wrangler.toml"), "utf8");
-  const block = (from: string, to: string) => {
-    const text = toml.slice(toml.indexOf(from) + from.length, toml.indexOf(to));
-    const names = [...text.matchAll(/^#\s+([A-Z][A-Z0-9_]+(?:,\s*[A-Z][A-Z0-9_]+)*)(?:\s{2,}|\s*$)/gm)].flatMap((m) => m[1]!.split(/,\s*/));
-    if (!names.length) throw new Error(`no secret names between "${from}" and "${to}" in wrangler.toml`);
-    return names;
-  };
-  return { required: block("# Required on Workers:", "# Optional:"), optional: block("# Optional:", "# Local development only") };
+export async function listedSecrets(): Promise<SecretList> {
+  return readWranglerToml(await readFile(join(ROOT, "wrangler.toml"), "utf8")).secrets;
 }
