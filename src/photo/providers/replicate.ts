@@ -77,23 +77,17 @@ export function ReplicateGenerator(options: ReplicateGeneratorOptions): ImageGen
     try {
       prediction = await client.predictions.create({ ...target, input: sceneInput(request), signal: controller.signal });
       log.info("replicate prediction created", { ...context, predictionId: prediction.id, status: prediction.status, requests: stats.requests, rateLimited: stats.rateLimited });
-      let interval = poll.initial;
-      while (!TERMINAL.has(prediction.status)) {
-        if (clock.expired()) throw new Expired("deadline");
-        await clock.sleep(Math.min(jitter(interval), clock.remainingMs()));
-        if (clock.expired()) throw new Expired("deadline");
-        interval = Math.min(interval * 1.5, poll.max);
-        prediction = await client.predictions.get(prediction.id, { signal: controller.signal });
+      const done = await awaitPrediction(client, prediction, clock, poll, controller.signal, (latest) => {
+        prediction = latest;
         polls += 1;
-      }
-      const done = prediction;
+      });
       const fields = { ...context, predictionId: done.id, status: done.status, polls, requests: stats.requests, elapsedMs: clock.elapsedMs(), predictTime: done.metrics?.predict_time };
       if (done.status !== "succeeded") {
         log.warn("replicate prediction not succeeded", { ...fields, error: errorText(done.error) });
         if (done.status === "failed") throw failureError(done.error);
         // We cancel only on our way out, so a canceled or aborted prediction here was stopped by Replicate:
         // by our Cancel-After when our deadline is near, otherwise by someone else (the dashboard, an operator).
-        if (clock.elapsedMs() >= timeoutMs * 0.9) throw timeoutError(false);
+        if (clock.elapsedMs() >= timeoutMs * 0.9) throw timeoutError(false, timeoutMs);
         throw new GenerationError("GENERATION_FAILED", "The image model's provider stopped this prediction before it finished; try again.", true);
       }
       const url = outputUrl(done.output);
@@ -101,7 +95,7 @@ export function ReplicateGenerator(options: ReplicateGeneratorOptions): ImageGen
         log.warn("replicate prediction without output", fields);
         throw new GenerationError("GENERATION_FAILED", "The image model finished without an image; try again, or change the prompt.", true);
       }
-      const image = await copyAndDecode(done.id, url, request.signal);
+      const image = await copyAndDecode({ fetch: fetchImpl, storage: options.storage, log, timeoutMs }, done.id, url, request.signal);
       // Models do not always honour aspect_ratio; the caller crops to size, but a big miss is worth knowing.
       const skew = Math.abs(image.width / image.height / (request.width / request.height) - 1);
       const level = skew > 0.02 ? "warn" : "info";
@@ -109,84 +103,113 @@ export function ReplicateGenerator(options: ReplicateGeneratorOptions): ImageGen
       return image;
     } catch (error) {
       // Whatever went wrong, a prediction still running would go on costing money: stop it.
-      const canceled = prediction && !TERMINAL.has(prediction.status) ? await cancelQuietly(client, prediction.id) : false;
+      const canceled = prediction && !TERMINAL.has(prediction.status) ? await cancelQuietly(client, prediction.id, log) : false;
       const fields = { ...context, predictionId: prediction?.id, polls, requests: stats.requests, rateLimited: stats.rateLimited, canceled, elapsedMs: clock.elapsedMs() };
       if (!(error instanceof GenerationError) && clock.expired()) {
         const byCaller = request.signal?.aborted === true;
         log.warn("replicate prediction stopped", { ...fields, reason: byCaller ? "caller aborted" : "deadline" });
-        throw timeoutError(byCaller);
+        throw timeoutError(byCaller, timeoutMs);
       }
-      throw classify(error, fields);
+      throw classify(error, fields, log);
     } finally {
       clearTimeout(timer);
       request.signal?.removeEventListener("abort", onAbort);
     }
   }
 
-  function timeoutError(byCaller: boolean): GenerationError {
-    const message = byCaller
-      ? "The image generation was stopped before the model finished."
-      : `The image model did not finish within ${Math.round(timeoutMs / 1000)} s; try again, or pick a faster model or a lower resolution.`;
-    return new GenerationError("GENERATION_TIMEOUT", message, true);
-  }
+  return { name: "replicate", generateScene };
+}
 
-  /** Best-effort cancel on a fresh signal (ours has fired by now); Cancel-After backs it up. */
-  async function cancelQuietly(client: Replicate, predictionId: string): Promise<boolean> {
-    try {
-      await client.predictions.cancel(predictionId, { signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS) });
-      return true;
-    } catch (error) {
-      log.warn("replicate cancel failed", { predictionId, error: error instanceof Error ? error.name : "unknown" });
-      return false;
-    }
-  }
+function timeoutError(byCaller: boolean, timeoutMs: number): GenerationError {
+  const message = byCaller
+    ? "The image generation was stopped before the model finished."
+    : `The image model did not finish within ${Math.round(timeoutMs / 1000)} s; try again, or pick a faster model or a lower resolution.`;
+  return new GenerationError("GENERATION_TIMEOUT", message, true);
+}
 
-  /** Downloads the output (capped, with a timeout), stores the raw bytes, then decodes them. */
-  async function copyAndDecode(predictionId: string, url: string, callerSignal: AbortSignal | undefined): Promise<RgbaImage> {
-    const signals = [AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS), ...(callerSignal ? [callerSignal] : [])];
-    let bytes: Uint8Array;
-    try {
-      // No Authorization header: delivery URLs are public, and the token belongs to the API host only.
-      const response = await fetchImpl(url, { signal: AbortSignal.any(signals) });
-      if (!response.ok) {
-        await response.body?.cancel().catch(() => undefined);
-        throw new GenerationError("UPSTREAM_UNAVAILABLE", "The generated image could not be downloaded from the model's provider; try again.", true);
-      }
-      bytes = await readCapped(response, MAX_OUTPUT_BYTES, () => new GenerationError("GENERATION_FAILED", `The generated image is larger than ${MAX_OUTPUT_BYTES / 1024 / 1024} MB; pick a lower resolution.`));
-    } catch (error) {
-      if (error instanceof GenerationError) throw error;
-      if (callerSignal?.aborted) throw timeoutError(true);
-      log.warn("replicate output download failed", { predictionId, error: error instanceof Error ? error.name : "unknown" });
+/** Best-effort cancel on a fresh signal (ours has fired by now); Cancel-After backs it up. */
+async function cancelQuietly(client: Replicate, predictionId: string, log: Logger): Promise<boolean> {
+  try {
+    await client.predictions.cancel(predictionId, { signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS) });
+    return true;
+  } catch (error) {
+    log.warn("replicate cancel failed", { predictionId, error: error instanceof Error ? error.name : "unknown" });
+    return false;
+  }
+}
+
+interface OutputDeps {
+  fetch: typeof fetch;
+  storage: ReplicateGeneratorOptions["storage"];
+  log: Logger;
+  timeoutMs: number;
+}
+
+/** Downloads the output (capped, with a timeout), stores the raw bytes, then decodes them. */
+async function copyAndDecode({ fetch: fetchImpl, storage, log, timeoutMs }: OutputDeps, predictionId: string, url: string, callerSignal: AbortSignal | undefined): Promise<RgbaImage> {
+  const signals = [AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS), ...(callerSignal ? [callerSignal] : [])];
+  let bytes: Uint8Array;
+  try {
+    // No Authorization header: delivery URLs are public, and the token belongs to the API host only.
+    const response = await fetchImpl(url, { signal: AbortSignal.any(signals) });
+    if (!response.ok) {
+      await response.body?.cancel().catch(() => undefined);
       throw new GenerationError("UPSTREAM_UNAVAILABLE", "The generated image could not be downloaded from the model's provider; try again.", true);
     }
-    const format = rawFormat(bytes);
-    if (!format) throw new GenerationError("GENERATION_FAILED", "The image model returned something that is not a PNG, JPEG or WebP image; try again.", true);
-    await options.storage.put(`photo/raw/${predictionId}.${format.ext}`, bytes, format.contentType);
-    try {
-      return decodeImage(bytes);
-    } catch (error) {
-      log.warn("replicate output not decodable", { predictionId, bytes: bytes.length, error: error instanceof Error ? error.message : "unknown" });
-      throw new GenerationError("GENERATION_FAILED", "The image model returned an image this service cannot read; try again, or pick a lower resolution.", true);
-    }
+    bytes = await readCapped(response, MAX_OUTPUT_BYTES, () => new GenerationError("GENERATION_FAILED", `The generated image is larger than ${MAX_OUTPUT_BYTES / 1024 / 1024} MB; pick a lower resolution.`));
+  } catch (error) {
+    if (error instanceof GenerationError) throw error;
+    if (callerSignal?.aborted) throw timeoutError(true, timeoutMs);
+    log.warn("replicate output download failed", { predictionId, error: error instanceof Error ? error.name : "unknown" });
+    throw new GenerationError("UPSTREAM_UNAVAILABLE", "The generated image could not be downloaded from the model's provider; try again.", true);
   }
-
-  /** Maps client and network errors; ApiError (non-2xx other than 429) carries the status. */
-  function classify(error: unknown, fields: Record<string, unknown>): GenerationError {
-    if (error instanceof GenerationError) return error;
-    const status = apiStatus(error);
-    log.warn("replicate request failed", { ...fields, status, error: error instanceof Error ? error.name : "unknown" });
-    if (status === 401 || status === 403) {
-      return new GenerationError("UPSTREAM_UNAVAILABLE", "The image model's provider refused this service's credentials; the operator has to fix the configuration.");
-    }
-    if (status !== undefined && status >= 400 && status < 500) {
-      const text = error instanceof Error ? error.message : "";
-      if (isRefusal(text)) return failureError(text);
-      return new GenerationError("GENERATION_FAILED", "The image model's provider rejected the request for this scene.");
-    }
-    return new GenerationError("UPSTREAM_UNAVAILABLE", "The image model's provider is unavailable; try again shortly.", true);
+  const format = rawFormat(bytes);
+  if (!format) throw new GenerationError("GENERATION_FAILED", "The image model returned something that is not a PNG, JPEG or WebP image; try again.", true);
+  await storage.put(`photo/raw/${predictionId}.${format.ext}`, bytes, format.contentType);
+  try {
+    return decodeImage(bytes);
+  } catch (error) {
+    log.warn("replicate output not decodable", { predictionId, bytes: bytes.length, error: error instanceof Error ? error.message : "unknown" });
+    throw new GenerationError("GENERATION_FAILED", "The image model returned an image this service cannot read; try again, or pick a lower resolution.", true);
   }
+}
 
-  return { name: "replicate", generateScene };
+/** Maps client and network errors; ApiError (non-2xx other than 429) carries the status. */
+function classify(error: unknown, fields: Record<string, unknown>, log: Logger): GenerationError {
+  if (error instanceof GenerationError) return error;
+  const status = apiStatus(error);
+  log.warn("replicate request failed", { ...fields, status, error: error instanceof Error ? error.name : "unknown" });
+  if (status === 401 || status === 403) {
+    return new GenerationError("UPSTREAM_UNAVAILABLE", "The image model's provider refused this service's credentials; the operator has to fix the configuration.");
+  }
+  if (status !== undefined && status >= 400 && status < 500) {
+    const text = error instanceof Error ? error.message : "";
+    if (isRefusal(text)) return failureError(text);
+    return new GenerationError("GENERATION_FAILED", "The image model's provider rejected the request for this scene.");
+  }
+  return new GenerationError("UPSTREAM_UNAVAILABLE", "The image model's provider is unavailable; try again shortly.", true);
+}
+
+/** Polls (1 s growing by half to `poll.max`, jittered) until the prediction ends or the deadline passes. */
+async function awaitPrediction(
+  client: Replicate,
+  created: Prediction,
+  clock: ReturnType<typeof GenerationClock>,
+  poll: { initial: number; max: number },
+  signal: AbortSignal,
+  onPoll: (latest: Prediction) => void,
+): Promise<Prediction> {
+  let prediction = created;
+  let interval = poll.initial;
+  while (!TERMINAL.has(prediction.status)) {
+    if (clock.expired()) throw new Expired("deadline");
+    await clock.sleep(Math.min(jitter(interval), clock.remainingMs()));
+    if (clock.expired()) throw new Expired("deadline");
+    interval = Math.min(interval * 1.5, poll.max);
+    prediction = await client.predictions.get(prediction.id, { signal });
+    onPoll(prediction);
+  }
+  return prediction;
 }
 
 /** The HTTP status of the client's ApiError (duck-typed: the package exports it as a type only). */
