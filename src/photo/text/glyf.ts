@@ -58,109 +58,8 @@ const MAX_COMPONENT_DEPTH = 8;
  * const { d } = parseGlyf(bytes).glyph(gid);
  */
 export function parseGlyf(bytes: Uint8Array): GlyphOutlines {
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const tables = new Map<string, number>();
-  const numTables = view.getUint16(4);
-  for (let i = 0; i < numTables; i++) {
-    const rec = 12 + i * 16;
-    const name = String.fromCharCode(bytes[rec]!, bytes[rec + 1]!, bytes[rec + 2]!, bytes[rec + 3]!);
-    tables.set(name, view.getUint32(rec + 8));
-  }
-  const [head, loca, glyf, maxp] = ["head", "loca", "glyf", "maxp"].map((name) => {
-    const offset = tables.get(name);
-    if (offset === undefined) throw new Error(`not a TrueType-outline font (no ${name} table); ship TTF files, not CFF/OTF or WOFF`);
-    return offset;
-  }) as [number, number, number, number];
-  const longOffsets = view.getInt16(head + 50) === 1;
-  const numGlyphs = view.getUint16(maxp + 4);
-  const offsetOf = (gid: number) => (longOffsets ? view.getUint32(loca + gid * 4) : view.getUint16(loca + gid * 2) * 2);
-
-  function contoursOf(gid: number, depth: number): Point[][] {
-    if (gid >= numGlyphs || depth > MAX_COMPONENT_DEPTH) return [];
-    const start = offsetOf(gid);
-    if (offsetOf(gid + 1) <= start) return [];
-    let p = glyf + start;
-    const numberOfContours = view.getInt16(p);
-    p += 10;
-    if (numberOfContours >= 0) return simpleContours(p, numberOfContours);
-
-    const contours: Point[][] = [];
-    let flags: number;
-    do {
-      flags = view.getUint16(p);
-      const component = view.getUint16(p + 2);
-      p += 4;
-      let arg1: number, arg2: number;
-      if (flags & ARGS_ARE_WORDS) {
-        arg1 = view.getInt16(p);
-        arg2 = view.getInt16(p + 2);
-        p += 4;
-      } else {
-        arg1 = view.getInt8(p);
-        arg2 = view.getInt8(p + 1);
-        p += 2;
-      }
-      let [a, b, c, d] = [1, 0, 0, 1];
-      if (flags & HAVE_SCALE) {
-        a = d = view.getInt16(p) / 16384;
-        p += 2;
-      } else if (flags & HAVE_XY_SCALE) {
-        a = view.getInt16(p) / 16384;
-        d = view.getInt16(p + 2) / 16384;
-        p += 4;
-      } else if (flags & HAVE_2X2) {
-        [a, b, c, d] = [view.getInt16(p) / 16384, view.getInt16(p + 2) / 16384, view.getInt16(p + 4) / 16384, view.getInt16(p + 6) / 16384];
-        p += 8;
-      }
-      // Point-matching anchors (args are point numbers, not offsets) do not occur in the fonts we ship.
-      let [dx, dy] = flags & ARGS_ARE_XY ? [arg1, arg2] : [0, 0];
-      if (flags & SCALED_COMPONENT_OFFSET) [dx, dy] = [a * dx + c * dy, b * dx + d * dy];
-      for (const contour of contoursOf(component, depth + 1)) {
-        contours.push(contour.map((pt) => ({ x: a * pt.x + c * pt.y + dx, y: b * pt.x + d * pt.y + dy, on: pt.on })));
-      }
-    } while (flags & MORE_COMPONENTS);
-    return contours;
-  }
-
-  function simpleContours(p: number, count: number): Point[][] {
-    const ends: number[] = [];
-    for (let i = 0; i < count; i++) ends.push(view.getUint16(p + i * 2));
-    p += count * 2;
-    p += 2 + view.getUint16(p); // skip hinting instructions
-    const total = count ? ends[count - 1]! + 1 : 0;
-    const flags = new Uint8Array(total);
-    for (let i = 0; i < total; ) {
-      const f = bytes[p++]!;
-      flags[i++] = f;
-      if (f & REPEAT) for (let r = bytes[p++]!; r > 0 && i < total; r--) flags[i++] = f;
-    }
-    const coords = (short: number, same: number) => {
-      const out = new Array<number>(total);
-      let value = 0;
-      for (let i = 0; i < total; i++) {
-        const f = flags[i]!;
-        if (f & short) value += f & same ? bytes[p++]! : -bytes[p++]!;
-        else if (!(f & same)) {
-          value += view.getInt16(p);
-          p += 2;
-        }
-        out[i] = value;
-      }
-      return out;
-    };
-    const xs = coords(X_SHORT, X_SAME_OR_POSITIVE);
-    const ys = coords(Y_SHORT, Y_SAME_OR_POSITIVE);
-    const contours: Point[][] = [];
-    let first = 0;
-    for (const end of ends) {
-      const contour: Point[] = [];
-      for (let i = first; i <= end; i++) contour.push({ x: xs[i]!, y: ys[i]!, on: (flags[i]! & ON_CURVE) !== 0 });
-      if (contour.length) contours.push(contour);
-      first = end + 1;
-    }
-    return contours;
-  }
-
+  const font = readTables(bytes);
+  const { view, glyf, numGlyphs, offsetOf } = font;
   const cache = new Map<number, GlyphOutline>();
   return {
     glyph(gid) {
@@ -169,7 +68,7 @@ export function parseGlyf(bytes: Uint8Array): GlyphOutlines {
         const start = gid < numGlyphs ? offsetOf(gid) : 0;
         const blank = gid >= numGlyphs || offsetOf(gid + 1) <= start;
         const ops: number[] = [];
-        if (!blank) for (const contour of contoursOf(gid, 0)) contourOps(contour, ops);
+        if (!blank) for (const contour of contoursOf(font, gid, 0)) contourOps(contour, ops);
         let d: string | undefined;
         outline = blank
           ? EMPTY
@@ -188,6 +87,126 @@ export function parseGlyf(bytes: Uint8Array): GlyphOutlines {
       return outline;
     },
   };
+}
+
+/** The font's bytes with the offsets the outline reader needs. */
+interface FontTables {
+  bytes: Uint8Array;
+  view: DataView;
+  /** Offset of the glyf table. */
+  glyf: number;
+  numGlyphs: number;
+  /** Offset of a glyph's data within glyf (from loca, short or long form). */
+  offsetOf(gid: number): number;
+}
+
+function readTables(bytes: Uint8Array): FontTables {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const tables = new Map<string, number>();
+  const numTables = view.getUint16(4);
+  for (let i = 0; i < numTables; i++) {
+    const rec = 12 + i * 16;
+    const name = String.fromCharCode(bytes[rec]!, bytes[rec + 1]!, bytes[rec + 2]!, bytes[rec + 3]!);
+    tables.set(name, view.getUint32(rec + 8));
+  }
+  const [head, loca, glyf, maxp] = ["head", "loca", "glyf", "maxp"].map((name) => {
+    const offset = tables.get(name);
+    if (offset === undefined) throw new Error(`not a TrueType-outline font (no ${name} table); ship TTF files, not CFF/OTF or WOFF`);
+    return offset;
+  }) as [number, number, number, number];
+  const longOffsets = view.getInt16(head + 50) === 1;
+  const numGlyphs = view.getUint16(maxp + 4);
+  const offsetOf = (gid: number) => (longOffsets ? view.getUint32(loca + gid * 4) : view.getUint16(loca + gid * 2) * 2);
+  return { bytes, view, glyf, numGlyphs, offsetOf };
+}
+
+/** A glyph's contours in font units: its own points, or its components' placed by their transforms. */
+function contoursOf(font: FontTables, gid: number, depth: number): Point[][] {
+  const { view, glyf, numGlyphs, offsetOf } = font;
+  if (gid >= numGlyphs || depth > MAX_COMPONENT_DEPTH) return [];
+  const start = offsetOf(gid);
+  if (offsetOf(gid + 1) <= start) return [];
+  let p = glyf + start;
+  const numberOfContours = view.getInt16(p);
+  p += 10;
+  if (numberOfContours >= 0) return simpleContours(font, p, numberOfContours);
+
+  const contours: Point[][] = [];
+  let flags: number;
+  do {
+    flags = view.getUint16(p);
+    const component = view.getUint16(p + 2);
+    p += 4;
+    let arg1: number, arg2: number;
+    if (flags & ARGS_ARE_WORDS) {
+      arg1 = view.getInt16(p);
+      arg2 = view.getInt16(p + 2);
+      p += 4;
+    } else {
+      arg1 = view.getInt8(p);
+      arg2 = view.getInt8(p + 1);
+      p += 2;
+    }
+    let [a, b, c, d] = [1, 0, 0, 1];
+    if (flags & HAVE_SCALE) {
+      a = d = view.getInt16(p) / 16384;
+      p += 2;
+    } else if (flags & HAVE_XY_SCALE) {
+      a = view.getInt16(p) / 16384;
+      d = view.getInt16(p + 2) / 16384;
+      p += 4;
+    } else if (flags & HAVE_2X2) {
+      [a, b, c, d] = [view.getInt16(p) / 16384, view.getInt16(p + 2) / 16384, view.getInt16(p + 4) / 16384, view.getInt16(p + 6) / 16384];
+      p += 8;
+    }
+    // Point-matching anchors (args are point numbers, not offsets) do not occur in the fonts we ship.
+    let [dx, dy] = flags & ARGS_ARE_XY ? [arg1, arg2] : [0, 0];
+    if (flags & SCALED_COMPONENT_OFFSET) [dx, dy] = [a * dx + c * dy, b * dx + d * dy];
+    for (const contour of contoursOf(font, component, depth + 1)) {
+      contours.push(contour.map((pt) => ({ x: a * pt.x + c * pt.y + dx, y: b * pt.x + d * pt.y + dy, on: pt.on })));
+    }
+  } while (flags & MORE_COMPONENTS);
+  return contours;
+}
+
+/** A simple glyph's contours: end points, flags (run-length coded), then delta-coded x and y. */
+function simpleContours({ bytes, view }: FontTables, p: number, count: number): Point[][] {
+  const ends: number[] = [];
+  for (let i = 0; i < count; i++) ends.push(view.getUint16(p + i * 2));
+  p += count * 2;
+  p += 2 + view.getUint16(p); // skip hinting instructions
+  const total = count ? ends[count - 1]! + 1 : 0;
+  const flags = new Uint8Array(total);
+  for (let i = 0; i < total; ) {
+    const f = bytes[p++]!;
+    flags[i++] = f;
+    if (f & REPEAT) for (let r = bytes[p++]!; r > 0 && i < total; r--) flags[i++] = f;
+  }
+  const coords = (short: number, same: number) => {
+    const out = new Array<number>(total);
+    let value = 0;
+    for (let i = 0; i < total; i++) {
+      const f = flags[i]!;
+      if (f & short) value += f & same ? bytes[p++]! : -bytes[p++]!;
+      else if (!(f & same)) {
+        value += view.getInt16(p);
+        p += 2;
+      }
+      out[i] = value;
+    }
+    return out;
+  };
+  const xs = coords(X_SHORT, X_SAME_OR_POSITIVE);
+  const ys = coords(Y_SHORT, Y_SAME_OR_POSITIVE);
+  const contours: Point[][] = [];
+  let first = 0;
+  for (const end of ends) {
+    const contour: Point[] = [];
+    for (let i = first; i <= end; i++) contour.push({ x: xs[i]!, y: ys[i]!, on: (flags[i]! & ON_CURVE) !== 0 });
+    if (contour.length) contours.push(contour);
+    first = end + 1;
+  }
+  return contours;
 }
 
 /** Path opcodes in GlyphOutline.ops: MOVE x y, LINE x y, QUAD cx cy x y, CLOSE. */
