@@ -174,3 +174,20 @@ export function near(a: ArrayLike<number>, b: ArrayLike<number>, tolerance = 40)
 function clamp(v: number): number {
   return v < 0 ? 0 : v > 255 ? 255 : Math.round(v);
 }
+
+/**
+ * Peak signal-to-noise ratio (dB) of an RGBA image against reference pixels with `channels` per pixel (1 grey,
+ * 3 RGB or 4 RGBA), over R, G and B; Infinity when identical.
+ */
+export function psnr(rgba: Uint8Array, reference: Uint8Array, channels: number): number {
+  let se = 0;
+  let n = 0;
+  for (let i = 0, j = 0; i < rgba.length; i += 4, j += channels) {
+    for (let c = 0; c < 3; c++) {
+      const d = rgba[i + c]! - reference[j + (channels === 1 ? 0 : c)]!;
+      se += d * d;
+      n++;
+    }
+  }
+  return se === 0 ? Infinity : 10 * Math.log10((255 * 255) / (se / n));
+}

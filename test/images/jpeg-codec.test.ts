@@ -5,20 +5,7 @@ import sharp, { type Sharp } from "sharp";
 import { describe, expect, it } from "vitest";
 import { chooseEighths, decodeJpegScaled } from "../../src/images/jpeg-decode";
 import { encodeJpegBaseline } from "../../src/images/jpeg-encode";
-import { makePhotoJpeg } from "../helpers/images";
-
-function psnr(a: Uint8Array, b: Uint8Array, channelsB: number): number {
-  let se = 0;
-  let n = 0;
-  for (let i = 0, j = 0; i < a.length; i += 4, j += channelsB) {
-    for (let c = 0; c < 3; c++) {
-      const d = a[i + c]! - b[j + (channelsB === 1 ? 0 : c)]!;
-      se += d * d;
-      n++;
-    }
-  }
-  return 10 * Math.log10((255 * 255) / (se / n));
-}
+import { makePhotoJpeg, psnr } from "../helpers/images";
 
 describe("decodeJpegScaled", () => {
   it("picks the smallest N/8 that stays at or above the target", () => {

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeJpegScaled } from "../../src/images/jpeg-decode";
+import { psnr } from "../helpers/images";
 import { body, createSocialTestApp, type SocialTestApp } from "../helpers/social";
 
 const ROOT = "/usr/share/libjxl-testdata/jxl";
@@ -27,20 +28,6 @@ function corpus(): string[] {
 const files = corpus();
 if (process.env.CI && files.length === 0) throw new Error(`the libjxl-testdata JPEGs are missing under ${ROOT}: .ci/run installs the package`);
 if (files.length === 0) console.warn(`jpeg-corpus: skipped; apt-get install libjxl-testdata to run it`);
-
-/** Peak signal-to-noise ratio of our RGBA against sharp's raw RGB (or grey) pixels, in dB. */
-function psnr(rgba: Uint8Array, ref: Buffer, channels: number): number {
-  let se = 0;
-  let n = 0;
-  for (let i = 0, j = 0; i < rgba.length; i += 4, j += channels) {
-    for (let c = 0; c < 3; c++) {
-      const d = rgba[i + c]! - ref[j + (channels === 1 ? 0 : c)]!;
-      se += d * d;
-      n++;
-    }
-  }
-  return se === 0 ? Infinity : 10 * Math.log10((255 * 255) / (se / n));
-}
 
 describe.skipIf(files.length === 0)("the libjxl-testdata JPEG corpus", () => {
   let h: SocialTestApp;
