@@ -179,7 +179,8 @@ export interface WorkerBuild {
 export async function buildWorker(outDir: string): Promise<WorkerBuild> {
   const { stdout } = await run(join(ROOT, "node_modules/.bin/wrangler"), ["deploy", "--dry-run", "--outdir", outDir], {
     cwd: ROOT,
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" },
+    // No banner: it asks the npm registry whether a newer wrangler exists; the build needs nothing but loopback.
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", WRANGLER_HIDE_BANNER: "true", CI: "true", NO_COLOR: "1" },
   });
   // Imported here: wrangler's module registers SIGINT/SIGTERM handlers that exit, which dev:edge then takes over.
   const { unstable_readConfig } = await import("wrangler");
