@@ -75,7 +75,7 @@ export async function benchEdge(): Promise<void> {
     await printStartup(edge, res);
 
     const node = await res.own(() => startServerProcess({ env: { ...LIMITS, LOG_LEVEL: "info" } }), (s) => s.dispose());
-    const targets: Target[] = [
+    const targets: [Target, Target] = [
       { name: "Worker in workerd (Miniflare; Neon bridge to PostgreSQL, Upstash bridge to Redis)", origin: edge.url, key: workerKey.key, log: workerLog.text },
       { name: "Node server (npm start: PGlite, in-memory rate limits)", origin: node.baseUrl, key: node.apiKey, log: () => node.output().split("\n").slice(-20).join("\n") },
     ];
@@ -181,7 +181,8 @@ interface Slice {
   sample?: { png: Uint8Array; text: string };
 }
 
-async function printQrThroughput(targets: Target[], res: BenchResources): Promise<void> {
+/** `targets`: the Worker, then the Node server. */
+async function printQrThroughput(targets: [Target, Target], res: BenchResources): Promise<void> {
   const pools = await res.own(async () => targets.map((t) => new Pool(t.origin, { connections: CONNECTIONS })), (ps) => Promise.all(ps.map((p) => p.destroy())));
   const load = (i: number, firstUrl: number, ms: number) => slice(pools[i]!, targets[i]!.key, firstUrl, ms);
 
@@ -201,7 +202,9 @@ async function printQrThroughput(targets: Target[], res: BenchResources): Promis
     const pct = (p: number) => all[Math.min(all.length - 1, Math.ceil(all.length * p) - 1)]!;
     console.log(`  ${t.name.padEnd(84)} ${fmt(medians[i]!).padStart(5)} req/s  (rounds ${rounds[i]!.map((s) => fmt(s.perSecond)).join(", ")}; p50 ${fmt(pct(0.5), 1)} ms, p99 ${fmt(pct(0.99), 1)} ms)`);
   }
-  console.log(`  ratio Worker/Node: ${fmt(medians[0]! / medians[1]!, 2)}x the requests per second`);
+  // Also round by round: the two slices of a round ran back to back, under much the same load.
+  const perRound = rounds[0]!.map((w, r) => w.perSecond / rounds[1]![r]!.perSecond);
+  console.log(`  ratio Worker/Node: ${fmt(medians[0]! / medians[1]!, 2)}x the requests per second (round by round: ${perRound.map((x) => `${fmt(x, 2)}x`).join(", ")})`);
 }
 
 /** `CONNECTIONS` loops sending one request after another for `ms`; URLs numbered from `firstUrl`. */
