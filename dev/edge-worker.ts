@@ -50,6 +50,8 @@ export interface LocalEdgeOptions {
   /** Where Miniflare serves HTTP; default 127.0.0.1 on a free port. */
   host?: string;
   port?: number;
+  /** What becomes of workerd's stdout and stderr (the Worker's console.log); default Miniflare's, printed here. */
+  stdio?: MiniflareOptions["handleRuntimeStdio"];
 }
 
 export interface LocalEdge {
@@ -58,6 +60,10 @@ export interface LocalEdge {
   url: string;
   /** The wrangler build (worker.js and its .wasm and .ttf modules). */
   outDir: string;
+  /** The build's modules, wrangler.toml's [vars] and wrangler's own size line. */
+  build: WorkerBuild;
+  /** What Miniflare runs now (build, bindings, host, port): `new Miniflare(edge.miniflareOptions)` starts another instance of the same Worker. */
+  readonly miniflareOptions: MiniflareOptions;
   /** What the Worker was started with. */
   bindings: Record<string, string>;
   neon: NeonBridge;
@@ -120,6 +126,7 @@ export async function startLocalEdge(options: LocalEdgeOptions): Promise<LocalEd
       ...build.miniflareOptions,
       bindings: b,
       ...(options.fetchMock ? { fetchMock: options.fetchMock } : {}),
+      ...(options.stdio ? { handleRuntimeStdio: options.stdio } : {}),
       host: options.host ?? "127.0.0.1",
       port: options.port ?? 0,
     });
@@ -131,6 +138,10 @@ export async function startLocalEdge(options: LocalEdgeOptions): Promise<LocalEd
       mf,
       url,
       outDir,
+      build,
+      get miniflareOptions() {
+        return workerOptions(bindings);
+      },
       get bindings() {
         return bindings;
       },
@@ -154,17 +165,22 @@ export async function startLocalEdge(options: LocalEdgeOptions): Promise<LocalEd
   }
 }
 
-interface WorkerBuild {
+export interface WorkerBuild {
   /** wrangler.toml's [vars]. */
   vars: Record<string, string>;
   miniflareOptions: MiniflareOptions;
+  /** Every module wrangler uploads (worker.js, then the .wasm and .ttf modules), as Miniflare gets them. */
+  modules: Array<{ type: "ESModule" | "CompiledWasm" | "Data"; path: string; contents: string | Uint8Array }>;
+  /** wrangler's own size line, e.g. "8271.16 KiB / gzip: 2736.82 KiB" (its `Total Upload:`). */
+  totalUpload: string;
 }
 
 /** `wrangler deploy --dry-run` into outDir, and the Miniflare options that run the result. */
 export async function buildWorker(outDir: string): Promise<WorkerBuild> {
-  await run(join(ROOT, "node_modules/.bin/wrangler"), ["deploy", "--dry-run", "--outdir", outDir], {
+  const { stdout } = await run(join(ROOT, "node_modules/.bin/wrangler"), ["deploy", "--dry-run", "--outdir", outDir], {
     cwd: ROOT,
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" },
+    // No banner: it asks the npm registry whether a newer wrangler exists; the build needs nothing but loopback.
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", WRANGLER_HIDE_BANNER: "true", CI: "true", NO_COLOR: "1" },
   });
   // Imported here: wrangler's module registers SIGINT/SIGTERM handlers that exit, which dev:edge then takes over.
   const { unstable_readConfig } = await import("wrangler");
@@ -181,6 +197,8 @@ export async function buildWorker(outDir: string): Promise<WorkerBuild> {
   ];
   return {
     vars: { ...(config.vars as Record<string, string>) },
+    modules,
+    totalUpload: /Total Upload: (.+)/.exec(stdout)?.[1]?.trim() ?? "(wrangler printed no Total Upload line)",
     miniflareOptions: {
       modulesRoot: outDir,
       modules,
