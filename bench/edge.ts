@@ -79,7 +79,7 @@ export async function benchEdge(): Promise<void> {
       { name: "Worker in workerd (Miniflare; Neon bridge to PostgreSQL, Upstash bridge to Redis)", origin: edge.url, key: workerKey.key, log: workerLog.text },
       { name: "Node server (npm start: PGlite, in-memory rate limits)", origin: node.baseUrl, key: node.apiKey, log: () => node.output().split("\n").slice(-20).join("\n") },
     ];
-    await printQrThroughput(targets, res);
+    await printQrThroughput(targets, res, [[0, 1, "Worker/Node"]]);
   } finally {
     await res.close();
   }
@@ -166,7 +166,7 @@ function busyMs(profile: CpuProfile): number {
   return us / 1000;
 }
 
-interface Target {
+export interface Target {
   name: string;
   origin: string;
   key: string;
@@ -181,10 +181,13 @@ interface Slice {
   sample?: { png: Uint8Array; text: string };
 }
 
-/** `targets`: the Worker, then the Node server. */
-async function printQrThroughput(targets: [Target, Target], res: BenchResources): Promise<void> {
+/**
+ * QR generate through HTTP on each target in turn (same URLs, same client), then each ratio of `ratios`:
+ * [numerator, denominator, label] as indices into `targets`.
+ */
+export async function printQrThroughput(targets: Target[], res: BenchResources, ratios: Array<[number, number, string]>, route: QrRoute = "get"): Promise<void> {
   const pools = await res.own(async () => targets.map((t) => new Pool(t.origin, { connections: CONNECTIONS })), (ps) => Promise.all(ps.map((p) => p.destroy())));
-  const load = (i: number, firstUrl: number, ms: number) => slice(pools[i]!, targets[i]!.key, firstUrl, ms);
+  const load = (i: number, firstUrl: number, ms: number) => slice(pools[i]!, targets[i]!.key, firstUrl, ms, route);
 
   for (const i of targets.keys()) await check(targets[i]!, await load(i, 0, WARMUP_MS));
   const rounds = targets.map(() => [] as Slice[]);
@@ -194,7 +197,8 @@ async function printQrThroughput(targets: [Target, Target], res: BenchResources)
     for (const i of order) rounds[i]!.push(await check(targets[i]!, await load(i, (round + 1) * 100_000, SLICE_MS)));
   }
 
-  console.log(`\nQR generate over HTTP: GET /api/qr-code/generate/{key}/{url}, 512 px PNG, a different 45-byte URL every request,`);
+  const what = route === "get" ? "GET /api/qr-code/generate/{key}/{url}, 512 px PNG" : 'POST /api/qr-code/generate {type:"url"}, 512 px PNG as a data URL in JSON';
+  console.log(`\nQR generate over HTTP: ${what}, a different 45-byte URL every request,`);
   console.log(`${CONNECTIONS} connections (undici), ${ROUNDS} alternating rounds of ${SLICE_MS / 1000} s after ${WARMUP_MS / 1000} s of warm-up each; median round:`);
   const medians = rounds.map((slices) => middle(slices.map((s) => s.perSecond)));
   for (const [i, t] of targets.entries()) {
@@ -202,13 +206,39 @@ async function printQrThroughput(targets: [Target, Target], res: BenchResources)
     const pct = (p: number) => all[Math.min(all.length - 1, Math.ceil(all.length * p) - 1)]!;
     console.log(`  ${t.name.padEnd(84)} ${fmt(medians[i]!).padStart(5)} req/s  (rounds ${rounds[i]!.map((s) => fmt(s.perSecond)).join(", ")}; p50 ${fmt(pct(0.5), 1)} ms, p99 ${fmt(pct(0.99), 1)} ms)`);
   }
-  // Also round by round: the two slices of a round ran back to back, under much the same load.
-  const perRound = rounds[0]!.map((w, r) => w.perSecond / rounds[1]![r]!.perSecond);
-  console.log(`  ratio Worker/Node: ${fmt(medians[0]! / medians[1]!, 2)}x the requests per second (round by round: ${perRound.map((x) => `${fmt(x, 2)}x`).join(", ")})`);
+  for (const [a, b, label] of ratios) {
+    // Also round by round: the slices of a round ran back to back, under much the same load.
+    const perRound = rounds[a]!.map((w, r) => w.perSecond / rounds[b]![r]!.perSecond);
+    console.log(`  ratio ${label}: ${fmt(medians[a]! / medians[b]!, 2)}x the requests per second (round by round: ${perRound.map((x) => `${fmt(x, 2)}x`).join(", ")})`);
+  }
+}
+
+/** The PNG itself by GET (key in the path), or by POST as `{data:{qrCodeDataUrl}}` (Bearer key). */
+export type QrRoute = "get" | "post";
+
+/** One request of `route` for `text`; the PNG it answered, or why not. */
+async function requestPng(pool: Pool, key: string, text: string, route: QrRoute): Promise<Uint8Array | string> {
+  if (route === "get") {
+    const res = await pool.request({ method: "GET", path: `/api/qr-code/generate/${key}/${encodeURIComponent(text)}` });
+    const png = new Uint8Array(await res.body.arrayBuffer());
+    if (res.statusCode !== 200) return `status ${res.statusCode}`;
+    return res.headers["content-type"] === "image/png" && isPng(png) ? png : "200 without a PNG";
+  }
+  const res = await pool.request({
+    method: "POST",
+    path: "/api/qr-code/generate",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ type: "url", value: text }),
+  });
+  const json = (await res.body.json()) as { data?: { qrCodeDataUrl?: string } };
+  if (res.statusCode !== 200) return `status ${res.statusCode}`;
+  const dataUrl = json.data?.qrCodeDataUrl ?? "";
+  const png = dataUrl.startsWith("data:image/png;base64,") ? new Uint8Array(Buffer.from(dataUrl.slice(22), "base64")) : new Uint8Array();
+  return isPng(png) ? png : "200 without a PNG data URL";
 }
 
 /** `CONNECTIONS` loops sending one request after another for `ms`; URLs numbered from `firstUrl`. */
-async function slice(pool: Pool, key: string, firstUrl: number, ms: number): Promise<Slice> {
+async function slice(pool: Pool, key: string, firstUrl: number, ms: number, route: QrRoute): Promise<Slice> {
   const result: Slice = { perSecond: 0, latencies: [], failures: new Map() };
   const fail = (why: string) => result.failures.set(why, (result.failures.get(why) ?? 0) + 1);
   let next = firstUrl;
@@ -220,10 +250,8 @@ async function slice(pool: Pool, key: string, firstUrl: number, ms: number): Pro
         const text = payload(next++);
         const sent = performance.now();
         try {
-          const res = await pool.request({ method: "GET", path: `/api/qr-code/generate/${key}/${encodeURIComponent(text)}` });
-          const png = new Uint8Array(await res.body.arrayBuffer());
-          if (res.statusCode !== 200) fail(`status ${res.statusCode}`);
-          else if (res.headers["content-type"] !== "image/png" || !isPng(png)) fail("200 without a PNG");
+          const png = await requestPng(pool, key, text, route);
+          if (typeof png === "string") fail(png);
           else {
             result.latencies.push(performance.now() - sent);
             result.sample ??= { png, text };
