@@ -1,6 +1,7 @@
 /**
  * The WASM and native pieces the image work needs on Node, configured once per thread (the request thread
- * and each heavy-work thread): ZXing's reader, area B's text engine and its scene PNGs' deflater.
+ * and each heavy-work thread): ZXing's reader, the one-shot PNG deflater, area B's text engine and its
+ * scene PNGs' deflater.
  *
  * @example
  * configureNodeEngines(); // then a script, a bench or a worker thread can do what the server does
@@ -8,7 +9,8 @@
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { promisify } from "node:util";
-import { deflate } from "node:zlib";
+import { deflate, deflateSync } from "node:zlib";
+import { configurePngDeflate } from "../../src/images/png";
 import { configureSceneDeflate } from "../../src/photo/local/png";
 import { configureTextEngine, isTextEngineConfigured } from "../../src/photo/text/engine";
 import { configureZxing } from "../../src/qr/zxing-loader";
@@ -22,6 +24,8 @@ import { configureZxing } from "../../src/qr/zxing-loader";
 export function configureNodeEngines(): void {
   // ZXing's reader .wasm comes from the package on disk, compiled on the first decode (never from a CDN).
   configureZxing(() => readFile(createRequire(import.meta.url).resolve("zxing-wasm/reader/zxing_reader.wasm")));
+  // The QR codes' PNGs: zlib in place of fflate, same format, a quarter of the time.
+  configurePngDeflate((data, level) => deflateSync(data, { level }));
   configureNodePhoto();
 }
 
