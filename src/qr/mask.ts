@@ -2,10 +2,11 @@
  * Mask selection (ISO/IEC 18004 7.8): given a symbol drawn with mask 0, produce the same symbol under each
  * of the 8 masks, score it with the standard's penalty rules N1..N4, and keep the best.
  *
- * Why we do it instead of qrcode-generator: its `make()` spends ~75% of its time scoring masks through
- * `isDark()` calls on nested arrays (research/qr.md 0.3: 1.36 ms for version 3), which made it the largest
- * cost of a whole 512 px code. Re-masking typed arrays is ~10x cheaper, and the scores follow the standard
- * (qrcode-generator's first rule counts neighbours rather than runs).
+ * Why here and not in the encoder: the encoder (npm `qrcode`, matrix.ts) is asked for mask 0 only, so the
+ * mask follows the standard's scores as this module computes them on typed arrays, checked against an
+ * independent encoder's drawing of every mask (test/qr/layout.test.ts). The encoder used before,
+ * qrcode-generator, spent ~75% of its time on its own mask search, whose first rule counts neighbours
+ * rather than runs.
  *
  * @example
  * const best = chooseMask(mask0Modules, symbolLayout(4, "M")); // { modules, mask: 5 }

@@ -1,17 +1,15 @@
 /**
- * Text -> module matrix, with qrcode-generator doing the data encoding, Reed-Solomon and placement, and
- * mask.ts choosing the mask (qrcode-generator's own mask search is most of its run time; see there).
- *
- * qrcode-generator turns each character into `charCode & 0xff` (research/qr.md 0.3), so "€" would become
- * 0xAC. Rather than replace its module-global `stringToBytes` (shared with anyone else who imports it), we
- * hand it a "binary string" whose characters are the UTF-8 bytes, which its default maps one to one.
- * Digits-only and QR-alphanumeric payloads use their denser modes.
+ * Text -> module matrix: npm `qrcode`'s `create` does the data encoding, Reed-Solomon and placement through
+ * its public API, asked for mask 0 (`maskPattern: 0`, so it skips its own mask search), and mask.ts chooses
+ * the mask. We choose the mode and the version ourselves (digits-only and QR-alphanumeric payloads use their
+ * denser modes; anything else is byte mode over the UTF-8 bytes, never Kanji) so that capacity messages,
+ * the logo's version bump and the encoder agree.
  *
  * @example
  * const m = encodeMatrix("https://example.com", { ecLevel: "M" });
  * m.modules[row * m.size + col]; // 1 = dark
  */
-import qrcode from "qrcode-generator";
+import { create, type QRCodeSegment } from "qrcode";
 import { symbolLayout, type EcLevel } from "./layout";
 import { chooseMask } from "./mask";
 
@@ -28,8 +26,8 @@ type Mode = "Numeric" | "Alphanumeric" | "Byte";
 
 interface Segment {
   mode: Mode;
-  /** What qrcode-generator receives. */
-  data: string;
+  /** What the encoder receives. */
+  data: QRCodeSegment;
   /** Characters (numeric, alphanumeric) or bytes (byte mode). */
   count: number;
 }
@@ -38,12 +36,10 @@ const ALPHANUMERIC = /^[0-9A-Z $%*+\-./:]+$/;
 const utf8 = new TextEncoder();
 
 function segmentFor(text: string): Segment {
-  if (/^[0-9]+$/.test(text)) return { mode: "Numeric", data: text, count: text.length };
-  if (ALPHANUMERIC.test(text)) return { mode: "Alphanumeric", data: text, count: text.length };
+  if (/^[0-9]+$/.test(text)) return { mode: "Numeric", data: { mode: "numeric", data: text }, count: text.length };
+  if (ALPHANUMERIC.test(text)) return { mode: "Alphanumeric", data: { mode: "alphanumeric", data: text }, count: text.length };
   const bytes = utf8.encode(text);
-  let binary = "";
-  for (let i = 0; i < bytes.length; i += 4096) binary += String.fromCharCode(...bytes.subarray(i, i + 4096));
-  return { mode: "Byte", data: binary, count: bytes.length };
+  return { mode: "Byte", data: { mode: "byte", data: bytes }, count: bytes.length };
 }
 
 function segmentBits(segment: Segment, version: number): number {
@@ -96,23 +92,9 @@ export function encodeMatrix(text: string, options: { ecLevel: EcLevel; version?
   if (version === null || segmentBits(segment, version) > symbolLayout(version, options.ecLevel).dataCodewords * 8) {
     throw new RangeError(`payload does not fit a QR code at level ${options.ecLevel}${options.version ? ` version ${options.version}` : ""}`);
   }
-  const qr = qrcode(version as Parameters<typeof qrcode>[0], options.ecLevel);
-  qr.addData(segment.data, segment.mode);
-  // make() scores its 8 masks through getModuleCount()/isDark() on this object. Answering 0 modules while it
-  // runs makes every score NaN, so it keeps mask 0 without scanning; we choose the real mask below.
-  // (Every code is decoded after rendering, so a change in this library's internals cannot slip through.)
-  const getModuleCount = qr.getModuleCount;
-  qr.getModuleCount = () => 0;
-  try {
-    qr.make();
-  } finally {
-    qr.getModuleCount = getModuleCount;
-  }
-  const size = qr.getModuleCount();
-  const mask0 = new Uint8Array(size * size);
-  for (let r = 0; r < size; r++) {
-    for (let c = 0; c < size; c++) if (qr.isDark(r, c)) mask0[r * size + c] = 1;
-  }
+  const symbol = create([segment.data], { version, errorCorrectionLevel: options.ecLevel, maskPattern: 0 });
+  const size = symbol.modules.size;
+  const mask0 = Uint8Array.from(symbol.modules.data);
   const { modules } = chooseMask(mask0, symbolLayout(version, options.ecLevel));
   return { version, ecLevel: options.ecLevel, size, modules };
 }
