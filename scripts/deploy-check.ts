@@ -18,7 +18,7 @@
 import { readFile } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { checkBundle, checkCommands, checkMigrations, checkVariables, type CheckResult } from "./deploy-checks";
+import { checkBundle, checkCommands, checkConfigurationTable, checkMigrations, checkVariables, type CheckResult } from "./deploy-checks";
 import { readWranglerToml, readmeSecrets, ROOT } from "./deploy-inputs";
 
 interface Check {
@@ -59,6 +59,7 @@ async function main(): Promise<number> {
     },
   });
   for (const variableCheck of await checkVariables(ROOT, () => inputs, { readme, forDeploy: !!values["for-deploy"] })) checks.push(variableCheck);
+  checks.push({ name: "the README's Configuration table names every variable the code reads", run: () => checkConfigurationTable(ROOT, readme) });
   checks.push({ name: "every command the deploy section runs exists, with its flags", run: () => checkCommands(ROOT, readme) });
   const databaseUrl = values["database-url"];
   if (databaseUrl || values["scratch-db"]) {

@@ -251,3 +251,19 @@ export async function checkBundle(root: string, wranglerToml: string): Promise<C
     await rm(outDir, { recursive: true, force: true });
   }
 }
+
+/**
+ * The README's Configuration table names every variable the code reads (a name may stand in a group such
+ * as `HEAVY_THREADS`, `HEAVY_QUEUE`), so a reader never meets a variable that only the code knows.
+ */
+export async function checkConfigurationTable(root: string, readme: string): Promise<CheckResult> {
+  const start = readme.indexOf("\n## Configuration");
+  if (start < 0) return { ok: false, problems: ['the README has no "## Configuration" section'] };
+  const end = readme.indexOf("\n## ", start + 1);
+  const table = readme.slice(start, end < 0 ? undefined : end);
+  const named = new Set([...table.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]!));
+  const code = await codeVariables(root);
+  const missing = code.filter((v) => !named.has(v.name));
+  if (missing.length) return { ok: false, problems: missing.map((v) => `${v.name} (read by ${v.readBy.join(", ")}) is not in the README's Configuration table: add a row that says what it does`) };
+  return { ok: true, detail: `${code.length} variables` };
+}

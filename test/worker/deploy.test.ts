@@ -98,6 +98,8 @@ describe("npm run deploy:check", () => {
       // A local-only variable and a secret's value in [vars]; a flag wrangler does not have.
       toml = toml.replace('LOG_LEVEL = "info"\n', 'LOG_LEVEL = "info"\nPLATFORM_SANDBOX = "on"\nMETA_APP_SECRET = "s3cr3t"\n');
       readme = readme.replace("npx wrangler tail ", "npx wrangler tail --follow ");
+      // A variable the Configuration table no longer explains.
+      readme = readme.replace(/^\| `META_DIALOG_BASE` \|.*\n/m, "");
       expect(readme).not.toContain("secret put REPLICATE_API_TOKEN");
       await writeFile(join(dir, "README.md"), readme);
       await writeFile(join(dir, "wrangler.toml"), toml);
@@ -114,6 +116,8 @@ describe("npm run deploy:check", () => {
       expect(output).toContain("PLATFORM_SANDBOX is set in wrangler.toml at vars.PLATFORM_SANDBOX, but it is local-only");
       expect(lineOf(output, "every command the deploy section runs")).toMatch(/^FAIL/);
       expect(output).toContain("wrangler tail has no flag --follow");
+      expect(lineOf(output, "Configuration table names every variable"), output).toMatch(/^FAIL/);
+      expect(output).toContain("META_DIALOG_BASE (read by");
       // What was not broken still passes.
       expect(lineOf(output, "Meta app settings")).toMatch(/^ok/);
       expect(lineOf(output, "nothing is listed that the code does not read")).toMatch(/^ok/);
