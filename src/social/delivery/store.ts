@@ -113,14 +113,15 @@ export async function markAccountNeedsReconnect(db: Db, userId: string, accountI
     .where(and(eq(socialAccounts.userId, userId), eq(socialAccounts.id, accountId)));
 }
 
+/** The target's post and its owner's account (null when gone), in one round trip. */
 export async function loadPostAndAccount(db: Db, row: DeliveryRow) {
-  const [post] = await db.select().from(posts).where(eq(posts.id, row.postId)).limit(1);
-  const [account] = await db
-    .select()
-    .from(socialAccounts)
-    .where(and(eq(socialAccounts.userId, row.userId), eq(socialAccounts.id, row.accountId)))
+  const [found] = await db
+    .select({ post: posts, account: socialAccounts })
+    .from(posts)
+    .leftJoin(socialAccounts, and(eq(socialAccounts.userId, row.userId), eq(socialAccounts.id, row.accountId)))
+    .where(eq(posts.id, row.postId))
     .limit(1);
-  return { post: post ?? null, account: account ?? null };
+  return { post: found?.post ?? null, account: found?.account ?? null };
 }
 
 /** Platform ids other deliveries of this account already hold (reconciliation must not take them). */
