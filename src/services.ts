@@ -7,6 +7,7 @@ import type { HeavyWork } from "./heavy";
 import type { Config } from "./config";
 import type { Db } from "../db/client";
 import type { ImageGenerator } from "./photo/types";
+import type { DecodeLimits } from "./images/limits";
 
 /** Outcome of one rate-limit check. `reset` is unix milliseconds when the window frees up. */
 export interface RateLimitResult {
@@ -100,4 +101,9 @@ export interface Services {
   generator: ImageGenerator;
   /** CPU-heavy image work, fairly shared between users (worker threads on Node; the isolate on Workers). */
   heavy: HeavyWork;
+  /**
+   * What photon may decode whole (src/images/limits.ts): absent means no limit beyond 40 MP (Node); the
+   * edge sets its own (EDGE_DECODE_LIMITS in src/edge-services.ts). Passed to every image's sniff and decode.
+   */
+  imageLimits?: DecodeLimits;
 }

@@ -101,6 +101,27 @@ export function chooseEighths(width: number, height: number, minWidth: number, m
 }
 
 /**
+ * Whether this decoder takes a frame with these sampling factors (each `h << 4 | v`, as written in SOF):
+ * one component whatever it declares, else every component subsampled by 1 or 2 on each axis relative to
+ * the largest (4:4:4, 4:2:2, 4:4:0, 4:2:0). Anything else is left to photon.
+ *
+ * @example
+ * samplingSupported([0x22, 0x11, 0x11]); // true (4:2:0)
+ * samplingSupported([0x31, 0x11, 0x11]); // false (3:1 horizontally)
+ */
+export function samplingSupported(sampling: number[]): boolean {
+  if (sampling.length === 1) return true;
+  const hs = sampling.map((s) => s >> 4);
+  const vs = sampling.map((s) => s & 15);
+  const hMax = Math.max(...hs);
+  const vMax = Math.max(...vs);
+  return hs.every((h, i) => {
+    const v = vs[i]!;
+    return h >= 1 && v >= 1 && (hMax / h === 1 || hMax / h === 2) && (vMax / v === 1 || vMax / v === 2);
+  });
+}
+
+/**
  * Decodes a JPEG to RGBA at the smallest scale N/8 that is still at least `minWidth` x `minHeight` (stored
  * orientation, EXIF not applied). Returns null for the JPEG variants it does
  * not handle; throws an Error for corrupt data. Callers have run the header and size checks.
@@ -297,12 +318,7 @@ function readFrame(seg: Uint8Array, progressive: boolean, minWidth: number, minH
   if (n === 1) { raw[0]!.h = 1; raw[0]!.v = 1; } // one component: the MCU is one block whatever it declares
   const hMax = Math.max(...raw.map((c) => c.h));
   const vMax = Math.max(...raw.map((c) => c.v));
-  for (const c of raw) {
-    // Chroma may be subsampled by 1 or 2 on each axis (4:4:4, 4:2:2, 4:4:0, 4:2:0); anything else goes to photon.
-    if (c.h < 1 || c.v < 1 || c.tq > 3 || (hMax / c.h !== 1 && hMax / c.h !== 2) || (vMax / c.v !== 1 && vMax / c.v !== 2)) {
-      throw new Unsupported("sampling factors");
-    }
-  }
+  if (raw.some((c) => c.tq > 3) || !samplingSupported(raw.map((c) => (c.h << 4) | c.v))) throw new Unsupported("sampling factors");
   const size = chooseEighths(width, height, minWidth, minHeight);
   const mcusPerLine = Math.ceil(width / (8 * hMax));
   const mcusPerColumn = Math.ceil(height / (8 * vMax));
