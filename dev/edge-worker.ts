@@ -50,6 +50,11 @@ export interface LocalEdgeOptions {
   /** Where Miniflare serves HTTP; default 127.0.0.1 on a free port. */
   host?: string;
   port?: number;
+  /**
+   * Serve the V8 inspector (Chrome DevTools protocol) on this loopback port: tests use it to collect
+   * garbage and read the isolate's heap before measuring memory.
+   */
+  inspectorPort?: number;
 }
 
 export interface LocalEdge {
@@ -120,6 +125,7 @@ export async function startLocalEdge(options: LocalEdgeOptions): Promise<LocalEd
       ...build.miniflareOptions,
       bindings: b,
       ...(options.fetchMock ? { fetchMock: options.fetchMock } : {}),
+      ...(options.inspectorPort !== undefined ? { inspectorPort: options.inspectorPort } : {}),
       host: options.host ?? "127.0.0.1",
       port: options.port ?? 0,
     });
