@@ -52,6 +52,11 @@ export interface LocalEdgeOptions {
   port?: number;
   /** What becomes of workerd's stdout and stderr (the Worker's console.log); default Miniflare's, printed here. */
   stdio?: MiniflareOptions["handleRuntimeStdio"];
+  /**
+   * Serve the V8 inspector (Chrome DevTools protocol) on this loopback port: tests use it to collect
+   * garbage and read the isolate's heap before measuring memory.
+   */
+  inspectorPort?: number;
 }
 
 export interface LocalEdge {
@@ -127,6 +132,7 @@ export async function startLocalEdge(options: LocalEdgeOptions): Promise<LocalEd
       bindings: b,
       ...(options.fetchMock ? { fetchMock: options.fetchMock } : {}),
       ...(options.stdio ? { handleRuntimeStdio: options.stdio } : {}),
+      ...(options.inspectorPort !== undefined ? { inspectorPort: options.inspectorPort } : {}),
       host: options.host ?? "127.0.0.1",
       port: options.port ?? 0,
     });

@@ -25,6 +25,16 @@ import { S3Storage } from "./adapters/storage/s3";
 import { createEdgeFetcher } from "./adapters/fetch/edge";
 import { AesGcmTokenCipher } from "./adapters/token-cipher";
 import { createGenerator } from "./photo/providers";
+import type { DecodeLimits } from "./images/limits";
+
+/**
+ * What photon may decode whole in a Worker (src/images/limits.ts). Photon holds about 12 bytes per pixel at
+ * its peak in WebAssembly memory that never shrinks, which a 128 MB isolate can afford only for small
+ * images: WebP, interlaced PNG and CMYK JPEG (only photon decodes those) above this are refused with 422
+ * naming the limit, and PNGs above it stream through our decoder. Measured in workerd with
+ * test/worker/edge-memory.test.ts; docs/architecture.md, "Memory in workerd", has the figures.
+ */
+export const EDGE_DECODE_LIMITS: DecodeLimits = { wholeDecodePixels: 2_000_000 };
 
 export interface EdgeContext {
   waitUntil(promise: Promise<unknown>): void;
@@ -129,6 +139,7 @@ export function buildEdgeServices(env: Record<string, unknown>, ctx: EdgeContext
     platformFetch: (input, init) => fetch(input, init),
     generator: createGenerator(config, { storage, log }),
     heavy: isolateHeavyWork(config),
+    imageLimits: EDGE_DECODE_LIMITS,
     async close() {
       while (pending.size) await Promise.allSettled([...pending]);
       await db.close();

@@ -8,6 +8,7 @@ import type { Config } from "./config";
 import type { Db } from "../db/client";
 import type { ImageGenerator } from "./photo/types";
 import type { ApiKeyCache } from "./http/key-cache";
+import type { DecodeLimits } from "./images/limits";
 
 /** Outcome of one rate-limit check. `reset` is unix milliseconds when the window frees up. */
 export interface RateLimitResult {
@@ -103,4 +104,9 @@ export interface Services {
   heavy: HeavyWork;
   /** Verified API keys for a few seconds (Node); absent on Workers, whose services live for one request. */
   apiKeyCache?: ApiKeyCache;
+  /**
+   * What photon may decode whole (src/images/limits.ts): absent means no limit beyond 40 MP (Node); the
+   * edge sets its own (EDGE_DECODE_LIMITS in src/edge-services.ts). Passed to every image's sniff and decode.
+   */
+  imageLimits?: DecodeLimits;
 }

@@ -7,7 +7,7 @@
  * @example
  * const text = await HEAVY_TASKS.qrDecode({ bytes }); // string or null
  */
-import { encodePng, normaliseToJpeg, resizeRgba, type NormalisedJpeg, type RgbaImage } from "../images";
+import { encodePng, normaliseToJpeg, resizeRgba, type DecodeLimits, type NormalisedJpeg, type RgbaImage } from "../images";
 import { encodeJpegBaseline } from "../images/jpeg-encode";
 import { decodeAtMost, decodeNear } from "../images/scaled";
 import { drawTexts, fitCover, placeLogo, type TextLayout } from "../photo/compose";
@@ -28,6 +28,8 @@ export interface PhotoFinish {
   logo?: { image: RgbaImage; placement: LogoPlacement; size: number };
   texts: { overlayText?: string; marketingText?: string };
   textLayout?: TextLayout;
+  /** The deployment's decode limits for the local compositor's inputs (Services.imageLimits). */
+  limits?: DecodeLimits;
 }
 
 export const HEAVY_TASKS = {
@@ -35,8 +37,8 @@ export const HEAVY_TASKS = {
    * Reads a QR code: the image decoded no larger than the reader can use (twice its working side: a JPEG at
    * an N/8 scale, a PNG box-filtered while it streams), then the reader's passes. Null when nothing reads.
    */
-  async qrDecode(input: { bytes: Uint8Array }): Promise<string | null> {
-    const result = await decodeQrImage(decodeNear(input.bytes, WORKING_SIDE * 2));
+  async qrDecode(input: { bytes: Uint8Array; limits?: DecodeLimits }): Promise<string | null> {
+    const result = await decodeQrImage(decodeNear(input.bytes, WORKING_SIDE * 2, input.limits));
     return result?.text ?? null;
   },
 
@@ -45,15 +47,15 @@ export const HEAVY_TASKS = {
    * 20 MP logo costs one reduction instead of one per layout the renderer tries), then the scan-checked
    * render. Codes without a logo are cheap and render on the request thread.
    */
-  async qrWithLogo(input: { payload: string; design: Omit<QrDesign, "logo">; logo: Uint8Array }): Promise<RenderedQr> {
+  async qrWithLogo(input: { payload: string; design: Omit<QrDesign, "logo">; logo: Uint8Array; limits?: DecodeLimits }): Promise<RenderedQr> {
     // The logo box is at most ratio x size; the scan check renders at up to ~1000 px.
     const needed = Math.ceil(input.design.logoSizeRatio * Math.max(input.design.size, 1024));
-    return renderQr(input.payload, { ...input.design, logo: decodeAtMost(input.logo, needed) });
+    return renderQr(input.payload, { ...input.design, logo: decodeAtMost(input.logo, needed, input.limits) });
   },
 
   /** A media upload made into the platforms' JPEG (upright, sRGB, within 1440 x 1800). */
-  normaliseMedia(input: { bytes: Uint8Array }): Promise<NormalisedJpeg> {
-    return normaliseToJpeg(input.bytes);
+  normaliseMedia(input: { bytes: Uint8Array; limits?: DecodeLimits }): Promise<NormalisedJpeg> {
+    return normaliseToJpeg(input.bytes, input.limits);
   },
 
   /** A template's demo image: the demo product render in the template's scene, size x size, as a PNG. */
@@ -76,8 +78,8 @@ export const HEAVY_TASKS = {
    * An area B logo, decoded once per request and shrunk to the largest it can be drawn (80 % of a 4K
    * scene's side), so each item is handed a small image.
    */
-  async photoLogo(input: { bytes: Uint8Array }): Promise<RgbaImage> {
-    return decodeAtMost(input.bytes, LOGO_MAX_SIDE);
+  async photoLogo(input: { bytes: Uint8Array; limits?: DecodeLimits }): Promise<RgbaImage> {
+    return decodeAtMost(input.bytes, LOGO_MAX_SIDE, input.limits);
   },
 
   /**
@@ -85,7 +87,7 @@ export const HEAVY_TASKS = {
    * logo and texts drawn over it, as a PNG and a JPEG thumbnail.
    */
   async photoFinish(input: PhotoFinish): Promise<{ bytes: Uint8Array; thumbnail: Uint8Array }> {
-    const scene = "local" in input.scene ? await LocalGenerator().generateScene(input.scene.local) : input.scene.image;
+    const scene = "local" in input.scene ? await LocalGenerator({ limits: input.limits }).generateScene(input.scene.local) : input.scene.image;
     const canvas = fitCover(scene, input.width, input.height);
     const logoBox = input.logo ? placeLogo(canvas, input.logo.image, input.logo.placement, input.logo.size) : undefined;
     await drawTexts(canvas, input.texts, logoBox, input.textLayout);

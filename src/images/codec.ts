@@ -9,19 +9,32 @@ import { PhotonImage } from "@cf-wasm/photon";
 import { ApiError } from "../http/errors";
 import { applyOrientation } from "./exif";
 import { checkComplete } from "./integrity";
+import { assertWholeDecodeAllowed, DEFAULT_DECODE_LIMITS, streamsPng, type DecodeLimits } from "./limits";
+import { decodePngAtMost } from "./png-decode";
 import { readImageHeader } from "./sniff";
 import type { RgbaImage } from "./types";
 
 /**
  * Sniffs, checks limits and decodes to RGBA with the EXIF orientation applied (JPEG). Corrupt or unsupported
  * data throws ApiError INVALID_IMAGE (422); over 10 MB throws PAYLOAD_TOO_LARGE (413). Never a 500 for input.
+ * Photon decodes it, unless it has more pixels than `limits` let photon decode whole: then a PNG streams
+ * through our decoder at full size, and anything else is a 422 (see limits.ts).
  *
  * @example
  * const { width, height, data } = decodeImage(bytes); // data: RGBA, width * height * 4 bytes
  */
-export function decodeImage(bytes: Uint8Array): RgbaImage {
+export function decodeImage(bytes: Uint8Array, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): RgbaImage {
   const header = readImageHeader(bytes);
   checkComplete(bytes, header);
+  if (streamsPng(header, limits) && header.width * header.height > limits.wholeDecodePixels) {
+    try {
+      const png = decodePngAtMost(bytes, Infinity);
+      if (png) return png;
+    } catch {
+      // corrupt by our reading; photon may not have it at this size, so the guard below decides
+    }
+  }
+  assertWholeDecodeAllowed(header, limits);
   const decoded = withDecoded(bytes, (img) => ({ width: img.get_width(), height: img.get_height(), data: img.get_raw_pixels() }));
   return applyOrientation(decoded, header.orientation);
 }

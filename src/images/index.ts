@@ -12,6 +12,7 @@ export { MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, readImageHeader, sniffImage, type Im
 export type { RgbaImage } from "./types";
 export { decodeImage, encodeJpeg, encodePng, flattenAlpha } from "./codec";
 export { decodePngAtMost } from "./png-decode";
+export { DEFAULT_DECODE_LIMITS, type DecodeLimits } from "./limits";
 export { resizeRgba } from "./resize";
 export { drawOver, resizePremultiplied, unpremultiply } from "./alpha";
 export { applyOrientation } from "./exif";

@@ -64,8 +64,13 @@ interface Component {
   usedBlocksPerColumn: number;
   /** Scaled pixels per block side (8 / denominator) and the output plane (blocksPerLine * size wide). */
   plane: Uint8ClampedArray;
-  /** Progressive only: all 64 coefficients of every block, quantised, in natural order. */
+  /**
+   * Progressive only: the coefficients the IDCT will read (the top-left size x size of every block, row by
+   * row), quantised. The rest of each block is never read, so only whether it is nonzero is kept, in
+   * `nonzero` (64 bits per block, by zigzag index): the refinement scans need that, not the value.
+   */
   coefficients: Int16Array | null;
+  nonzero: Uint8Array | null;
   dcTable: Huffman | null;
   acTable: Huffman | null;
   pred: number;
@@ -98,6 +103,27 @@ export function chooseEighths(width: number, height: number, minWidth: number, m
     if (Math.ceil((width * n) / 8) >= minWidth && Math.ceil((height * n) / 8) >= minHeight) return n;
   }
   return 8;
+}
+
+/**
+ * Whether this decoder takes a frame with these sampling factors (each `h << 4 | v`, as written in SOF):
+ * one component whatever it declares, else every component subsampled by 1 or 2 on each axis relative to
+ * the largest (4:4:4, 4:2:2, 4:4:0, 4:2:0). Anything else is left to photon.
+ *
+ * @example
+ * samplingSupported([0x22, 0x11, 0x11]); // true (4:2:0)
+ * samplingSupported([0x31, 0x11, 0x11]); // false (3:1 horizontally)
+ */
+export function samplingSupported(sampling: number[]): boolean {
+  if (sampling.length === 1) return true;
+  const hs = sampling.map((s) => s >> 4);
+  const vs = sampling.map((s) => s & 15);
+  const hMax = Math.max(...hs);
+  const vMax = Math.max(...vs);
+  return hs.every((h, i) => {
+    const v = vs[i]!;
+    return h >= 1 && v >= 1 && (hMax / h === 1 || hMax / h === 2) && (vMax / v === 1 || vMax / v === 2);
+  });
 }
 
 /**
@@ -297,12 +323,7 @@ function readFrame(seg: Uint8Array, progressive: boolean, minWidth: number, minH
   if (n === 1) { raw[0]!.h = 1; raw[0]!.v = 1; } // one component: the MCU is one block whatever it declares
   const hMax = Math.max(...raw.map((c) => c.h));
   const vMax = Math.max(...raw.map((c) => c.v));
-  for (const c of raw) {
-    // Chroma may be subsampled by 1 or 2 on each axis (4:4:4, 4:2:2, 4:4:0, 4:2:0); anything else goes to photon.
-    if (c.h < 1 || c.v < 1 || c.tq > 3 || (hMax / c.h !== 1 && hMax / c.h !== 2) || (vMax / c.v !== 1 && vMax / c.v !== 2)) {
-      throw new Unsupported("sampling factors");
-    }
-  }
+  if (raw.some((c) => c.tq > 3) || !samplingSupported(raw.map((c) => (c.h << 4) | c.v))) throw new Unsupported("sampling factors");
   const size = chooseEighths(width, height, minWidth, minHeight);
   const mcusPerLine = Math.ceil(width / (8 * hMax));
   const mcusPerColumn = Math.ceil(height / (8 * vMax));
@@ -318,15 +339,22 @@ function readFrame(seg: Uint8Array, progressive: boolean, minWidth: number, minH
       usedBlocksPerColumn: Math.ceil(Math.ceil((height * c.v) / vMax) / 8),
       plane: new Uint8ClampedArray(blocks * size * size),
       coefficients: null,
+      nonzero: null,
       dcTable: null,
       acTable: null,
       pred: 0,
     };
   });
   if (progressive) {
-    const bytes = components.reduce((s, c) => s + c.blocksPerLine * c.blocksPerColumn * 128, 0);
+    // size x size values per block, plus the nonzero bits of the others when the window is not the whole block.
+    const perBlock = 2 * size * size + (size < 8 ? 8 : 0);
+    const bytes = components.reduce((s, c) => s + c.blocksPerLine * c.blocksPerColumn * perBlock, 0);
     if (bytes > MAX_COEFFICIENT_BYTES) throw new Unsupported("progressive image too large to hold its coefficients");
-    for (const c of components) c.coefficients = new Int16Array(c.blocksPerLine * c.blocksPerColumn * 64);
+    for (const c of components) {
+      const blocks = c.blocksPerLine * c.blocksPerColumn;
+      c.coefficients = new Int16Array(blocks * size * size);
+      c.nonzero = size < 8 ? new Uint8Array(blocks * 8) : null;
+    }
   }
   return { progressive, width, height, hMax, vMax, mcusPerLine, mcusPerColumn, components, size };
 }
@@ -548,10 +576,39 @@ function decodeScan(
   };
 
   let eobrun = 0;
+  // Where each zigzag position is kept: its index in the block's size x size window, or -1 (nonzero bit only).
+  const size = frame.size;
+  const slot = new Int32Array(64);
+  for (let k = 0; k < 64; k++) {
+    const z = ZIGZAG[k]!;
+    slot[k] = (z >> 3) < size && (z & 7) < size ? (z >> 3) * size + (z & 7) : -1;
+  }
+  const window = size * size;
+
+  // The block being decoded: its coefficients' offset in `coef` and its nonzero bits' offset in `nz`.
+  let coef: Int16Array = new Int16Array(0);
+  let nz: Uint8Array | null = null;
+  let o = 0;
+  let m = 0;
+  /** Whether the coefficient at zigzag position k is nonzero so far. */
+  const isSet = (k: number) => (slot[k]! >= 0 ? coef[o + slot[k]!] !== 0 : ((nz![m + (k >> 3)]! >> (k & 7)) & 1) === 1);
+  /** Stores a new nonzero value at zigzag position k (outside the window: only that it is nonzero). */
+  const put = (k: number, v: number) => {
+    if (slot[k]! >= 0) coef[o + slot[k]!] = v;
+    else nz![m + (k >> 3)] = nz![m + (k >> 3)]! | (1 << (k & 7));
+  };
+  /** Refines a nonzero coefficient by one bit (nothing to keep outside the window). */
+  const refine = (k: number, p1: number, m1: number) => {
+    const i = slot[k]!;
+    if (i >= 0 && (coef[o + i]! & p1) === 0) coef[o + i] = coef[o + i]! + (coef[o + i]! >= 0 ? p1 : m1);
+  };
 
   const decodeProgressive = (c: Component, row: number, col: number) => {
-    const coef = c.coefficients!;
-    const o = (row * c.blocksPerLine + col) * 64;
+    coef = c.coefficients!;
+    nz = c.nonzero;
+    const block = row * c.blocksPerLine + col;
+    o = block * window;
+    m = block * 8;
     if (ss === 0) {
       if (ah === 0) {
         if (!c.dcTable) throw new Error("scan uses a table that was not defined");
@@ -580,7 +637,7 @@ function decodeScan(
         }
         k += r;
         if (k > 63) throw new Error("coefficient index past 63");
-        coef[o + ZIGZAG[k]!] = extend(s) * (1 << al);
+        put(k, extend(s) * (1 << al));
         k++;
       }
       return;
@@ -601,22 +658,20 @@ function decodeScan(
           break;
         }
         while (k <= se) {
-          const z = o + ZIGZAG[k]!;
-          if (coef[z] !== 0) {
-            if (bits(1) && (coef[z]! & p1) === 0) coef[z] = coef[z]! + (coef[z]! >= 0 ? p1 : m1);
+          if (isSet(k)) {
+            if (bits(1)) refine(k, p1, m1);
           } else {
             if (r === 0) break;
             r--;
           }
           k++;
         }
-        if (s !== 0 && k <= se) coef[o + ZIGZAG[k]!] = s;
+        if (s !== 0 && k <= se) put(k, s);
       }
     }
     if (eobrun > 0) {
       for (; k <= se; k++) {
-        const z = o + ZIGZAG[k]!;
-        if (coef[z] !== 0 && bits(1) && (coef[z]! & p1) === 0) coef[z] = coef[z]! + (coef[z]! >= 0 ? p1 : m1);
+        if (isSet(k) && bits(1)) refine(k, p1, m1);
       }
       eobrun--;
     }
@@ -663,17 +718,18 @@ function idctAll(c: Component, q: Int32Array, size: number): void {
   const stride = c.blocksPerLine * size;
   for (let row = 0; row < c.blocksPerColumn; row++) {
     for (let col = 0; col < c.blocksPerLine; col++) {
-      const o = (row * c.blocksPerLine + col) * 64;
+      const o = (row * c.blocksPerLine + col) * size * size;
       for (let y = 0; y < size; y++) {
         for (let x = 0; x < size; x++) {
           const z = y * 8 + x;
-          block[z] = coef[o + z]! * q[z]!;
+          block[z] = coef[o + y * size + x]! * q[z]!;
         }
       }
       idct(block, size, c.plane, (row * size * c.blocksPerLine + col) * size, stride);
     }
   }
   c.coefficients = null;
+  c.nonzero = null;
 }
 
 // --- inverse DCT --------------------------------------------------------------------------------------------

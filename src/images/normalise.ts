@@ -7,6 +7,7 @@ import { flattenAlpha, withDecoded } from "./codec";
 import { applyOrientation, swapsAxes } from "./exif";
 import { decodeJpegPlanes } from "./jpeg-decode";
 import { decodeStoredAtLeast } from "./scaled";
+import { assertWholeDecodeAllowed, DEFAULT_DECODE_LIMITS, type DecodeLimits } from "./limits";
 import { encodeJpegBaseline, encodeJpegPlanes } from "./jpeg-encode";
 import { orientPlane, resizePlane, type YCbCrImage } from "./planes";
 import { resizeRgba } from "./resize";
@@ -57,7 +58,7 @@ export function planSocialSize(width: number, height: number): { width: number; 
  * @example
  * const { bytes, width, height } = await normaliseToJpeg(upload); // width <= 1440, height <= 1800
  */
-export async function normaliseToJpeg(bytes: Uint8Array): Promise<NormalisedJpeg> {
+export async function normaliseToJpeg(bytes: Uint8Array, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): Promise<NormalisedJpeg> {
   const header = readImageHeader(bytes);
   checkComplete(bytes, header);
   const swap = swapsAxes(header.orientation);
@@ -67,7 +68,7 @@ export async function normaliseToJpeg(bytes: Uint8Array): Promise<NormalisedJpeg
   const storedH = swap ? target.width : target.height;
   const planar = header.format === "jpeg" ? planesAtLeast(bytes, storedW, storedH, header.orientation) : null;
   if (planar && planar !== CORRUPT) return encodeUnder8MB((quality) => encodeJpegPlanes(planar, quality), planar.width, planar.height);
-  const decoded = planar === CORRUPT ? decodeWithPhoton(bytes) : decodeAtLeast(bytes, header, storedW, storedH);
+  const decoded = planar === CORRUPT ? decodeWithPhoton(bytes, header, limits) : decodeAtLeast(bytes, header, storedW, storedH, limits);
   // Flatten before resizing so transparent pixels' hidden colour cannot bleed into the edges.
   const opaque = header.format === "jpeg" ? decoded : flattenAlpha(decoded);
   const upright = applyOrientation(resizeRgba(opaque, storedW, storedH), header.orientation);
@@ -112,10 +113,12 @@ function planesAtLeast(bytes: Uint8Array, storedW: number, storedH: number, orie
  * memory, a large PNG box-filtered as it streams), else whole by photon, which then decides between a
  * picture and a 422 exactly as before.
  */
-function decodeAtLeast(bytes: Uint8Array, header: ImageHeader, minWidth: number, minHeight: number): RgbaImage {
-  return decodeStoredAtLeast(bytes, header, minWidth, minHeight) ?? decodeWithPhoton(bytes);
+function decodeAtLeast(bytes: Uint8Array, header: ImageHeader, minWidth: number, minHeight: number, limits: DecodeLimits): RgbaImage {
+  return decodeStoredAtLeast(bytes, header, minWidth, minHeight, limits) ?? decodeWithPhoton(bytes, header, limits);
 }
 
-function decodeWithPhoton(bytes: Uint8Array): RgbaImage {
+/** Photon's whole decode, for what only it takes; never above the whole-decode limit (limits.ts). */
+function decodeWithPhoton(bytes: Uint8Array, header: ImageHeader, limits: DecodeLimits): RgbaImage {
+  assertWholeDecodeAllowed(header, limits);
   return withDecoded(bytes, (img) => ({ width: img.get_width(), height: img.get_height(), data: img.get_raw_pixels() }));
 }

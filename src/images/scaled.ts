@@ -18,29 +18,21 @@ import type { RgbaImage } from "./types";
 import { checkComplete } from "./integrity";
 import { decodeJpegScaled } from "./jpeg-decode";
 import { decodePngAtMost } from "./png-decode";
+import { DEFAULT_DECODE_LIMITS, streamsPng, type DecodeLimits } from "./limits";
+
+export { STREAMED_PNG_PIXELS, streamsPng } from "./limits";
 
 /**
  * Decodes `bytes` (upright, EXIF orientation applied) with its longer side at most `limit`. Bad input
- * throws decodeImage's ApiError (INVALID_IMAGE, PAYLOAD_TOO_LARGE).
+ * throws decodeImage's ApiError (INVALID_IMAGE, PAYLOAD_TOO_LARGE). `limits` bounds what photon decodes
+ * whole (see limits.ts).
  *
  * @example
  * decodeAtMost(jpeg4000x3000, 1536); // 1536 x 1152
  */
-export function decodeAtMost(bytes: Uint8Array, limit: number): RgbaImage {
+export function decodeAtMost(bytes: Uint8Array, limit: number, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): RgbaImage {
   const header = readImageHeader(bytes);
-  return decodeScaled(bytes, header, limit, limit) || shrinkTo(decodeImage(bytes), limit);
-}
-
-/**
- * PNGs above this many pixels are decoded by our streaming decoder, smaller ones by photon: ours never
- * holds the whole image (a 40 MP PNG costs 40 MB instead of photon's 600 MB), photon's Rust inflate is
- * about twice as fast (2.2 MB PNG: 38 ms against 91 ms), and at 8 MP photon's copy still fits a Worker.
- */
-export const STREAMED_PNG_PIXELS = 8_000_000;
-
-/** Whether a PNG goes through the streaming decoder (see STREAMED_PNG_PIXELS). */
-export function streamsPng(header: ImageHeader): boolean {
-  return header.format === "png" && header.width * header.height > STREAMED_PNG_PIXELS;
+  return decodeScaled(bytes, header, limit, limit, limits) || shrinkTo(decodeImage(bytes, limits), limit);
 }
 
 /**
@@ -48,10 +40,10 @@ export function streamsPng(header: ImageHeader): boolean {
  * the format allows (decodeStoredAtLeast); upright, shrunk to `limit` if above it. Null where photon has
  * to decode it whole (or give the verdict). A truncated file is refused here, as decodeImage would.
  */
-function decodeScaled(bytes: Uint8Array, header: ImageHeader, atLeast: number, limit: number): RgbaImage | null {
+function decodeScaled(bytes: Uint8Array, header: ImageHeader, atLeast: number, limit: number, limits: DecodeLimits): RgbaImage | null {
   checkComplete(bytes, header);
   const k = Math.min(1, atLeast / Math.max(header.width, header.height));
-  const scaled = decodeStoredAtLeast(bytes, header, Math.ceil(header.width * k), Math.ceil(header.height * k));
+  const scaled = decodeStoredAtLeast(bytes, header, Math.ceil(header.width * k), Math.ceil(header.height * k), limits);
   return scaled && applyOrientation(shrinkTo(scaled, limit), header.orientation);
 }
 
@@ -65,17 +57,28 @@ function decodeScaled(bytes: Uint8Array, header: ImageHeader, atLeast: number, l
  * @example
  * decodeStoredAtLeast(jpeg4000x3000, header, 1440, 1080); // 1500 x 1125 (3/8 scale)
  */
-export function decodeStoredAtLeast(bytes: Uint8Array, header: ImageHeader, minWidth: number, minHeight: number): RgbaImage | null {
+export function decodeStoredAtLeast(
+  bytes: Uint8Array, header: ImageHeader, minWidth: number, minHeight: number, limits: DecodeLimits = DEFAULT_DECODE_LIMITS,
+): RgbaImage | null {
   try {
     if (header.format === "jpeg") {
       const scaled = decodeJpegScaled(bytes, minWidth, minHeight);
       return scaled && { width: scaled.width, height: scaled.height, data: scaled.data };
     }
-    if (streamsPng(header)) return decodePngAtMost(bytes, 2 * Math.max(minWidth, minHeight, 1));
+    if (streamsPng(header, limits)) return decodePngAtMost(bytes, pngSideAtLeast(header, minWidth, minHeight));
   } catch {
     // corrupt by our decoder's reading: photon gives the verdict
   }
   return null;
+}
+
+/**
+ * The `maxSide` for decodePngAtMost that yields at least `minWidth` x `minHeight`: the largest whole box
+ * factor that keeps both sides at or above them (so the result is at most twice the size asked for).
+ */
+function pngSideAtLeast(header: ImageHeader, minWidth: number, minHeight: number): number {
+  const factor = Math.max(1, Math.floor(Math.min(header.width / Math.max(1, minWidth), header.height / Math.max(1, minHeight))));
+  return Math.ceil(Math.max(header.width, header.height) / factor);
 }
 
 /** Shrinks an image so its longer side is at most `limit`, keeping alpha-weighted colour. */
@@ -109,7 +112,7 @@ export interface PhotoSource {
  * const source = openPhoto(bytes); // a 1200 x 1500 JPEG
  * source.at(256).height; // 375: decoded at 2/8
  */
-export function openPhoto(bytes: Uint8Array): PhotoSource {
+export function openPhoto(bytes: Uint8Array, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): PhotoSource {
   const header = readImageHeader(bytes);
   const side = Math.max(header.width, header.height);
   let whole: RgbaImage | null = null;
@@ -117,9 +120,9 @@ export function openPhoto(bytes: Uint8Array): PhotoSource {
     side,
     at(want, limit = Infinity) {
       const target = Math.min(side, Math.ceil(want), limit);
-      const scaled = whole ? null : decodeScaled(bytes, header, target, limit);
+      const scaled = whole ? null : decodeScaled(bytes, header, target, limit, limits);
       if (scaled) return scaled;
-      whole ??= decodeImage(bytes);
+      whole ??= decodeImage(bytes, limits);
       return shrinkTo(whole, target);
     },
   };
@@ -135,7 +138,13 @@ export function openPhoto(bytes: Uint8Array): PhotoSource {
  * decodeNear(jpeg6000x4000, 3200).width; // 3750 (5/8 scale)
  * decodeNear(png6300x6300, 3200).width; // 3150 (every 2 x 2 block averaged)
  */
-export function decodeNear(bytes: Uint8Array, side: number): RgbaImage {
+export function decodeNear(bytes: Uint8Array, side: number, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): RgbaImage {
   const header = readImageHeader(bytes);
-  return decodeScaled(bytes, header, streamsPng(header) ? side / 2 : side, Infinity) || decodeImage(bytes);
+  if (!streamsPng(header, limits)) return decodeScaled(bytes, header, side, Infinity, limits) || decodeImage(bytes, limits);
+  checkComplete(bytes, header);
+  try {
+    return decodePngAtMost(bytes, side) ?? decodeImage(bytes, limits);
+  } catch {
+    return decodeImage(bytes, limits); // corrupt by our reading: photon gives the verdict (within the limits)
+  }
 }

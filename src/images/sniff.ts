@@ -4,6 +4,7 @@
  */
 import { ApiError } from "../http/errors";
 import { readJpegOrientation } from "./exif";
+import { checkDecodeLimits, DEFAULT_DECODE_LIMITS, type DecodeLimits } from "./limits";
 
 export type ImageFormat = "jpeg" | "png" | "webp";
 
@@ -20,6 +21,12 @@ export interface ImageHeader extends ImageInfo {
   orientation: number;
   /** Colour components of a JPEG frame (1 grey, 3 YCbCr/RGB, 4 CMYK/YCCK); 0 for other formats. */
   components: number;
+  /** JPEG: each component's sampling factors as written (horizontal << 4 | vertical); empty for other formats. */
+  sampling: number[];
+  /** JPEG: progressive (SOF2). */
+  progressive: boolean;
+  /** PNG: Adam7 interlaced. */
+  interlaced: boolean;
 }
 
 export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
@@ -33,13 +40,17 @@ const MIME: Record<ImageFormat, string> = { jpeg: "image/jpeg", png: "image/png"
  * Sniffs the real format from magic bytes and reads the dimensions from the header, without decoding.
  * Width and height are as stored: a JPEG with EXIF orientation 5..8 displays (and decodes) with them swapped;
  * `readImageHeader` also returns the orientation. Throws ApiError: PAYLOAD_TOO_LARGE (413) over 10 MB; INVALID_IMAGE (422) for unknown or unsupported
- * formats, GIF, animated PNG/WebP, truncated headers, zero dimensions, and more than 40 million pixels.
+ * formats, GIF, animated PNG/WebP, truncated headers, zero dimensions, and more than 40 million pixels;
+ * also INVALID_IMAGE for an image only photon decodes with more pixels than `limits` let it decode whole
+ * (the edge's limit, limits.ts). Call it with the deployment's limits where a request's image arrives.
  *
  * @example
  * const { format, width, height } = sniffImage(bytes); // { format: "png", mimeType: "image/png", width: 512, ... }
  */
-export function sniffImage(bytes: Uint8Array): ImageInfo {
-  const { format, mimeType, width, height } = readImageHeader(bytes);
+export function sniffImage(bytes: Uint8Array, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): ImageInfo {
+  const header = readImageHeader(bytes);
+  checkDecodeLimits(header, limits);
+  const { format, mimeType, width, height } = header;
   return { format, mimeType, width, height };
 }
 
@@ -140,7 +151,9 @@ function parseJpeg(b: Uint8Array): ImageHeader {
       if (components !== 1 && components !== 3 && components !== 4) {
         throw invalid(`A JPEG with ${components} colour components is not supported.`);
       }
-      return { format: "jpeg", mimeType: MIME.jpeg, width, height, orientation, components };
+      if (length < 8 + 3 * components) break;
+      const sampling = Array.from({ length: components }, (_, i) => b[pos + 9 + 3 * i]!);
+      return { format: "jpeg", mimeType: MIME.jpeg, width, height, orientation, components, sampling, progressive: marker === 0xc2, interlaced: false };
     }
     pos = end;
   }
@@ -171,7 +184,7 @@ function parsePng(b: Uint8Array): ImageHeader {
     if (type === "IDAT" || type === "IEND") break;
     pos += 12 + length;
   }
-  return { format: "png", mimeType: MIME.png, width, height, orientation: 1, components: 0 };
+  return { format: "png", mimeType: MIME.png, width, height, orientation: 1, components: 0, sampling: [], progressive: false, interlaced: b[28] === 1 };
 }
 
 // --- WebP ---------------------------------------------------------------------------------------------------
@@ -201,7 +214,7 @@ function parseWebp(b: Uint8Array): ImageHeader {
   } else {
     throw invalid("The WebP is corrupt: it has no VP8, VP8L or VP8X chunk.");
   }
-  return { format: "webp", mimeType: MIME.webp, width, height, orientation: 1, components: 0 };
+  return { format: "webp", mimeType: MIME.webp, width, height, orientation: 1, components: 0, sampling: [], progressive: false, interlaced: false };
 }
 
 function hasRiffChunk(b: Uint8Array, name: string): boolean {

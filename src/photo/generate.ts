@@ -107,7 +107,7 @@ export async function generateItems(
   inputs: Inputs,
   options: { persist: boolean; signal?: AbortSignal },
 ): Promise<{ result: GenerationResult; pngs: Map<number, Uint8Array> }> {
-  const logo = inputs.logo ? await services.heavy.run(ids.userId, "photoLogo", { bytes: inputs.logo.bytes }) : undefined;
+  const logo = inputs.logo ? await services.heavy.run(ids.userId, "photoLogo", { bytes: inputs.logo.bytes, limits: services.imageLimits }) : undefined;
   const pngs = new Map<number, Uint8Array>();
   const concurrency = services.generator.name === "local" ? 1 : 4;
   const items = await mapPool(request.products, concurrency, async (product, index): Promise<StoredItem> => {
@@ -181,6 +181,7 @@ async function renderOne(
     logo: logo && { image: logo, placement: request.logoPlacement, size: request.logoSize },
     texts: { overlayText: request.overlayText, marketingText: request.marketingText },
     textLayout: request.template?.textLayout,
+    limits: services.imageLimits,
   });
 }
 

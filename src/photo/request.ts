@@ -119,7 +119,7 @@ const MIME = { jpeg: "image/jpeg", png: "image/png", webp: "image/webp" } as con
 export async function loadInput(services: Services, source: string, field: string): Promise<LoadedImage> {
   try {
     const bytes = await loadImageBytes(services.fetcher, source.startsWith("data:") ? { dataUri: source } : { url: source });
-    const info = sniffImage(bytes);
+    const info = sniffImage(bytes, services.imageLimits);
     return { bytes, mimeType: MIME[info.format], width: info.width, height: info.height };
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;

@@ -10,7 +10,7 @@ import { and, eq, inArray } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { media } from "../../db/schema";
 import { ApiError } from "../http/errors";
-import { loadImageBytes, type NormalisedJpeg } from "../images";
+import { loadImageBytes, sniffImage, type NormalisedJpeg } from "../images";
 import type { Services } from "../services";
 import type { MediaCreate } from "./schemas";
 import { isUuid, sha256Hex } from "../lib/encoding";
@@ -48,9 +48,14 @@ export function sourceOfMediaBody(body: MediaCreate): ImageSource {
   return "url" in body ? { url: body.url } : { base64: body.base64 };
 }
 
-/** Bytes of an image source, through the safe fetcher for URLs (10 MB cap while streaming). */
-export function loadSource(services: Services, source: ImageSource): Promise<Uint8Array> {
-  return loadImageBytes(services.fetcher, source);
+/**
+ * Bytes of an image source, through the safe fetcher for URLs (10 MB cap while streaming), sniffed with the
+ * deployment's decode limits, so an image this server will not decode is refused before any decoding.
+ */
+export async function loadSource(services: Services, source: ImageSource): Promise<Uint8Array> {
+  const bytes = await loadImageBytes(services.fetcher, source);
+  sniffImage(bytes, services.imageLimits);
+  return bytes;
 }
 
 /** The media row for a normalised image, its bytes already in storage. */
@@ -75,7 +80,7 @@ export async function storeNormalised(services: Services, userId: string, image:
 /** POST /media: load, normalise, store, record. */
 export async function createMedia(services: Services, userId: string, body: MediaCreate): Promise<MediaRecord> {
   const bytes = await loadSource(services, sourceOfMediaBody(body));
-  const normalised = await services.heavy.run(userId, "normaliseMedia", { bytes });
+  const normalised = await services.heavy.run(userId, "normaliseMedia", { bytes, limits: services.imageLimits });
   const values = await storeNormalised(services, userId, normalised);
   try {
     const [row] = await services.db.insert(media).values(values).returning();

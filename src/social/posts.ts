@@ -239,7 +239,7 @@ async function prepareImages(services: Services, userId: string, s: Submission, 
     const index = inline[i]!.index;
     const bytes = all[i]!;
     try {
-      const image = done.get(bytes) ?? (await services.heavy.run(userId, "normaliseMedia", { bytes }));
+      const image = done.get(bytes) ?? (await services.heavy.run(userId, "normaliseMedia", { bytes, limits: services.imageLimits }));
       done.set(bytes, image);
       checkAspect(image, index, targets);
       out.push({ index, image });

@@ -41,6 +41,18 @@ describe("decodeJpegScaled", () => {
     expect(psnr(ours.data, ref, 3)).toBeGreaterThan(30);
   });
 
+  it("decodes progressive JPEGs (with refinement scans) at every N/8 scale, keeping only the coefficients the scale reads", async () => {
+    const photo = await makePhotoJpeg(640, 480, 95);
+    for (const jpeg of [await sharp(photo).jpeg({ quality: 90, progressive: true }).toBuffer(), await sharp(photo).jpeg({ quality: 85, mozjpeg: true }).toBuffer()]) {
+      for (let n = 1; n <= 7; n++) {
+        const ours = decodeJpegScaled(jpeg, (640 * n) / 8, (480 * n) / 8)!;
+        expect([ours.width, ours.height, ours.eighths]).toEqual([(640 * n) / 8, (480 * n) / 8, n]);
+        const ref = await sharp(jpeg).resize(ours.width, ours.height, { kernel: "cubic" }).raw().toBuffer();
+        expect(psnr(ours.data, ref, 3), `scale ${n}/8`).toBeGreaterThan(28);
+      }
+    }
+  });
+
   it("returns null for CMYK (photon handles it) and throws on garbage entropy data", async () => {
     const cmyk = await sharp({ create: { width: 16, height: 16, channels: 3, background: "#c83c1e" } }).toColourspace("cmyk").jpeg().toBuffer();
     expect(decodeJpegScaled(cmyk)).toBeNull();

@@ -14,6 +14,7 @@ import { renderBackdrop } from "./backdrop";
 import { drawProduct, drawReflection, layoutFor } from "./compose";
 import { drawProp } from "./props";
 import { decodeAtMost, openPhoto, type PhotoSource } from "../../images/scaled";
+import type { DecodeLimits } from "../../images/limits";
 import { resizePremultiplied } from "../../images";
 import { styleFromReference } from "./reference";
 import { ANALYSIS_SIDE, planCutOut } from "./segment";
@@ -41,7 +42,7 @@ const HEADROOM = 1.05;
  * @example
  * const scene = await LocalGenerator().generateScene({ ...request, templateId: "studio-plinth" });
  */
-export function LocalGenerator(): ImageGenerator {
+export function LocalGenerator(options: { limits?: DecodeLimits } = {}): ImageGenerator {
   return {
     name: "local",
     heavyWork: true,
@@ -49,8 +50,8 @@ export function LocalGenerator(): ImageGenerator {
       request.signal?.throwIfAborted();
       const { width: W, height: H } = request;
       let style = sceneStyleFor(request.templateId, request.prompt);
-      if (request.reference) style = styleFromReference(decodeAtMost(request.reference.bytes, 256), style);
-      const cut = cutOutAtDrawnSize(openPhoto(request.product.bytes), style, W, H);
+      if (request.reference) style = styleFromReference(decodeAtMost(request.reference.bytes, 256, options.limits), style);
+      const cut = cutOutAtDrawnSize(openPhoto(request.product.bytes, options.limits), style, W, H);
       request.signal?.throwIfAborted();
       return composeScene(cut, style, W, H);
     },

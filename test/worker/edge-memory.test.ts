@@ -1,0 +1,283 @@
+/**
+ * Memory in workerd: every image path of the built Worker, given the largest image of each format the limits
+ * accept, answers correctly while workerd's memory stays within what a 128 MB isolate allows, or refuses the
+ * image from its header with 422 naming the limit.
+ *
+ * Paths: media by base64 and by URL (area C), QR decoding and a QR code with a logo (area A), a product photo,
+ * a logo and a reference image (area B, on the local compositor, which decodes all three). Images (made at run
+ * time, seeded, each carrying a QR code so the decode is checked too): a photo-like PNG and a progressive JPEG
+ * at 40 MP and near 10 MB; a CMYK JPEG and a WebP at the edge's whole-decode limit (2 MP; only photon decodes
+ * them, see src/images/limits.ts); and, to be refused, a CMYK JPEG and a WebP whose headers say 40 MP.
+ *
+ * How memory is measured: Miniflare runs workerd as a child process, so /proc gives its resident memory
+ * (VmRSS) and peak (VmHWM, reset through clear_refs before each request). The Worker is restarted for each
+ * path; after a warm-up request of that path with a small image, garbage is collected through the V8
+ * inspector and the baseline is read. Each large image is then sent twice in a row, all formats one after
+ * the other. Each image's peak is taken against the RSS after garbage collection just before it, and that
+ * peak is asserted. Its peak against the path's baseline is printed too: WebAssembly memory that a request
+ * grows is never given back, so what one request leaves behind counts against the next. Resident memory is an upper
+ * bound of the isolate's growth (it also holds garbage V8 has not yet collected and pages the allocator keeps
+ * after they were freed), so the bound is the isolate's limit less its own baseline: the V8 heap after the
+ * warm-up plus the initial memory of every WebAssembly module in the build.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { createFetchMock } from "miniflare";
+import sharp from "sharp";
+import { openNodeDb } from "../../db/node";
+import type { DbHandle } from "../../db/client";
+import { createApiKey, createUser } from "../../src/http/api-keys";
+import { planSocialSize } from "../../src/images";
+import { EDGE_DECODE_LIMITS } from "../../src/edge-services";
+import { startLocalEdge, type LocalEdge } from "../../dev/edge-worker";
+import { createScratchDatabase, type ScratchDatabase } from "../../dev/postgres";
+import { patchJpegSize } from "../helpers/images";
+import { connectInspector, type Inspector } from "../helpers/inspector";
+import { largestImage, type LargeFormat } from "../helpers/largest-images";
+import { childProcessNamed, memoryMeter, type MemoryMeter } from "../helpers/proc-memory";
+import { freePort } from "../helpers/server-process";
+import { productJpeg } from "../photo/fixtures";
+
+const MiB = 1024 * 1024;
+const ISOLATE_LIMIT_MIB = 128;
+const MAX_BYTES = 10 * MiB;
+const IMAGE_HOST = "https://cdn.shopfront-images.com";
+const QR_TEXT = "https://example.com/largest-image";
+/** 40 MP, about 4:3. */
+const FULL = { width: 7300, height: 5479 };
+/** The largest 3:2 image at the edge's whole-decode limit. */
+const WHOLE = { width: 1732, height: 1154 };
+const REPEATS = 2;
+
+interface Fixture {
+  name: string;
+  format: LargeFormat;
+  mime: string;
+  bytes: Buffer;
+  width: number;
+  height: number;
+}
+
+let edge: LocalEdge;
+let scratch: ScratchDatabase;
+let handle: DbHandle;
+let key: string;
+let inspector: Inspector;
+let inspectorPort: number;
+let meter: MemoryMeter;
+let wasmInitialMiB = 0;
+const fixtures: Fixture[] = [];
+const refused: Fixture[] = [];
+let small: string;
+const report: string[] = [];
+
+beforeAll(async () => {
+  expect(WHOLE.width * WHOLE.height).toBeLessThanOrEqual(EDGE_DECODE_LIMITS.wholeDecodePixels);
+  scratch = await createScratchDatabase();
+  handle = await openNodeDb({ url: scratch.url, poolSize: 2 });
+  const { userId } = await createUser(handle.db, `edge-memory-${crypto.randomUUID()}@example.test`);
+  key = (await createApiKey(handle.db, userId)).key;
+  small = `data:image/jpeg;base64,${(await productJpeg(600, 800)).toString("base64")}`;
+
+  const qr = { text: QR_TEXT, side: 1400 };
+  const make = async (name: string, format: LargeFormat, size: { width: number; height: number }) => {
+    const img = await largestImage(format, { ...size, maxBytes: MAX_BYTES, qr: { ...qr, side: Math.min(qr.side, Math.round(size.height * 0.9)) } });
+    return { name, format, mime: img.mimeType, bytes: img.bytes, ...size };
+  };
+  fixtures.push(
+    await make("PNG 40 MP", "png", FULL),
+    await make("progressive JPEG 40 MP", "jpeg-progressive", FULL),
+    await make("CMYK JPEG 2 MP", "jpeg-cmyk", WHOLE),
+    await make("WebP 2 MP", "webp", WHOLE),
+  );
+  // Headers that say 40 MP over data that does not hold it: a refusal must come from the header, not a decode.
+  const cmyk = fixtures[2]!;
+  const webp = fixtures[3]!;
+  refused.push(
+    { ...cmyk, name: "CMYK JPEG 40 MP (header)", bytes: patchJpegSize(cmyk.bytes, FULL.width, FULL.height), ...FULL },
+    { ...webp, name: "WebP 40 MP (header)", bytes: patchWebpSize(webp.bytes, FULL.width, FULL.height), ...FULL },
+  );
+
+  const fetchMock = createFetchMock();
+  fetchMock.disableNetConnect();
+  fetchMock.enableNetConnect(/^127\.0\.0\.1(:\d+)?$/);
+  for (const [i, f] of [...fixtures, ...refused].entries()) {
+    fetchMock.get(IMAGE_HOST).intercept({ path: `/${i}` }).reply(200, f.bytes, { headers: { "content-type": f.mime } }).persist();
+  }
+  const port = await freePort();
+  inspectorPort = await freePort();
+  edge = await startLocalEdge({
+    databaseUrl: scratch.url,
+    port,
+    inspectorPort,
+    fetchMock,
+    vars: { LOG_LEVEL: "warn", PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, RATE_LIMIT_PHOTO: "1000", RATE_LIMIT_QR: "1000", RATE_LIMIT_SOCIAL_WRITE: "1000" },
+  });
+  meter = memoryMeter(childProcessNamed("workerd"));
+  for (const file of (await readdir(edge.outDir)).filter((f) => f.endsWith(".wasm"))) {
+    wasmInitialMiB += initialMemoryPages(await readFile(join(edge.outDir, file))) / 16;
+  }
+  inspector = await connectInspector(inspectorPort, wake);
+}, 300_000);
+
+afterAll(async () => {
+  console.log(`edge memory (workerd RSS above the baseline after a warm-up, MiB; ${REPEATS} requests in a row per image):\n${report.join("\n")}`);
+  const steps: Array<() => unknown> = [() => inspector?.close(), () => edge?.dispose(), () => handle?.close(), () => scratch?.drop()];
+  for (const step of steps) await Promise.resolve().then(() => step()).catch(() => {});
+});
+
+/** A cheap request, so workerd runs the inspector's garbage collection (it waits for a task). */
+const wake = () => fetch(`${edge.url}/`).then((r) => r.arrayBuffer());
+
+/** Bytes an image occupies in a request: as a data URI in JSON, or by URL through the fetch mock. */
+const dataUri = (f: Fixture) => `data:${f.mime};base64,${f.bytes.toString("base64")}`;
+const urlOf = (f: Fixture) => `${IMAGE_HOST}/${[...fixtures, ...refused].indexOf(f)}`;
+
+const post = async (path: string, body: unknown) => {
+  const res = await fetch(`${edge.url}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, json: (await res.json()) as any };
+};
+
+const pngSize = async (uri: string) => {
+  const meta = await sharp(Buffer.from(uri.replace(/^data:image\/png;base64,/, ""), "base64")).metadata();
+  return [meta.format, meta.width, meta.height];
+};
+
+interface ImagePath {
+  name: string;
+  send(image: string | Fixture): Promise<{ status: number; json: any }>;
+  /** Checks a success answer for `f`. */
+  check(json: any, f: Fixture): Promise<void>;
+}
+
+const photo = (extra: (image: string) => Record<string, unknown>) => (image: string | Fixture) =>
+  post("/api/image/product-photography", { productImages: [{ dataUrl: small }], promptId: "studio-white-sweep", ...extra(typeof image === "string" ? image : dataUri(image)) });
+const checkPhoto = async (json: any) => {
+  expect([json.data.width, json.data.height]).toEqual([2048, 2048]);
+  expect(await pngSize(json.data.photoDataUri)).toEqual(["png", 2048, 2048]);
+};
+const checkMedia = async (json: any, f: Fixture) => {
+  const { width, height } = planSocialSize(f.width, f.height);
+  expect(json.data).toMatchObject({ mimeType: "image/jpeg", width, height });
+};
+
+const PATHS: ImagePath[] = [
+  {
+    name: "media (base64)",
+    send: (image) => post("/api/v1/social/media", { base64: typeof image === "string" ? image : dataUri(image) }),
+    check: checkMedia,
+  },
+  {
+    name: "media (url)",
+    send: (image) => post("/api/v1/social/media", typeof image === "string" ? { base64: image } : { url: urlOf(image) }),
+    check: checkMedia,
+  },
+  {
+    name: "QR decode",
+    send: (image) => post("/api/qr-code/decode", { base64: typeof image === "string" ? image : dataUri(image) }),
+    check: async (json) => expect(json.data.decodedText).toBe(QR_TEXT),
+  },
+  {
+    name: "QR logo",
+    send: (image) => post("/api/qr-code/generate", { type: "text", value: "edge memory", size: 2000, logoSizeRatio: 0.4, logoUrl: typeof image === "string" ? image : dataUri(image) }),
+    check: async (json) => expect(await pngSize(json.data.qrCodeDataUrl)).toEqual(["png", 2000, 2000]),
+  },
+  {
+    name: "product image",
+    send: (image) => post("/api/image/product-photography", { productImages: [{ dataUrl: typeof image === "string" ? image : dataUri(image) }], promptId: "studio-white-sweep" }),
+    check: checkPhoto,
+  },
+  { name: "photo logo", send: photo((image) => ({ logoImage: image, logoSize: 0.8 })), check: checkPhoto },
+  { name: "reference image", send: photo((image) => ({ referenceImage: image })), check: checkPhoto },
+];
+
+describe("every image path in workerd, with the largest image of each format", () => {
+  for (const path of PATHS) {
+    it(`${path.name}: answers each, within the isolate's memory, and refuses what only photon decodes above the edge's limit`, async () => {
+      // A fresh isolate, warmed up by the same path with a small image, then garbage collected.
+      await edge.setBindings(edge.bindings);
+      meter = memoryMeter(childProcessNamed("workerd"));
+      inspector.close();
+      inspector = await connectInspector(inspectorPort, wake);
+      const warm = await path.send(small);
+      // The small photo holds no QR code: reading it is a 422 after the whole decode.
+      expect(warm.status === 422 ? warm.json.error.code : warm.status, JSON.stringify(warm.json)).toSatisfy((v) => v === "QR_NOT_FOUND" || (v as number) < 300);
+      await inspector.collectGarbage();
+      const heap = await inspector.heapUsage();
+      const baseline = meter.read().rssMiB;
+      const isolateBaselineMiB = heap.totalMiB + wasmInitialMiB;
+      const bound = ISOLATE_LIMIT_MIB - isolateBaselineMiB;
+
+      const row: string[] = [];
+      let worst = 0;
+      for (const f of fixtures) {
+        // Each image against the memory left by the ones before it (garbage collected first): what WebAssembly
+        // memory an earlier request grew stays in the baseline, so `cumulative` is also reported.
+        await inspector.collectGarbage();
+        const before = meter.read().rssMiB;
+        let peak = 0;
+        let cumulative = 0;
+        for (let i = 0; i < REPEATS; i++) {
+          meter.reset();
+          const res = await path.send(f);
+          expect(res.status, `${f.name}: ${JSON.stringify(res.json).slice(0, 300)}`).toBeLessThan(300);
+          await path.check(res.json, f);
+          peak = Math.max(peak, meter.read().peakMiB - before);
+          cumulative = Math.max(cumulative, meter.read().peakMiB - baseline);
+        }
+        worst = Math.max(worst, peak);
+        row.push(`${f.name} +${peak.toFixed(0)} (+${cumulative.toFixed(0)} over the path's baseline)`);
+      }
+      for (const f of refused) {
+        const res = await path.send(f);
+        expect(res.status, f.name).toBe(422);
+        expect(res.json.error.code).toBe("INVALID_IMAGE");
+        expect(res.json.error.message).toContain(`${FULL.width}x${FULL.height}`);
+        expect(res.json.error.message).toContain(`up to ${EDGE_DECODE_LIMITS.wholeDecodePixels / 1e6} million pixels`);
+      }
+      report.push(`  ${path.name.padEnd(16)} ${row.join(", ")}; bound ${bound.toFixed(0)} (isolate baseline: heap ${heap.totalMiB.toFixed(0)} + wasm ${wasmInitialMiB.toFixed(0)})`);
+      expect(worst, row.join(", ")).toBeLessThan(bound);
+    }, 120_000);
+  }
+});
+
+/** The initial pages (64 KiB each) of a WebAssembly module's own memory, from its memory section. */
+function initialMemoryPages(wasm: Uint8Array): number {
+  let p = 8;
+  const leb = () => {
+    let value = 0;
+    let shift = 0;
+    let byte: number;
+    do {
+      byte = wasm[p++]!;
+      value += (byte & 0x7f) * 2 ** shift;
+      shift += 7;
+    } while (byte & 0x80);
+    return value;
+  };
+  while (p < wasm.length) {
+    const id = wasm[p++]!;
+    const size = leb();
+    const end = p + size;
+    if (id === 5 && leb() > 0) {
+      p++; // limits flags of the first memory
+      return leb();
+    }
+    p = end;
+  }
+  return 0;
+}
+
+/** Rewrites the frame size of a simple lossy WebP ("VP8 " chunk): the header then claims another size. */
+function patchWebpSize(webp: Buffer, width: number, height: number): Buffer {
+  const out = Buffer.from(webp);
+  if (out.toString("latin1", 12, 16) !== "VP8 ") throw new Error("fixture is not a simple lossy WebP");
+  out.writeUInt16LE(width & 0x3fff, 26);
+  out.writeUInt16LE(height & 0x3fff, 28);
+  return out;
+}
