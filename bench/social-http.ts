@@ -12,11 +12,11 @@
  * 2. Lists: `GET /api/v1/social/posts?limit=50`, `&status=published` and `&offset=5000` for users with
  *    1,000, 10,000 and 100,000 posts (2 deliveries each, a mix of outcomes) seeded by SQL into a scratch
  *    PostgreSQL database the server runs on; p50 of 200 requests over 4 connections per size and query.
- *    Peer: the same page by one hand-written query through `pg` (posts newest first, their deliveries as
- *    json_agg and the derived status in a lateral join, the same filter, limit/offset), 4 pooled
- *    connections. Goals: within 2x of the peer; ours at 100,000 posts within 1.5x of ours at 1,000. The
- *    server's `total` is printed beside the peer's count of the same filter, and the first page's ids are
- *    compared.
+ *    Peer: the same page by one hand-written query through `pg` (the page of posts newest first, limit/
+ *    offset, filtered on their derived status in a lateral join when asked; then the page's status and
+ *    deliveries as json_agg), 4 pooled connections. Goals: within 2x of the peer; ours at 100,000 posts
+ *    within 1.5x of ours at 1,000. The server's `total` is printed beside the peer's count of the same
+ *    filter, and the first page's ids and statuses are compared with the peer's.
  * 3. Post creation: `POST /api/v1/social/posts` text-only, immediate, to two sandbox pageplatform accounts
  *    (PLATFORM_SANDBOX=on, so the delivery worker really publishes them), a fresh Idempotency-Key each, 16
  *    connections for 10 s on PostgreSQL. Peer: a raw one-row `INSERT` loop through `pg` (16 pooled
@@ -33,11 +33,15 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { pathToFileURL } from "node:url";
+import pg from "pg";
 import sharp from "sharp";
 import { Pool } from "undici";
+import { openNodeDb } from "../db/node";
+import { createScratchDatabase } from "../dev/postgres";
+import { createApiKey, createUser } from "../src/http/api-keys";
 import { startServerProcess, type ServerProcess } from "../test/helpers/server-process";
 import { benchResources, type BenchResources } from "./resources";
-import { middle } from "./timing";
+import { medianMs, middle } from "./timing";
 
 const MILLION = "1000000";
 const LIMITS = {
@@ -53,6 +57,17 @@ const MIB = 1024 * 1024;
 const MEDIA_RUNS = 5;
 const RSS_SAMPLE_MS = 20;
 
+const LIST_SIZES = [1_000, 10_000, 100_000];
+const LIST_QUERIES: ListQuery[] = [
+  { query: "limit=50", limit: 50, offset: 0 },
+  { query: "limit=50&status=published", limit: 50, offset: 0, published: true },
+  { query: "limit=50&offset=5000", limit: 50, offset: 5000 },
+];
+const LIST_CONNECTIONS = 4;
+const LIST_WARMUP = 20;
+const LIST_ROUNDS = 4;
+const LIST_PER_ROUND = 50;
+
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const mib = (bytes: number) => `${fmt(bytes / MIB)} MiB`;
@@ -63,6 +78,7 @@ export async function benchSocialHttp(): Promise<void> {
   const res = benchResources();
   try {
     if (parts.includes("media")) await benchMedia(res);
+    if (parts.includes("lists")) await benchLists(res);
   } finally {
     await res.close();
   }
@@ -227,6 +243,238 @@ function groupRss(server: ServerProcess): () => number {
 
 function lastLines(server: ServerProcess, n = 20): string {
   return server.output().split("\n").slice(-n).join("\n");
+}
+
+// ---------------------------------------------------------------- 2. lists
+
+interface ListQuery {
+  query: string;
+  limit: number;
+  offset: number;
+  /** status=published */
+  published?: boolean;
+}
+
+interface ListCell {
+  size: number;
+  q: ListQuery;
+  ours: number[];
+  peer: number[];
+  total: number;
+  peerCount: number;
+  /** The peer's count query alone (not part of its page query), median of 5. */
+  countMs: number;
+  items: number;
+  samePage: boolean;
+}
+
+/**
+ * Per post, by its number i (i % 100): 0-79 published to both accounts, 80-87 published to one and failed
+ * for good on the other (partially_published), 88-92 failed for good on both, 93-96 cancelled, 97-99
+ * scheduled a month ahead (pending, not due). Nothing is due, so the server's delivery worker leaves them alone.
+ */
+const SEED_POSTS = `
+  insert into posts (id, user_id, caption, hashtags, images, scheduled_for, created_at, updated_at, cancelled_at)
+  select id, $1, 'New arrivals, week ' || i || ': linen shirts, summer dresses and the last of the spring sale. Link in bio.',
+    '["newarrivals", "summer", "shop"]'::jsonb,
+    jsonb_build_array(jsonb_build_object('url', 'http://127.0.0.1/files/social/' || id || '.jpg', 'width', 1440, 'height', 1080, 'mediaId', gen_random_uuid())),
+    case when k >= 97 then now() + interval '30 days' + i * interval '1 second' end,
+    at, at + interval '5 seconds', case when k between 93 and 96 then at + interval '1 minute' end
+  from seed`;
+const SEED_DELIVERIES = `
+  insert into deliveries (post_id, user_id, account_id, platform, status, attempts, next_attempt_at, provider_post_id, published_at,
+    error_code, error_message, last_attempt_at, created_at, updated_at)
+  select s.id, $1, a.account_id, a.platform, v.status,
+    case v.status when 'published' then 1 when 'failed' then 5 else 0 end,
+    case when v.status = 'pending' then now() + interval '30 days' + s.i * interval '1 second' end,
+    case when v.status = 'published' then (100000000 + s.i * 2 + a.n)::text end,
+    case when v.status = 'published' then s.at + interval '5 seconds' end,
+    case when v.status = 'failed' then 'PLATFORM_REJECTED' end,
+    case when v.status = 'failed' then 'The platform refused the post (sandbox seed).' end,
+    case when v.status in ('published', 'failed') then s.at + interval '5 seconds' end,
+    s.at, s.at + interval '5 seconds'
+  from seed s
+  cross join (values (1, 'pageplatform:9001', 'pageplatform'), (2, 'photoplatform:9002', 'photoplatform')) a(n, account_id, platform)
+  cross join lateral (select case
+      when s.k < 80 then 'published'
+      when s.k < 88 then case when a.n = 1 then 'published' else 'failed' end
+      when s.k < 93 then 'failed'
+      when s.k < 97 then 'cancelled'
+      else 'pending' end as status) v`;
+
+/** The derived status of post `p` (the rules of src/social/post-record.ts) over its deliveries `d`. */
+const PEER_STATUS = `case
+    when bool_or(d.status = 'publishing') then 'publishing'
+    when bool_or(d.status = 'pending' or (d.status = 'failed' and d.next_attempt_at is not null)) then
+      case when p.scheduled_for > now() and bool_and(d.attempts = 0) then 'scheduled' else 'queued' end
+    when bool_and(d.status = 'published') then 'published'
+    when bool_or(d.status = 'published') then 'partially_published'
+    when bool_or(d.status = 'cancelled') then 'cancelled'
+    else 'failed' end`;
+
+/**
+ * The peer: one page of a user's posts by one hand-written query: the page first (newest first, limit/offset;
+ * with the status filter, the derived status of each post in a lateral join to filter on), then each post of
+ * the page with its derived status and its deliveries as json_agg. `count` gives the number of matching
+ * posts instead (untimed, a check of the server's `total`).
+ */
+function peerSql(published: boolean, count = false): string {
+  const matching = published
+    ? `from posts p cross join lateral (select ${PEER_STATUS} as status from deliveries d where d.post_id = p.id) s
+       where p.user_id = $1 and s.status = 'published'`
+    : "from posts p where p.user_id = $1";
+  if (count) return `select count(*)::int as n ${matching}`;
+  return `
+    with page as (
+      select p.id, p.caption, p.hashtags, p.images, p.scheduled_for, p.created_at, p.updated_at, p.cancelled_at ${matching}
+      order by p.created_at desc, p.id desc limit $2 offset $3)
+    select p.*, t.status, t.accounts
+    from page p
+    cross join lateral (
+      select ${PEER_STATUS} as status,
+        json_agg(json_build_object('accountId', d.account_id, 'platform', d.platform, 'status', d.status, 'attempts', d.attempts,
+          'nextAttemptAt', d.next_attempt_at, 'jobId', d.job_id, 'providerPostId', d.provider_post_id, 'publishedAt', d.published_at,
+          'errorCode', d.error_code, 'errorMessage', d.error_message) order by d.account_id) as accounts
+      from deliveries d where d.post_id = p.id) t
+    order by p.created_at desc, p.id desc`;
+}
+
+async function benchLists(res: BenchResources): Promise<void> {
+  const scratch = await res.own(() => createScratchDatabase(), (s) => s.drop());
+  // The server migrates the database and makes its first user (whose key it writes to DATA_DIR); the users
+  // of the bench come after.
+  const server = await res.own(() => startServerProcess({ env: { ...LIMITS, DATABASE_URL: scratch.url } }), (s) => s.dispose());
+  const handle = await openNodeDb({ url: scratch.url, poolSize: 1, migrate: false });
+  const users: Array<{ size: number; userId: string; key: string }> = [];
+  try {
+    for (const size of LIST_SIZES) {
+      const { userId } = await createUser(handle.db, `social-http-${size}@example.test`);
+      users.push({ size, userId, key: (await createApiKey(handle.db, userId, "bench")).key });
+    }
+  } finally {
+    await handle.close();
+  }
+
+  const admin = await res.own(
+    async () => {
+      const client = new pg.Client({ connectionString: scratch.url });
+      await client.connect();
+      return client;
+    },
+    (c) => c.end(),
+  );
+  const seeding = performance.now();
+  for (const { size, userId } of users) {
+    await admin.query("begin");
+    await admin.query(
+      `create temp table seed on commit drop as
+       select i, i % 100 as k, gen_random_uuid() as id, now() - i * interval '30 seconds' as at from generate_series(1, $1::int) i`,
+      [size],
+    );
+    await admin.query(SEED_POSTS, [userId]);
+    await admin.query(SEED_DELIVERIES, [userId]);
+    for (const [n, id] of ["9001", "9002"].entries()) {
+      const platform = n === 0 ? "pageplatform" : "photoplatform";
+      await admin.query(
+        `insert into social_accounts (id, user_id, platform, platform_account_id, name, token_ciphertext) values ($1, $2, $3, $4, $5, 'not-a-token')`,
+        [`${platform}:${id}`, userId, platform, id, `Bench shop ${id}`],
+      );
+    }
+    await admin.query("commit");
+  }
+  await admin.query("analyze posts; analyze deliveries");
+  const seedSeconds = (performance.now() - seeding) / 1000;
+
+  const http = await res.own(async () => new Pool(server.baseUrl, { connections: LIST_CONNECTIONS }), (p) => p.destroy());
+  const peerPool = await res.own(
+    async () => {
+      const pool = new pg.Pool({ connectionString: scratch.url, max: LIST_CONNECTIONS });
+      pool.on("error", () => {});
+      return pool;
+    },
+    (p) => p.end(),
+  );
+
+  const cells: ListCell[] = [];
+  for (const { size, userId, key } of users) {
+    for (const q of LIST_QUERIES) {
+      const ours = async () => {
+        const answer = await http.request({ method: "GET", path: `/api/v1/social/posts?${q.query}`, headers: { authorization: `Bearer ${key}` } });
+        const json = (await answer.body.json()) as { data?: { items: Array<{ id: string; status: string }>; total: number } };
+        if (answer.statusCode !== 200 || !json.data) throw new Error(`GET /posts?${q.query} answered ${answer.statusCode}: ${JSON.stringify(json)}\n${lastLines(server)}`);
+        return json.data;
+      };
+      const text = peerSql(Boolean(q.published));
+      const peer = async () => (await peerPool.query<{ id: string; status: string }>({ name: `page-${q.published ? "published" : "all"}`, text, values: [userId, q.limit, q.offset] })).rows;
+
+      // The two must agree: the same page of ids, and the server's total is the peer's count.
+      const [page, rows, counted] = await Promise.all([ours(), peer(), admin.query<{ n: number }>(peerSql(Boolean(q.published), true), [userId])]);
+      const samePage = page.items.length === rows.length && page.items.every((item, i) => item.id === rows[i]!.id && item.status === rows[i]!.status);
+
+      await load(ours, LIST_WARMUP);
+      await load(peer, LIST_WARMUP);
+      const times = { ours: [] as number[], peer: [] as number[] };
+      for (let round = 0; round < LIST_ROUNDS; round++) {
+        const sides = [async () => times.ours.push(...(await load(ours, LIST_PER_ROUND))), async () => times.peer.push(...(await load(peer, LIST_PER_ROUND)))];
+        for (const side of round % 2 ? sides.reverse() : sides) await side();
+      }
+      const countMs = await medianMs(() => admin.query(peerSql(Boolean(q.published), true), [userId]), 5, 1);
+      cells.push({ size, q, ours: times.ours, peer: times.peer, total: page.total, peerCount: counted.rows[0]!.n, countMs, items: page.items.length, samePage });
+    }
+  }
+
+  const n = LIST_ROUNDS * LIST_PER_ROUND;
+  console.log(`\n2. Lists: GET /api/v1/social/posts?… against npm start on PostgreSQL (a scratch database), one user per size; each post has`);
+  console.log(`   2 deliveries: 80 % published, 8 % partially published, 5 % failed, 4 % cancelled, 3 % scheduled (seeded by SQL in ${fmt(seedSeconds, 1)} s).`);
+  console.log(`   ${LIST_CONNECTIONS} connections, ${n} requests per side in ${LIST_ROUNDS} alternating rounds of ${LIST_PER_ROUND} after ${LIST_WARMUP} of warm-up; p50 (p90).`);
+  console.log(`   Peer: the same page by one hand-written query through pg (the page first, filtered on the derived status in a lateral join\n   when asked; then its posts' status and deliveries as json_agg), ${LIST_CONNECTIONS} pooled connections.`);
+  console.log(`  ${"posts".padStart(7)}  ${"query".padEnd(26)} ${"ours p50".padStart(18)} ${"peer p50".padStart(18)}  ${"ours/peer".padStart(9)}  ${"total = peer's count (its count alone)".padEnd(40)} page`);
+  const ms = (values: number[]) => `${fmt(pct(values, 0.5), 1).padStart(7)} (${fmt(pct(values, 0.9), 1).padStart(6)}) ms`;
+  for (const c of cells) {
+    const ratio = pct(c.ours, 0.5) / pct(c.peer, 0.5);
+    const agree = `${fmt(c.total).padStart(7)} ${c.total === c.peerCount ? "=" : "!="} ${fmt(c.peerCount).padEnd(7)} ${`(${fmt(c.countMs, 1)} ms)`.padStart(11)}`;
+    const page = c.samePage ? `${c.items} items, same ids and statuses` : `MISMATCH: ${c.items} items, not the peer's page`;
+    console.log(`  ${fmt(c.size).padStart(7)}  ${c.q.query.padEnd(26)} ${ms(c.ours)} ${ms(c.peer)}  ${`${fmt(ratio, 2)}x`.padStart(9)}  ${agree.padEnd(40)} ${page}`);
+  }
+  console.log(`  goal: ours within 2x of the peer (ours/peer <= 2x). The peer's page query does not count the total; its count query alone,`);
+  console.log(`  timed apart (median of 5, one connection), is in parentheses.`);
+  const smallest = LIST_SIZES[0]!;
+  const largest = LIST_SIZES.at(-1)!;
+  console.log(`  ours at ${fmt(largest)} posts / ours at ${fmt(smallest)} (goal <= 1.5x: the cost flat in the history); the peer's beside it:`);
+  for (const q of LIST_QUERIES) {
+    const at = (size: number) => cells.find((c) => c.size === size && c.q === q)!;
+    const growth = (side: "ours" | "peer") => pct(at(largest)[side], 0.5) / pct(at(smallest)[side], 0.5);
+    const note = at(smallest).items === 0 ? `  (at ${fmt(smallest)} posts the page is past the end: empty)` : "";
+    console.log(`  ${"".padStart(7)}  ${q.query.padEnd(26)} ${`${fmt(growth("ours"), 2)}x`.padStart(18)} ${`${fmt(growth("peer"), 2)}x`.padStart(18)}${note}`);
+  }
+  await res.release(peerPool);
+  await res.release(http);
+  await res.release(admin);
+  await res.release(server);
+  await res.release(scratch);
+}
+
+/** `count` calls of `call`, LIST_CONNECTIONS at a time; the milliseconds of each. */
+async function load(call: () => Promise<unknown>, count: number): Promise<number[]> {
+  const times: number[] = [];
+  let left = count;
+  await Promise.all(
+    Array.from({ length: LIST_CONNECTIONS }, async () => {
+      while (left > 0) {
+        left--;
+        const started = performance.now();
+        await call();
+        times.push(performance.now() - started);
+      }
+    }),
+  );
+  return times;
+}
+
+/** The p-quantile (0.5 = median) of `values`, nearest rank. */
+function pct(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(sorted.length * p) - 1))]!;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
