@@ -68,6 +68,12 @@ const LIST_WARMUP = 20;
 const LIST_ROUNDS = 4;
 const LIST_PER_ROUND = 50;
 
+const CREATE_CONNECTIONS = 16;
+const CREATE_MS = 10_000;
+const CREATE_WARMUP_MS = 2_000;
+const DRAIN_MS = 60_000;
+const ACCOUNTS = ["pageplatform:1001", "pageplatform:1002"];
+
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const mib = (bytes: number) => `${fmt(bytes / MIB)} MiB`;
@@ -79,6 +85,7 @@ export async function benchSocialHttp(): Promise<void> {
   try {
     if (parts.includes("media")) await benchMedia(res);
     if (parts.includes("lists")) await benchLists(res);
+    if (parts.includes("create")) await benchCreate(res);
   } finally {
     await res.close();
   }
@@ -475,6 +482,195 @@ async function load(call: () => Promise<unknown>, count: number): Promise<number
 function pct(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(sorted.length * p) - 1))]!;
+}
+
+// ---------------------------------------------------------------- 3. post creation
+
+interface Backlog {
+  /** Deliveries not yet published (pending, publishing, failed). */
+  waiting: number;
+  failed: number;
+  total: number;
+}
+
+async function benchCreate(res: BenchResources): Promise<void> {
+  const scratch = await res.own(() => createScratchDatabase(), (s) => s.drop());
+  const server = await res.own(() => startServerProcess({ env: { ...LIMITS, DATABASE_URL: scratch.url, PLATFORM_SANDBOX: "on" } }), (s) => s.dispose());
+  for (const account of ACCOUNTS) {
+    const [platform, platformAccountId] = account.split(":");
+    const answer = await fetch(`${server.baseUrl}/sandbox/accounts`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ platform, name: `Shop ${platformAccountId}`, platformAccountId }),
+    });
+    if (answer.status !== 201) throw new Error(`POST /sandbox/accounts answered ${answer.status}: ${await answer.text()}`);
+  }
+
+  const admin = await res.own(
+    async () => {
+      const client = new pg.Client({ connectionString: scratch.url });
+      await client.connect();
+      return client;
+    },
+    (c) => c.end(),
+  );
+  // The peer's table: a copy of posts (columns, defaults, indexes; no foreign key).
+  await admin.query("create table bench_posts (like posts including defaults including indexes)");
+  const userId = (await admin.query<{ id: string }>("select id from users order by created_at limit 1")).rows[0]!.id;
+  const backlog = async (): Promise<Backlog> =>
+    (
+      await admin.query<Backlog>(
+        `select count(*) filter (where status <> 'published')::int as waiting, count(*) filter (where status = 'failed')::int as failed, count(*)::int as total from deliveries`,
+      )
+    ).rows[0]!;
+
+  const http = await res.own(async () => new Pool(server.baseUrl, { connections: CREATE_CONNECTIONS }), (p) => p.destroy());
+  const peerPool = await res.own(
+    async () => {
+      const pool = new pg.Pool({ connectionString: scratch.url, max: CREATE_CONNECTIONS });
+      pool.on("error", () => {});
+      return pool;
+    },
+    (p) => p.end(),
+  );
+
+  let serial = 0;
+  const ours = async () => {
+    const answer = await http.request({
+      method: "POST",
+      path: "/api/v1/social/posts",
+      headers: { authorization: `Bearer ${server.apiKey}`, "content-type": "application/json", "idempotency-key": crypto.randomUUID() },
+      body: JSON.stringify({ accountIds: ACCOUNTS, caption: `New arrivals, post ${++serial}: linen shirts and summer dresses. Link in bio.` }),
+    });
+    await answer.body.arrayBuffer();
+    return answer.statusCode === 202 ? null : `status ${answer.statusCode}`;
+  };
+  const peer = async () => {
+    await peerPool.query({
+      name: "bench-insert",
+      text: "insert into bench_posts (user_id, caption, hashtags, images) values ($1, $2, '[]'::jsonb, '[]'::jsonb)",
+      values: [userId, `New arrivals, post ${++serial}: linen shirts and summer dresses. Link in bio.`],
+    });
+    return null;
+  };
+  /** Waits (every second, up to DRAIN_MS) until every delivery is published; the seconds it took, or null. */
+  const drain = async () => {
+    const started = performance.now();
+    for (;;) {
+      const now = await backlog();
+      if (now.waiting === 0) return { seconds: (performance.now() - started) / 1000, left: now };
+      if (performance.now() - started > DRAIN_MS) return { seconds: null, left: now };
+      await sleep(1000);
+    }
+  };
+
+  // Warm-up of each; the warm-up's deliveries are published before the measured slices.
+  await timedLoad(ours, CREATE_WARMUP_MS, server);
+  await timedLoad(peer, CREATE_WARMUP_MS);
+  const warm = await drain();
+  if (warm.seconds === null) throw new Error(`the warm-up's deliveries were not published within ${DRAIN_MS / 1000} s: ${JSON.stringify(warm.left)}\n${lastLines(server)}`);
+
+  // The peer before and after ours, so both meet the machine as it was; ours' backlog drains in between.
+  const before = await timedLoad(peer, CREATE_MS);
+  const startCount = await backlog();
+  const during: number[] = [];
+  let sampling = false;
+  const sampler = setInterval(() => {
+    if (sampling) return;
+    sampling = true;
+    void backlog()
+      .then((b) => during.push(b.waiting))
+      .catch(() => {})
+      .finally(() => (sampling = false));
+  }, 1000);
+  let measured: LoadResult;
+  try {
+    measured = await timedLoad(ours, CREATE_MS, server);
+  } finally {
+    clearInterval(sampler);
+  }
+  const atEnd = await backlog();
+  const drained = await drain();
+  const after = await timedLoad(peer, CREATE_MS);
+
+  const peerRate = (before.perSecond + after.perSecond) / 2;
+  const created = atEnd.total - startCount.total;
+  const createdPerSecond = created / (measured.seconds);
+  console.log(`\n3. Post creation: POST /api/v1/social/posts {accountIds: [2 sandbox pageplatform accounts], caption}, immediate, a fresh`);
+  console.log(`   Idempotency-Key each, ${CREATE_CONNECTIONS} connections for ${CREATE_MS / 1000} s against npm start on PostgreSQL with PLATFORM_SANDBOX=on (its delivery worker`);
+  console.log(`   publishes every target to the sandbox). Peer: a one-row INSERT loop through pg into a scratch copy of the posts table,`);
+  console.log(`   ${CREATE_CONNECTIONS} pooled connections for ${CREATE_MS / 1000} s, before and after ours:`);
+  const failures = [...measured.failures].map(([why, n]) => `${n} x ${why}`).join(", ") || "none";
+  console.log(
+    `  ${"ours: POST /posts answered 202".padEnd(52)} ${fmt(measured.perSecond).padStart(6)} req/s   (${fmt(measured.ok)} posts; p50 ${fmt(pct(measured.latencies, 0.5), 1)} ms, p99 ${fmt(pct(measured.latencies, 0.99), 1)} ms; other answers: ${failures})`,
+  );
+  console.log(`  ${"peer: INSERT into bench_posts, one row a statement".padEnd(52)} ${fmt(peerRate).padStart(6)} rows/s  (before ours ${fmt(before.perSecond)}, after ${fmt(after.perSecond)})`);
+  console.log(`  ratio ours / peer: ${fmt(measured.perSecond / peerRate, 3)}x (goal >= 0.10; before ${fmt(measured.perSecond / before.perSecond, 3)}x, after ${fmt(measured.perSecond / after.perSecond, 3)}x)`);
+  console.log(`  delivery worker, deliveries not yet published each second of the load (${fmt(createdPerSecond)} created/s): ${during.map((n) => fmt(n)).join(", ")}`);
+  const slope = trend(during);
+  const drainText = drained.seconds === null ? `NOT drained after ${DRAIN_MS / 1000} s: ${fmt(drained.left.waiting)} left` : `drained ${fmt(drained.seconds, 1)} s after the load`;
+  console.log(`  at the end of the load ${fmt(atEnd.waiting)} of ${fmt(created)} not yet published; ${drainText} (failed: ${fmt(drained.left.failed)})`);
+  const growing = slope > Math.max(1, 0.05 * createdPerSecond);
+  console.log(
+    `  goal: no growing backlog: ${growing ? `GROWING by ${fmt(slope)} deliveries/s during the load` : `kept up (backlog trend ${fmt(slope, 1)} deliveries/s during the load)`}`,
+  );
+  await res.release(peerPool);
+  await res.release(http);
+  await res.release(admin);
+  await res.release(server);
+  await res.release(scratch);
+}
+
+interface LoadResult {
+  ok: number;
+  perSecond: number;
+  seconds: number;
+  latencies: number[];
+  failures: Map<string, number>;
+}
+
+/** CREATE_CONNECTIONS loops calling `call` for `ms`; `call` answers null when done right, else why not. */
+async function timedLoad(call: () => Promise<string | null>, ms: number, server?: ServerProcess): Promise<LoadResult> {
+  const result: LoadResult = { ok: 0, perSecond: 0, seconds: 0, latencies: [], failures: new Map() };
+  const fail = (why: string) => result.failures.set(why, (result.failures.get(why) ?? 0) + 1);
+  const started = performance.now();
+  const deadline = started + ms;
+  await Promise.all(
+    Array.from({ length: CREATE_CONNECTIONS }, async () => {
+      while (performance.now() < deadline) {
+        const sent = performance.now();
+        try {
+          const why = await call();
+          if (why) fail(why);
+          else {
+            result.ok++;
+            result.latencies.push(performance.now() - sent);
+          }
+        } catch (err) {
+          fail((err as { code?: string }).code ?? String(err));
+        }
+      }
+    }),
+  );
+  result.seconds = (performance.now() - started) / 1000;
+  result.perSecond = result.ok / result.seconds;
+  if (result.ok === 0) throw new Error(`no call succeeded: ${[...result.failures].map(([w, n]) => `${n} x ${w}`).join(", ")}${server ? `\n${lastLines(server)}` : ""}`);
+  return result;
+}
+
+/** The least-squares slope of `values` taken one a second: how fast they grew, per second. */
+function trend(values: number[]): number {
+  const n = values.length;
+  if (n < 2) return 0;
+  const meanX = (n - 1) / 2;
+  const meanY = values.reduce((a, b) => a + b, 0) / n;
+  let num = 0;
+  let den = 0;
+  values.forEach((y, x) => {
+    num += (x - meanX) * (y - meanY);
+    den += (x - meanX) ** 2;
+  });
+  return num / den;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
