@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: every benchmark prints this project's figure beside a peer measured in the same run,
- * and the ratio. Run one area with `npm run bench -- qr` (or images, social, photo, fairness, png, schedule, edge, qr-http).
+ * and the ratio. Run one area with `npm run bench -- qr` (or images, social, photo, fairness, png, schedule, edge, qr-http, social-http).
  */
 const BENCHES: Record<string, () => Promise<void>> = {
   qr: async () => (await import("./qr")).benchQr(),
@@ -12,6 +12,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   schedule: async () => (await import("./schedule")).benchSchedule(),
   "qr-http": async () => (await import("./qr-http")).benchQrHttp(),
   edge: async () => (await import("./edge")).benchEdge(),
+  "social-http": async () => (await import("./social-http")).benchSocialHttp(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
