@@ -1,21 +1,19 @@
 /**
  * Area B's operations as `createRoute` definitions, and its OpenAPI 3.1 document (served at
- * /api/image/openapi.json). The error responses reuse the one error envelope.
+ * /api/image/openapi.json). The error responses use the one error envelope (src/http/openapi.ts).
  *
  * @example
  * router.openapi(photoRoutes.createPhoto, handler);
  */
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { ErrorSchema } from "../http/openapi";
 import { CLOSED_INPUT_RULE, NoQuerySchema } from "../http/validate";
 import { JobSchema, ModelOptionSchema, PhotoRequestSchema, PhotoResultSchema, TemplateSchema } from "./schemas";
 
 export const PHOTO_BASE_PATH = "/api/image";
 
 const json = <T extends z.ZodType>(schema: T) => ({ "application/json": { schema } });
-const ErrorBody = z
-  .object({ error: z.object({ code: z.string(), message: z.string(), details: z.array(z.object({ path: z.string(), message: z.string() })).optional() }) })
-  .openapi("PhotoError");
-const err = (description: string) => ({ description, content: json(ErrorBody) });
+const err = (description: string) => ({ description, content: json(ErrorSchema) });
 const cacheHeaders = z.object({ ETag: z.string(), "Cache-Control": z.string() });
 const security = [{ bearerAuth: [] }];
 

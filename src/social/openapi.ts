@@ -9,7 +9,6 @@
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import {
   AccountsResponseSchema,
-  ErrorSchema,
   IdempotencyHeaderSchema,
   IdParamSchema,
   MediaCreateSchema,
@@ -19,6 +18,7 @@ import {
   PostListResponseSchema,
   PostResponseSchema,
 } from "./schemas";
+import { ErrorSchema } from "../http/openapi";
 import { CLOSED_INPUT_RULE, NoQuerySchema } from "../http/validate";
 
 export const SOCIAL_BASE_PATH = "/api/v1/social";

@@ -27,22 +27,6 @@ export const LIST_MAX_OFFSET = 10_000;
 // Control characters cannot be stored in Postgres text (NUL) or are never meaningful in an id.
 const NO_CONTROL = /^[^\u0000-\u001f\u007f]*$/;
 
-// ---------------------------------------------------------------- errors
-
-export const ErrorSchema = z
-  .object({
-    error: z.object({
-      code: z.string().openapi({ example: "VALIDATION_FAILED", description: "Stable UPPER_SNAKE code." }),
-      message: z.string().openapi({ description: "A sentence for a human; may change between versions." }),
-      details: z
-        .array(z.object({ path: z.string(), message: z.string() }))
-        .optional()
-        .openapi({ description: "One entry per invalid field (422)." }),
-      requestId: z.string().optional().openapi({ description: "Present on 500: quote it when reporting the failure." }),
-    }),
-  })
-  .openapi("Error");
-
 // ---------------------------------------------------------------- accounts
 
 export const CapabilitiesSchema = z
