@@ -61,7 +61,10 @@ export function errorResponse(description: string, ...examples: ErrorExample[]) 
   if (statuses.size > 1) throw new Error(`errorResponse: examples of different statuses (${[...statuses].join(", ")})`);
   return {
     description,
-    content: json(ErrorSchema, Object.fromEntries(examples.map(([code, message, details]) => [code, { summary: code, value: errorBody(code, message, details) }]))),
+    content: json(
+      ErrorSchema,
+      Object.fromEntries(examples.map(([code, message, details], i) => [examples.findIndex(([c]) => c === code) === i ? code : `${code}_${i + 1}`, { summary: code, value: errorBody(code, message, details) }])),
+    ),
   };
 }
 
