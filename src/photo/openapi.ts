@@ -1,11 +1,12 @@
 /**
- * Area B's operations as `createRoute` definitions, and its OpenAPI 3.1 document (served at
- * /api/image/openapi.json). The error responses use the one error envelope (src/http/openapi.ts).
+ * Area B's operations as `createRoute` definitions, part of the API's one OpenAPI 3.1 document (served at
+ * /openapi.json; src/http/api-document.ts). The error responses use the one error envelope
+ * (src/http/openapi.ts).
  *
  * @example
  * router.openapi(photoRoutes.createPhoto, handler);
  */
-import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, z } from "@hono/zod-openapi";
 import { ErrorSchema } from "../http/openapi";
 import { CLOSED_INPUT_RULE, NoQuerySchema } from "../http/validate";
 import { JobSchema, ModelOptionSchema, PhotoRequestSchema, PhotoResultSchema, TemplateSchema } from "./schemas";
@@ -78,6 +79,29 @@ export const photoRoutes = {
       504: err("The image model did not finish in time (GENERATION_TIMEOUT); nothing was charged."),
     },
   }),
+  demoImage: createRoute({
+    method: "get",
+    // Hono's pattern for the last segment; the document writes the path `/demo/{file}`.
+    path: "/demo/{file{[a-z0-9-]+\\.png}}",
+    operationId: "getSceneTemplateDemo",
+    tags: ["Product photography"],
+    summary: "A scene template's demo image",
+    description: "The PNG each template links as `demoImageUrl`, made once by the service's local compositor and then served from storage. Public; cacheable for a day (ETag).",
+    request: {
+      params: z.object({
+        file: z
+          .string()
+          .regex(/^[a-z0-9-]+\.png$/)
+          .openapi({ param: { name: "file", in: "path", description: "`<templateId>.png`, a template id from the prompts list.", example: "studio-white-sweep.png" } }),
+      }),
+    },
+    responses: {
+      200: { description: "The demo image.", headers: cacheHeaders, content: { "image/png": { schema: { type: "string", contentMediaType: "image/png" } } } },
+      304: { description: "Not modified." },
+      404: err("No template with this id."),
+      429: err("Too many demo images are being made at once; wait Retry-After seconds."),
+    },
+  }),
   getJob: createRoute({
     method: "get",
     path: "/product-photography/jobs/{id}",
@@ -95,19 +119,3 @@ export const photoRoutes = {
     },
   }),
 };
-
-/** The OpenAPI 3.1 document of area B, paths absolute from the service root. */
-export function photoOpenApiDocument(router: OpenAPIHono<any>, serverUrl: string) {
-  router.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", { type: "http", scheme: "bearer", description: "An API key: `Authorization: Bearer <API_KEY>`." });
-  const doc = router.getOpenAPI31Document({
-    openapi: "3.1.0",
-    info: {
-      title: "Product photography API",
-      version: "1.0.0",
-      description: `Scene templates, image models with prices, and product-photo generation. Errors are \`{error:{code,message,details?}}\`. Requests per user: 20 generations a minute.\n\n${CLOSED_INPUT_RULE}`,
-    },
-    servers: [{ url: serverUrl }],
-  });
-  const paths = Object.fromEntries(Object.entries(doc.paths ?? {}).map(([path, item]) => [`${PHOTO_BASE_PATH}${path}`, item]));
-  return { ...doc, paths };
-}

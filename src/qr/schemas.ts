@@ -152,7 +152,7 @@ export const QrPathSchema = z.object({
         in: "path",
         description:
           "The text or URL to encode, URL-encoded (1 to 7089 characters once decoded). An absolute http(s) URL is encoded as type url, anything else as text. Unencoded slashes are taken as part of the text; a `?` belongs to the query string unless encoded (`%3F`).",
-        example: "https%3A%2F%2Fexample.com%2Fmenu",
+        example: "https://example.com/menu",
       },
     }),
 });

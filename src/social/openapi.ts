@@ -1,10 +1,9 @@
 /**
  * The area C operations as `createRoute` definitions (the single description both the validators and the
- * OpenAPI 3.1 document are built from), the shared error responses, and the document itself.
+ * API's OpenAPI 3.1 document are built from) and the error responses they share, as named components.
  *
  * @example
  * router.openapi(routes.getPost, handler);
- * const doc = socialOpenApiDocument(router, "https://api.example.com");
  */
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import {
@@ -18,8 +17,7 @@ import {
   PostListResponseSchema,
   PostResponseSchema,
 } from "./schemas";
-import { ErrorSchema } from "../http/openapi";
-import { CLOSED_INPUT_RULE, NoQuerySchema } from "../http/validate";
+import { NoQuerySchema } from "../http/validate";
 
 export const SOCIAL_BASE_PATH = "/api/v1/social";
 
@@ -167,15 +165,9 @@ export const routes = {
   }),
 };
 
-/** Components every document needs besides the routes: the error schema and responses, the bearer scheme. */
+/** The error responses area C's routes refer to, as components (the Error schema itself is the API's, src/http/openapi.ts). */
 export function registerComponents(router: OpenAPIHono<never> | OpenAPIHono<any>): void {
   const registry = router.openAPIRegistry;
-  registry.register("Error", ErrorSchema);
-  registry.registerComponent("securitySchemes", "bearerAuth", {
-    type: "http",
-    scheme: "bearer",
-    description: "An API key from the key-management area (`Authorization: Bearer <API_KEY>`), or an identity-provider ID token.",
-  });
   for (const [name, description] of Object.entries(ERROR_RESPONSES)) {
     const headers: Record<string, { description: string; schema: { type: "string" } }> = {};
     if (name === "RateLimited" || name === "Conflict") headers["Retry-After"] = { description: "Seconds to wait before retrying.", schema: { type: "string" } };
@@ -186,26 +178,4 @@ export function registerComponents(router: OpenAPIHono<never> | OpenAPIHono<any>
       content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
     });
   }
-}
-
-/** The OpenAPI 3.1 document of area C, paths absolute from the service root. */
-export function socialOpenApiDocument(router: OpenAPIHono<any>, serverUrl: string) {
-  const doc = router.getOpenAPI31Document({
-    openapi: "3.1.0",
-    info: {
-      title: "Social publishing API",
-      version: "1.0.0",
-      description:
-        "Publish or schedule brand posts (caption, hashtags, images) to connected pageplatform pages and photoplatform professional accounts, with per-target delivery tracking. Every response is `Cache-Control: no-store`; errors are `{error:{code,message,details?}}`. Requests per user: 300 reads and 60 writes a minute.\n\n" +
-        CLOSED_INPUT_RULE,
-    },
-    servers: [{ url: serverUrl }],
-    tags: [
-      { name: "Accounts", description: "Accounts connected in the social hub." },
-      { name: "Media", description: "Images prepared for posting." },
-      { name: "Posts", description: "Idempotent creation, delivery status, listing and cancellation." },
-    ],
-  });
-  const paths = Object.fromEntries(Object.entries(doc.paths ?? {}).map(([path, item]) => [`${SOCIAL_BASE_PATH}${path}`, item]));
-  return { ...doc, paths };
 }
