@@ -29,10 +29,11 @@ const imageHeaders = z.object({
 });
 
 const unauthorized = (message: string) => errorResponse("Missing, malformed or revoked API key.", ["UNAUTHORIZED", message]);
-const rateLimited = errorResponse("The per-user QR budget is used up, or too much image work of the user is waiting; wait Retry-After seconds.", [
-  "RATE_LIMITED",
-  "Rate limit of 60 requests per minute reached; retry in 12 s.",
-]);
+const rateLimited = errorResponse(
+  "The per-user QR budget is used up, or too much image work is waiting; wait Retry-After seconds.",
+  ["RATE_LIMITED", "Rate limit of 120 requests per minute reached; retry in 12 s."],
+  ["RATE_LIMITED", "Too many image jobs at once for this key: 2 running and 4 waiting; retry in 3 s."],
+);
 const tooLarge = (description: string) => errorResponse(description, ["PAYLOAD_TOO_LARGE", "The request body is larger than 20 MB."]);
 const notJson = errorResponse("The body is not JSON.", ["UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with Content-Type: application/json."]);
 const badJson = errorResponse("The body is empty or not valid JSON.", ["INVALID_JSON", "The request body is not valid JSON."]);
