@@ -1,13 +1,15 @@
 /**
  * createApp(services): the whole HTTP API, the same on Workers and Node.
  * Middleware order: request id -> services -> access log -> body limit -> areas; one onError renders every
- * error as the envelope, one notFound answers unknown routes.
+ * error as the envelope, one notFound answers unknown routes. The app is an `OpenAPIHono`, so mounting the
+ * areas' routers gathers their operations into the one OpenAPI document (/openapi.json, /docs).
  *
  * @example
  * const app = createApp(services);
  * const res = await app.request("/health");
  */
-import { Hono, type Context } from "hono";
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
 import type { Services } from "./services";
@@ -21,7 +23,9 @@ import { createFilesRoutes } from "./http/files";
 import { createDeliveryRoutes } from "./social/delivery/routes";
 import { createSandboxRoutes } from "./social/sandbox";
 import { createHubRoutes } from "./hub";
-import { checkHealth, frontDoor } from "./http/front-door";
+import { checkHealth, frontDoor, serviceRoutes } from "./http/front-door";
+import { mountApiDocument } from "./http/api-document";
+import { validationHook } from "./http/validate";
 
 export const MAX_BODY_BYTES = 20 * 1024 * 1024;
 
@@ -33,7 +37,7 @@ export interface AppExtras {
 }
 
 export function createApp(provider: ServicesProvider, extras: AppExtras = {}): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
 
   app.use("*", requestId({ headerName: "X-Request-Id", generator: () => crypto.randomUUID() }));
   app.use("*", async (c, next) => {
@@ -61,8 +65,8 @@ export function createApp(provider: ServicesProvider, extras: AppExtras = {}): H
     }),
   );
 
-  app.get("/", (c) => c.json({ data: frontDoor() }));
-  app.get("/health", async (c) => {
+  app.openapi(serviceRoutes.frontDoor, (c) => c.json({ data: frontDoor() }, 200));
+  app.openapi(serviceRoutes.health, async (c) => {
     const { healthy, report } = await checkHealth(c.var.services);
     c.header("Cache-Control", "no-store");
     return c.json({ data: report }, healthy ? 200 : 503);
@@ -74,6 +78,7 @@ export function createApp(provider: ServicesProvider, extras: AppExtras = {}): H
   app.route("/api/internal/deliveries", createDeliveryRoutes());
   app.route("/sandbox", createSandboxRoutes());
   app.route("/hub", createHubRoutes());
+  mountApiDocument(app);
   extras.mount?.(app);
 
   app.notFound(() => {

@@ -1,14 +1,17 @@
 /**
  * The service's front door and its health: `GET /` names the service and links to everything a newcomer
  * looks for; `GET /health` probes each dependency (database, kv, queue, storage) and says which kind it is,
- * never where it is (no URL, host or key in the answer).
+ * never where it is (no URL, host or key in the answer). Both are `createRoute`s, so they are in the API's
+ * OpenAPI document like every area's operations.
  *
  * @example
- * app.get("/", (c) => c.json({ data: frontDoor() }));
+ * app.openapi(serviceRoutes.frontDoor, (c) => c.json({ data: frontDoor() }, 200));
  * const { healthy, report } = await checkHealth(services); // 200 when healthy, else 503
  */
+import { createRoute, z } from "@hono/zod-openapi";
 import { sql } from "drizzle-orm";
 import type { Services } from "../services";
+import { internalError, json } from "./openapi";
 
 /** The service's name and version (package.json's; a test keeps them equal). */
 export const SERVICE = { name: "shopkit-api", version: "0.1.0" } as const;
@@ -29,15 +32,87 @@ export function frontDoor() {
     links: {
       health: "/health",
       hub: "/hub",
-      socialReference: "/api/v1/social/docs",
-      socialOpenApi: "/api/v1/social/openapi.json",
-      photoOpenApi: "/api/image/openapi.json",
+      reference: "/docs",
+      openApi: "/openapi.json",
       qrCode: "/api/qr-code/generate/{apiKey}/{text}",
     },
   };
 }
 
-type Check = { kind: string; status: "ok" | "error" | "not probed"; ms?: number; error?: string };
+type Check = { kind: string; status: "ok" | "error" | "not probed"; ms?: number; error?: "timed out" | "unreachable" };
+type Checks = { database: Check; kv: Check; queue: Check; storage: Check };
+
+const FrontDoorSchema = z
+  .object({
+    data: z.object({
+      name: z.string(),
+      version: z.string(),
+      description: z.string(),
+      links: z.record(z.string(), z.string()).openapi({ description: "Where to go next; a value with `{...}` is a path template, not a page." }),
+    }),
+  })
+  .openapi("FrontDoor");
+
+const CheckSchema = z.object({
+  kind: z.string().openapi({ description: "Which twin serves the dependency, e.g. postgres or pglite, upstash or memory." }),
+  status: z.enum(["ok", "error", "not probed"]),
+  ms: z.number().optional(),
+  error: z.enum(["timed out", "unreachable"]).optional(),
+});
+
+const HealthSchema = z
+  .object({
+    data: z.object({
+      status: z.enum(["ok", "degraded"]),
+      checks: z.object({ database: CheckSchema, kv: CheckSchema, queue: CheckSchema, storage: CheckSchema }),
+    }),
+  })
+  .openapi("Health");
+
+const healthy = {
+  status: "ok",
+  checks: {
+    database: { kind: "postgres", status: "ok", ms: 3 },
+    kv: { kind: "upstash", status: "ok", ms: 12 },
+    queue: { kind: "qstash", status: "not probed" },
+    storage: { kind: "s3", status: "ok", ms: 25 },
+  },
+} as const;
+
+/** `GET /` and `GET /health` as `createRoute` definitions. Public; they take no input. */
+export const serviceRoutes = {
+  frontDoor: createRoute({
+    method: "get",
+    path: "/",
+    operationId: "frontDoor",
+    tags: ["Service"],
+    summary: "Name, version and links",
+    security: [],
+    responses: {
+      200: { description: "The service and where to go next.", content: json(FrontDoorSchema, { service: { value: { data: frontDoor() } } }) },
+      500: internalError,
+    },
+  }),
+  health: createRoute({
+    method: "get",
+    path: "/health",
+    operationId: "health",
+    tags: ["Service"],
+    summary: "Health of each dependency",
+    description: "Probes the database, the kv store and the storage (3 s each) and names the queue; says which kind each is, never where. `Cache-Control: no-store`.",
+    security: [],
+    responses: {
+      200: { description: "Every dependency answered.", content: json(HealthSchema, { ok: { value: { data: healthy } } }) },
+      503: {
+        description: "A dependency failed; its check says `error` with `timed out` or `unreachable`.",
+        content: json(HealthSchema, {
+          degraded: { value: { data: { ...healthy, status: "degraded", checks: { ...healthy.checks, storage: { kind: "s3", status: "error", ms: 3001, error: "timed out" } } } } },
+        }),
+      },
+      500: internalError,
+    },
+  }),
+};
 
 /**
  * Probes every dependency at once, each within PROBE_MS. The queue is probed only when it is the embedded
@@ -46,7 +121,7 @@ type Check = { kind: string; status: "ok" | "error" | "not probed"; ms?: number;
  * @example
  * const { healthy, report } = await checkHealth(services);
  */
-export async function checkHealth(services: Services): Promise<{ healthy: boolean; report: { status: "ok" | "degraded"; checks: Record<string, Check> } }> {
+export async function checkHealth(services: Services): Promise<{ healthy: boolean; report: { status: "ok" | "degraded"; checks: Checks } }> {
   const { config } = services;
   const [database, kv, storage] = await Promise.all([
     probe(config.databaseUrl ? "postgres" : "pglite", () => services.db.execute(sql`select 1`)),
@@ -54,7 +129,7 @@ export async function checkHealth(services: Services): Promise<{ healthy: boolea
     probe(config.s3 ? "s3" : "local", () => services.storage.get("health/probe")),
   ]);
   const queue: Check = services.queue.kind === "poller" ? { kind: "poller", status: "ok" } : { kind: "qstash", status: "not probed" };
-  const checks = { database, kv, queue, storage };
+  const checks: Checks = { database, kv, queue, storage };
   const healthy = Object.values(checks).every((c) => c.status !== "error");
   return { healthy, report: { status: healthy ? "ok" : "degraded", checks } };
 }

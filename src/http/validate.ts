@@ -61,24 +61,29 @@ type HookResult = Parameters<Hook<unknown, AppEnv, any, undefined>>[0];
 /**
  * The validation hook of a `@hono/zod-openapi` route: a failure is thrown (the app's onError renders it),
  * worded with the route's own schemas so an unknown name can be matched with the one it resembles.
- * `before` runs first on every result, valid or not (area C checks the raw body for unsupported kinds).
+ * `before` runs first on every result, valid or not (area C checks the raw body for unsupported kinds);
+ * `unknownHint` is added to the message of an unknown query parameter.
  *
  * @example
  * router.openapi(routes.listPosts, handler, validationHook(routes.listPosts));
  */
-export function validationHook(route?: RouteConfig, before?: (result: HookResult, c: Context<AppEnv>) => void): ThrowingHook {
+export function validationHook(
+  route?: RouteConfig,
+  before?: (result: HookResult, c: Context<AppEnv>) => void,
+  options: Pick<IssueContext, "unknownHint"> = {},
+): ThrowingHook {
   return (result, c) => {
     before?.(result as HookResult, c);
     if (result.success) return undefined;
-    throw validationError(result.error.issues, contextOf(route, result as HookResult));
+    throw validationError(result.error.issues, contextOf(route, result as HookResult, options.unknownHint));
   };
 }
 
-function contextOf(route: RouteConfig | undefined, result: HookResult): IssueContext {
+function contextOf(route: RouteConfig | undefined, result: HookResult, unknownHint?: string): IssueContext {
   const input = (result as { data?: unknown }).data;
   switch (result.target) {
     case "query":
-      return { source: "query", input, schema: route?.request?.query };
+      return { source: "query", input, schema: route?.request?.query, unknownHint };
     case "json":
       return { source: "body", input, schema: (route?.request?.body?.content?.["application/json"] as { schema?: unknown } | undefined)?.schema };
     case "param":

@@ -1,7 +1,7 @@
 /**
  * Getting started: curl commands with this service's real base URL, the user's key prefix and first
- * connected account; and the API reference, the published OpenAPI document rendered by Scalar's viewer
- * (a script from its CDN, allowed by this page's CSP only). /api/v1/social/docs stays the script-free reference.
+ * connected account; and the API reference, the published OpenAPI document (/openapi.json) rendered by
+ * Scalar's viewer (a script from its CDN, allowed by this page's CSP only). /docs is the script-free reference.
  */
 import { Scalar } from "@scalar/hono-api-reference";
 import { Hono } from "hono";
@@ -66,7 +66,7 @@ export function createStartRoutes(): Hono<HubEnv> {
         <p>
           A post answers <code>202</code> (now) or <code>201</code> (scheduled); delivery runs in the background, so follow it on the{" "}
           <a href="/hub/posts">Posts page</a> or with step 3. The whole API: <a href="/hub/reference">API reference</a> (or the{" "}
-          <a href="/api/v1/social/docs">script-free version</a>).
+          <a href="/docs">script-free version</a>).
         </p>
       </Layout>,
     );
@@ -76,7 +76,7 @@ export function createStartRoutes(): Hono<HubEnv> {
     "/reference",
     hubSecurityHeaders({ scriptSrc: [SCALAR_CDN], styleSrc: ["'unsafe-inline'", SCALAR_CDN], fontSrc: [SCALAR_CDN, "https://fonts.scalar.com"], imgSrc: ["https:"] }),
     Scalar((c) => ({
-      url: "/api/v1/social/openapi.json",
+      url: "/openapi.json",
       pageTitle: "API reference · Hub",
       nonce: c.get("secureHeadersNonce"),
       hideClientButton: true,

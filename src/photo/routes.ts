@@ -5,7 +5,7 @@
  * - POST /product-photography                generate (Bearer; Idempotency-Key and Prefer: respond-async optional)
  * - GET  /product-photography/jobs/{id}      an async job (Bearer, owner only)
  * - GET  /demo/{templateId}.png              a template's demo image, made by the local compositor
- * - GET  /openapi.json                       this area's OpenAPI 3.1 document
+ * - GET  /openapi.json                       moved: 301 to the API's one document, /openapi.json
  *
  * @example
  * app.route("/api/image", createPhotoRoutes());
@@ -23,7 +23,8 @@ import { sha256Hex } from "../lib/encoding";
 import { listTemplates } from "./catalog";
 import { demoImage } from "./demo";
 import { modelView } from "./models";
-import { photoOpenApiDocument, photoRoutes } from "./openapi";
+import { movedTo, OPENAPI_PATH } from "../http/api-document";
+import { photoRoutes } from "./openapi";
 import { createPhoto, jobStatus } from "./service";
 
 /** The contract says a non-JSON body is 415; Hono's json validator would otherwise skip it. */
@@ -53,16 +54,20 @@ function prefersAsync(header: string | undefined): boolean {
 export function createPhotoRoutes(): OpenAPIHono<AppEnv> {
   const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
 
-  router.get("/openapi.json", (c) => c.json(photoOpenApiDocument(router, c.var.services.config.publicBaseUrl)));
-  router.get("/demo/:file{[a-z0-9-]+\\.png}", async (c) => {
-    const id = c.req.param("file").replace(/\.png$/, "");
-    const png = await demoImage(c.var.services, id);
-    const etag = `"demo-${id}-${png.version}"`;
-    c.header("Cache-Control", "public, max-age=86400");
-    c.header("ETag", etag);
-    if (c.req.header("if-none-match")?.split(/\s*,\s*/).includes(etag)) return c.body(null, 304);
-    return c.body(png.bytes as Uint8Array<ArrayBuffer>, 200, { "Content-Type": "image/png" });
-  });
+  router.get("/openapi.json", movedTo(OPENAPI_PATH));
+  router.openapi(
+    photoRoutes.demoImage,
+    async (c) => {
+      const id = c.req.valid("param").file.replace(/\.png$/, "");
+      const png = await demoImage(c.var.services, id);
+      const etag = `"demo-${id}-${png.version}"`;
+      c.header("Cache-Control", "public, max-age=86400");
+      c.header("ETag", etag);
+      if (c.req.header("if-none-match")?.split(/\s*,\s*/).includes(etag)) return c.body(null, 304) as never;
+      return c.body(png.bytes as Uint8Array<ArrayBuffer>, 200, { "Content-Type": "image/png" }) as never;
+    },
+    validationHook(photoRoutes.demoImage),
+  );
 
   // Validation failures are thrown by the hook (bound to the route's own schemas); onError renders them.
   router.openapi(

@@ -1,8 +1,8 @@
 /**
  * Area C router, mounted at /api/v1/social. Every operation is a `createRoute` definition (openapi.ts), so the
- * zod schemas that validate requests also generate the OpenAPI 3.1 document at /openapi.json and the reference
- * page at /docs; those two are public, everything else needs a Bearer credential and counts against the
- * user's read or write budget. Every response is `Cache-Control: no-store`; there is no CORS for area C
+ * zod schemas that validate requests also describe them in the API's one OpenAPI 3.1 document (/openapi.json,
+ * reference page /docs). This area's former /openapi.json and /docs answer 301 to those two; everything else
+ * needs a Bearer credential and counts against the user's read or write budget. Every response is `Cache-Control: no-store`; there is no CORS for area C
  * (keys belong on servers, never in browsers).
  *
  * @example
@@ -15,10 +15,10 @@ import { requireAuth } from "../http/auth";
 import { rateLimit } from "../http/rate-limit";
 import { validationHook } from "../http/validate";
 import { listAccounts } from "./accounts";
-import { renderDocsPage } from "./docs";
 import { parseIdempotencyKey } from "./idempotency";
 import { createMedia, getMedia } from "./media";
-import { registerComponents, routes, SOCIAL_BASE_PATH, socialOpenApiDocument } from "./openapi";
+import { movedTo, OPENAPI_PATH, REFERENCE_PATH } from "../http/api-document";
+import { registerComponents, routes, SOCIAL_BASE_PATH } from "./openapi";
 import { cancelPost, createPost, getPost, listPosts } from "./posts";
 import { assertSupportedKind } from "./unsupported";
 
@@ -48,13 +48,8 @@ export function createSocialRoutes(): OpenAPIHono<AppEnv> {
   router.use("*", noStore);
 
   // Public, and registered before the auth middleware: these handlers answer without calling next().
-  let document: { url: string; doc: ReturnType<typeof socialOpenApiDocument> } | undefined;
-  const documentFor = (url: string) => {
-    if (document?.url !== url) document = { url, doc: socialOpenApiDocument(router, url) };
-    return document.doc;
-  };
-  router.get("/openapi.json", (c) => c.json(documentFor(c.var.services.config.publicBaseUrl)));
-  router.get("/docs", (c) => c.html(renderDocsPage(documentFor(c.var.services.config.publicBaseUrl))));
+  router.get("/openapi.json", movedTo(OPENAPI_PATH));
+  router.get("/docs", movedTo(REFERENCE_PATH));
 
   router.use("*", requireAuth());
   router.use("*", budget);

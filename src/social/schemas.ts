@@ -27,22 +27,6 @@ export const LIST_MAX_OFFSET = 10_000;
 // Control characters cannot be stored in Postgres text (NUL) or are never meaningful in an id.
 const NO_CONTROL = /^[^\u0000-\u001f\u007f]*$/;
 
-// ---------------------------------------------------------------- errors
-
-export const ErrorSchema = z
-  .object({
-    error: z.object({
-      code: z.string().openapi({ example: "VALIDATION_FAILED", description: "Stable UPPER_SNAKE code." }),
-      message: z.string().openapi({ description: "A sentence for a human; may change between versions." }),
-      details: z
-        .array(z.object({ path: z.string(), message: z.string() }))
-        .optional()
-        .openapi({ description: "One entry per invalid field (422)." }),
-      requestId: z.string().optional().openapi({ description: "Present on 500: quote it when reporting the failure." }),
-    }),
-  })
-  .openapi("Error");
-
 // ---------------------------------------------------------------- accounts
 
 export const CapabilitiesSchema = z
@@ -177,9 +161,8 @@ export const IdempotencyHeaderSchema = z.object({
   "Idempotency-Key": z
     .string()
     .openapi({
-      param: { name: "Idempotency-Key", in: "header", required: true },
+      param: { name: "Idempotency-Key", in: "header", required: true, example: "5f0c9a4e-3b7d-4f7e-9c1a-2d8e6b4a1f00" },
       description: "1 to 255 visible ASCII characters (a UUID is a good choice), unique per post you mean to create; an RFC 8941 quoted string is accepted too.",
-      example: "5f0c9a4e-3b7d-4f7e-9c1a-2d8e6b4a1f00",
     }),
 });
 
@@ -227,19 +210,19 @@ const DateFilter = z
 
 /** Each parameter at most once; any other parameter is refused (src/http/validate.ts). */
 export const PostListQuerySchema = z.strictObject({
-  status: z.enum(POST_STATUSES, { error: `must be one of ${POST_STATUSES.join(", ")}` }).optional(),
-  platform: z.enum(PLATFORMS, { error: `must be one of ${PLATFORMS.join(", ")}` }).optional(),
+  status: z.enum(POST_STATUSES, { error: `must be one of ${POST_STATUSES.join(", ")}` }).optional().openapi({ param: { example: "scheduled" } }),
+  platform: z.enum(PLATFORMS, { error: `must be one of ${PLATFORMS.join(", ")}` }).optional().openapi({ param: { example: "pageplatform" } }),
   fromDate: DateFilter.openapi({
     description: "ISO-8601 date or timestamp with Z or an offset; inclusive; compared with scheduledFor, else createdAt. A date means its start (UTC).",
-    example: "2030-05-01",
+    param: { example: "2030-05-01" },
   }),
-  toDate: DateFilter.openapi({ description: "ISO-8601 date or timestamp with Z or an offset; inclusive; a date means its whole day (UTC).", example: "2030-05-31" }),
+  toDate: DateFilter.openapi({ description: "ISO-8601 date or timestamp with Z or an offset; inclusive; a date means its whole day (UTC).", param: { example: "2030-05-31" } }),
   limit: wholeNumberParam(1, LIST_MAX_LIMIT)
     .optional()
-    .openapi({ type: "integer", minimum: 1, maximum: LIST_MAX_LIMIT, description: `1 to ${LIST_MAX_LIMIT}; default ${LIST_DEFAULT_LIMIT}.` }),
+    .openapi({ type: "integer", minimum: 1, maximum: LIST_MAX_LIMIT, description: `1 to ${LIST_MAX_LIMIT}; default ${LIST_DEFAULT_LIMIT}.`, param: { example: 20 } }),
   offset: wholeNumberParam(0, LIST_MAX_OFFSET)
     .optional()
-    .openapi({ type: "integer", minimum: 0, maximum: LIST_MAX_OFFSET, description: `0 to ${LIST_MAX_OFFSET}; default 0.` }),
+    .openapi({ type: "integer", minimum: 0, maximum: LIST_MAX_OFFSET, description: `0 to ${LIST_MAX_OFFSET}; default 0.`, param: { example: 0 } }),
 });
 export type PostListQuery = z.infer<typeof PostListQuerySchema>;
 
@@ -257,9 +240,8 @@ export const PostListResponseSchema = z
 
 export const IdParamSchema = z.object({
   id: z.string().openapi({
-    param: { name: "id", in: "path" },
+    param: { name: "id", in: "path", example: "0b9f7a52-4c53-4c5e-9d0e-5d7c0f6a8e11" },
     description: "The id returned when it was created (a UUID); ids of other users' resources are not found (404).",
-    example: "0b9f7a52-4c53-4c5e-9d0e-5d7c0f6a8e11",
   }),
 });
 

@@ -1,7 +1,9 @@
 /**
  * The test harness: the real app on embedded twins (PGlite in memory, memory storage and rate limits) and
  * the platform sandbox turned on (PLATFORM_SANDBOX=on, unless `env` sets it or GRAPH_API_BASE), reached
- * through `app.request()`. Seeds users and keys; `close()` releases the database.
+ * through `app.request()`. Seeds users and keys; `close()` releases the database. Every answer `app.request()`
+ * gets to an operation of the OpenAPI document is checked against it (helpers/conformance.ts): a response
+ * that drifts from /openapi.json fails the test that received it.
  *
  * @example
  * const h = await createTestApp();
@@ -14,6 +16,10 @@ import type { Logger, Services } from "../../src/services";
 import { buildNodeServices } from "../../functions/node/services";
 import { createApiKey, createUser } from "../../src/http/api-keys";
 import { JsonLogger } from "../../src/adapters/logger";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { apiDocument } from "../../src/http/api-document";
+import type { AppEnv } from "../../src/http/env";
+import { checkConformance } from "./conformance";
 
 export interface TestAppOptions {
   env?: Record<string, string>;
@@ -37,6 +43,7 @@ export async function createTestApp(options: TestAppOptions = {}) {
   });
   const services = built.services;
   const app = createApp(services, options.extras);
+  checkConformance(app, () => apiDocument(app as OpenAPIHono<AppEnv>, services.config));
   let counter = 0;
 
   return {

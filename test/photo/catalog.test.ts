@@ -97,10 +97,18 @@ describe("GET /api/image/image-model-options", () => {
 });
 
 describe("OpenAPI", () => {
-  it("describes area B in a valid OpenAPI 3.1 document", async () => {
-    const doc = (await (await h.app.request("/api/image/openapi.json")).json()) as { openapi: string; paths: Record<string, unknown> };
+  it("describes area B in the API's valid OpenAPI 3.1 document; the former /api/image/openapi.json answers 301 to it", async () => {
+    const doc = (await (await h.app.request("/openapi.json")).json()) as { openapi: string; paths: Record<string, unknown> };
     expect(doc.openapi).toBe("3.1.0");
-    expect(Object.keys(doc.paths).sort()).toEqual(["/api/image/image-model-options", "/api/image/product-photography", "/api/image/product-photography-prompts", "/api/image/product-photography/jobs/{id}"]);
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith("/api/image/")).sort()).toEqual([
+      "/api/image/demo/{file}",
+      "/api/image/image-model-options",
+      "/api/image/product-photography",
+      "/api/image/product-photography-prompts",
+      "/api/image/product-photography/jobs/{id}",
+    ]);
     await SwaggerParser.validate(structuredClone(doc) as never);
+    const old = await h.app.request("/api/image/openapi.json");
+    expect([old.status, old.headers.get("location")]).toEqual([301, "/openapi.json"]);
   });
 });

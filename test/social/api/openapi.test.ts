@@ -1,7 +1,8 @@
 /**
- * The OpenAPI 3.1 document of area C (validated with @apidevtools/swagger-parser, which supports 3.1) and
- * the reference page: public, complete (every area C route of the app is in it), generated from the same
- * schemas that validate requests.
+ * Area C in the API's one OpenAPI 3.1 document (/openapi.json; the whole document is checked in
+ * test/foundation/api-document.test.ts) and on the reference page (/docs): complete (every area C route of
+ * the app is in it), generated from the same schemas that validate requests. The area's former document
+ * paths answer 301 to the new ones.
  */
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,9 +14,11 @@ let doc: any;
 
 beforeAll(async () => {
   h = await createSocialTestApp();
-  const res = await h.request("/openapi.json");
+  const res = await h.app.request("/openapi.json");
   expect(res.status).toBe(200);
-  doc = await res.json();
+  const whole = await res.json();
+  // Area C's part: its paths, with every component the document has.
+  doc = { ...whole, paths: Object.fromEntries(Object.entries<any>(whole.paths).filter(([path]) => path.startsWith(SOCIAL))) };
 });
 afterAll(async () => h?.close());
 
@@ -38,11 +41,11 @@ function documentOperations(): string[] {
   return ops.sort();
 }
 
-describe("GET /api/v1/social/openapi.json", () => {
+describe("area C in GET /openapi.json", () => {
   it("validates as OpenAPI 3.1", async () => {
     expect(doc.openapi).toBe("3.1.0");
     const api = (await SwaggerParser.validate(structuredClone(doc))) as any;
-    expect(api.info.title).toBe("Social publishing API");
+    expect(api.info.title).toBe("Shopkit API");
     // The validator is not vacuous: a broken copy is refused.
     const broken = structuredClone(doc);
     broken.paths[`${SOCIAL}/posts`].post.responses["202"] = { content: {} };
@@ -96,20 +99,21 @@ describe("GET /api/v1/social/openapi.json", () => {
     expect(list).toEqual(["fromDate", "limit", "offset", "platform", "status", "toDate"]);
   });
 
-  it("is public: no credentials needed, bad ones ignored, and not rate limited", async () => {
+  it("the former /api/v1/social/openapi.json and /docs answer 301 to /openapi.json and /docs, publicly and not rate limited", async () => {
     for (const headers of [{}, { Authorization: "Bearer nonsense" }] as Array<Record<string, string>>) {
-      const res = await h.request("/openapi.json", { headers });
-      expect(res.status).toBe(200);
-      expect(res.headers.get("content-type")).toMatch(/application\/json/);
-      expect(res.headers.get("ratelimit-limit")).toBeNull();
+      for (const [old, now] of [["/openapi.json", "/openapi.json"], ["/docs", "/docs"]] as const) {
+        const res = await h.request(old, { headers });
+        expect(res.status, old).toBe(301);
+        expect(res.headers.get("location"), old).toBe(now);
+        expect(res.headers.get("ratelimit-limit")).toBeNull();
+      }
     }
-    expect(doc.servers[0].url).toBe(h.services.config.publicBaseUrl);
   });
 });
 
-describe("GET /api/v1/social/docs", () => {
+describe("area C on GET /docs", () => {
   it("is a readable, script-free HTML page listing every operation of the document", async () => {
-    const res = await h.request("/docs");
+    const res = await h.app.request("/docs");
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/text\/html/);
     const page = await res.text();

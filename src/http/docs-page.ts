@@ -1,13 +1,15 @@
 /**
- * The API reference page for area C, rendered on the server from the same OpenAPI document the API serves:
- * one section per operation with its parameters, request body and responses. Plain HTML and inline CSS, no
- * scripts, so it works offline and under a strict CSP.
+ * The API reference page (GET /docs), rendered on the server from the same OpenAPI document the API serves
+ * at /openapi.json: the overview, then one section per operation, grouped by tag, with its parameters,
+ * request body, responses and examples; last, every error code with its status. Plain HTML and inline CSS,
+ * no scripts, so it works offline, in workerd, and under a strict CSP.
  *
  * @example
- * router.get("/docs", (c) => c.html(renderDocsPage(document)));
+ * app.get("/docs", (c) => c.html(renderDocsPage(document)));
  */
 import { html, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
+import { codeToStatus } from "./errors";
 
 type Json = Record<string, any>;
 type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
@@ -25,11 +27,14 @@ section.op{background:#fff;border:1px solid #e3e3e3;border-radius:8px;padding:12
 code,pre{font-family:ui-monospace,monospace;font-size:13px}pre{background:#f4f4f4;padding:10px;overflow:auto;border-radius:6px;max-height:420px}
 table{border-collapse:collapse;width:100%}td,th{border-top:1px solid #eee;padding:4px 8px;text-align:left;vertical-align:top}
 .muted{color:#666}
+details{margin:6px 0}summary{cursor:pointer}
 `;
 
 export function renderDocsPage(doc: Json): Html {
   const operations = collectOperations(doc);
   const info = doc.info ?? {};
+  const tags = [...((doc.tags ?? []) as Json[]).map((t) => String(t.name)), ...operations.flatMap((op) => op.tags)].filter((t, i, all) => all.indexOf(t) === i);
+  const tagged = tags.map((tag) => ({ tag, description: ((doc.tags ?? []) as Json[]).find((t) => t.name === tag)?.description, ops: operations.filter((op) => op.tags[0] === tag) }));
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -40,21 +45,22 @@ export function renderDocsPage(doc: Json): Html {
 </head>
 <body><main>
 <h1>${info.title}</h1>
-<p class="muted">Version ${info.version} · OpenAPI ${doc.openapi} · machine-readable: <a href="openapi.json"><code>openapi.json</code></a></p>
+<p class="muted">Version ${info.version} · OpenAPI ${doc.openapi} · base URL <code>${doc.servers?.[0]?.url ?? ""}</code> · machine-readable: <a href="openapi.json"><code>openapi.json</code></a></p>
 ${paragraphs(info.description)}
 <h2>Authentication</h2>
-<p>Send <code>Authorization: Bearer &lt;API_KEY&gt;</code> (or an identity-provider ID token) and <code>Content-Type: application/json</code>. Keys belong on your server; media and posts are visible only to the key's owner.</p>
-<h2>Operations</h2>
-<nav><ul>${operations.map((op) => html`<li><a href="#${op.operationId}"><span class="m ${op.method}">${op.method.toUpperCase()}</span> <code>${op.path}</code></a> ${op.summary}</li>`)}</ul></nav>
-${operations.map((op) => renderOperation(doc, op))}
-<h2>Errors</h2>
-<table><tr><th>Status</th><th>Meaning</th></tr>
-${Object.values<Json>(doc.components?.responses ?? {}).map((r) => {
-  const [status, ...meaning] = String(r.description).split(": ");
-  return html`<tr><td>${status}</td><td>${inline(meaning.join(": "))}</td></tr>`;
-})}
+<table><tr><th>Scheme</th><th>Description</th></tr>
+${Object.entries<Json>(doc.components?.securitySchemes ?? {}).map(([name, scheme]) => html`<tr><td><code>${name}</code> (${scheme.type} ${scheme.scheme ?? ""})</td><td>${inline(scheme.description ?? "")}</td></tr>`)}
 </table>
-<p>Every error body is <code>{"error":{"code","message","details?"}}</code>; <code>details</code> lists <code>{path, message}</code> per invalid field.</p>
+<h2>Operations</h2>
+<nav>${tagged.filter((t) => t.ops.length).map(
+    (t) => html`<h3>${t.tag}</h3><ul>${t.ops.map((op) => html`<li><a href="#${op.operationId}"><span class="m ${op.method}">${op.method.toUpperCase()}</span> <code>${op.path}</code></a> ${op.summary}</li>`)}</ul>`,
+  )}</nav>
+${tagged.filter((t) => t.ops.length).map((t) => html`<h2>${t.tag}</h2>${paragraphs(t.description)}${t.ops.map((op) => renderOperation(doc, op))}`)}
+<h2>Errors</h2>
+<p>Every error body is <code>{"error":{"code","message","details?","requestId?"}}</code>; <code>details</code> lists <code>{path, message}</code> per invalid field, and a 500 carries the <code>requestId</code>. Each code always comes with the same status:</p>
+<table><tr><th>Code</th><th>Status</th></tr>
+${Object.entries(codeToStatus).map(([code, status]) => html`<tr><td><code>${code}</code></td><td>${status}</td></tr>`)}
+</table>
 </main></body></html>`;
 }
 
@@ -63,6 +69,7 @@ interface Operation {
   path: string;
   operationId: string;
   summary: string;
+  tags: string[];
   op: Json;
 }
 
@@ -71,7 +78,7 @@ function collectOperations(doc: Json): Operation[] {
   for (const [path, item] of Object.entries<Json>(doc.paths ?? {})) {
     for (const method of METHODS) {
       const op = item[method] as Json | undefined;
-      if (op) out.push({ method, path, operationId: op.operationId ?? `${method}-${path}`, summary: op.summary ?? "", op });
+      if (op) out.push({ method, path, operationId: op.operationId ?? `${method}-${path}`, summary: op.summary ?? "", tags: op.tags?.length ? op.tags : ["Other"], op });
     }
   }
   return out;
@@ -79,21 +86,36 @@ function collectOperations(doc: Json): Operation[] {
 
 function renderOperation(doc: Json, { method, path, operationId, summary, op }: Operation): Html {
   const params = (op.parameters ?? []) as Json[];
-  const body = op.requestBody?.content?.["application/json"]?.schema;
+  const media = op.requestBody?.content?.["application/json"] as Json | undefined;
+  const responses = Object.entries<Json>(op.responses ?? {}).map(([status, r]) => [status, resolve(doc, r) as Json] as const);
   return html`<section class="op" id="${operationId}">
 <h3><span class="m ${method}">${method.toUpperCase()}</span> <code>${path}</code></h3>
-<p><strong>${summary}</strong> <span class="muted">(operationId <code>${operationId}</code>)</span></p>
+<p><strong>${summary}</strong> <span class="muted">(operationId <code>${operationId}</code>; ${authOf(op.security)})</span></p>
 ${paragraphs(op.description)}
 ${params.length
-    ? html`<h4>Parameters</h4><table><tr><th>Name</th><th>In</th><th>Required</th><th>Description</th></tr>
-${params.map((p) => html`<tr><td><code>${p.name}</code></td><td>${p.in}</td><td>${p.required ? "yes" : "no"}</td><td>${inline(p.description ?? p.schema?.description ?? "")}${enumOf(p.schema)}</td></tr>`)}</table>`
+    ? html`<h4>Parameters</h4><table><tr><th>Name</th><th>In</th><th>Required</th><th>Description</th><th>Example</th></tr>
+${params.map((p) => html`<tr><td><code>${p.name}</code></td><td>${p.in}</td><td>${p.required ? "yes" : "no"}</td><td>${inline(p.description ?? p.schema?.description ?? "")}${enumOf(p.schema)}</td><td>${p.example === undefined ? "" : html`<code>${String(p.example)}</code>`}</td></tr>`)}</table>`
     : ""}
-${body ? renderBody(resolve(doc, body)) : ""}
+${media?.schema ? renderBody(resolve(doc, media.schema)) : ""}
+${media ? examplesOf("Request example", media) : ""}
 <h4>Responses</h4>
 <table><tr><th>Status</th><th>Description</th></tr>
-${Object.entries<Json>(op.responses ?? {}).map(([status, r]) => html`<tr><td>${status}</td><td>${inline(String(resolve(doc, r).description ?? "").replace(/^\d{3}: /, ""))}</td></tr>`)}
+${responses.map(([status, r]) => html`<tr><td>${status}</td><td>${inline(String(r.description ?? "").replace(/^\d{3}: /, ""))}${Object.entries<Json>(r.content ?? {}).map(([type, m]) => html`${type === "application/json" ? "" : html` <span class="muted">(${type})</span>`}${examplesOf("Example", m)}`)}</td></tr>`)}
 </table>
 </section>`;
+}
+
+function authOf(security: Json[] | undefined): string {
+  if (!security || security.length === 0) return "public";
+  const ways = security.map((s) => Object.keys(s).join(" + ") || "the key in the path");
+  return `authentication: ${ways.join(" or ")}`;
+}
+
+/** Each example of a media type, folded away, as JSON. */
+function examplesOf(label: string, media: Json): Html | string {
+  const examples = Object.entries<Json>(media.examples ?? {}).map(([name, e]) => [e.summary ?? name, e.value] as const);
+  if (media.example !== undefined) examples.push(["", media.example]);
+  return html`${examples.map(([name, value]) => html`<details><summary>${label}${name ? `: ${name}` : ""}</summary><pre>${JSON.stringify(value, null, 2)}</pre></details>`)}`;
 }
 
 /** Field table for an object body (the common case), with the full schema folded away below it. */
@@ -119,10 +141,15 @@ function typeOf(schema: Json | undefined): string {
   return schema.format ? `${type} (${schema.format})` : type;
 }
 
-/** Text with `code` spans, escaped. */
+/** Text with `code` spans and **bold** runs, escaped. */
 function inline(text: string): Html {
   const parts = text.split("`");
-  return html`${parts.map((part, i) => (i % 2 === 1 ? html`<code>${part}</code>` : html`${part}`))}`;
+  return html`${parts.map((part, i) => (i % 2 === 1 ? html`<code>${part}</code>` : bold(part)))}`;
+}
+
+function bold(text: string): Html {
+  const parts = text.split("**");
+  return html`${parts.map((part, i) => (i % 2 === 1 ? html`<strong>${part}</strong>` : html`${part}`))}`;
 }
 
 function enumOf(schema: Json | undefined): Html | string {

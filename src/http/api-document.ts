@@ -1,0 +1,107 @@
+/**
+ * The API's one OpenAPI 3.1 document, served at `GET /openapi.json`, and its reference page at `GET /docs`.
+ *
+ * How it is assembled: every operation is a `createRoute` on an `OpenAPIHono` router, and the app is an
+ * `OpenAPIHono` too, so `app.route(prefix, router)` copies each router's definitions into the app's registry
+ * with the mount prefix (areas A /api/qr-code, B /api/image, C /api/v1/social), beside the app's own
+ * `GET /` and `GET /health`. The document is generated from that registry on the first request for a base
+ * URL and kept. Hono's pattern parameters (`{text{.+}}`, a parameter that may hold slashes) are written as
+ * plain `{text}` in the document.
+ *
+ * Not in the document, on purpose: they are plain Hono routers, so nothing of theirs can slip in.
+ * - `/hub`: HTML pages for people signed in with a session cookie, not an API.
+ * - `/files`: the stored images that answers link to (`url`, `imageUrl`, ...); addresses, not operations.
+ * - `/sandbox`: the platform fake for development and tests; off in production.
+ * - `/api/internal`: the queue's signed delivery callbacks, called by the queue only.
+ * - `/_admin`: the Node server's admin command, for the host's CLI with the admin token.
+ * - the two documents themselves, and the former per-area document paths, which answer 301 here.
+ *
+ * @example
+ * const app = new OpenAPIHono<AppEnv>();
+ * app.route("/api/qr-code", createQrRoutes());
+ * mountApiDocument(app); // GET /openapi.json, GET /docs
+ */
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Handler } from "hono";
+import type { Config } from "../config";
+import { renderDocsPage } from "./docs-page";
+import type { AppEnv } from "./env";
+import { SERVICE } from "./front-door";
+import { ErrorSchema } from "./openapi";
+import { CLOSED_INPUT_RULE } from "./validate";
+
+export const OPENAPI_PATH = "/openapi.json";
+export const REFERENCE_PATH = "/docs";
+
+/**
+ * The handler of a former document path: 301 to where it lives now.
+ *
+ * @example
+ * router.get("/openapi.json", movedTo(OPENAPI_PATH));
+ */
+export function movedTo(path: string): Handler {
+  return (c) => c.redirect(path, 301);
+}
+
+/** `/a/{text{.+}}` (Hono's pattern parameter) -> `/a/{text}`. */
+export function documentPath(path: string): string {
+  return path.replace(/\{([A-Za-z_]\w*)\{[^/]*\}\}/g, "{$1}");
+}
+
+function description(limits: Config["rateLimits"]): string {
+  return [
+    "QR codes (area A), product photography (area B) and social publishing (area C) over HTTP: one document for the whole API.",
+    "**Authentication.** `Authorization: Bearer <API_KEY>`, with a key made in the hub's key-management area; area C also accepts an identity-provider ID token. Keys belong on your server. The QR GET operations take the key as a path segment instead (`{apiKey}`: a secret, so the URL is one too); generate-base64 also accepts the Bearer header. `GET /`, `GET /health` and area B's catalogue are public.",
+    "**Errors.** Every error is `{error:{code, message, details?, requestId?}}`: `code` is a stable UPPER_SNAKE name with a fixed status, `details` names each invalid field (422), and a 500 carries the `requestId` to quote.",
+    `**Limits.** Requests per user and minute on this deployment: QR ${limits.qr}; product photography ${limits.photo} generations and ${limits.photoRead} job polls; social publishing ${limits.socialRead} reads and ${limits.socialWrite} writes, shared by all the user's keys. Over a limit: 429 with \`Retry-After\` seconds. Area C answers are never cached (\`Cache-Control: no-store\`).`,
+    CLOSED_INPUT_RULE,
+    "**Not described here:** the web hub (`/hub`, HTML pages for people), stored files (`/files`, the addresses that answers link to), the development sandbox (`/sandbox`) and internal queue callbacks (`/api/internal`).",
+  ].join("\n\n");
+}
+
+/**
+ * The document for this deployment: every operation registered on `app` (and the routers it mounted).
+ *
+ * @example
+ * apiDocument(app, config).paths["/api/qr-code/decode"].post.operationId; // "decodeQr"
+ */
+export function apiDocument(app: OpenAPIHono<AppEnv>, config: Pick<Config, "publicBaseUrl" | "rateLimits">) {
+  const doc = app.getOpenAPI31Document({
+    openapi: "3.1.0",
+    info: { title: "Shopkit API", version: SERVICE.version, description: description(config.rateLimits) },
+    servers: [{ url: config.publicBaseUrl }],
+    tags: [
+      { name: "QR codes", description: "Area A: QR codes for URLs, text, Wi-Fi, e-mail, contact cards and payments; decoding from an image." },
+      { name: "Product photography", description: "Area B: scene templates, image models with prices, and product-photo generation." },
+      { name: "Accounts", description: "Area C: accounts connected in the social hub." },
+      { name: "Media", description: "Area C: images prepared for posting." },
+      { name: "Posts", description: "Area C: idempotent creation, delivery status, listing and cancellation." },
+      { name: "Service", description: "The service itself: what it is and whether it is healthy." },
+    ],
+  });
+  const paths = Object.fromEntries(Object.entries(doc.paths ?? {}).map(([path, item]) => [documentPath(path), item]));
+  return { ...doc, paths };
+}
+
+/**
+ * Registers the API-wide components and `GET /openapi.json` and `GET /docs` on the app. Call it once every
+ * router is mounted (the document is built on the first request, so the order only matters for routing).
+ */
+export function mountApiDocument(app: OpenAPIHono<AppEnv>): void {
+  const registry = app.openAPIRegistry;
+  registry.register("Error", ErrorSchema);
+  registry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    description: "An API key from the key-management area (`Authorization: Bearer <API_KEY>`); area C also accepts an identity-provider ID token.",
+  });
+
+  let built: { key: string; doc: ReturnType<typeof apiDocument> } | undefined;
+  const documentFor = (config: Config) => {
+    const key = JSON.stringify([config.publicBaseUrl, config.rateLimits]);
+    if (built?.key !== key) built = { key, doc: apiDocument(app, config) };
+    return built.doc;
+  };
+  app.get(OPENAPI_PATH, (c) => c.json(documentFor(c.var.services.config)));
+  app.get(REFERENCE_PATH, (c) => c.html(renderDocsPage(documentFor(c.var.services.config))));
+}
