@@ -12,13 +12,14 @@ import { createTestApp, type TestApp } from "../helpers/harness";
 import { makePng } from "../helpers/images";
 
 let h: TestApp;
-let check: AnswerCheck;
+let checker: AnswerCheck;
+const check = (answer: Parameters<AnswerCheck["check"]>[0]) => checker.check(answer);
 let apiKey: string;
 
 beforeAll(async () => {
   h = await createTestApp();
   ({ apiKey } = await h.createUser());
-  check = answerChecker(h.app, apiDocument(h.app as OpenAPIHono<AppEnv>, h.services.config));
+  checker = answerChecker(h.app, apiDocument(h.app as OpenAPIHono<AppEnv>, h.services.config));
 });
 afterAll(async () => h?.close());
 
@@ -52,6 +53,18 @@ describe("the harness checks every answer against /openapi.json", () => {
       await drifting.close();
     }
   });
+
+  it("leaves the bodies of undocumented routes unread (a sandbox fault may break its stream on purpose)", async () => {
+    const broken = new ReadableStream({ pull: (controller) => controller.error(new Error("dropped on purpose")) });
+    const other = await createTestApp({ extras: { mount: (app) => app.get("/sandbox/broken", () => new Response(broken, { headers: { "Content-Type": "application/json" } })) } });
+    try {
+      const res = await other.app.request("/sandbox/broken");
+      expect(res.status).toBe(200);
+      await expect(res.text()).rejects.toThrow("dropped on purpose");
+    } finally {
+      await other.close();
+    }
+  });
 });
 
 describe("what counts as drift", () => {
@@ -64,6 +77,7 @@ describe("what counts as drift", () => {
     expect(check({ method: "GET", path: "/api/qr-code/generate/KEY/x", status: 304, contentType: null, body: "" })).toBe(true);
     expect(check(json("GET", "/hub/keys", 200, { anything: true }))).toBe(false);
     expect(check(json("HEAD", "/api/v1/social/accounts", 200, {}))).toBe(false);
+    expect([checker.covers("GET", "/sandbox/posts"), checker.covers("GET", "/api/v1/social/posts/x")]).toEqual([false, true]);
   });
 
   it.each([
