@@ -11,7 +11,7 @@
 import { pathToFileURL } from "node:url";
 import { createScratchDatabase } from "../dev/postgres";
 import { startServerProcess } from "../test/helpers/server-process";
-import { printQrThroughput, type Target } from "./edge";
+import { printQrThroughput, type Target } from "./qr-load";
 import { benchResources } from "./resources";
 
 const LIMITS = { RATE_LIMIT_QR: "1000000", LOG_LEVEL: "info" };

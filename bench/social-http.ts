@@ -392,15 +392,7 @@ async function benchLists(res: BenchResources): Promise<void> {
   await admin.query("analyze posts; analyze deliveries");
   const seedSeconds = (performance.now() - seeding) / 1000;
 
-  const http = await res.own(async () => new Pool(server.baseUrl, { connections: LIST_CONNECTIONS }), (p) => p.destroy());
-  const peerPool = await res.own(
-    async () => {
-      const pool = new pg.Pool({ connectionString: scratch.url, max: LIST_CONNECTIONS });
-      pool.on("error", () => {});
-      return pool;
-    },
-    (p) => p.end(),
-  );
+  const { http, peerPool } = await clientPools(res, server.baseUrl, scratch.url, LIST_CONNECTIONS);
 
   const cells: ListCell[] = [];
   for (const { size, userId, key } of users) {
@@ -524,15 +516,7 @@ async function benchCreate(res: BenchResources): Promise<void> {
       )
     ).rows[0]!;
 
-  const http = await res.own(async () => new Pool(server.baseUrl, { connections: CREATE_CONNECTIONS }), (p) => p.destroy());
-  const peerPool = await res.own(
-    async () => {
-      const pool = new pg.Pool({ connectionString: scratch.url, max: CREATE_CONNECTIONS });
-      pool.on("error", () => {});
-      return pool;
-    },
-    (p) => p.end(),
-  );
+  const { http, peerPool } = await clientPools(res, server.baseUrl, scratch.url, CREATE_CONNECTIONS);
 
   let serial = 0;
   const ours = async () => {
@@ -675,4 +659,18 @@ function trend(values: number[]): number {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   await benchSocialHttp();
+}
+
+/** The load's HTTP pool to the server and the peer's pg pool to the same database, each `connections` wide. */
+async function clientPools(res: BenchResources, baseUrl: string, databaseUrl: string, connections: number) {
+  const http = await res.own(async () => new Pool(baseUrl, { connections }), (p) => p.destroy());
+  const peerPool = await res.own(
+    async () => {
+      const pool = new pg.Pool({ connectionString: databaseUrl, max: connections });
+      pool.on("error", () => {});
+      return pool;
+    },
+    (p) => p.end(),
+  );
+  return { http, peerPool };
 }
