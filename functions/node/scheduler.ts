@@ -85,7 +85,8 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
         await housekeeping();
         if (options.publish) {
           claimed = await claimMore();
-          next = (await nextDueAt(services.db, [...inflight.keys()]))?.getTime() ?? Infinity;
+          // With every slot busy the next tick comes from a finished publish; no need to ask when.
+          if (inflight.size < concurrency) next = (await nextDueAt(services.db, [...inflight.keys()]))?.getTime() ?? Infinity;
         }
       } catch (err) {
         log.error("scheduler tick failed", { error: String(err) });
