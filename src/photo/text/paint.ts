@@ -12,6 +12,12 @@ import type { Rect } from "./legibility";
 import { dilate, rasterizeGlyphs, roundedRect } from "./raster";
 import type { Rgb } from "./svg";
 
+interface Layer {
+  cover: ArrayLike<number>;
+  opacity: number;
+  color: Rgb;
+}
+
 export interface PaintOptions {
   color: Rgb;
   panel?: { color: Rgb; opacity: number; radius: number };
@@ -52,43 +58,28 @@ export function paintOnto(canvas: RgbaImage, layout: BlockLayout, area: Rect, bl
   const text = rasterizeGlyphs(layout.glyphs, width, height, blockX - area.x, blockY - area.y).data;
   const halo = o.halo ? dilate({ width, height, data: text }, o.halo.width).data : null;
   const panel = o.panel ? roundedRect(width, height, o.panel.radius).data : null;
-  const [tr, tg, tb] = o.color;
-  const [hr, hg, hb] = o.halo?.color ?? [0, 0, 0];
-  const [pr, pg, pb] = o.panel?.color ?? [0, 0, 0];
-  const haloOpacity = o.halo?.opacity ?? 0;
-  const panelOpacity = o.panel?.opacity ?? 0;
+  // Bottom-up: panel, halo, text; each is a coverage map (0..1), an opacity and a colour.
+  const layers: Layer[] = [];
+  if (panel && o.panel) layers.push({ cover: panel, opacity: o.panel.opacity, color: o.panel.color });
+  if (halo && o.halo) layers.push({ cover: halo, opacity: o.halo.opacity, color: o.halo.color });
+  layers.push({ cover: text, opacity: 1, color: o.color });
   const d = canvas.data;
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       const m = y * width + x;
-      // Premultiplied layer colour (0..255) and alpha (0..1), built bottom-up: panel, halo, text.
+      // Premultiplied colour (0..255) and alpha (0..1) of the layers combined source-over.
       let r = 0;
       let g = 0;
       let b = 0;
       let a = 0;
-      if (panel) {
-        a = panel[m]! * panelOpacity;
-        r = pr * a;
-        g = pg * a;
-        b = pb * a;
-      }
-      if (halo) {
-        const h = halo[m]! * haloOpacity;
-        if (h > 0) {
-          const k = 1 - h;
-          r = hr * h + r * k;
-          g = hg * h + g * k;
-          b = hb * h + b * k;
-          a = h + a * k;
-        }
-      }
-      const t = text[m]!;
-      if (t > 0) {
-        const k = 1 - t;
-        r = tr * t + r * k;
-        g = tg * t + g * k;
-        b = tb * t + b * k;
-        a = t + a * k;
+      for (const layer of layers) {
+        const h = layer.cover[m]! * layer.opacity;
+        if (h <= 0) continue;
+        const k = 1 - h;
+        r = layer.color[0] * h + r * k;
+        g = layer.color[1] * h + g * k;
+        b = layer.color[2] * h + b * k;
+        a = h + a * k;
       }
       if (a <= 0) continue;
       const i = ((area.y + y) * canvas.width + area.x + x) * 4;
