@@ -8,7 +8,7 @@ import { Hono, type Context } from "hono";
 import { apiKeys } from "../../db/schema";
 import { createApiKey, listApiKeys } from "../http/api-keys";
 import type { HubEnv, HubSession } from "./env";
-import { formatTime, Layout, PostForm, Secret } from "./ui/layout";
+import { formatTime, Layout, PostForm, Secret, StackTable } from "./ui/layout";
 
 type Flash = { kind: "ok" | "error"; text: string } | null;
 
@@ -40,44 +40,28 @@ async function keysPage(c: Context<HubEnv>, options: { created?: { key: string; 
       {keys.length === 0 ? (
         <p>No keys yet.</p>
       ) : (
-        <div class="table-wrap">
-          <table class="stack">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Prefix</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">State</th>
-                <th scope="col">
-                  <span class="muted">Action</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {[...keys].reverse().map((k) => (
-                <tr>
-                  <td data-label="Name">{k.name}</td>
-                  <td data-label="Prefix">
-                    <code>{k.prefix}…</code>
-                  </td>
-                  <td data-label="Created">{formatTime(k.createdAt)}</td>
-                  <td data-label="Last used">{k.lastUsedAt ? formatTime(k.lastUsedAt) : "never"}</td>
-                  <td data-label="State">{k.revokedAt ? <span class="badge revoked">revoked</span> : <span class="badge live">live</span>}</td>
-                  <td>
-                    {k.revokedAt ? null : (
-                      <PostForm action={`/hub/keys/${k.prefix}/revoke`} session={session}>
-                        <button type="submit" class="danger" aria-label={`Revoke key ${k.name} (${k.prefix})`}>
-                          Revoke
-                        </button>
-                      </PostForm>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <StackTable columns={["Name", "Prefix", "Created", "Last used", "State", <span class="muted">Action</span>]}>
+          {[...keys].reverse().map((k) => (
+            <tr>
+              <td data-label="Name">{k.name}</td>
+              <td data-label="Prefix">
+                <code>{k.prefix}…</code>
+              </td>
+              <td data-label="Created">{formatTime(k.createdAt)}</td>
+              <td data-label="Last used">{k.lastUsedAt ? formatTime(k.lastUsedAt) : "never"}</td>
+              <td data-label="State">{k.revokedAt ? <span class="badge revoked">revoked</span> : <span class="badge live">live</span>}</td>
+              <td>
+                {k.revokedAt ? null : (
+                  <PostForm action={`/hub/keys/${k.prefix}/revoke`} session={session}>
+                    <button type="submit" class="danger" aria-label={`Revoke key ${k.name} (${k.prefix})`}>
+                      Revoke
+                    </button>
+                  </PostForm>
+                )}
+              </td>
+            </tr>
+          ))}
+        </StackTable>
       )}
     </Layout>,
     options.status ?? 200,

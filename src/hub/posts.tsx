@@ -8,7 +8,7 @@ import { ApiError } from "../http/errors";
 import { cancelPost, getPost, listPosts } from "../social/posts";
 import type { PostListQuery, PostRecord } from "../social/schemas";
 import type { HubEnv, HubSession } from "./env";
-import { formatTime, Layout, PostForm } from "./ui/layout";
+import { formatTime, Layout, PostForm, StackTable } from "./ui/layout";
 
 export const REFRESH_SECONDS = 3;
 const PAGE_SIZE = 25;
@@ -74,34 +74,22 @@ async function listPage(c: Context<HubEnv>) {
           No posts yet. Create one with <code>POST /api/v1/social/posts</code>; see <a href="/hub/start">Getting started</a>.
         </p>
       ) : (
-        <div class="table-wrap">
-          <table class="stack">
-            <thead>
-              <tr>
-                <th scope="col">Post</th>
-                <th scope="col">Status</th>
-                <th scope="col">Targets</th>
-                <th scope="col">When</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.items.map((p) => (
-                <tr>
-                  <td data-label="Post">
-                    <a href={`/hub/posts/${p.id}`}>{summary(p)}</a>
-                  </td>
-                  <td data-label="Status">
-                    <Status status={p.status} />
-                  </td>
-                  <td data-label="Targets">
-                    <Targets post={p} />
-                  </td>
-                  <td data-label="When" class="when">{p.scheduledFor ? `scheduled ${formatTime(p.scheduledFor)}` : formatTime(p.createdAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <StackTable columns={["Post", "Status", "Targets", "When"]}>
+          {page.items.map((p) => (
+            <tr>
+              <td data-label="Post">
+                <a href={`/hub/posts/${p.id}`}>{summary(p)}</a>
+              </td>
+              <td data-label="Status">
+                <Status status={p.status} />
+              </td>
+              <td data-label="Targets">
+                <Targets post={p} />
+              </td>
+              <td data-label="When" class="when">{p.scheduledFor ? `scheduled ${formatTime(p.scheduledFor)}` : formatTime(p.createdAt)}</td>
+            </tr>
+          ))}
+        </StackTable>
       )}
       <p class="row">
         {offset > 0 ? <a href={`/hub/posts?offset=${Math.max(0, offset - PAGE_SIZE)}`}>Newer</a> : null}

@@ -94,6 +94,27 @@ export function PostForm(props: { action: string; session: HubSession; class?: s
   );
 }
 
+/**
+ * A table that stacks into labelled cards on narrow screens (each cell carries its column's `data-label`),
+ * scrolling sideways inside its frame where it does not fit.
+ */
+export function StackTable(props: { columns: Child[]; children?: Child }) {
+  return (
+    <div class="table-wrap">
+      <table class="stack">
+        <thead>
+          <tr>
+            {props.columns.map((column) => (
+              <th scope="col">{column}</th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{props.children}</tbody>
+      </table>
+    </div>
+  );
+}
+
 /** A value shown once, with a copy button that only appears when scripts run. */
 export function Secret(props: { id: string; value: string; label: string }) {
   return (
