@@ -275,7 +275,17 @@ function resampleRows(src: Samples, dw: number): Samples {
       let oi = y * rowLen;
       for (let x = 0; x < dw; x++) {
         const a = w0[x]!, b = w1[x]!, c = w2[x]!;
-        for (let ch = 0, si = row + at[x]!; ch < C; ch++, si++) {
+        let si = row + at[x]!;
+        if (C === 4) {
+          // RGBA unrolled: one pixel's four channels share the three weights.
+          out[oi] = (HALF + s[si]! * a + s[si + 4]! * b + s[si + 8]! * c) >> BITS;
+          out[oi + 1] = (HALF + s[si + 1]! * a + s[si + 5]! * b + s[si + 9]! * c) >> BITS;
+          out[oi + 2] = (HALF + s[si + 2]! * a + s[si + 6]! * b + s[si + 10]! * c) >> BITS;
+          out[oi + 3] = (HALF + s[si + 3]! * a + s[si + 7]! * b + s[si + 11]! * c) >> BITS;
+          oi += 4;
+          continue;
+        }
+        for (let ch = 0; ch < C; ch++, si++) {
           out[oi++] = (HALF + s[si]! * a + s[si + C]! * b + s[si + 2 * C]! * c) >> BITS;
         }
       }
