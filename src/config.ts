@@ -8,6 +8,7 @@
  */
 import { z } from "zod";
 import { parseModelCatalog, type ModelCatalog } from "./photo/models";
+import { bytesFromBase64Strict } from "./lib/encoding";
 
 const optionalString = z
   .string()
@@ -244,9 +245,5 @@ function isUrl(value: string, protocols: string[]): boolean {
 }
 
 function decodedLength(value: string): number {
-  try {
-    return atob(value.replace(/-/g, "+").replace(/_/g, "/")).length;
-  } catch {
-    return -1;
-  }
+  return bytesFromBase64Strict(value)?.length ?? -1;
 }

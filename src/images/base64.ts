@@ -1,32 +1,10 @@
 /**
- * Base64 and data-URI input. Decoded by hand (not atob) so we can check the size before allocating, accept
- * both alphabets, and report a bad character precisely without echoing the payload.
+ * Base64 and data-URI image input: the data URI's type, the 10 MB limit (checked before allocating) and the
+ * API's errors, around the one Base64 codec (src/lib/encoding.ts).
  */
 import { ApiError } from "../http/errors";
+import { Base64Error, decodeBase64 } from "../lib/encoding";
 import { MAX_IMAGE_BYTES } from "./sniff";
-
-const LOOKUP = (() => {
-  const t = new Int16Array(128).fill(-1);
-  const std = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  for (let i = 0; i < 64; i++) t[std.charCodeAt(i)] = i;
-  t["-".charCodeAt(0)] = 62; // base64url
-  t["_".charCodeAt(0)] = 63;
-  return t;
-})();
-
-/**
- * The same alphabet for the four-character fast path, indexed by any UTF-16 code unit (so no range check per
- * character): 0..63 for data, 0x80 for everything else (whitespace, padding, invalid), which sends that group
- * of four to the careful path.
- */
-let wide: Uint8Array | null = null;
-function wideLookup(): Uint8Array {
-  if (!wide) {
-    wide = new Uint8Array(65536).fill(0x80);
-    for (let c = 0; c < 128; c++) if (LOOKUP[c]! >= 0) wide[c] = LOOKUP[c]!;
-  }
-  return wide;
-}
 
 const DATA_URI = /^data:([^;,]*)((?:;[^;,]*)*),/i;
 
@@ -58,116 +36,18 @@ export function bytesFromBase64(input: string, maxBytes = MAX_IMAGE_BYTES): Uint
     throw new ApiError("PAYLOAD_TOO_LARGE", `The Base64 image decodes to more than ${maxBytes / 1024 / 1024} MB; images may be at most 10 MB.`);
   }
 
-  const out = new Uint8Array(Math.floor((body.length * 3) / 4) + 3);
-  const quick = decodeClean(body, out);
-  if (quick >= 0) {
-    if (quick === 0) throw new ApiError("INVALID_IMAGE", "The image is empty: no Base64 data was given.");
-    if (quick > maxBytes) {
-      throw new ApiError("PAYLOAD_TOO_LARGE", `The Base64 image decodes to ${(quick / 1024 / 1024).toFixed(1)} MB; images may be at most 10 MB.`);
-    }
-    return out.subarray(0, quick);
+  let bytes: Uint8Array;
+  try {
+    bytes = decodeBase64(body);
+  } catch (err) {
+    if (err instanceof Base64Error) throw new ApiError("INVALID_IMAGE", `The image is not valid Base64: ${err.message}.`);
+    throw err;
   }
-  const fast = wideLookup();
-  const len = body.length;
-  let acc = 0;
-  let bits = 0;
-  let n = 0;
-  let chars = 0;
-  let padding = 0;
-  let i = 0;
-  while (i < len) {
-    // Fast path: four data characters at a group boundary become three bytes with one check. Whitespace,
-    // padding and bad characters fall through to the character-at-a-time path below, which keeps the exact
-    // errors and positions.
-    if (bits === 0 && padding === 0) {
-      while (i + 4 <= len) {
-        const a = fast[body.charCodeAt(i)]!;
-        const b = fast[body.charCodeAt(i + 1)]!;
-        const c = fast[body.charCodeAt(i + 2)]!;
-        const d = fast[body.charCodeAt(i + 3)]!;
-        if ((a | b | c | d) & 0x80) break;
-        const v = (a << 18) | (b << 12) | (c << 6) | d;
-        out[n] = v >> 16;
-        out[n + 1] = (v >> 8) & 0xff;
-        out[n + 2] = v & 0xff;
-        n += 3;
-        chars += 4;
-        i += 4;
-      }
-      if (i >= len) break;
-    }
-    const c = body.charCodeAt(i);
-    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) { i++; continue; }
-    if (c === 0x3d) { padding++; i++; continue; }
-    const v = c < 128 ? LOOKUP[c]! : -1;
-    if (v < 0 || padding > 0) {
-      throw new ApiError("INVALID_IMAGE", `The image is not valid Base64: unexpected ${v < 0 ? "character" : "data after padding"} at position ${i}.`);
-    }
-    chars++;
-    acc = ((acc << 6) | v) & 0xffffff;
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out[n++] = (acc >> bits) & 0xff;
-    }
-    i++;
+  if (bytes.length === 0) throw new ApiError("INVALID_IMAGE", "The image is empty: no Base64 data was given.");
+  if (bytes.length > maxBytes) {
+    throw new ApiError("PAYLOAD_TOO_LARGE", `The Base64 image decodes to ${(bytes.length / 1024 / 1024).toFixed(1)} MB; images may be at most 10 MB.`);
   }
-  if (chars === 0) throw new ApiError("INVALID_IMAGE", "The image is empty: no Base64 data was given.");
-  if (chars % 4 === 1 || padding > 2 || (padding > 0 && (chars + padding) % 4 !== 0)) {
-    throw new ApiError("INVALID_IMAGE", "The image is not valid Base64: its length or padding is wrong.");
-  }
-  if (n > maxBytes) {
-    throw new ApiError("PAYLOAD_TOO_LARGE", `The Base64 image decodes to ${(n / 1024 / 1024).toFixed(1)} MB; images may be at most 10 MB.`);
-  }
-  return out.subarray(0, n);
-}
-
-const BYTE_LOOKUP = (() => {
-  const t = new Int16Array(256).fill(-1);
-  for (let c = 0; c < 128; c++) t[c] = LOOKUP[c]!;
-  return t;
-})();
-
-let encoder: TextEncoder | null = null;
-
-/**
- * The common case at native-ish speed: the string as bytes (TextEncoder, a plain copy for ASCII strings),
- * then a byte table over groups of four, which beats charCodeAt per character several times over. Only
- * clean input qualifies: data characters, at most two `=` at the end and a valid length. Returns the byte
- * count, or -1 for anything else (whitespace, bad characters, bad padding), which the character-at-a-time
- * path then decodes or reports precisely.
- */
-function decodeClean(body: string, out: Uint8Array): number {
-  encoder ??= new TextEncoder();
-  const src = encoder.encode(body);
-  let len = src.length;
-  if (len !== body.length) return -1; // non-ASCII: certainly invalid, let the careful path say where
-  let padding = 0;
-  while (len > 0 && padding < 2 && src[len - 1] === 0x3d) { len--; padding++; }
-  if (padding > 0 && (len + padding) % 4 !== 0) return -1;
-  const rest = len % 4;
-  if (rest === 1) return -1;
-  const t = BYTE_LOOKUP;
-  const whole = len - rest;
-  let n = 0;
-  let bad = 0;
-  for (let i = 0; i < whole; i += 4) {
-    const a = t[src[i]!]!, b = t[src[i + 1]!]!, c = t[src[i + 2]!]!, d = t[src[i + 3]!]!;
-    bad |= a | b | c | d;
-    const v = (a << 18) | (b << 12) | (c << 6) | d;
-    out[n] = v >> 16;
-    out[n + 1] = v >> 8;
-    out[n + 2] = v;
-    n += 3;
-  }
-  if (rest > 0) {
-    const a = t[src[whole]!]!, b = t[src[whole + 1]!]!, c = rest === 3 ? t[src[whole + 2]!]! : 0;
-    bad |= a | b | c;
-    const v = (a << 18) | (b << 12) | (c << 6);
-    out[n++] = v >> 16;
-    if (rest === 3) out[n++] = v >> 8;
-  }
-  return bad < 0 ? -1 : n;
+  return bytes;
 }
 
 function estimateDecoded(body: string): number {

@@ -8,12 +8,12 @@
  * const rgba = decodeImage(bytes);         // upright RGBA
  * const post = await normaliseToJpeg(bytes);
  */
-export { MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, readImageHeader, sniffImage, type ImageFormat, type ImageHeader, type ImageInfo } from "./sniff";
-export type { RgbaImage } from "./types";
+export { imageFormat, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, mimeTypeOf, readImageHeader, sniffImage, type ImageFormat, type ImageHeader, type ImageInfo } from "./sniff";
+export type { GrayImage, RgbaImage } from "./types";
 export { decodeImage, encodeJpeg, encodePng, flattenAlpha } from "./codec";
 export { decodePngAtMost } from "./png-decode";
 export { DEFAULT_DECODE_LIMITS, type DecodeLimits } from "./limits";
-export { resizeRgba } from "./resize";
+export { resizeGray, resizeRgba } from "./resize";
 export { drawOver, resizePremultiplied, unpremultiply } from "./alpha";
 export { applyOrientation } from "./exif";
 export { bytesFromBase64 } from "./base64";

@@ -1,91 +1,189 @@
 /**
- * Resizing in plain JS, built for the large downscales of photo uploads.
+ * The one resampler: every resize in the code base (photo uploads, JPEG YCbCr planes, QR logos and decoder
+ * input, the photo compositor) goes through `resample`, a separable kernel over `channels` interleaved 8-bit
+ * samples. `resizeRgba`, `resizeGray`/`resizePlane` and `resizePremultiplied` (alpha.ts) are thin wrappers.
  *
  * Why not photon's `resize`: on a 4000x3000 photo to 1440x1080 it took ~300 ms (Triangle) to ~600 ms
  * (Lanczos3) here. This does the same job in a fraction of that by (1) averaging whole k x k blocks first, as
- * libvips' shrink does, and (2) filtering the small remaining factor with a triangle kernel, (3) handling two
- * colour channels per 32-bit operation: a pixel read as one Uint32 is split into R_B_ and _G_A lanes of 16
- * bits, and with 8-bit weights that sum to 256 no lane can overflow into its neighbour.
+ * libvips' shrink does, and (2) filtering the small remaining factor with a triangle kernel in 14-bit fixed
+ * point, with the common 2- and 3-tap cases unrolled.
  */
-import { pixels32, type RgbaImage } from "./types";
+import type { GrayImage, RgbaImage } from "./types";
 
-const WEIGHT_BITS = 8;
-const ONE = 1 << WEIGHT_BITS;
-const LANES = 0x00ff00ff;
+/** Interleaved 8-bit samples: `channels` per pixel, row `y` starting at sample `y * stride`. */
+export interface Samples {
+  width: number;
+  height: number;
+  /** Samples (not pixels) from one row to the next: at least `width * channels`. */
+  stride: number;
+  channels: number;
+  data: Uint8Array | Uint8ClampedArray;
+}
+
+const BITS = 14;
+const ONE = 1 << BITS;
+const HALF = 1 << (BITS - 1);
 
 /**
- * Resizes RGBA to exactly `width` x `height`. Downscales are antialiased (block average, then triangle);
- * upscales are bilinear. Colour is not premultiplied: flatten transparency first when it matters.
+ * Resizes to exactly `width` x `height`. Downscales are antialiased (k x k block average for the integer part
+ * of the factor, capped at 16, then a triangle kernel for the rest); upscales are bilinear. Channels are
+ * filtered independently, so colour is not premultiplied: see `resizePremultiplied` for images with alpha.
+ * Returns `src` itself when the size is unchanged, else new samples with `stride === width * channels`.
+ *
+ * @example
+ * const y = resample({ width: 1500, height: 1125, stride: 1500, channels: 1, data }, 1440, 1080);
+ */
+export function resample(src: Samples, width: number, height: number): Samples {
+  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width * height > 100_000_000) {
+    throw new RangeError(`resize target ${width}x${height} is not a valid size`);
+  }
+  const rowEnd = (src.height - 1) * src.stride + src.width * src.channels;
+  if (src.width < 1 || src.height < 1 || src.stride < src.width * src.channels || src.data.length < rowEnd) {
+    throw new RangeError(`${src.data.length} samples cannot hold ${src.width}x${src.height}x${src.channels} at stride ${src.stride}`);
+  }
+  if (width === src.width && height === src.height) return src;
+  const kx = Math.min(16, Math.max(1, Math.floor(src.width / width)));
+  const ky = Math.min(16, Math.max(1, Math.floor(src.height / height)));
+  let p = kx > 1 || ky > 1 ? boxShrink(src, kx, ky) : src;
+  if (p.width !== width) p = resampleRows(p, width);
+  if (p.height !== height) p = resampleColumns(p, height);
+  return p;
+}
+
+/**
+ * Resizes RGBA (straight alpha: flatten or premultiply first when transparency matters).
  *
  * @example
  * const thumb = resizeRgba(decoded, 256, 192);
  */
 export function resizeRgba(img: RgbaImage, width: number, height: number): RgbaImage {
-  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width * height > 100_000_000) {
-    throw new RangeError(`resize target ${width}x${height} is not a valid size`);
-  }
   if (img.data.length !== img.width * img.height * 4) {
     throw new RangeError(`RGBA data is ${img.data.length} bytes; ${img.width}x${img.height} needs ${img.width * img.height * 4}`);
   }
-  if (width === img.width && height === img.height) return img;
-  // Block factors leave a residual of 1..2 for the filter; capped at 16 so a block sum fits a 16-bit lane.
-  const kx = Math.min(16, Math.max(1, Math.floor(img.width / width)));
-  const ky = Math.min(16, Math.max(1, Math.floor(img.height / height)));
-  let src = kx > 1 || ky > 1 ? boxShrink(img, kx, ky) : img;
-  if (src.width !== width) src = resampleHorizontal(src, width);
-  if (src.height !== height) src = resampleVertical(src, height);
-  return src;
+  const out = resample({ width: img.width, height: img.height, stride: img.width * 4, channels: 4, data: img.data }, width, height);
+  return out.data === img.data ? img : { width, height, data: out.data as Uint8Array };
 }
 
-/** Averages kx x ky blocks (edge blocks average the pixels they have). */
-function boxShrink(img: RgbaImage, kx: number, ky: number): RgbaImage {
-  const { width: sw, height: sh } = img;
-  const s = pixels32(img.data);
+/**
+ * Resizes one 8-bit channel (a gray image or a mask; YCbCr planes with a stride use `resizePlane`).
+ *
+ * @example
+ * const small = resizeGray(gray, 400, 300);
+ */
+export function resizeGray(img: GrayImage, width: number, height: number): GrayImage {
+  const out = resample({ width: img.width, height: img.height, stride: img.width, channels: 1, data: img.data }, width, height);
+  return out.data === img.data ? img : { width, height, data: out.data as Uint8Array };
+}
+
+const LANES = 0x00ff00ff;
+
+/**
+ * Averages kx x ky blocks (edge blocks average the samples they have), rounding to the nearest value.
+ * The ky rows of a block row are summed first, four samples per 32-bit operation: a word of four samples is
+ * split into two words of two 16-bit lanes (bytes 0 and 2, bytes 1 and 3), and 16 rows of 255 cannot
+ * overflow a lane. That pass is blind to channels; the horizontal sums then run once per output row.
+ */
+function boxShrink(input: Samples, kx: number, ky: number): Samples {
+  const src = wordAligned(input);
+  const { width: sw, height: sh, channels: C } = src;
+  const words = new Uint32Array(src.data.buffer, src.data.byteOffset, src.data.byteLength >>> 2);
+  const wordStride = src.stride >>> 2;
+  const rowWords = Math.ceil((sw * C) / 4);
   const dw = Math.ceil(sw / kx);
   const dh = Math.ceil(sh / ky);
-  const out = new Uint32Array(dw * dh);
-  let oi = 0;
+  const rowLen = dw * C;
+  const even = new Uint32Array(rowWords); // column sums of bytes 0 and 2 of each word
+  const odd = new Uint32Array(rowWords); // and of bytes 1 and 3
+  const out = new Uint8Array(rowLen * dh);
   for (let dy = 0; dy < dh; dy++) {
     const y0 = dy * ky;
     const rows = Math.min(sh, y0 + ky) - y0;
-    for (let dx = 0; dx < dw; dx++) {
-      const x0 = dx * kx;
-      const cols = Math.min(sw, x0 + kx) - x0;
-      let rb = 0;
-      let ga = 0;
-      for (let j = 0; j < rows; j++) {
-        let si = (y0 + j) * sw + x0;
-        for (let i = 0; i < cols; i++) {
-          const p = s[si++]!;
-          rb += p & LANES;
-          ga += (p >>> 8) & LANES;
-        }
+    const w0 = y0 * wordStride;
+    const wEnd = w0 + rows * wordStride;
+    if (rows === 2) {
+      // The most common factor, unrolled.
+      for (let x = 0, a = w0, b = w0 + wordStride; x < rowWords; x++) {
+        const p = words[a++]!;
+        const q = words[b++]!;
+        even[x] = (p & LANES) + (q & LANES);
+        odd[x] = ((p >>> 8) & LANES) + ((q >>> 8) & LANES);
       }
-      const n = rows * cols;
-      const half = n >>> 1;
-      // Sums of at most 256 pixels keep each 16-bit lane below 65536 and the whole below 2^32.
-      const r = (((rb & 0xffff) + half) / n) | 0;
-      const b = (((rb >>> 16) + half) / n) | 0;
-      const g = (((ga & 0xffff) + half) / n) | 0;
-      const a = (((ga >>> 16) + half) / n) | 0;
-      out[oi++] = (r | (g << 8) | (b << 16) | (a << 24)) >>> 0;
+    } else for (let x = 0; x < rowWords; x++) {
+      let e = 0;
+      let o = 0;
+      for (let wi = w0 + x; wi < wEnd; wi += wordStride) {
+        const p = words[wi]!;
+        e += p & LANES;
+        o += (p >>> 8) & LANES;
+      }
+      even[x] = e;
+      odd[x] = o;
     }
+    if (C === 4) averageRgbaRow(even, odd, out, dy * rowLen, sw, kx, rows);
+    else averageRow(even, odd, out, dy * rowLen, sw, C, kx, rows);
   }
-  return { width: dw, height: dh, data: new Uint8Array(out.buffer) };
+  return { width: dw, height: dh, stride: rowLen, channels: C, data: out };
 }
 
-export interface Taps {
+/** Horizontal block sums when a word is a pixel: its two words of lanes add up whole pixels at a time. */
+function averageRgbaRow(even: Uint32Array, odd: Uint32Array, out: Uint8Array, oi: number, sw: number, kx: number, rows: number): void {
+  for (let x0 = 0; x0 < sw; x0 += kx) {
+    const cols = Math.min(kx, sw - x0);
+    let rb = 0;
+    let ga = 0;
+    // At most 16 x 16 samples of 255 per lane: each lane stays below 65536.
+    for (let i = x0; i < x0 + cols; i++) {
+      rb += even[i]!;
+      ga += odd[i]!;
+    }
+    const n = rows * cols;
+    const half = n >>> 1;
+    out[oi++] = ((rb & 0xffff) + half) / n;
+    out[oi++] = ((ga & 0xffff) + half) / n;
+    out[oi++] = ((rb >>> 16) + half) / n;
+    out[oi++] = ((ga >>> 16) + half) / n;
+  }
+}
+
+/** Horizontal block sums for any channel count, reading each sample's column sum out of its lane. */
+function averageRow(even: Uint32Array, odd: Uint32Array, out: Uint8Array, oi: number, sw: number, C: number, kx: number, rows: number): void {
+  for (let x0 = 0; x0 < sw; x0 += kx) {
+    const cols = Math.min(kx, sw - x0);
+    const n = rows * cols;
+    for (let c = 0; c < C; c++) {
+      let sum = n >>> 1;
+      for (let i = 0, k = x0 * C + c; i < cols; i++, k += C) sum += ((k & 1 ? odd : even)[k >>> 2]! >>> ((k & 2) << 3)) & 0xffff;
+      out[oi++] = sum / n;
+    }
+  }
+}
+
+/** `src` itself when its rows start on 4-byte boundaries and its last word is readable, else such a copy. */
+function wordAligned(src: Samples): Samples {
+  const { data, stride, height } = src;
+  const rowLen = src.width * src.channels;
+  const padded = (rowLen + 3) & ~3;
+  if (data.byteOffset % 4 === 0 && stride % 4 === 0 && data.length >= (height - 1) * stride + padded) return src;
+  const copy = new Uint8Array(padded * height);
+  for (let y = 0; y < height; y++) copy.set(data.subarray(y * stride, y * stride + rowLen), y * padded);
+  return { ...src, stride: padded, data: copy };
+}
+
+interface Taps {
   start: Int32Array; // first source index per output
   count: Int32Array; // taps per output
   weights: Int32Array; // count[i] weights per output, packed at i * maxTaps
   maxTaps: number;
+  /** When > 0, every output has exactly this many taps (zero weights padded in, all inside the source). */
+  fixed: number;
 }
 
 /**
  * Triangle filter taps; the support widens with the downscale factor so every source pixel contributes.
- * Weights are integers in units of `one` (the caller's fixed-point scale).
+ * Weights are non-negative integers in units of ONE that sum exactly to ONE, so flat areas stay exactly flat
+ * and no result leaves 0..255.
  */
-export function triangleTaps(srcSize: number, dstSize: number, one = ONE): Taps {
+function triangleTaps(srcSize: number, dstSize: number): Taps {
   const scale = srcSize / dstSize;
   const support = Math.max(1, scale);
   const maxTaps = Math.ceil(support) * 2 + 1;
@@ -104,80 +202,171 @@ export function triangleTaps(srcSize: number, dstSize: number, one = ONE): Taps 
       tmp[n] = w;
       sum += w;
     }
-    // Integer weights that sum exactly to ONE, so flat areas stay exactly flat and lanes cannot overflow.
     let total = 0;
     let biggest = 0;
     for (let t = 0; t < n; t++) {
-      const w = sum > 0 ? Math.round((tmp[t]! / sum) * one) : t === 0 ? one : 0;
+      const w = sum > 0 ? Math.round((tmp[t]! / sum) * ONE) : t === 0 ? ONE : 0;
       weights[i * maxTaps + t] = w;
       total += w;
       if (w > weights[i * maxTaps + biggest]!) biggest = t;
     }
-    weights[i * maxTaps + biggest] = weights[i * maxTaps + biggest]! + one - total;
+    weights[i * maxTaps + biggest] = weights[i * maxTaps + biggest]! + ONE - total;
     start[i] = lo;
     count[i] = n;
   }
-  return { start, count, weights, maxTaps };
+  const taps = { start, count, weights, maxTaps, fixed: 0 };
+  taps.fixed = padTaps(srcSize, taps);
+  return taps;
 }
 
-/** Packs two 16-bit lane sums (each value * 256, rounded) back into one RGBA pixel. */
-function pack(rb: number, ga: number): number {
-  // Both lane sums stay below 2^32, so the 32-bit bit operations below see them exactly.
-  const r = ((rb & 0xffff) + 128) >>> WEIGHT_BITS;
-  const b = ((rb >>> 16) + 128) >>> WEIGHT_BITS;
-  const g = ((ga & 0xffff) + 128) >>> WEIGHT_BITS;
-  const a = ((ga >>> 16) + 128) >>> WEIGHT_BITS;
-  return (r | (g << 8) | (b << 16) | (a << 24)) >>> 0;
+/**
+ * Gives every output the same number of taps (the most any has), padding with zero weights and moving the
+ * window back inside the source at the far edge, so the resamplers can run unrolled 2- and 3-tap loops.
+ * Returns that count, or 0 when the source is too small for it.
+ */
+function padTaps(srcSize: number, { start, count, weights, maxTaps }: Taps): number {
+  // Drop zero weights at either end first (the window's rounding often adds one).
+  for (let i = 0; i < count.length; i++) {
+    const base = i * maxTaps;
+    let n = count[i]!;
+    while (n > 1 && weights[base + n - 1] === 0) n--;
+    let lead = 0;
+    while (lead < n - 1 && weights[base + lead] === 0) lead++;
+    if (lead > 0) {
+      for (let k = 0; k < n - lead; k++) weights[base + k] = weights[base + k + lead]!;
+      for (let k = n - lead; k < n; k++) weights[base + k] = 0;
+      start[i] = start[i]! + lead;
+      n -= lead;
+    }
+    count[i] = n;
+  }
+  let t = 0;
+  for (let i = 0; i < count.length; i++) t = Math.max(t, count[i]!);
+  if (t > srcSize || t > maxTaps) return 0;
+  for (let i = 0; i < count.length; i++) {
+    const n = count[i]!;
+    if (n === t) continue;
+    const base = i * maxTaps;
+    const shift = Math.max(0, start[i]! + t - srcSize);
+    for (let k = n - 1; k >= 0; k--) weights[base + k + shift] = weights[base + k]!;
+    for (let k = 0; k < shift; k++) weights[base + k] = 0;
+    for (let k = n + shift; k < t; k++) weights[base + k] = 0;
+    start[i] = start[i]! - shift;
+    count[i] = t;
+  }
+  return t;
 }
 
-function resampleHorizontal(img: RgbaImage, dw: number): RgbaImage {
-  const { width: sw, height: h } = img;
-  const s = pixels32(img.data);
-  const { start, count, weights, maxTaps } = triangleTaps(sw, dw);
-  const out = new Uint32Array(dw * h);
-  let oi = 0;
-  for (let y = 0; y < h; y++) {
-    const row = y * sw;
+/** The horizontal pass. Weights are non-negative and sum to ONE, so every result is already 0..255. */
+function resampleRows(src: Samples, dw: number): Samples {
+  const { height: h, stride, channels: C, data: s } = src;
+  const { start, count, weights, maxTaps, fixed } = triangleTaps(src.width, dw);
+  const rowLen = dw * C;
+  const out = new Uint8Array(rowLen * h);
+  if (fixed === 3) {
+    const w0 = new Int32Array(dw), w1 = new Int32Array(dw), w2 = new Int32Array(dw), at = new Int32Array(dw);
     for (let x = 0; x < dw; x++) {
-      let rb = 0;
-      let ga = 0;
-      let si = row + start[x]!;
-      const wi = x * maxTaps;
-      for (let t = 0, n = count[x]!; t < n; t++) {
-        const w = weights[wi + t]!;
-        const p = s[si++]!;
-        rb += (p & LANES) * w;
-        ga += ((p >>> 8) & LANES) * w;
+      w0[x] = weights[x * maxTaps]!; w1[x] = weights[x * maxTaps + 1]!; w2[x] = weights[x * maxTaps + 2]!;
+      at[x] = start[x]! * C;
+    }
+    if (C === 1) return { width: dw, height: h, stride: rowLen, channels: 1, data: rows3Gray(src, dw, at, w0, w1, w2) };
+    for (let y = 0; y < h; y++) {
+      const row = y * stride;
+      let oi = y * rowLen;
+      for (let x = 0; x < dw; x++) {
+        const a = w0[x]!, b = w1[x]!, c = w2[x]!;
+        let si = row + at[x]!;
+        if (C === 4) {
+          // RGBA unrolled: one pixel's four channels share the three weights.
+          out[oi] = (HALF + s[si]! * a + s[si + 4]! * b + s[si + 8]! * c) >> BITS;
+          out[oi + 1] = (HALF + s[si + 1]! * a + s[si + 5]! * b + s[si + 9]! * c) >> BITS;
+          out[oi + 2] = (HALF + s[si + 2]! * a + s[si + 6]! * b + s[si + 10]! * c) >> BITS;
+          out[oi + 3] = (HALF + s[si + 3]! * a + s[si + 7]! * b + s[si + 11]! * c) >> BITS;
+          oi += 4;
+          continue;
+        }
+        for (let ch = 0; ch < C; ch++, si++) {
+          out[oi++] = (HALF + s[si]! * a + s[si + C]! * b + s[si + 2 * C]! * c) >> BITS;
+        }
       }
-      out[oi++] = pack(rb, ga);
+    }
+    return { width: dw, height: h, stride: rowLen, channels: C, data: out };
+  }
+  for (let y = 0; y < h; y++) {
+    const row = y * stride;
+    let oi = y * rowLen;
+    for (let x = 0; x < dw; x++) {
+      const wi = x * maxTaps;
+      const n = count[x]!;
+      for (let ch = 0; ch < C; ch++) {
+        let acc = HALF;
+        let si = row + start[x]! * C + ch;
+        for (let t = 0; t < n; t++, si += C) acc += s[si]! * weights[wi + t]!;
+        out[oi++] = acc >> BITS;
+      }
     }
   }
-  return { width: dw, height: h, data: new Uint8Array(out.buffer) };
+  return { width: dw, height: h, stride: rowLen, channels: C, data: out };
 }
 
-function resampleVertical(img: RgbaImage, dh: number): RgbaImage {
-  const { width: w, height: sh } = img;
-  const s = pixels32(img.data);
-  const { start, count, weights, maxTaps } = triangleTaps(sh, dh);
-  const out = new Uint32Array(w * dh);
-  const rbAcc = new Float64Array(w);
-  const gaAcc = new Float64Array(w);
+/** The 3-tap horizontal pass on one channel (the JPEG planes' common case), two rows sharing each tap load. */
+function rows3Gray(src: Samples, dw: number, at: Int32Array, w0: Int32Array, w1: Int32Array, w2: Int32Array): Uint8Array {
+  const { height: h, stride, data: s } = src;
+  const out = new Uint8Array(dw * h);
+  let y = 0;
+  for (; y + 1 < h; y += 2) {
+    const row = y * stride;
+    const oi = y * dw;
+    for (let x = 0; x < dw; x++) {
+      const si = row + at[x]!;
+      const a = w0[x]!, b = w1[x]!, c = w2[x]!;
+      out[oi + x] = (HALF + s[si]! * a + s[si + 1]! * b + s[si + 2]! * c) >> BITS;
+      const sj = si + stride;
+      out[oi + dw + x] = (HALF + s[sj]! * a + s[sj + 1]! * b + s[sj + 2]! * c) >> BITS;
+    }
+  }
+  for (; y < h; y++) {
+    const row = y * stride;
+    const oi = y * dw;
+    for (let x = 0; x < dw; x++) {
+      const si = row + at[x]!;
+      out[oi + x] = (HALF + s[si]! * w0[x]! + s[si + 1]! * w1[x]! + s[si + 2]! * w2[x]!) >> BITS;
+    }
+  }
+  return out;
+}
+
+/** The vertical pass: rows of `width * channels` samples, blind to how they group into pixels. */
+function resampleColumns(src: Samples, dh: number): Samples {
+  const { stride, channels: C, data: s } = src;
+  const w = src.width * C;
+  const { start, count, weights, maxTaps, fixed } = triangleTaps(src.height, dh);
+  const out = new Uint8Array(w * dh);
+  if (fixed === 3 || fixed === 2) {
+    for (let y = 0; y < dh; y++) {
+      const wi = y * maxTaps;
+      const w0 = weights[wi]!, w1 = weights[wi + 1]!, w2 = fixed === 3 ? weights[wi + 2]! : 0;
+      const s0 = start[y]! * stride;
+      const s1 = s0 + stride;
+      // With two taps the third row is read at zero weight; it exists unless the source has only two rows.
+      const s2 = fixed === 3 ? s1 + stride : s1;
+      const oi = y * w;
+      for (let x = 0; x < w; x++) out[oi + x] = (HALF + s[s0 + x]! * w0 + s[s1 + x]! * w1 + s[s2 + x]! * w2) >> BITS;
+    }
+    return { width: src.width, height: dh, stride: w, channels: C, data: out };
+  }
+  const acc = new Int32Array(w);
   for (let y = 0; y < dh; y++) {
-    rbAcc.fill(0);
-    gaAcc.fill(0);
+    acc.fill(HALF);
     const wi = y * maxTaps;
     // Row at a time keeps memory access sequential; walking columns thrashes the cache on wide images.
     for (let t = 0, n = count[y]!; t < n; t++) {
       const wt = weights[wi + t]!;
-      let si = (start[y]! + t) * w;
-      for (let x = 0; x < w; x++) {
-        const p = s[si++]!;
-        rbAcc[x] = rbAcc[x]! + (p & LANES) * wt;
-        gaAcc[x] = gaAcc[x]! + ((p >>> 8) & LANES) * wt;
-      }
+      let si = (start[y]! + t) * stride;
+      for (let x = 0; x < w; x++) acc[x] = acc[x]! + s[si++]! * wt;
     }
-    let oi = y * w;
-    for (let x = 0; x < w; x++) out[oi++] = pack(rbAcc[x]!, gaAcc[x]!);
+    const oi = y * w;
+    for (let x = 0; x < w; x++) out[oi + x] = acc[x]! >> BITS;
   }
-  return { width: w, height: dh, data: new Uint8Array(out.buffer) };
+  return { width: src.width, height: dh, stride: w, channels: C, data: out };
 }

@@ -78,10 +78,29 @@ export function readImageHeader(bytes: Uint8Array): ImageHeader {
   return header;
 }
 
+/**
+ * The format the magic bytes announce, or null; no other check (use `sniffImage` for input from a request).
+ * The one place that knows the signatures: `sniffImage` and the stored copy of a model's output ask here.
+ *
+ * @example
+ * imageFormat(pngBytes); // "png"
+ * mimeTypeOf("png");     // "image/png"
+ */
+export function imageFormat(b: Uint8Array): ImageFormat | null {
+  if (startsWith(b, [0xff, 0xd8, 0xff])) return "jpeg";
+  if (startsWith(b, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return "png";
+  if (ascii(b, 0, 4) === "RIFF" && ascii(b, 8, 4) === "WEBP") return "webp";
+  return null;
+}
+
+/** The MIME type of a sniffed format. */
+export function mimeTypeOf(format: ImageFormat): string {
+  return MIME[format];
+}
+
 function parseByMagic(b: Uint8Array): ImageHeader {
-  if (startsWith(b, [0xff, 0xd8, 0xff])) return parseJpeg(b);
-  if (startsWith(b, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return parsePng(b);
-  if (ascii(b, 0, 4) === "RIFF" && ascii(b, 8, 4) === "WEBP") return parseWebp(b);
+  const format = imageFormat(b);
+  if (format) return format === "jpeg" ? parseJpeg(b) : format === "png" ? parsePng(b) : parseWebp(b);
   const other = otherFormat(b);
   if (other) throw invalid(`${other} images are not supported. ${SUPPORTED}`);
   if (b.length < 12 && (startsWith(b, [0xff, 0xd8]) || startsWith(b, [0x89, 0x50]) || ascii(b, 0, 4) === "RIFF")) {

@@ -1,5 +1,17 @@
+/**
+ * The image types every area shares (media, QR, photo). RGBA is straight (not premultiplied) unless a
+ * function says otherwise; `resizePremultiplied` is the one producer of premultiplied RGBA.
+ */
+
 /** An 8-bit RGBA bitmap: 4 bytes per pixel, row-major, no padding (`data.length === width * height * 4`). */
 export interface RgbaImage {
+  width: number;
+  height: number;
+  data: Uint8Array;
+}
+
+/** An 8-bit single-channel bitmap (gray, a mask, a YCbCr plane): row-major, no padding. */
+export interface GrayImage {
   width: number;
   height: number;
   data: Uint8Array;

@@ -22,7 +22,9 @@
  */
 import jsQR from "jsqr";
 import type { ReaderOptions } from "zxing-wasm/reader";
-import { grayToRgba, resizeGray, toGray, type GrayImage, type RgbaImage } from "./raster";
+import { resizeGray } from "../images/resize";
+import type { GrayImage, RgbaImage } from "../images/types";
+import { grayToRgba, toGray } from "./raster";
 import { readWithZxing } from "./zxing-loader";
 
 /** Longest side of the first working image. */

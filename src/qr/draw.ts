@@ -13,7 +13,8 @@ import type { Rgb } from "./colors";
 import type { LogoPlan } from "./logo";
 import type { QrMatrix } from "./matrix";
 import { bitDepthFor, encodePng, type PaletteEntry, type PngColor } from "../images/png";
-import { resizeRgba, type RgbaImage } from "./raster";
+import { resizePremultiplied, unpremultiply } from "../images/alpha";
+import type { RgbaImage } from "../images/types";
 import type { ZxingImage } from "./zxing-loader";
 
 export const QUIET_ZONE = 4;
@@ -76,7 +77,8 @@ function placeLogo(input: DrawInput, keepAlpha: boolean): PlacedLogo | null {
   const height = Math.max(1, Math.round(plan.height * scale));
   const x = offset + Math.round(plan.left * scale);
   const y = offset + Math.round(plan.top * scale);
-  const resized = resizeRgba(image, width, height);
+  // Premultiplied, so the colour of transparent pixels cannot bleed into the logo's edges.
+  const resized = unpremultiply(resizePremultiplied(image, width, height));
   const rgba = new Uint8Array(width * height * 4);
   for (let ly = 0; ly < height; ly++) {
     for (let lx = 0; lx < width; lx++) {

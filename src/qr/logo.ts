@@ -8,7 +8,7 @@
  * const shape = logoShape(decodedLogo);
  * const plan = planLogo(37, 0.3, shape); // plan.cleared: 1 for each module the logo hides
  */
-import type { RgbaImage } from "./raster";
+import type { RgbaImage } from "../images/types";
 
 /** Pad around the logo's visible pixels, in modules. */
 export const LOGO_MARGIN = 0.25;

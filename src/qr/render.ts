@@ -21,7 +21,7 @@ import { checkGeometry, drawCheckImage, drawPng, geometry, QUIET_ZONE } from "./
 import { blockDamage, symbolLayout, type EcLevel } from "./layout";
 import { logoShape, planLogo, type LogoPlan, type LogoShape } from "./logo";
 import { encodeMatrix, minimalVersion, payloadBytes, type QrMatrix } from "./matrix";
-import type { RgbaImage } from "./raster";
+import type { RgbaImage } from "../images/types";
 import { readWithZxing, type ZxingImage } from "./zxing-loader";
 
 export const MIN_SIZE = 64;

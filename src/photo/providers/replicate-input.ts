@@ -7,6 +7,7 @@
  * const input = sceneInput(request); // { prompt, image_input: [productUrl], aspect_ratio, resolution, output_format }
  */
 import { GenerationError, type SceneRequest } from "../types";
+import { imageFormat, mimeTypeOf } from "../../images/sniff";
 
 /** Where a prediction is created: `model` uses the official-model route, `version` the versioned one. */
 export type PredictionTarget = { model: string } | { version: string };
@@ -129,11 +130,7 @@ export function failureError(error: unknown): GenerationError {
  * rawFormat(pngBytes); // { ext: "png", contentType: "image/png" }
  */
 export function rawFormat(bytes: Uint8Array): { ext: string; contentType: string } | null {
-  const b = bytes;
-  if (b.length >= 8 && b[0] === 0x89 && b[1] === 0x50 && b[2] === 0x4e && b[3] === 0x47) return { ext: "png", contentType: "image/png" };
-  if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return { ext: "jpg", contentType: "image/jpeg" };
-  if (b.length >= 12 && b[0] === 0x52 && b[1] === 0x49 && b[2] === 0x46 && b[3] === 0x46 && b[8] === 0x57 && b[9] === 0x45 && b[10] === 0x42 && b[11] === 0x50) {
-    return { ext: "webp", contentType: "image/webp" };
-  }
-  return null;
+  const format = imageFormat(bytes);
+  if (!format) return null;
+  return { ext: format === "jpeg" ? "jpg" : format, contentType: mimeTypeOf(format) };
 }
