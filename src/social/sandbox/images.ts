@@ -2,6 +2,8 @@
  * The sandbox fetches post images the way Meta's crawler does: a plain GET of the URL at publish time.
  * A URL that does not answer 200 with image bytes is refused with the platform's own error.
  */
+import { imageFormat } from "../../images/sniff";
+
 const TIMEOUT_MS = 10_000;
 
 export async function imageFetchable(url: string): Promise<boolean> {
@@ -19,15 +21,8 @@ export async function imageFetchable(url: string): Promise<boolean> {
       return false;
     }
     const bytes = new Uint8Array(await res.arrayBuffer());
-    return looksLikeImage(bytes);
+    return imageFormat(bytes) !== null;
   } catch {
     return false;
   }
-}
-
-function looksLikeImage(b: Uint8Array): boolean {
-  const jpeg = b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff;
-  const png = b[0] === 0x89 && b[1] === 0x50 && b[2] === 0x4e && b[3] === 0x47;
-  const webp = b[0] === 0x52 && b[1] === 0x49 && b[2] === 0x46 && b[3] === 0x46 && b[8] === 0x57 && b[9] === 0x45;
-  return jpeg || png || webp;
 }
