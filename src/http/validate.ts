@@ -62,7 +62,7 @@ type HookResult = Parameters<Hook<unknown, AppEnv, any, undefined>>[0];
  * The validation hook of a `@hono/zod-openapi` route: a failure is thrown (the app's onError renders it),
  * worded with the route's own schemas so an unknown name can be matched with the one it resembles.
  * `before` runs first on every result, valid or not (area C checks the raw body for unsupported kinds);
- * `unknownHint` is added to the message of an unknown query parameter.
+ * `unknownHint` is added to the message of an unknown query parameter. A valid JSON body's text is released.
  *
  * @example
  * router.openapi(routes.listPosts, handler, validationHook(routes.listPosts));
@@ -74,7 +74,12 @@ export function validationHook(
 ): ThrowingHook {
   return (result, c) => {
     before?.(result as HookResult, c);
-    if (result.success) return undefined;
+    if (result.success) {
+      // The body's text, which Hono keeps after parsing it, is not read again: a 13 MB Base64 image would
+      // otherwise be held twice (text and parsed string) while it is decoded.
+      if (result.target === "json") c.req.bodyCache = {};
+      return undefined;
+    }
     throw validationError(result.error.issues, contextOf(route, result as HookResult, options.unknownHint));
   };
 }

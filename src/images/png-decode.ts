@@ -6,7 +6,8 @@
  * it, and the QR reader only needs ~3200 px on the longer side. Here the IDAT data is inflated in slices
  * (fflate's streaming Inflate), each scanline is unfiltered as soon as it is complete, converted to 8-bit
  * RGBA and added into an integer box filter (png-rows.ts). Held at any time: two scanlines, one RGBA row, two
- * rows of block sums, the output, the inflater's 32 KiB window and the output of one inflate call.
+ * rows of block sums, the output, the inflater's 32 KiB window and the output of one inflate call, which
+ * fflate writes into one buffer lent to it for the whole decode (lendOutputBuffer).
  *
  * That last one is bounded by slicing the compressed input: deflate expands at most ~1032:1, so a call on
  * 1 KiB of a zlib bomb yields ~1 MB. Each slice is sized from the previous call's ratio to give ~1 MB, up to
@@ -43,6 +44,8 @@ const NOTHING = new Uint8Array(0);
 const MIN_SLICE = 1024;
 const MAX_SLICE = 32 * 1024;
 const OUTPUT_PER_CALL = 1024 * 1024;
+/** deflate's window, which fflate keeps between calls. */
+const WINDOW = 32 * 1024;
 /** Compressed bytes that may pass without producing a pixel (a stored block is at most 64 KiB). */
 const STALL_BYTES = 128 * 1024;
 /** After the last scanline only the zlib trailer (end of block, Adler-32) may follow; this much is read. */
@@ -165,6 +168,55 @@ interface Scanlines {
   finish(): RgbaImage;
 }
 
+/**
+ * The IDAT consumer: a sliced inflater (zlib header, slices, inflate calls) feeding a row sink (scanline
+ * assembly and the row pipeline). Null when a scanline is wider than MAX_ROW_BYTES.
+ */
+function createScanlines(colour: PngColour, maxSide: number): Scanlines | null {
+  const plan = planRows(colour, maxSide);
+  if (!plan) return null;
+  const sink = createRowSink(colour, plan);
+  const inflater = createSlicedInflate(sink, (plan.stride + 1) * colour.height);
+  return {
+    push: inflater.push,
+    finish() {
+      inflater.finish();
+      return sink.finish();
+    },
+  };
+}
+
+/** The geometry of the row pipeline for one image and `maxSide`. */
+interface RowPlan {
+  /** Bytes of one scanline without its filter byte. */
+  stride: number;
+  /** Bytes per complete pixel for the filters (1 below 8 bits); also the zero prefix of each row buffer. */
+  bpp: number;
+  /** The box filter's factor; 1 is a plain decode. */
+  factor: number;
+  outWidth: number;
+  outHeight: number;
+}
+
+/** Null when a scanline is wider than MAX_ROW_BYTES. */
+function planRows(colour: PngColour, maxSide: number): RowPlan | null {
+  const { width, height, depth, colourType } = colour;
+  const bitsPerPixel = depth * CHANNELS[colourType]!;
+  const stride = Math.ceil((width * bitsPerPixel) / 8);
+  if (stride > MAX_ROW_BYTES) return null;
+  const factor = Math.max(1, Math.ceil(Math.max(width, height) / maxSide));
+  return { stride, bpp: Math.max(1, bitsPerPixel >> 3), factor, outWidth: Math.ceil(width / factor), outHeight: Math.ceil(height / factor) };
+}
+
+/** Where inflated bytes go: split into scanlines, unfiltered, converted and (when shrinking) box-filtered. */
+interface RowSink {
+  take(data: Uint8Array): void;
+  /** Whether every scanline the header implies has arrived. */
+  complete(): boolean;
+  /** The decoded image, or throws if scanlines are missing. */
+  finish(): RgbaImage;
+}
+
 /** The buffers of the row pipeline, allocated when the first pixel data arrives. */
 interface Rows {
   /** Two scanlines, each after `bpp` zero bytes so the first pixel's filter needs no special case. */
@@ -175,41 +227,18 @@ interface Rows {
   box: BoxShrink | null;
 }
 
-function allocateRows(rowLength: number, outBytes: number, shrink: ((out: Uint8Array) => BoxShrink) | null): Rows {
-  const out = new Uint8Array(outBytes);
-  return { cur: new Uint8Array(rowLength), prev: new Uint8Array(rowLength), out, box: shrink ? shrink(out) : null };
+function allocateRows(colour: PngColour, plan: RowPlan): Rows {
+  const out = new Uint8Array(plan.outWidth * 4 * plan.outHeight);
+  const rowLength = plan.bpp + plan.stride;
+  const box = plan.factor > 1 ? createBoxShrink(colour.width, colour.height, plan.factor, out) : null;
+  return { cur: new Uint8Array(rowLength), prev: new Uint8Array(rowLength), out, box };
 }
 
-/**
- * The IDAT consumer: zlib header, sliced inflate, scanline assembly and the row pipeline. Null when a
- * scanline is wider than MAX_ROW_BYTES. Buffers are allocated when the first pixel data arrives.
- */
-function createScanlines(colour: PngColour, maxSide: number): Scanlines | null {
-  const { width, height, depth, colourType } = colour;
-  const bitsPerPixel = depth * CHANNELS[colourType]!;
-  const stride = Math.ceil((width * bitsPerPixel) / 8);
-  if (stride > MAX_ROW_BYTES) return null;
-  /** Bytes per complete pixel for the filters (1 below 8 bits); also the zero prefix of each row buffer. */
-  const bpp = Math.max(1, bitsPerPixel >> 3);
-  const factor = Math.max(1, Math.ceil(Math.max(width, height) / maxSide));
-  const outWidth = Math.ceil(width / factor);
-  const outHeight = Math.ceil(height / factor);
+function createRowSink(colour: PngColour, plan: RowPlan): RowSink {
+  const { width, height } = colour;
+  const { stride, bpp, outWidth, outHeight } = plan;
   const outRow = outWidth * 4;
   const convert = rowConverter(colour);
-
-  const inflate = new Inflate();
-  let inflated = NOTHING;
-  inflate.ondata = (data) => {
-    inflated = data;
-  };
-  const zlibHeader: number[] = [];
-  // IDAT chunks are often 8 KiB (libpng's default): small ones are gathered into `staging` up to one slice.
-  const staging = new Uint8Array(MAX_SLICE);
-  let staged = 0;
-  let slice = MIN_SLICE;
-  let sinceOutput = 0;
-  let trailer = 0;
-
   // The scanline being assembled: its filter byte (-1 before it arrives) and how many of its bytes are in.
   let filter = -1;
   let filled = 0;
@@ -235,34 +264,83 @@ function createScanlines(colour: PngColour, maxSide: number): Scanlines | null {
     filled = 0;
   }
 
-  /** Splits inflated bytes into scanlines. */
-  function take(data: Uint8Array): void {
-    rows ??= allocateRows(bpp + stride, outRow * outHeight, factor > 1 ? (out) => createBoxShrink(width, height, factor, out) : null);
-    const r = rows;
-    let i = 0;
-    while (i < data.length) {
-      if (y === height) throw corrupt(`its image data is longer than its ${width}x${height} size implies`);
-      if (filter < 0) {
-        filter = data[i++]!;
-        if (filter > 4) throw corrupt(`row ${y} has unknown filter type ${filter}`);
-        continue;
+  return {
+    take(data) {
+      rows ??= allocateRows(colour, plan);
+      const r = rows;
+      let i = 0;
+      while (i < data.length) {
+        if (y === height) throw corrupt(`its image data is longer than its ${width}x${height} size implies`);
+        if (filter < 0) {
+          filter = data[i++]!;
+          if (filter > 4) throw corrupt(`row ${y} has unknown filter type ${filter}`);
+          continue;
+        }
+        const n = Math.min(stride - filled, data.length - i);
+        r.cur.set(data.subarray(i, i + n), bpp + filled);
+        filled += n;
+        i += n;
+        if (filled === stride) finishRow(r);
       }
-      const n = Math.min(stride - filled, data.length - i);
-      r.cur.set(data.subarray(i, i + n), bpp + filled);
-      filled += n;
-      i += n;
-      if (filled === stride) finishRow(r);
-    }
-  }
+    },
+    complete: () => y === height,
+    finish() {
+      if (y < height) throw corrupt(`its image data ends after ${y} of ${height} rows`);
+      return { width: outWidth, height: outHeight, data: rows!.out };
+    },
+  };
+}
+
+/**
+ * fflate's Inflate keeps the last 32 KiB of output (the window) in its field `o`, with `s.b` bytes in use,
+ * and makes room for a call's output by doubling a fresh buffer from there: about four times the output in
+ * garbage per call, ~500 MB over a 40 MP photo. Handing it, before each call, one buffer that already has
+ * room for a call's output (the window copied to its start) leaves one copy per call: the slice it passes to
+ * ondata. Pinned fflate 0.8; if those fields are not there, the inflater runs as it comes.
+ */
+interface InflateInternals {
+  o?: unknown;
+  s?: { b?: unknown };
+}
+
+function lendOutputBuffer(inflate: Inflate, work: Uint8Array): void {
+  const internals = inflate as unknown as InflateInternals;
+  const window = internals.o;
+  const used = internals.s?.b;
+  if (!(window instanceof Uint8Array) || window === work || typeof used !== "number" || used > window.length || used > work.length) return;
+  work.set(window.subarray(0, used));
+  internals.o = work;
+}
+
+/**
+ * Inflates IDAT data into `sink` in slices sized to give about OUTPUT_PER_CALL per call (see the module
+ * comment); checks the zlib header first and stops reading once the sink is complete. `expected` is the
+ * inflated size the header implies (it bounds the output buffer lent to fflate).
+ */
+function createSlicedInflate(sink: RowSink, expected: number): { push(idat: Uint8Array): void; finish(): void } {
+  const inflate = new Inflate();
+  let inflated = NOTHING;
+  inflate.ondata = (data) => {
+    inflated = data;
+  };
+  const work = new Uint8Array(WINDOW + Math.min(2 * OUTPUT_PER_CALL, expected));
+  const zlibHeader: number[] = [];
+  // IDAT chunks are often 8 KiB (libpng's default): small ones are gathered into `staging` up to one slice.
+  const staging = new Uint8Array(MAX_SLICE);
+  let staged = 0;
+  let slice = MIN_SLICE;
+  let sinceOutput = 0;
+  let trailer = 0;
 
   /** One inflate call; then the next slice is sized from this call's expansion ratio. */
   function inflateSlice(input: Uint8Array): void {
-    if (y === height) {
+    if (sink.complete()) {
       // Complete: only the zlib trailer may follow (more pixels throw in take()); the rest is not read.
       if (trailer >= TRAILER_BYTES) return;
       input = input.subarray(0, TRAILER_BYTES - trailer);
       trailer += input.length;
     }
+    lendOutputBuffer(inflate, work);
     try {
       inflate.push(input);
     } catch (cause) {
@@ -272,7 +350,7 @@ function createScanlines(colour: PngColour, maxSide: number): Scanlines | null {
     inflated = NOTHING;
     sinceOutput = data.length > 0 ? 0 : sinceOutput + input.length;
     if (sinceOutput > STALL_BYTES) throw corrupt("its compressed image data stopped producing pixels");
-    if (data.length > 0) take(data);
+    if (data.length > 0) sink.take(data);
     const ratio = data.length / Math.max(1, input.length);
     slice = Math.max(MIN_SLICE, Math.min(MAX_SLICE, Math.floor(OUTPUT_PER_CALL / Math.max(1, ratio))));
   }
@@ -304,8 +382,6 @@ function createScanlines(colour: PngColour, maxSide: number): Scanlines | null {
     finish() {
       if (staged > 0) inflateSlice(staging.subarray(0, staged));
       staged = 0;
-      if (y < height) throw corrupt(`its image data ends after ${y} of ${height} rows`);
-      return { width: outWidth, height: outHeight, data: rows!.out };
     },
   };
 }

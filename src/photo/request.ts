@@ -9,6 +9,7 @@
  * const logo = request.logo ? await loadInput(services, request.logo, "logoImage") : undefined;
  */
 import { ApiError, invalidField } from "../http/errors";
+import { canonicalJson, sha256Hex } from "../lib/encoding";
 import { loadImageBytes, sniffImage } from "../images";
 import type { Services } from "../services";
 import { findTemplate } from "./catalog";
@@ -125,4 +126,28 @@ export async function loadInput(services: Services, source: string, field: strin
     if (!(err instanceof ApiError)) throw err;
     throw new ApiError(err.code, `${field}: ${err.message}`, { details: [{ path: field, message: err.message }], headers: err.headers, cause: err });
   }
+}
+
+/** Strings longer than this (inline images) enter the fingerprint as their own digest. */
+const DIGESTED_STRING = 64 * 1024;
+
+/**
+ * The idempotency fingerprint of a request: SHA-256 of its canonical JSON, in which every string longer than
+ * 64 KiB (an image as a data URI) stands as the digest of its own bytes. The canonical JSON of a 13 MB data
+ * URI would otherwise be built, joined and encoded whole: three more copies of it at once.
+ *
+ * @example
+ * const fingerprint = await requestFingerprint({ body, async: false });
+ */
+export async function requestFingerprint(value: unknown): Promise<string> {
+  return sha256Hex(canonicalJson(await digestLongStrings(value)));
+}
+
+async function digestLongStrings(value: unknown): Promise<unknown> {
+  if (typeof value === "string") return value.length > DIGESTED_STRING ? `sha256:${await sha256Hex(value)}` : value;
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return Promise.all(value.map(digestLongStrings));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = await digestLongStrings(v);
+  return out;
 }

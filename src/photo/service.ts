@@ -9,12 +9,12 @@
  * return c.json(answer.body, answer.status);
  */
 import { ApiError } from "../http/errors";
-import { base64FromBytes, canonicalJson, sha256Hex } from "../lib/encoding";
+import { base64FromBytes } from "../lib/encoding";
 import type { Services } from "../services";
 import { queueAsyncJob } from "./async-jobs";
 import { generateItems, loadInputs, prepareInputs, wholeFailure, type GenerationResult, type Inputs } from "./generate";
 import { claimJob, finishJob, getJob, releaseJob, type JobRow } from "./jobs";
-import { checkDrawable, resolveRequest } from "./request";
+import { checkDrawable, requestFingerprint, resolveRequest } from "./request";
 import type { PhotoRequestBody } from "./schemas";
 import type { Price } from "./types";
 
@@ -37,7 +37,7 @@ export async function createPhoto(
   const claim = await claimJob(services.db, {
     userId,
     key: options.idempotencyKey,
-    fingerprint: await sha256Hex(canonicalJson({ body, async: options.respondAsync })),
+    fingerprint: await requestFingerprint({ body, async: options.respondAsync }),
     async: options.respondAsync,
     request: {},
     now: services.clock.now(),
