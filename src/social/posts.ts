@@ -390,7 +390,7 @@ function dayStart(value: string): Date {
 // ---------------------------------------------------------------- cancellation
 
 /**
- * DELETE /posts/{id}: with the post's delivery rows locked, refuses while a target is publishing or when
+ * DELETE /posts/{id}: with the post's delivery rows and then the post locked, refuses while a target is publishing or when
  * every target is published, else cancels the outstanding targets in one conditional UPDATE. The delivery
  * engine claims with a conditional UPDATE too, so once this commits nothing cancelled can be sent; queue
  * jobs are cancelled afterwards, best effort.
@@ -399,9 +399,11 @@ export async function cancelPost(services: Services, userId: string, id: string)
   if (!isUuid(id)) throw postNotFound(id);
   const now = services.clock.now();
   const jobs = await services.db.transaction(async (tx) => {
+    // Targets before the post: a delivery writer holds its target's row and then, through the status
+    // trigger, the post's row; taking them in the same order means the two never wait on each other crosswise.
+    const targets = await tx.select().from(deliveries).where(and(eq(deliveries.postId, id), eq(deliveries.userId, userId))).for("update");
     const [post] = await tx.select({ id: posts.id }).from(posts).where(and(eq(posts.id, id), eq(posts.userId, userId))).for("update");
     if (!post) throw postNotFound(id);
-    const targets = await tx.select().from(deliveries).where(eq(deliveries.postId, id)).for("update");
     const busy = targets.filter((t) => t.status === "publishing");
     if (busy.length > 0) {
       throw new ApiError(
