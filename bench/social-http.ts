@@ -487,7 +487,9 @@ interface Backlog {
 
 async function benchCreate(res: BenchResources): Promise<void> {
   const scratch = await res.own(() => createScratchDatabase(), (s) => s.drop());
-  const server = await res.own(() => startServerProcess({ env: { ...LIMITS, DATABASE_URL: scratch.url, PLATFORM_SANDBOX: "on" } }), (s) => s.dispose());
+  // BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=…" profiles the server under this load.
+  const nodeArgs = process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean);
+  const server = await res.own(() => startServerProcess({ nodeArgs, env: { ...LIMITS, DATABASE_URL: scratch.url, PLATFORM_SANDBOX: "on" } }), (s) => s.dispose());
   for (const account of ACCOUNTS) {
     const [platform, platformAccountId] = account.split(":");
     const answer = await fetch(`${server.baseUrl}/sandbox/accounts`, {
@@ -601,6 +603,8 @@ async function benchCreate(res: BenchResources): Promise<void> {
   await res.release(peerPool);
   await res.release(http);
   await res.release(admin);
+  // A profiled server writes its profile on a clean exit only.
+  if (nodeArgs?.length) await server.kill("SIGTERM");
   await res.release(server);
   await res.release(scratch);
 }
