@@ -22,6 +22,7 @@
  * const [post] = await loadPostRecords(db, userId, [postId], clock.now());
  */
 import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import type { WithSubqueryWithSelection } from "drizzle-orm/pg-core";
 import type { Db } from "../../db/client";
 import { deliveries, postStatusCounts, posts } from "../../db/schema";
 import type { Platform } from "./accounts";
@@ -85,31 +86,33 @@ export function toPostRecord(post: PostRow, status: PostStatus, targets: Deliver
 /** Records of the given posts of `userId`, in the order of `ids`; ids of others or of no post are skipped. */
 export async function loadPostRecords(db: Db, userId: string, ids: string[], now: Date): Promise<PostRecord[]> {
   if (ids.length === 0) return [];
-  const rows = await db
-    .select({ post: posts, status: postStatusSql(now) })
-    .from(posts)
-    .where(and(eq(posts.userId, userId), inArray(posts.id, ids)));
-  const byId = new Map(rows.map((r) => [r.post.id, r]));
-  const targets = await loadTargets(db, rows.map((r) => r.post.id));
-  return ids.flatMap((id) => {
-    const row = byId.get(id);
-    return row ? [toPostRecord(row.post, row.status, targets.get(id) ?? [])] : [];
-  });
+  const page = db.$with("page").as(db.select({ id: posts.id }).from(posts).where(and(eq(posts.userId, userId), inArray(posts.id, ids))));
+  const byId = new Map((await selectRecords(db, page, now)).map((r) => [r.id, r]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
-async function loadTargets(db: Db, postIds: string[]): Promise<Map<string, DeliveryRow[]>> {
-  const out = new Map<string, DeliveryRow[]>();
-  if (postIds.length === 0) return out;
+/**
+ * The records of the posts whose ids `page` selects, in its order, with their targets (by account id), in
+ * one statement: the page of ids (from an index), then each post and its targets joined to it.
+ */
+async function selectRecords(db: Db, page: WithSubqueryWithSelection<{ id: typeof posts.id }, "page">, now: Date): Promise<PostRecord[]> {
   const rows = await db
-    .select()
-    .from(deliveries)
-    .where(inArray(deliveries.postId, postIds))
-    .orderBy(asc(deliveries.postId), asc(deliveries.accountId));
+    .with(page)
+    .select({ post: posts, status: postStatusSql(now), target: deliveries })
+    .from(page)
+    .innerJoin(posts, eq(posts.id, page.id))
+    .leftJoin(deliveries, eq(deliveries.postId, posts.id))
+    .orderBy(desc(posts.createdAt), desc(posts.id), asc(deliveries.accountId));
+  const out: PostRecord[] = [];
+  let current: { post: PostRow; status: PostStatus; targets: DeliveryRow[] } | undefined;
   for (const row of rows) {
-    const list = out.get(row.postId) ?? [];
-    list.push(row);
-    out.set(row.postId, list);
+    if (current?.post.id !== row.post.id) {
+      if (current) out.push(toPostRecord(current.post, current.status, current.targets));
+      current = { post: row.post, status: row.status, targets: [] };
+    }
+    if (row.target) current.targets.push(row.target);
   }
+  if (current) out.push(toPostRecord(current.post, current.status, current.targets));
   return out;
 }
 
@@ -140,21 +143,14 @@ export async function listPostRecords(db: Db, userId: string, filter: ListFilter
   }
   const where = and(...conditions);
   const counted = filter.platform || filter.from || filter.to ? countMatching(db, where) : countByStatus(db, userId, filter.status, now);
-  const [total, rows] = await Promise.all([
-    counted,
-    db
-      .select({ post: posts, status: postStatusSql(now) })
-      .from(posts)
-      .where(where)
-      .orderBy(desc(posts.createdAt), desc(posts.id))
-      .limit(filter.limit)
-      .offset(filter.offset),
-  ]);
-  const targets = await loadTargets(db, rows.map((r) => r.post.id));
+  const page = db.$with("page").as(
+    db.select({ id: posts.id }).from(posts).where(where).orderBy(desc(posts.createdAt), desc(posts.id)).limit(filter.limit).offset(filter.offset),
+  );
+  const [total, items] = await Promise.all([counted, selectRecords(db, page, now)]);
   return {
-    items: rows.map((r) => toPostRecord(r.post, r.status, targets.get(r.post.id) ?? [])),
+    items,
     total,
-    hasMore: filter.offset + rows.length < total,
+    hasMore: filter.offset + items.length < total,
     limit: filter.limit,
     offset: filter.offset,
   };
