@@ -25,6 +25,9 @@
  *    of the load and after it (every second for up to 60 s), and how long they took to drain. Goal: no
  *    growing backlog.
  *
+ * BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") is given to node for the lists' and the
+ * creation's server, which then stops with SIGTERM so that the profile is written.
+ *
  * Everything it starts (servers, scratch databases, pools) is stopped and removed at the end, on an error
  * and on Ctrl-C. `SOCIAL_HTTP=media,lists,create` runs only some of the three.
  *
@@ -350,7 +353,8 @@ async function benchLists(res: BenchResources): Promise<void> {
   const scratch = await res.own(() => createScratchDatabase(), (s) => s.drop());
   // The server migrates the database and makes its first user (whose key it writes to DATA_DIR); the users
   // of the bench come after.
-  const server = await res.own(() => startServerProcess({ env: { ...LIMITS, DATABASE_URL: scratch.url } }), (s) => s.dispose());
+  const nodeArgs = process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean);
+  const server = await res.own(() => startServerProcess({ nodeArgs, env: { ...LIMITS, DATABASE_URL: scratch.url } }), (s) => s.dispose());
   const handle = await openNodeDb({ url: scratch.url, poolSize: 1, migrate: false });
   const users: Array<{ size: number; userId: string; key: string }> = [];
   try {
@@ -449,6 +453,7 @@ async function benchLists(res: BenchResources): Promise<void> {
   await res.release(peerPool);
   await res.release(http);
   await res.release(admin);
+  if (nodeArgs?.length) await server.kill("SIGTERM");
   await res.release(server);
   await res.release(scratch);
 }
@@ -487,7 +492,8 @@ interface Backlog {
 
 async function benchCreate(res: BenchResources): Promise<void> {
   const scratch = await res.own(() => createScratchDatabase(), (s) => s.drop());
-  const server = await res.own(() => startServerProcess({ env: { ...LIMITS, DATABASE_URL: scratch.url, PLATFORM_SANDBOX: "on" } }), (s) => s.dispose());
+  const nodeArgs = process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean);
+  const server = await res.own(() => startServerProcess({ nodeArgs, env: { ...LIMITS, DATABASE_URL: scratch.url, PLATFORM_SANDBOX: "on" } }), (s) => s.dispose());
   for (const account of ACCOUNTS) {
     const [platform, platformAccountId] = account.split(":");
     const answer = await fetch(`${server.baseUrl}/sandbox/accounts`, {
@@ -601,6 +607,8 @@ async function benchCreate(res: BenchResources): Promise<void> {
   await res.release(peerPool);
   await res.release(http);
   await res.release(admin);
+  // A profiled server writes its profile on a clean exit only.
+  if (nodeArgs?.length) await server.kill("SIGTERM");
   await res.release(server);
   await res.release(scratch);
 }

@@ -102,8 +102,34 @@ export const posts = pgTable(
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
     cancelledAt: ts("cancelled_at"),
+    /**
+     * The post-level status as stored: kept by triggers (migration 0004) from the deliveries, so every writer
+     * keeps it right. `scheduled` here means "outstanding, none attempted, has a scheduledFor"; it reads as
+     * `queued` once scheduledFor has passed (src/social/post-record.ts).
+     */
+    status: text("status").notNull().default("failed"),
   },
-  (t) => [index("posts_user_created_idx").on(t.userId, t.createdAt)],
+  (t) => [
+    index("posts_user_created_idx").on(t.userId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    index("posts_user_status_created_idx").on(t.userId, t.status, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+  ],
+);
+
+/**
+ * Per-user post counts by stored status as signed deltas, appended by a trigger on posts (migration 0004):
+ * writers only insert, so they never wait on each other; readers sum a user's rows and fold them into one row
+ * per status now and then (src/social/post-record.ts). No foreign key: rows are written while a user's posts
+ * are deleted with the user.
+ */
+export const postStatusCounts = pgTable(
+  "post_status_counts",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    userId: uuid("user_id").notNull(),
+    status: text("status").notNull(),
+    n: integer("n").notNull(),
+  },
+  (t) => [index("post_status_counts_user_idx").on(t.userId, t.status)],
 );
 
 export const deliveries = pgTable(

@@ -1,8 +1,9 @@
 /**
- * The post record (DESIGN.md "post record fields") and the post-level status, derived from the targets in SQL
- * so that a status filter, `total` and paging agree with what the records show.
+ * The post record (DESIGN.md "post record fields") and the post-level status. The status is stored on the post
+ * (`posts.status`) and kept by database triggers (migration 0004) from the targets, whoever writes them, so a
+ * status filter, `total` and paging read an index instead of every post's deliveries.
  *
- * Derived status, first match wins:
+ * Status, first match wins:
  *   publishing           a target is being published right now
  *   scheduled            targets outstanding, none attempted yet, scheduledFor still ahead
  *   queued               targets outstanding (pending, or failed and awaiting a retry)
@@ -10,32 +11,45 @@
  *   partially_published  all targets final, some published (the rest failed or were cancelled)
  *   cancelled            all final, none published, some cancelled
  *   failed               all final, all failed
+ * "scheduledFor still ahead" changes with the clock, not with a write: the stored `scheduled` means
+ * "outstanding, none attempted, has a scheduledFor" and reads as `queued` once that time has passed.
+ *
+ * `total` comes from per-user counts by stored status (`post_status_counts`, signed deltas the triggers
+ * append; a reader folds a user's rows into one per status when they pile up). Filters the counts do not
+ * split by (platform, dates) count the matching posts instead.
  *
  * @example
  * const [post] = await loadPostRecords(db, userId, [postId], clock.now());
  */
 import { and, asc, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import type { WithSubqueryWithSelection } from "drizzle-orm/pg-core";
 import type { Db } from "../../db/client";
-import { deliveries, posts } from "../../db/schema";
+import { deliveries, postStatusCounts, posts } from "../../db/schema";
 import type { Platform } from "./accounts";
 import type { PostRecord, PostStatus } from "./schemas";
 
-/**
- * SQL for the derived status of the `posts` row in the enclosing query. Written with explicit qualifiers:
- * Drizzle leaves columns unqualified in single-table selects, and inside this subquery an unqualified `id`
- * would mean the delivery's.
- */
+/** A user's count rows beyond which a read folds them into one row per status. */
+const FOLD_COUNTS_AT = 64;
+
+/** The status as shown, from the stored one and the clock (SQL, for the `posts` row of the enclosing query). */
 export function postStatusSql(now: Date): SQL<PostStatus> {
-  return sql<PostStatus>`(select case
-      when bool_or(d.status = 'publishing') then 'publishing'
-      when bool_or(d.status = 'pending' or (d.status = 'failed' and d.next_attempt_at is not null)) then
-        case when "posts"."scheduled_for" > ${now.toISOString()}::timestamptz and bool_and(d.attempts = 0)
-          then 'scheduled' else 'queued' end
-      when bool_and(d.status = 'published') then 'published'
-      when bool_or(d.status = 'published') then 'partially_published'
-      when bool_or(d.status = 'cancelled') then 'cancelled'
-      else 'failed' end
-    from "deliveries" d where d.post_id = "posts"."id")`;
+  return sql<PostStatus>`(case when ${posts.status} = 'scheduled' and not (${posts.scheduledFor} > ${now.toISOString()}::timestamptz)
+    then 'queued' else ${posts.status} end)`;
+}
+
+/** The same in code, for a post this request has just written. */
+export function shownStatus(stored: PostStatus, scheduledFor: Date | null, now: Date): PostStatus {
+  return stored === "scheduled" && !(scheduledFor && scheduledFor.getTime() > now.getTime()) ? "queued" : stored;
+}
+
+/** Posts whose shown status is `status`. */
+function statusIs(status: PostStatus, now: Date): SQL {
+  const at = sql`${now.toISOString()}::timestamptz`;
+  if (status === "scheduled") return sql`${posts.status} = 'scheduled' and ${posts.scheduledFor} > ${at}`;
+  if (status === "queued") {
+    return sql`${posts.status} in ('queued', 'scheduled') and (${posts.status} = 'queued' or not (${posts.scheduledFor} > ${at}))`;
+  }
+  return eq(posts.status, status);
 }
 
 type PostRow = typeof posts.$inferSelect;
@@ -72,31 +86,33 @@ export function toPostRecord(post: PostRow, status: PostStatus, targets: Deliver
 /** Records of the given posts of `userId`, in the order of `ids`; ids of others or of no post are skipped. */
 export async function loadPostRecords(db: Db, userId: string, ids: string[], now: Date): Promise<PostRecord[]> {
   if (ids.length === 0) return [];
-  const rows = await db
-    .select({ post: posts, status: postStatusSql(now) })
-    .from(posts)
-    .where(and(eq(posts.userId, userId), inArray(posts.id, ids)));
-  const byId = new Map(rows.map((r) => [r.post.id, r]));
-  const targets = await loadTargets(db, rows.map((r) => r.post.id));
-  return ids.flatMap((id) => {
-    const row = byId.get(id);
-    return row ? [toPostRecord(row.post, row.status, targets.get(id) ?? [])] : [];
-  });
+  const page = db.$with("page").as(db.select({ id: posts.id }).from(posts).where(and(eq(posts.userId, userId), inArray(posts.id, ids))));
+  const byId = new Map((await selectRecords(db, page, now)).map((r) => [r.id, r]));
+  return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
-async function loadTargets(db: Db, postIds: string[]): Promise<Map<string, DeliveryRow[]>> {
-  const out = new Map<string, DeliveryRow[]>();
-  if (postIds.length === 0) return out;
+/**
+ * The records of the posts whose ids `page` selects, in its order, with their targets (by account id), in
+ * one statement: the page of ids (from an index), then each post and its targets joined to it.
+ */
+async function selectRecords(db: Db, page: WithSubqueryWithSelection<{ id: typeof posts.id }, "page">, now: Date): Promise<PostRecord[]> {
   const rows = await db
-    .select()
-    .from(deliveries)
-    .where(inArray(deliveries.postId, postIds))
-    .orderBy(asc(deliveries.postId), asc(deliveries.accountId));
+    .with(page)
+    .select({ post: posts, status: postStatusSql(now), target: deliveries })
+    .from(page)
+    .innerJoin(posts, eq(posts.id, page.id))
+    .leftJoin(deliveries, eq(deliveries.postId, posts.id))
+    .orderBy(desc(posts.createdAt), desc(posts.id), asc(deliveries.accountId));
+  const out: PostRecord[] = [];
+  let current: { post: PostRow; status: PostStatus; targets: DeliveryRow[] } | undefined;
   for (const row of rows) {
-    const list = out.get(row.postId) ?? [];
-    list.push(row);
-    out.set(row.postId, list);
+    if (current?.post.id !== row.post.id) {
+      if (current) out.push(toPostRecord(current.post, current.status, current.targets));
+      current = { post: row.post, status: row.status, targets: [] };
+    }
+    if (row.target) current.targets.push(row.target);
   }
+  if (current) out.push(toPostRecord(current.post, current.status, current.targets));
   return out;
 }
 
@@ -114,12 +130,11 @@ export interface ListFilter {
 
 /** One page of a user's posts, newest first, with the total matching the same filters. */
 export async function listPostRecords(db: Db, userId: string, filter: ListFilter, now: Date) {
-  const status = postStatusSql(now);
-  const effectiveDate = sql`coalesce("posts"."scheduled_for", "posts"."created_at")`;
+  const effectiveDate = sql`coalesce(${posts.scheduledFor}, ${posts.createdAt})`;
   const conditions: SQL[] = [eq(posts.userId, userId)];
-  if (filter.status) conditions.push(sql`${status} = ${filter.status}`);
+  if (filter.status) conditions.push(statusIs(filter.status, now));
   if (filter.platform) {
-    conditions.push(sql`exists (select 1 from "deliveries" d where d.post_id = "posts"."id" and d.platform = ${filter.platform})`);
+    conditions.push(sql`exists (select 1 from ${deliveries} d where d.post_id = ${posts.id} and d.platform = ${filter.platform})`);
   }
   if (filter.from) conditions.push(sql`${effectiveDate} >= ${filter.from.toISOString()}::timestamptz`);
   if (filter.to) {
@@ -127,22 +142,60 @@ export async function listPostRecords(db: Db, userId: string, filter: ListFilter
     conditions.push(filter.toExclusive ? sql`${effectiveDate} < ${bound}` : sql`${effectiveDate} <= ${bound}`);
   }
   const where = and(...conditions);
-
-  const [counted] = await db.select({ total: sql<number>`count(*)::int` }).from(posts).where(where);
-  const rows = await db
-    .select({ post: posts, status })
-    .from(posts)
-    .where(where)
-    .orderBy(desc(posts.createdAt), desc(posts.id))
-    .limit(filter.limit)
-    .offset(filter.offset);
-  const targets = await loadTargets(db, rows.map((r) => r.post.id));
-  const total = counted?.total ?? 0;
+  const counted = filter.platform || filter.from || filter.to ? countMatching(db, where) : countByStatus(db, userId, filter.status, now);
+  const page = db.$with("page").as(
+    db.select({ id: posts.id }).from(posts).where(where).orderBy(desc(posts.createdAt), desc(posts.id)).limit(filter.limit).offset(filter.offset),
+  );
+  const [total, items] = await Promise.all([counted, selectRecords(db, page, now)]);
   return {
-    items: rows.map((r) => toPostRecord(r.post, r.status, targets.get(r.post.id) ?? [])),
+    items,
     total,
-    hasMore: filter.offset + rows.length < total,
+    hasMore: filter.offset + items.length < total,
     limit: filter.limit,
     offset: filter.offset,
   };
+}
+
+async function countMatching(db: Db, where: SQL | undefined): Promise<number> {
+  const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(posts).where(where);
+  return row?.n ?? 0;
+}
+
+/**
+ * The user's posts in `status` (all when absent) from the count rows. Stored `scheduled` posts whose time has
+ * passed count as queued: those few are counted from the posts themselves, only when the filter needs them.
+ */
+async function countByStatus(db: Db, userId: string, status: PostStatus | undefined, now: Date): Promise<number> {
+  const due = sql<number>`(select count(*)::int from ${posts} where ${posts.userId} = ${userId} and ${posts.status} = 'scheduled'
+    and not (${posts.scheduledFor} > ${now.toISOString()}::timestamptz))`;
+  const rows = await db
+    .select({
+      status: postStatusCounts.status,
+      n: sql<number>`sum(${postStatusCounts.n})::int`,
+      rows: sql<number>`count(*)::int`,
+      due: status === "queued" || status === "scheduled" ? due : sql<number>`0`,
+    })
+    .from(postStatusCounts)
+    .where(eq(postStatusCounts.userId, userId))
+    .groupBy(postStatusCounts.status);
+  if (rows.reduce((sum, r) => sum + r.rows, 0) > FOLD_COUNTS_AT) await foldCounts(db, userId);
+  const of = (s: string) => rows.find((r) => r.status === s)?.n ?? 0;
+  const pastDue = rows[0]?.due ?? 0;
+  if (!status) return rows.reduce((sum, r) => sum + r.n, 0);
+  if (status === "queued") return of("queued") + pastDue;
+  if (status === "scheduled") return of("scheduled") - pastDue;
+  return of(status);
+}
+
+/**
+ * Replaces the user's count rows by one per status, in one statement. Writers only ever insert, and rows
+ * another fold holds are skipped, so this never waits and never loses a delta: what it deletes it re-inserts
+ * as a sum.
+ */
+async function foldCounts(db: Db, userId: string): Promise<void> {
+  await db.execute(sql`with gone as (
+      delete from ${postStatusCounts} where id in (
+        select id from ${postStatusCounts} where user_id = ${userId} for update skip locked)
+      returning status, n)
+    insert into ${postStatusCounts} (user_id, status, n) select ${userId}::uuid, status, sum(n) from gone group by status having sum(n) <> 0`);
 }

@@ -13,8 +13,8 @@
  * @example
  * const { status, post } = await createPost(services, userId, key, body);
  */
-import { and, eq, inArray, or, isNotNull, sql } from "drizzle-orm";
-import { deliveries, media, posts, socialAccounts, type PostImage } from "../../db/schema";
+import { and, asc, eq, getTableColumns, inArray, or, isNotNull, sql } from "drizzle-orm";
+import { deliveries, idempotencyKeys, media, posts, socialAccounts, type PostImage } from "../../db/schema";
 import { ApiError, type ErrorDetail } from "../http/errors";
 import { planSocialSize, readImageHeader, type NormalisedJpeg } from "../images";
 import { isUuid } from "../lib/encoding";
@@ -32,8 +32,8 @@ import {
   type KeyLock,
 } from "./idempotency";
 import { findOwnedMedia, loadSource, mediaNotFound, sourceOfString, storeNormalised, type ImageSource, type MediaRow } from "./media";
-import { listPostRecords, loadPostRecords, type ListFilter } from "./post-record";
-import { LIST_DEFAULT_LIMIT, type PostCreate, type PostListQuery, type PostRecord } from "./schemas";
+import { listPostRecords, loadPostRecords, shownStatus, toPostRecord, type ListFilter } from "./post-record";
+import { LIST_DEFAULT_LIMIT, type PostCreate, type PostListQuery, type PostRecord, type PostStatus } from "./schemas";
 
 /** Furthest ahead a post may be scheduled. */
 export const MAX_SCHEDULE_AHEAD_MS = 365 * 24 * 3600 * 1000;
@@ -85,6 +85,10 @@ export function normaliseSubmission(body: PostCreate): Submission {
 export async function createPost(services: Services, userId: string, key: string, body: PostCreate): Promise<CreatePostResult> {
   const submission = normaliseSubmission(body);
   const fp = await fingerprint({ operation: "POST /api/v1/social/posts", ...submission });
+  if (submission.images.length === 0) {
+    const created = await createTextPost(services, userId, { key, fingerprint: fp }, submission);
+    if (created) return created;
+  }
   const claim = await claimKey(services.db, { userId, key, fingerprint: fp, now: services.clock.now(), lockMs: KEY_LOCK_MS });
   if (claim.kind === "replay") return replay(services, userId, claim.postId);
 
@@ -132,6 +136,55 @@ async function answerLostKey(services: Services, userId: string, key: string): P
   const row = await readKey(services.db, userId, key);
   if (row?.state === "done" && row.postId) return replay(services, userId, row.postId);
   throw requestInProgressError();
+}
+
+// ---------------------------------------------------------------- posts without images
+
+/**
+ * A post without images in two round trips: its targets are read and checked, then one statement takes the
+ * Idempotency-Key straight to `done`, inserts the post and one delivery per target, and returns the
+ * deliveries; the answer is built from what was written. Null when the general path must answer instead,
+ * exactly as it always has: the key exists (replay, 409, 410, takeover of a crashed request), or the
+ * submission is refused (the general path claims the key first, so a retry of a stored post stays a replay
+ * even if its account has since been disconnected, and then reports the refusal and releases the key).
+ * Nothing is left behind on a null: the key, the post and the deliveries are written together or not at all.
+ */
+async function createTextPost(services: Services, userId: string, key: { key: string; fingerprint: string }, s: Submission): Promise<CreatePostResult | null> {
+  let targets: Target[];
+  try {
+    targets = await validateTargets(services, userId, s);
+  } catch (err) {
+    if (err instanceof ApiError) return null;
+    throw err;
+  }
+  const now = services.clock.now();
+  const scheduledFor = s.scheduledFor ? new Date(s.scheduledFor) : null;
+  const status = scheduledFor ? 201 : 202;
+  // Every target pending and unattempted: the status the triggers would store (they check it anyway).
+  const stored: PostStatus = scheduledFor ? "scheduled" : "queued";
+  const post = { id: crypto.randomUUID(), userId, caption: s.caption, hashtags: s.hashtags, images: [], scheduledFor, createdAt: now, updatedAt: now, cancelledAt: null, status: stored };
+  const at = now.toISOString();
+  const keyRow = services.db.$with("key", { postId: sql<string>`post_id`.as("post_id") }).as(
+    sql`insert into ${idempotencyKeys} (user_id, key, fingerprint, state, post_id, response_status, locked_until, created_at, updated_at)
+      values (${userId}, ${key.key}, ${key.fingerprint}, 'done', ${post.id}, ${status}, null, ${at}, ${at})
+      on conflict do nothing returning post_id`,
+  );
+  const postRow = services.db.$with("post", { id: sql<string>`id`.as("id") }).as(
+    sql`insert into ${posts} (id, user_id, caption, hashtags, images, scheduled_for, created_at, updated_at, status)
+      select post_id, ${userId}, ${s.caption}, ${JSON.stringify(s.hashtags)}::jsonb, '[]'::jsonb, ${scheduledFor?.toISOString() ?? null}::timestamptz, ${at}, ${at}, ${stored}
+      from key returning id`,
+  );
+  const targetRows = sql.join(targets.map((t) => sql`(${t.id}, ${t.platform})`), sql`, `);
+  const added = services.db.$with("added", getTableColumns(deliveries)).as(
+    sql`insert into ${deliveries} (post_id, user_id, account_id, platform, status, next_attempt_at, created_at, updated_at)
+      select post.id, ${userId}, t.account_id, t.platform, 'pending', ${(scheduledFor ?? now).toISOString()}, ${at}, ${at}
+      from post cross join (values ${targetRows}) t(account_id, platform) returning *`,
+  );
+  const rows = await services.db.with(keyRow, postRow, added).select().from(added).orderBy(asc(added.accountId));
+  if (rows.length === 0) return null;
+  const jobs = await enqueueDeliveries(services, rows.map((r) => r.id), s.scheduledFor);
+  const targetsOut = rows.map((r) => ({ ...r, jobId: jobs.get(r.id) ?? r.jobId }));
+  return { status, post: toPostRecord(post, shownStatus(stored, scheduledFor, now), targetsOut), replayed: false };
 }
 
 // ---------------------------------------------------------------- validation (no image work)
@@ -338,21 +391,26 @@ class LostKey extends Error {
 }
 
 /**
- * Hands each delivery to the queue. Failures are logged, not raised: the post is committed, and the sweep
- * re-queues deliveries that have no live job.
+ * Hands each delivery to the queue; the job id of each delivery that got one. Failures are logged, not
+ * raised: the post is committed, and the sweep re-queues deliveries that have no live job.
  */
-async function enqueueDeliveries(services: Services, deliveryIds: string[], scheduledFor: string | null): Promise<void> {
+async function enqueueDeliveries(services: Services, deliveryIds: string[], scheduledFor: string | null): Promise<Map<string, string>> {
   const notBefore = scheduledFor ? new Date(scheduledFor) : undefined;
+  const jobs = new Map<string, string>();
   await Promise.all(
     deliveryIds.map(async (id) => {
       try {
         const jobId = await services.queue.enqueue(id, notBefore);
-        if (jobId) await services.db.update(deliveries).set({ jobId }).where(eq(deliveries.id, id));
+        if (jobId) {
+          await services.db.update(deliveries).set({ jobId }).where(eq(deliveries.id, id));
+          jobs.set(id, jobId);
+        }
       } catch (err) {
         services.log.warn("enqueue failed; the sweep will re-queue the delivery", { deliveryId: id, err: String(err) });
       }
     }),
   );
+  return jobs;
 }
 
 // ---------------------------------------------------------------- reading
@@ -390,7 +448,7 @@ function dayStart(value: string): Date {
 // ---------------------------------------------------------------- cancellation
 
 /**
- * DELETE /posts/{id}: with the post's delivery rows locked, refuses while a target is publishing or when
+ * DELETE /posts/{id}: with the post's delivery rows and then the post locked, refuses while a target is publishing or when
  * every target is published, else cancels the outstanding targets in one conditional UPDATE. The delivery
  * engine claims with a conditional UPDATE too, so once this commits nothing cancelled can be sent; queue
  * jobs are cancelled afterwards, best effort.
@@ -399,9 +457,11 @@ export async function cancelPost(services: Services, userId: string, id: string)
   if (!isUuid(id)) throw postNotFound(id);
   const now = services.clock.now();
   const jobs = await services.db.transaction(async (tx) => {
+    // Targets before the post: a delivery writer holds its target's row and then, through the status
+    // trigger, the post's row; taking them in the same order means the two never wait on each other crosswise.
+    const targets = await tx.select().from(deliveries).where(and(eq(deliveries.postId, id), eq(deliveries.userId, userId))).for("update");
     const [post] = await tx.select({ id: posts.id }).from(posts).where(and(eq(posts.id, id), eq(posts.userId, userId))).for("update");
     if (!post) throw postNotFound(id);
-    const targets = await tx.select().from(deliveries).where(eq(deliveries.postId, id)).for("update");
     const busy = targets.filter((t) => t.status === "publishing");
     if (busy.length > 0) {
       throw new ApiError(
