@@ -440,8 +440,8 @@ function decodeScan(
   const header = readScanHeader(seg, frame, dcTables, acTables);
   const { data, length, restarts, next } = unstuff(b, dataStart);
   const reader: BitReader = { data, length, p: 0, buf: 0, cnt: 0, eobrun: 0 };
-  const block = frame.progressive ? progressiveBlocks(reader, header, frame.size) : baselineBlocks(reader, header.comps, frame, quant);
-  forEachBlock(header.comps, frame, restartInterval, restarts, reader, block);
+  const blocks = frame.progressive ? new ProgressiveBlocks(reader, header, frame.size) : new BaselineBlocks(reader, header.comps, frame, quant);
+  forEachBlock(header.comps, frame, restartInterval, restarts, reader, blocks);
   for (const c of frame.components) c.pred = 0;
   return next;
 }
@@ -460,13 +460,22 @@ interface BitReader {
 }
 
 /**
- * Calls `block` for each block of the scan in its order (MCU by MCU for an interleaved scan, the component's
+ * The block step of a scan: decodes the block at (`row`, `col`) of component `c` (the scan's `ci`th). A class
+ * per kind of scan rather than a closure per scan, so the optimised block loop keeps its inlined call from
+ * one image to the next.
+ */
+interface BlockStep {
+  block(c: Component, ci: number, row: number, col: number): void;
+}
+
+/**
+ * Calls `step.block` for each block of the scan in its order (MCU by MCU for an interleaved scan, the component's
  * used blocks row by row for a single one), realigning the reader and resetting the predictions at each
  * restart interval.
  */
 function forEachBlock(
   comps: Component[], frame: Frame, restartInterval: number, restarts: number[], reader: BitReader,
-  block: (c: Component, ci: number, row: number, col: number) => void,
+  step: BlockStep,
 ): void {
   const single = comps.length === 1;
   const first = comps[0]!;
@@ -486,13 +495,13 @@ function forEachBlock(
     const mr = (m / perLine) | 0;
     const mc = m - mr * perLine;
     if (single) {
-      block(first, 0, mr, mc);
+      step.block(first, 0, mr, mc);
       continue;
     }
     for (let ci = 0; ci < comps.length; ci++) {
       const c = comps[ci]!;
       for (let v = 0; v < c.v; v++) {
-        for (let h = 0; h < c.h; h++) block(c, ci, mr * c.v + v, mc * c.h + h);
+        for (let h = 0; h < c.h; h++) step.block(c, ci, mr * c.v + v, mc * c.h + h);
       }
     }
   }
@@ -513,27 +522,36 @@ interface BaselineComponent {
  * The block step of a sequential scan: entropy-decode one block (decodeBaselineBlock) and run its scaled IDCT
  * into the component's plane.
  */
-function baselineBlocks(reader: BitReader, comps: Component[], frame: Frame, quant: (Int32Array | undefined)[]): (c: Component, ci: number, row: number, col: number) => void {
-  const size = frame.size;
-  // 64 coefficients and the slot the ones outside the IDCT's window are dropped into.
-  const blk = new Int32Array(65);
-  const parts = comps.map((c): BaselineComponent => {
-    const q = quant[c.tq];
-    if (!c.dcTable || !c.acTable || !q) throw new Error("scan uses a table that was not defined");
-    const qz = new Int32Array(64);
-    const dst = new Int32Array(64);
-    for (let k = 0; k < 64; k++) {
-      const z = ZIGZAG[k]!;
-      qz[k] = q[z]!;
-      dst[k] = (z >> 3) < size && (z & 7) < size ? z : 64;
-    }
-    return { dc: c.dcTable, ac: c.acTable, qz, dst, stride: c.blocksPerLine * size };
-  });
-  return (c, ci, row, col) => {
-    const part = parts[ci]!;
-    c.pred = decodeBaselineBlock(reader, part, c.pred, blk);
-    idct(blk, size, c.plane, row * size * part.stride + col * size, part.stride);
-  };
+class BaselineBlocks implements BlockStep {
+  private readonly size: number;
+  /** 64 coefficients and the slot the ones outside the IDCT's window are dropped into. */
+  private readonly blk = new Int32Array(65);
+  private readonly parts: BaselineComponent[];
+
+  constructor(private readonly reader: BitReader, comps: Component[], frame: Frame, quant: (Int32Array | undefined)[]) {
+    const size = (this.size = frame.size);
+    this.parts = comps.map((c) => baselineComponent(c, quant[c.tq], size));
+  }
+
+  block(c: Component, ci: number, row: number, col: number): void {
+    const part = this.parts[ci]!;
+    const size = this.size;
+    c.pred = decodeBaselineBlock(this.reader, part, c.pred, this.blk);
+    idct(this.blk, size, c.plane, row * size * part.stride + col * size, part.stride);
+  }
+}
+
+/** A component's tables for a sequential scan at IDCT size `size`. */
+function baselineComponent(c: Component, q: Int32Array | undefined, size: number): BaselineComponent {
+  if (!c.dcTable || !c.acTable || !q) throw new Error("scan uses a table that was not defined");
+  const qz = new Int32Array(64);
+  const dst = new Int32Array(64);
+  for (let k = 0; k < 64; k++) {
+    const z = ZIGZAG[k]!;
+    qz[k] = q[z]!;
+    dst[k] = (z >> 3) < size && (z & 7) < size ? z : 64;
+  }
+  return { dc: c.dcTable, ac: c.acTable, qz, dst, stride: c.blocksPerLine * size };
 }
 
 /**
@@ -677,20 +695,27 @@ function refine(b: CoefficientBlock, k: number, p1: number, m1: number): void {
  * The block step of a progressive scan: points the block cursor at the block, then decodes the scan's band
  * of it (DC first or refining, AC first or refining) into the component's coefficients.
  */
-function progressiveBlocks(r: BitReader, scan: ScanHeader, size: number): (c: Component, ci: number, row: number, col: number) => void {
-  const slot = new Int32Array(64);
-  for (let k = 0; k < 64; k++) {
-    const z = ZIGZAG[k]!;
-    slot[k] = (z >> 3) < size && (z & 7) < size ? (z >> 3) * size + (z & 7) : -1;
+class ProgressiveBlocks implements BlockStep {
+  private readonly window: number;
+  private readonly b: CoefficientBlock;
+
+  constructor(private readonly r: BitReader, private readonly scan: ScanHeader, size: number) {
+    const slot = new Int32Array(64);
+    for (let k = 0; k < 64; k++) {
+      const z = ZIGZAG[k]!;
+      slot[k] = (z >> 3) < size && (z & 7) < size ? (z >> 3) * size + (z & 7) : -1;
+    }
+    this.window = size * size;
+    this.b = { coef: new Int16Array(0), nz: null, o: 0, m: 0, slot };
   }
-  const window = size * size;
-  const b: CoefficientBlock = { coef: new Int16Array(0), nz: null, o: 0, m: 0, slot };
-  const { ss, se, ah, al } = scan;
-  return (c, _ci, row, col) => {
+
+  block(c: Component, _ci: number, row: number, col: number): void {
+    const { r, b } = this;
+    const { ss, se, ah, al } = this.scan;
     b.coef = c.coefficients!;
     b.nz = c.nonzero;
     const block = row * c.blocksPerLine + col;
-    b.o = block * window;
+    b.o = block * this.window;
     b.m = block * 8;
     if (ss === 0) {
       if (ah === 0) {
@@ -705,7 +730,7 @@ function progressiveBlocks(r: BitReader, scan: ScanHeader, size: number): (c: Co
     if (!c.acTable) throw new Error("scan uses a table that was not defined");
     if (ah === 0) decodeAcFirst(r, b, c.acTable, ss, se, al);
     else decodeAcRefine(r, b, c.acTable, ss, se, al);
-  };
+  }
 }
 
 /** The first pass over an AC band (T.81 G.1.2.2), with end-of-band runs. */
