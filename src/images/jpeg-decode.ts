@@ -20,8 +20,8 @@ export interface ScaledDecode extends RgbaImage {
   eighths: number;
 }
 
-/** Natural (row-major) index of each zigzag position. */
-const ZIGZAG = new Int32Array([
+/** Natural (row-major) index of each zigzag position (the encoder's order too). */
+export const ZIGZAG = new Int32Array([
   0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14, 21,
   28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61,
   54, 47, 55, 62, 63,
@@ -30,7 +30,7 @@ const ZIGZAG = new Int32Array([
 /** Coefficients held before the IDCT of a progressive image; above this we let photon try instead. */
 const MAX_COEFFICIENT_BYTES = 96 * 1024 * 1024;
 
-const LOOKUP_BITS = 9;
+const LOOKUP_BITS = 11;
 const LOOKUP_MASK = (1 << LOOKUP_BITS) - 1;
 /** The run a fast AC entry gives the end-of-block code: it always carries the index past 63. */
 const EOB_RUN = 63;
@@ -403,115 +403,16 @@ function slowHuffman(t: Huffman, peek16: number): number {
   return (len << 8) | t.values[code + t.valueOffset[len]!]!;
 }
 
-/**
- * A sequential (baseline or extended) scan, block by block straight into the scaled planes. Everything is
- * inlined into one function with the bit reader in locals: this loop runs once per coefficient of a 12 MP
- * photo (tens of millions of times), and closures over shared state were measured about twice as slow.
- */
-function decodeBaselineScan(
-  data: Uint8Array, restarts: number[], comps: Component[], frame: Frame, quant: (Int32Array | undefined)[], restartInterval: number,
-): void {
-  const size = frame.size;
-  const blk = new Int32Array(64);
-  const tables = comps.map((c) => {
-    const q = quant[c.tq];
-    if (!c.dcTable || !c.acTable || !q) throw new Error("scan uses a table that was not defined");
-    return { c, dc: c.dcTable, ac: c.acTable, q, stride: c.blocksPerLine * size };
-  });
-  const single = comps.length === 1;
-  const first = comps[0]!;
-  const mcusPerLine = single ? first.usedBlocksPerLine : frame.mcusPerLine;
-  const total = single ? first.usedBlocksPerLine * first.usedBlocksPerColumn : frame.mcusPerLine * frame.mcusPerColumn;
-  const zz = ZIGZAG;
-  let buf = 0;
-  let cnt = 0;
-  let p = 0;
-  let restartIndex = 0;
-  for (let m = 0; m < total; m++) {
-    if (restartInterval > 0 && m > 0 && m % restartInterval === 0) {
-      const at = restarts[restartIndex++];
-      if (at === undefined) throw new Error("restart marker missing");
-      p = at;
-      buf = 0;
-      cnt = 0;
-      for (const c of comps) c.pred = 0;
-    }
-    const mr = (m / mcusPerLine) | 0;
-    const mc = m - mr * mcusPerLine;
-    for (let ci = 0; ci < tables.length; ci++) {
-      const { c, dc, ac, q, stride } = tables[ci]!;
-      const bh = single ? 1 : c.h;
-      const bv = single ? 1 : c.v;
-      const dcLookup = dc.lookup;
-      const acLookup = ac.lookup;
-      const acFast = ac.fast;
-      for (let v = 0; v < bv; v++) {
-        for (let h = 0; h < bh; h++) {
-          // DC difference.
-          if (cnt < 16) { buf = (buf << 16) | (data[p]! << 8) | data[p + 1]!; p += 2; cnt += 16; }
-          let e = dcLookup[(buf >>> (cnt - LOOKUP_BITS)) & LOOKUP_MASK]!;
-          if (e === 0) e = slowHuffman(dc, (buf >>> (cnt - 16)) & 0xffff);
-          cnt -= e >> 8;
-          let s = e & 15;
-          if (s !== 0) {
-            if (cnt < s) { buf = (buf << 16) | (data[p]! << 8) | data[p + 1]!; p += 2; cnt += 16; }
-            cnt -= s;
-            let d = (buf >>> cnt) & ((1 << s) - 1);
-            if (d < 1 << (s - 1)) d -= (1 << s) - 1;
-            c.pred += d;
-          }
-          blk[0] = c.pred * q[0]!;
-          // AC coefficients; those outside the top-left size x size land in blk but are never read.
-          let k = 1;
-          while (k < 64) {
-            if (cnt < 16) { buf = (buf << 16) | (data[p]! << 8) | data[p + 1]!; p += 2; cnt += 16; }
-            const peek = (buf >>> (cnt - LOOKUP_BITS)) & LOOKUP_MASK;
-            const f = acFast[peek]!;
-            if (f !== 0) {
-              cnt -= f & 15;
-              k += (f >> 4) & 63;
-              if (k > 63) {
-                if (((f >> 4) & 63) === EOB_RUN) break;
-                throw new Error("coefficient index past 63");
-              }
-              const z = zz[k]!;
-              blk[z] = (f >> 10) * q[z]!;
-              k++;
-              continue;
-            }
-            e = acLookup[peek]!;
-            if (e === 0) e = slowHuffman(ac, (buf >>> (cnt - 16)) & 0xffff);
-            cnt -= e >> 8;
-            s = e & 15;
-            const r = (e >> 4) & 15;
-            if (s === 0) {
-              if (r !== 15) break;
-              k += 16;
-              continue;
-            }
-            k += r;
-            if (k > 63) throw new Error("coefficient index past 63");
-            if (cnt < s) { buf = (buf << 16) | (data[p]! << 8) | data[p + 1]!; p += 2; cnt += 16; }
-            cnt -= s;
-            let a = (buf >>> cnt) & ((1 << s) - 1);
-            if (a < 1 << (s - 1)) a -= (1 << s) - 1;
-            const z = zz[k]!;
-            blk[z] = a * q[z]!;
-            k++;
-          }
-          const row = single ? mr : mr * c.v + v;
-          const col = single ? mc : mc * c.h + h;
-          idct(blk, size, c.plane, row * size * stride + col * size, stride);
-        }
-      }
-    }
-  }
+/** One scan's header: its components (with their tables set) and the spectral selection / approximation. */
+interface ScanHeader {
+  comps: Component[];
+  ss: number;
+  se: number;
+  ah: number;
+  al: number;
 }
 
-function decodeScan(
-  b: Uint8Array, dataStart: number, seg: Uint8Array, frame: Frame, quant: (Int32Array | undefined)[],
-  dcTables: (Huffman | undefined)[], acTables: (Huffman | undefined)[], restartInterval: number,
-): number {
+function readScanHeader(seg: Uint8Array, frame: Frame, dcTables: (Huffman | undefined)[], acTables: (Huffman | undefined)[]): ScanHeader {
   const ns = seg[0]!;
   if (ns < 1 || ns > 4 || seg.length < 1 + 2 * ns + 3) throw new Error("scan header too short");
   const comps: Component[] = [];
@@ -524,192 +425,373 @@ function decodeScan(
     c.acTable = acTables[t & 15] ?? null;
     comps.push(c);
   }
-  const ss = seg[1 + 2 * ns]!;
-  const se = seg[2 + 2 * ns]!;
-  const ah = seg[3 + 2 * ns]! >> 4;
-  const al = seg[3 + 2 * ns]! & 15;
+  const a = seg[3 + 2 * ns]!;
+  return { comps, ss: seg[1 + 2 * ns]!, se: seg[2 + 2 * ns]!, ah: a >> 4, al: a & 15 };
+}
+
+/**
+ * Decodes one scan (SOS segment `seg`, entropy data from `dataStart`) into the frame: a sequential scan straight
+ * into the scaled planes, a progressive one into the coefficients. Returns the position of the next marker.
+ */
+function decodeScan(
+  b: Uint8Array, dataStart: number, seg: Uint8Array, frame: Frame, quant: (Int32Array | undefined)[],
+  dcTables: (Huffman | undefined)[], acTables: (Huffman | undefined)[], restartInterval: number,
+): number {
+  const header = readScanHeader(seg, frame, dcTables, acTables);
   const { data, length, restarts, next } = unstuff(b, dataStart);
-  if (!frame.progressive) {
-    decodeBaselineScan(data, restarts, comps, frame, quant, restartInterval);
-    for (const c of frame.components) c.pred = 0;
-    return next;
-  }
+  const reader: BitReader = { data, length, p: 0, buf: 0, cnt: 0, eobrun: 0 };
+  const blocks = frame.progressive ? new ProgressiveBlocks(reader, header, frame.size) : new BaselineBlocks(reader, header.comps, frame, quant);
+  forEachBlock(header.comps, frame, restartInterval, restarts, reader, blocks);
+  for (const c of frame.components) c.pred = 0;
+  return next;
+}
 
-  // Bit reader state, shared by the closures below (V8 inlines them into the block loops).
-  let bitBuf = 0;
-  let bitCnt = 0;
-  let p = 0;
-  const n = length;
-  const fill = () => {
-    while (bitCnt <= 24) {
-      bitBuf = (bitBuf << 8) | (p < n ? data[p]! : 0); // past the end reads zeros, as libjpeg does
-      p++;
-      bitCnt += 8;
-    }
-  };
-  const huff = (t: Huffman): number => {
-    if (bitCnt < 16) fill();
-    const e = t.lookup[(bitBuf >>> (bitCnt - LOOKUP_BITS)) & ((1 << LOOKUP_BITS) - 1)]!;
-    if (e !== 0) {
-      bitCnt -= e >> 8;
-      return e & 255;
-    }
-    let len = LOOKUP_BITS + 1;
-    let code = (bitBuf >>> (bitCnt - len)) & ((1 << len) - 1);
-    while (code > t.maxCode[len]!) {
-      len++;
-      code = (bitBuf >>> (bitCnt - len)) & ((1 << len) - 1);
-    }
-    if (len > 16) throw new Error("invalid Huffman code");
-    bitCnt -= len;
-    return t.values[code + t.valueOffset[len]!]!;
-  };
-  const bits = (s: number): number => {
-    if (bitCnt < s) fill();
-    bitCnt -= s;
-    return (bitBuf >>> bitCnt) & ((1 << s) - 1);
-  };
-  const extend = (s: number): number => {
-    if (s === 0) return 0;
-    const v = bits(s);
-    return v < 1 << (s - 1) ? v - (1 << s) + 1 : v;
-  };
+/**
+ * The bit reader of a scan: the unstuffed data (zero-padded), the next byte `p`, and the `cnt` bits not yet
+ * used in the low bits of `buf`; plus the progressive end-of-band run, which restarts also reset.
+ */
+interface BitReader {
+  data: Uint8Array;
+  length: number;
+  p: number;
+  buf: number;
+  cnt: number;
+  eobrun: number;
+}
 
-  let eobrun = 0;
-  // Where each zigzag position is kept: its index in the block's size x size window, or -1 (nonzero bit only).
-  const size = frame.size;
-  const slot = new Int32Array(64);
-  for (let k = 0; k < 64; k++) {
-    const z = ZIGZAG[k]!;
-    slot[k] = (z >> 3) < size && (z & 7) < size ? (z >> 3) * size + (z & 7) : -1;
-  }
-  const window = size * size;
+/**
+ * The block step of a scan: decodes the block at (`row`, `col`) of component `c` (the scan's `ci`th). A class
+ * per kind of scan rather than a closure per scan, so the optimised block loop keeps its inlined call from
+ * one image to the next.
+ */
+interface BlockStep {
+  block(c: Component, ci: number, row: number, col: number): void;
+}
 
-  // The block being decoded: its coefficients' offset in `coef` and its nonzero bits' offset in `nz`.
-  let coef: Int16Array = new Int16Array(0);
-  let nz: Uint8Array | null = null;
-  let o = 0;
-  let m = 0;
-  /** Whether the coefficient at zigzag position k is nonzero so far. */
-  const isSet = (k: number) => (slot[k]! >= 0 ? coef[o + slot[k]!] !== 0 : ((nz![m + (k >> 3)]! >> (k & 7)) & 1) === 1);
-  /** Stores a new nonzero value at zigzag position k (outside the window: only that it is nonzero). */
-  const put = (k: number, v: number) => {
-    if (slot[k]! >= 0) coef[o + slot[k]!] = v;
-    else nz![m + (k >> 3)] = nz![m + (k >> 3)]! | (1 << (k & 7));
-  };
-  /** Refines a nonzero coefficient by one bit (nothing to keep outside the window). */
-  const refine = (k: number, p1: number, m1: number) => {
-    const i = slot[k]!;
-    if (i >= 0 && (coef[o + i]! & p1) === 0) coef[o + i] = coef[o + i]! + (coef[o + i]! >= 0 ? p1 : m1);
-  };
-
-  const decodeProgressive = (c: Component, row: number, col: number) => {
-    coef = c.coefficients!;
-    nz = c.nonzero;
-    const block = row * c.blocksPerLine + col;
-    o = block * window;
-    m = block * 8;
-    if (ss === 0) {
-      if (ah === 0) {
-        if (!c.dcTable) throw new Error("scan uses a table that was not defined");
-        c.pred += extend(huff(c.dcTable));
-        coef[o] = c.pred * (1 << al);
-      } else if (bits(1)) {
-        coef[o] = coef[o]! | (1 << al);
-      }
-      return;
-    }
-    const ac = c.acTable;
-    if (!ac) throw new Error("scan uses a table that was not defined");
-    if (ah === 0) {
-      if (eobrun > 0) { eobrun--; return; }
-      for (let k = ss; k <= se; ) {
-        const rs = huff(ac);
-        const s = rs & 15;
-        const r = rs >> 4;
-        if (s === 0) {
-          if (r < 15) {
-            eobrun = (1 << r) - 1 + (r ? bits(r) : 0);
-            break;
-          }
-          k += 16;
-          continue;
-        }
-        k += r;
-        if (k > 63) throw new Error("coefficient index past 63");
-        put(k, extend(s) * (1 << al));
-        k++;
-      }
-      return;
-    }
-    // Successive approximation refinement of AC coefficients (T.81 G.1.2.3).
-    const p1 = 1 << al;
-    const m1 = -1 << al;
-    let k = ss;
-    if (eobrun === 0) {
-      for (; k <= se; k++) {
-        const rs = huff(ac);
-        let s = rs & 15;
-        let r = rs >> 4;
-        if (s !== 0) {
-          s = bits(1) ? p1 : m1;
-        } else if (r !== 15) {
-          eobrun = (1 << r) + (r ? bits(r) : 0);
-          break;
-        }
-        while (k <= se) {
-          if (isSet(k)) {
-            if (bits(1)) refine(k, p1, m1);
-          } else {
-            if (r === 0) break;
-            r--;
-          }
-          k++;
-        }
-        if (s !== 0 && k <= se) put(k, s);
-      }
-    }
-    if (eobrun > 0) {
-      for (; k <= se; k++) {
-        if (isSet(k) && bits(1)) refine(k, p1, m1);
-      }
-      eobrun--;
-    }
-  };
-
-  const decodeBlock = decodeProgressive;
+/**
+ * Calls `step.block` for each block of the scan in its order (MCU by MCU for an interleaved scan, the component's
+ * used blocks row by row for a single one), realigning the reader and resetting the predictions at each
+ * restart interval.
+ */
+function forEachBlock(
+  comps: Component[], frame: Frame, restartInterval: number, restarts: number[], reader: BitReader,
+  step: BlockStep,
+): void {
   const single = comps.length === 1;
-  const total = single
-    ? comps[0]!.usedBlocksPerLine * comps[0]!.usedBlocksPerColumn
-    : frame.mcusPerLine * frame.mcusPerColumn;
+  const first = comps[0]!;
+  const perLine = single ? first.usedBlocksPerLine : frame.mcusPerLine;
+  const total = single ? first.usedBlocksPerLine * first.usedBlocksPerColumn : frame.mcusPerLine * frame.mcusPerColumn;
   let restartIndex = 0;
   for (let m = 0; m < total; m++) {
     if (restartInterval > 0 && m > 0 && m % restartInterval === 0) {
-      // A restart marker: realign to its byte position, reset predictions and the EOB run.
       const at = restarts[restartIndex++];
       if (at === undefined) throw new Error("restart marker missing");
-      p = at;
-      bitCnt = 0;
-      bitBuf = 0;
-      eobrun = 0;
+      reader.p = at;
+      reader.buf = 0;
+      reader.cnt = 0;
+      reader.eobrun = 0;
       for (const c of comps) c.pred = 0;
     }
+    const mr = (m / perLine) | 0;
+    const mc = m - mr * perLine;
     if (single) {
-      const c = comps[0]!;
-      const row = (m / c.usedBlocksPerLine) | 0;
-      decodeBlock(c, row, m - row * c.usedBlocksPerLine);
-    } else {
-      const mr = (m / frame.mcusPerLine) | 0;
-      const mc = m - mr * frame.mcusPerLine;
-      for (const c of comps) {
-        for (let v = 0; v < c.v; v++) {
-          for (let h = 0; h < c.h; h++) decodeBlock(c, mr * c.v + v, mc * c.h + h);
-        }
+      step.block(first, 0, mr, mc);
+      continue;
+    }
+    for (let ci = 0; ci < comps.length; ci++) {
+      const c = comps[ci]!;
+      for (let v = 0; v < c.v; v++) {
+        for (let h = 0; h < c.h; h++) step.block(c, ci, mr * c.v + v, mc * c.h + h);
       }
     }
   }
-  for (const c of frame.components) c.pred = 0;
-  return next;
+}
+
+/** What a sequential scan needs per component to decode a block and put its IDCT in the plane. */
+interface BaselineComponent {
+  dc: Huffman;
+  ac: Huffman;
+  /** The quantiser of each zigzag position. */
+  qz: Int32Array;
+  /** Where each zigzag position goes in the block: its natural index inside the IDCT's window, else 64 (unused). */
+  dst: Int32Array;
+  stride: number;
+}
+
+/**
+ * The block step of a sequential scan: entropy-decode one block (decodeBaselineBlock) and run its scaled IDCT
+ * into the component's plane.
+ */
+class BaselineBlocks implements BlockStep {
+  private readonly size: number;
+  /** 64 coefficients and the slot the ones outside the IDCT's window are dropped into. */
+  private readonly blk = new Int32Array(65);
+  private readonly parts: BaselineComponent[];
+
+  constructor(private readonly reader: BitReader, comps: Component[], frame: Frame, quant: (Int32Array | undefined)[]) {
+    const size = (this.size = frame.size);
+    this.parts = comps.map((c) => baselineComponent(c, quant[c.tq], size));
+  }
+
+  block(c: Component, ci: number, row: number, col: number): void {
+    const part = this.parts[ci]!;
+    const size = this.size;
+    c.pred = decodeBaselineBlock(this.reader, part, c.pred, this.blk);
+    idct(this.blk, size, c.plane, row * size * part.stride + col * size, part.stride);
+  }
+}
+
+/** A component's tables for a sequential scan at IDCT size `size`. */
+function baselineComponent(c: Component, q: Int32Array | undefined, size: number): BaselineComponent {
+  if (!c.dcTable || !c.acTable || !q) throw new Error("scan uses a table that was not defined");
+  const qz = new Int32Array(64);
+  const dst = new Int32Array(64);
+  for (let k = 0; k < 64; k++) {
+    const z = ZIGZAG[k]!;
+    qz[k] = q[z]!;
+    dst[k] = (z >> 3) < size && (z & 7) < size ? z : 64;
+  }
+  return { dc: c.dcTable, ac: c.acTable, qz, dst, stride: c.blocksPerLine * size };
+}
+
+/**
+ * Huffman-decodes one sequential block into `blk` (dequantised, natural order, only the IDCT's window kept)
+ * and returns the new DC prediction. The bit reader is held in locals for the block: this runs once per
+ * coefficient of a 12 MP photo (tens of millions of times).
+ */
+function decodeBaselineBlock(r: BitReader, t: BaselineComponent, pred: number, blk: Int32Array): number {
+  const data = r.data;
+  let p = r.p;
+  let buf = r.buf;
+  let cnt = r.cnt;
+  const { qz, dst } = t;
+  // DC difference.
+  if (cnt < 16) { buf = (buf << 16) | (data[p]! << 8) | data[p + 1]!; p += 2; cnt += 16; }
+  let e = t.dc.lookup[(buf >>> (cnt - LOOKUP_BITS)) & LOOKUP_MASK]!;
+  if (e === 0) e = slowHuffman(t.dc, (buf >>> (cnt - 16)) & 0xffff);
+  cnt -= e >> 8;
+  let s = e & 15;
+  if (s !== 0) {
+    if (cnt < s) { buf = (buf << 16) | (data[p]! << 8) | data[p + 1]!; p += 2; cnt += 16; }
+    cnt -= s;
+    let d = (buf >>> cnt) & ((1 << s) - 1);
+    if (d < 1 << (s - 1)) d -= (1 << s) - 1;
+    pred += d;
+  }
+  blk[0] = pred * qz[0]!;
+  // AC coefficients: most cost one read of the fast table (code, run and value together).
+  const acFast = t.ac.fast;
+  const acLookup = t.ac.lookup;
+  let k = 1;
+  while (k < 64) {
+    const more = ((cnt - 16) >> 31) & 16;
+    buf = (buf << more) | (((data[p]! << 8) | data[p + 1]!) & -(more >> 4));
+    p += more >> 3;
+    cnt += more;
+    const peek = (buf >>> (cnt - LOOKUP_BITS)) & LOOKUP_MASK;
+    const f = acFast[peek]!;
+    if (f !== 0) {
+      cnt -= f & 15;
+      k += (f >> 4) & 63;
+      if (k > 63) {
+        if (((f >> 4) & 63) === EOB_RUN) break;
+        throw new Error("coefficient index past 63");
+      }
+      blk[dst[k]!] = (f >> 10) * qz[k]!;
+      k++;
+      continue;
+    }
+    e = acLookup[peek]!;
+    if (e === 0) e = slowHuffman(t.ac, (buf >>> (cnt - 16)) & 0xffff);
+    cnt -= e >> 8;
+    s = e & 15;
+    if (s === 0) {
+      if ((e & 0xf0) !== 0xf0) break; // end of block
+      k += 16;
+      continue;
+    }
+    k += (e >> 4) & 15;
+    if (k > 63) throw new Error("coefficient index past 63");
+    if (cnt < s) { buf = (buf << 16) | (data[p]! << 8) | data[p + 1]!; p += 2; cnt += 16; }
+    cnt -= s;
+    let a = (buf >>> cnt) & ((1 << s) - 1);
+    if (a < 1 << (s - 1)) a -= (1 << s) - 1;
+    blk[dst[k]!] = a * qz[k]!;
+    k++;
+  }
+  r.p = p;
+  r.buf = buf;
+  r.cnt = cnt;
+  return pred;
+}
+
+// --- progressive scans (T.81 G.1.2) -------------------------------------------------------------------------
+
+/** Tops the reader up to more than 24 bits, a byte at a time; past the end it reads zeros, as libjpeg does. */
+function fill(r: BitReader): void {
+  while (r.cnt <= 24) {
+    r.buf = (r.buf << 8) | (r.p < r.length ? r.data[r.p]! : 0);
+    r.p++;
+    r.cnt += 8;
+  }
+}
+
+/** The next Huffman symbol. */
+function huff(r: BitReader, t: Huffman): number {
+  if (r.cnt < 16) fill(r);
+  const e = t.lookup[(r.buf >>> (r.cnt - LOOKUP_BITS)) & LOOKUP_MASK]!;
+  const code = e !== 0 ? e : slowHuffman(t, (r.buf >>> (r.cnt - 16)) & 0xffff);
+  r.cnt -= code >> 8;
+  return code & 255;
+}
+
+/** The next `s` bits (s <= 16) as an unsigned number. */
+function bits(r: BitReader, s: number): number {
+  if (r.cnt < s) fill(r);
+  r.cnt -= s;
+  return (r.buf >>> r.cnt) & ((1 << s) - 1);
+}
+
+/** The next `s` bits as the signed value they code (T.81 F.2.2.1 EXTEND). */
+function extend(r: BitReader, s: number): number {
+  if (s === 0) return 0;
+  const v = bits(r, s);
+  return v < 1 << (s - 1) ? v - (1 << s) + 1 : v;
+}
+
+/**
+ * The block a progressive scan is working on: its quantised coefficients at `o` in `coef` (the IDCT's window
+ * only) and the nonzero bits of the rest at `m` in `nz`; `slot` maps a zigzag position to its index in the
+ * window, or -1.
+ */
+interface CoefficientBlock {
+  coef: Int16Array;
+  nz: Uint8Array | null;
+  o: number;
+  m: number;
+  slot: Int32Array;
+}
+
+/** Whether the coefficient at zigzag position k is nonzero so far. */
+function isSet(b: CoefficientBlock, k: number): boolean {
+  const i = b.slot[k]!;
+  return i >= 0 ? b.coef[b.o + i] !== 0 : ((b.nz![b.m + (k >> 3)]! >> (k & 7)) & 1) === 1;
+}
+
+/** Stores a new nonzero value at zigzag position k (outside the window: only that it is nonzero). */
+function put(b: CoefficientBlock, k: number, v: number): void {
+  const i = b.slot[k]!;
+  if (i >= 0) b.coef[b.o + i] = v;
+  else b.nz![b.m + (k >> 3)] = b.nz![b.m + (k >> 3)]! | (1 << (k & 7));
+}
+
+/** Refines a nonzero coefficient by one bit (nothing to keep outside the window). */
+function refine(b: CoefficientBlock, k: number, p1: number, m1: number): void {
+  const i = b.slot[k]!;
+  if (i >= 0 && (b.coef[b.o + i]! & p1) === 0) b.coef[b.o + i] = b.coef[b.o + i]! + (b.coef[b.o + i]! >= 0 ? p1 : m1);
+}
+
+/**
+ * The block step of a progressive scan: points the block cursor at the block, then decodes the scan's band
+ * of it (DC first or refining, AC first or refining) into the component's coefficients.
+ */
+class ProgressiveBlocks implements BlockStep {
+  private readonly window: number;
+  private readonly b: CoefficientBlock;
+
+  constructor(private readonly r: BitReader, private readonly scan: ScanHeader, size: number) {
+    const slot = new Int32Array(64);
+    for (let k = 0; k < 64; k++) {
+      const z = ZIGZAG[k]!;
+      slot[k] = (z >> 3) < size && (z & 7) < size ? (z >> 3) * size + (z & 7) : -1;
+    }
+    this.window = size * size;
+    this.b = { coef: new Int16Array(0), nz: null, o: 0, m: 0, slot };
+  }
+
+  block(c: Component, _ci: number, row: number, col: number): void {
+    const { r, b } = this;
+    const { ss, se, ah, al } = this.scan;
+    b.coef = c.coefficients!;
+    b.nz = c.nonzero;
+    const block = row * c.blocksPerLine + col;
+    b.o = block * this.window;
+    b.m = block * 8;
+    if (ss === 0) {
+      if (ah === 0) {
+        if (!c.dcTable) throw new Error("scan uses a table that was not defined");
+        c.pred += extend(r, huff(r, c.dcTable));
+        b.coef[b.o] = c.pred * (1 << al);
+      } else if (bits(r, 1)) {
+        b.coef[b.o] = b.coef[b.o]! | (1 << al);
+      }
+      return;
+    }
+    if (!c.acTable) throw new Error("scan uses a table that was not defined");
+    if (ah === 0) decodeAcFirst(r, b, c.acTable, ss, se, al);
+    else decodeAcRefine(r, b, c.acTable, ss, se, al);
+  }
+}
+
+/** The first pass over an AC band (T.81 G.1.2.2), with end-of-band runs. */
+function decodeAcFirst(r: BitReader, b: CoefficientBlock, ac: Huffman, ss: number, se: number, al: number): void {
+  if (r.eobrun > 0) {
+    r.eobrun--;
+    return;
+  }
+  for (let k = ss; k <= se; ) {
+    const rs = huff(r, ac);
+    const s = rs & 15;
+    const run = rs >> 4;
+    if (s === 0) {
+      if (run < 15) {
+        r.eobrun = (1 << run) - 1 + (run ? bits(r, run) : 0);
+        break;
+      }
+      k += 16;
+      continue;
+    }
+    k += run;
+    if (k > 63) throw new Error("coefficient index past 63");
+    put(b, k, extend(r, s) * (1 << al));
+    k++;
+  }
+}
+
+/** Successive approximation refinement of an AC band (T.81 G.1.2.3). */
+function decodeAcRefine(r: BitReader, b: CoefficientBlock, ac: Huffman, ss: number, se: number, al: number): void {
+  const p1 = 1 << al;
+  const m1 = -1 << al;
+  let k = ss;
+  if (r.eobrun === 0) {
+    for (; k <= se; k++) {
+      const rs = huff(r, ac);
+      let s = rs & 15;
+      let run = rs >> 4;
+      if (s !== 0) {
+        s = bits(r, 1) ? p1 : m1;
+      } else if (run !== 15) {
+        r.eobrun = (1 << run) + (run ? bits(r, run) : 0);
+        break;
+      }
+      while (k <= se) {
+        if (isSet(b, k)) {
+          if (bits(r, 1)) refine(b, k, p1, m1);
+        } else {
+          if (run === 0) break;
+          run--;
+        }
+        k++;
+      }
+      if (s !== 0 && k <= se) put(b, k, s);
+    }
+  }
+  if (r.eobrun > 0) {
+    for (; k <= se; k++) {
+      if (isSet(b, k) && bits(r, 1)) refine(b, k, p1, m1);
+    }
+    r.eobrun--;
+  }
 }
 
 function idctAll(c: Component, q: Int32Array, size: number): void {

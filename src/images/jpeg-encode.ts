@@ -6,14 +6,9 @@
  * this one subsamples chroma like libjpeg/sharp's default (half the blocks to transform and code) and runs in
  * the JS heap, so normalisation never grows photon's WASM memory.
  */
+import { ZIGZAG } from "./jpeg-decode";
 import type { Plane, YCbCrImage } from "./planes";
 import type { RgbaImage } from "./types";
-
-const ZIGZAG = new Int32Array([
-  0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14, 21,
-  28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61,
-  54, 47, 55, 62, 63,
-]);
 
 /** Zigzag position of each natural index. */
 const UNZIGZAG = new Int32Array(64);
@@ -263,6 +258,10 @@ function fdctQuantise(src: Uint8Array | Uint8ClampedArray, at: number, stride: n
   }
 }
 
+/**
+ * The output and its bit writer: at most 7 bits pending in `bits`, whole bytes written as they fill, each
+ * 0xFF followed by the 0x00 stuffing byte.
+ */
 class Writer {
   private buf: Uint8Array;
   private pos = 0;
@@ -279,8 +278,10 @@ class Writer {
   }
 
   /**
-   * Huffman-codes one quantised block (zigzag order); returns the new DC predictor. The bit buffer lives in
-   * locals for the block (this runs once per block of the output, ~36k times for 1440x1080).
+   * Huffman-codes one quantised block (zigzag order); returns the new DC predictor. The nonzero coefficients
+   * are found from a bit mask (no branch per zero), and one loop writes the block's symbols in turn (DC, runs
+   * of 16 zeros, coefficients, end of block), each a code and its value bits together where they fit, with
+   * the bit buffer in locals. This runs once per block of the output, ~36k times for 1440x1080.
    */
   block(c: Int32Array, pred: number, dc: Codes, ac: Codes): number {
     // A block emits at most 64 * (16 + 11) bits plus stuffing: ~450 bytes.
@@ -291,69 +292,24 @@ class Writer {
     let count = this.count;
     const acCode = ac.code;
     const acSize = ac.size;
+    // Which AC positions are nonzero: bit k of lo for k = 1..31, bit k - 32 of hi for k = 32..63.
+    let lo = 0;
+    let hi = 0;
+    for (let k = 1; k < 32; k++) lo |= ((c[k]! | -c[k]!) >>> 31) << k;
+    for (let k = 0; k < 32; k++) hi |= ((c[k + 32]! | -c[k + 32]!) >>> 31) << k;
     const diff = c[0]! - pred;
     const ds = diff === 0 ? 0 : 32 - Math.clz32(diff < 0 ? -diff : diff);
-    // Code and value bits together: at most 11 + 11 bits, with at most 7 pending, fits 32 bits.
-    let len = dc.size[ds]! + ds;
-    bits = (bits << len) | (dc.code[ds]! << ds) | ((diff < 0 ? diff - 1 : diff) & ((1 << ds) - 1));
-    count += len;
-    while (count >= 8) {
-      count -= 8;
-      const byte = (bits >>> count) & 0xff;
-      buf[pos++] = byte;
-      if (byte === 0xff) buf[pos++] = 0;
-    }
-    // Trailing zeros are one EOB: stop the scan at the last non-zero coefficient.
-    let last = 63;
-    while (last > 0 && c[last] === 0) last--;
+    let code = (dc.code[ds]! << ds) | ((diff < 0 ? diff - 1 : diff) & ((1 << ds) - 1));
+    let len = dc.size[ds]! + ds; // at most 11 + 11 bits
+    /** The position coded last (64: the end of block), the zeros before the next, value bits held back. */
+    let k = 0;
     let run = 0;
-    for (let k = 1; k <= last; k++) {
-      const v = c[k]!;
-      if (v === 0) { run++; continue; }
-      while (run > 15) {
-        const zl = acSize[0xf0]!;
-        bits = (bits << zl) | acCode[0xf0]!;
-        count += zl;
-        while (count >= 8) {
-          count -= 8;
-          const byte = (bits >>> count) & 0xff;
-          buf[pos++] = byte;
-          if (byte === 0xff) buf[pos++] = 0;
-        }
-        run -= 16;
-      }
-      const n = 32 - Math.clz32(v < 0 ? -v : v);
-      const sym = (run << 4) | n;
-      // Code and value bits in one go when they fit beside the (at most 7) pending bits; up to 16 code bits
-      // + 10 value bits + 7 pending = 33 would not, so long codes are flushed first.
-      const cl = acSize[sym]!;
-      const vb = (v < 0 ? v - 1 : v) & ((1 << n) - 1);
-      if (cl + n <= 24) {
-        bits = (bits << (cl + n)) | (acCode[sym]! << n) | vb;
-        count += cl + n;
-      } else {
-        bits = (bits << cl) | acCode[sym]!;
-        count += cl;
-        while (count >= 8) {
-          count -= 8;
-          const byte = (bits >>> count) & 0xff;
-          buf[pos++] = byte;
-          if (byte === 0xff) buf[pos++] = 0;
-        }
-        bits = (bits << n) | vb;
-        count += n;
-      }
-      while (count >= 8) {
-        count -= 8;
-        const byte = (bits >>> count) & 0xff;
-        buf[pos++] = byte;
-        if (byte === 0xff) buf[pos++] = 0;
-      }
-      run = 0;
-    }
-    if (last < 63) {
-      len = acSize[0]!;
-      bits = (bits << len) | acCode[0]!;
+    let held = 0;
+    let heldLength = 0;
+    /** Whether the symbol being written finishes position k. */
+    let done = true;
+    for (;;) {
+      bits = (bits << len) | code;
       count += len;
       while (count >= 8) {
         count -= 8;
@@ -361,6 +317,43 @@ class Writer {
         buf[pos++] = byte;
         if (byte === 0xff) buf[pos++] = 0;
       }
+      if (heldLength > 0) {
+        code = held;
+        len = heldLength;
+        heldLength = 0;
+        done = true;
+        continue;
+      }
+      if (done) {
+        if (k >= 63) break; // position 63 written (no end of block needed), or the end of block
+        let next = 64;
+        if (lo !== 0) { const b = lo & -lo; next = 31 - Math.clz32(b); lo ^= b; }
+        else if (hi !== 0) { const b = hi & -hi; next = 63 - Math.clz32(b); hi ^= b; }
+        if (next === 64) {
+          code = acCode[0]!;
+          len = acSize[0]!;
+          k = 64;
+          continue;
+        }
+        run = next - k - 1;
+        k = next;
+      }
+      if (run > 15) {
+        code = acCode[0xf0]!;
+        len = acSize[0xf0]!;
+        run -= 16;
+        done = false;
+        continue;
+      }
+      const v = c[k]!;
+      const s = 32 - Math.clz32(v < 0 ? -v : v);
+      const sym = (run << 4) | s;
+      const vb = (v < 0 ? v - 1 : v) & ((1 << s) - 1);
+      code = acCode[sym]!;
+      len = acSize[sym]!;
+      done = len + s <= 24;
+      // Up to 16 code + 10 value bits beside 7 pending would not fit 32: such value bits wait a step.
+      if (done) { code = (code << s) | vb; len += s; } else { held = vb; heldLength = s; }
     }
     this.pos = pos;
     this.bits = bits & 0xff;
@@ -368,19 +361,14 @@ class Writer {
     return c[0]!;
   }
 
-  private put(value: number, size: number): void {
-    this.bits = (this.bits << size) | value;
-    this.count += size;
-    while (this.count >= 8) {
-      this.count -= 8;
-      const byte = (this.bits >>> this.count) & 0xff;
-      this.buf[this.pos++] = byte;
-      if (byte === 0xff) this.buf[this.pos++] = 0; // byte stuffing
-    }
-  }
-
+  /** Pads the last byte with 1 bits. */
   flushBits(): void {
-    if (this.count > 0) this.put((1 << (8 - this.count)) - 1, 8 - this.count); // pad with 1 bits
+    if (this.count === 0) return;
+    const byte = ((this.bits << (8 - this.count)) | ((1 << (8 - this.count)) - 1)) & 0xff;
+    this.ensure(2);
+    this.buf[this.pos++] = byte;
+    if (byte === 0xff) this.buf[this.pos++] = 0;
+    this.count = 0;
   }
 
   private ensure(n: number): void {
