@@ -12,10 +12,11 @@
  * await scheduler.stop();
  */
 import type { Services } from "../../src/services";
-import { publishDelivery } from "../../src/social/delivery/publish";
+import { publishClaimed } from "../../src/social/delivery/publish";
 import { releaseExpiredLocks, runSweep } from "../../src/social/delivery/sweep";
 import { resumePhotoJobs } from "../../src/photo/async-jobs";
-import { findDue, nextDueAt } from "../../src/social/delivery/store";
+import { claimDue, nextDueAt } from "../../src/social/delivery/store";
+import { LOCK_MS } from "../../src/social/delivery/policy";
 import type { PollerQueue } from "../../src/adapters/queue/poller";
 
 /** How soon a tick looks again at a due delivery it could not start. */
@@ -105,9 +106,10 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
   const claimMore = async () => {
     const free = concurrency - inflight.size;
     if (free <= 0 || stopping) return 0;
-    const ids = await findDue(services.db, services.clock.now(), free, [...inflight.keys()]);
-    for (const id of ids) {
-      const work = publishDelivery(services, id)
+    const claims = await claimDue(services.db, services.clock.now(), free, LOCK_MS, [...inflight.keys()]);
+    for (const claim of claims) {
+      const id = claim.row.id;
+      const work = publishClaimed(services, claim)
         .then(() => undefined)
         .catch((err) => log.error("publish failed", { deliveryId: id, error: String(err) }))
         .finally(() => {
@@ -117,7 +119,7 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
         });
       inflight.set(id, work);
     }
-    return ids.length;
+    return claims.length;
   };
 
   schedule(0);

@@ -6,7 +6,6 @@
 import { and, eq, inArray, isNotNull, lte, ne, sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import { deliveries, posts, socialAccounts } from "../../../db/schema";
-import { isUuid } from "../../lib/encoding";
 
 
 export type DeliveryRow = typeof deliveries.$inferSelect;
@@ -15,30 +14,66 @@ export interface Claim {
   row: DeliveryRow;
   /** The attempt number this claim owns (the fence). */
   attempt: number;
+  /** The target's post and account, when the claim read them already (a batch claim). */
+  loaded?: PostAndAccount;
 }
 
-/** pending, or failed with a retry time; due; post not cancelled -> publishing. Null when someone else has it or it is not due. */
+export interface PostAndAccount {
+  post: typeof posts.$inferSelect | null;
+  account: typeof socialAccounts.$inferSelect | null;
+}
+
+/** Claimable: pending, or failed with a retry time; due by `now`; post not cancelled. */
+const claimable = (now: Date) =>
+  and(
+    inArray(deliveries.status, ["pending", "failed"]),
+    isNotNull(deliveries.nextAttemptAt),
+    lte(deliveries.nextAttemptAt, now),
+    sql`not exists (select 1 from ${posts} where ${posts.id} = ${deliveries.postId} and ${posts.cancelledAt} is not null)`,
+  );
+
+const claimSet = (now: Date, lockMs: number) => ({
+  status: "publishing",
+  attempts: sql`${deliveries.attempts} + 1`,
+  lockedUntil: new Date(now.getTime() + lockMs),
+  lastAttemptAt: now,
+  updatedAt: now,
+});
+
+/** Claimable -> publishing. Null when someone else has it or it is not due. */
 export async function claimDelivery(db: Db, id: string, now: Date, lockMs: number): Promise<Claim | null> {
   const [row] = await db
     .update(deliveries)
-    .set({
-      status: "publishing",
-      attempts: sql`${deliveries.attempts} + 1`,
-      lockedUntil: new Date(now.getTime() + lockMs),
-      lastAttemptAt: now,
-      updatedAt: now,
-    })
-    .where(
-      and(
-        eq(deliveries.id, id),
-        inArray(deliveries.status, ["pending", "failed"]),
-        isNotNull(deliveries.nextAttemptAt),
-        lte(deliveries.nextAttemptAt, now),
-        sql`not exists (select 1 from ${posts} where ${posts.id} = ${deliveries.postId} and ${posts.cancelledAt} is not null)`,
-      ),
-    )
+    .set(claimSet(now, lockMs))
+    .where(and(eq(deliveries.id, id), claimable(now)))
     .returning();
   return row ? { row, attempt: row.attempts } : null;
+}
+
+/**
+ * Claims up to `limit` due targets (oldest first, none of `exclude`) in one statement, then reads their posts
+ * and accounts in a second one. Rows another transaction has locked (a publisher claiming one, a cancellation)
+ * are skipped, not waited for; the outer conditions are checked again on the locked rows.
+ */
+export async function claimDue(db: Db, now: Date, limit: number, lockMs: number, exclude: readonly string[] = []): Promise<Claim[]> {
+  const due = db
+    .select({ id: deliveries.id })
+    .from(deliveries)
+    .where(and(claimable(now), notIn(exclude)))
+    .orderBy(deliveries.nextAttemptAt)
+    .limit(limit)
+    .for("update", { skipLocked: true });
+  const rows = await db
+    .update(deliveries)
+    .set(claimSet(now, lockMs))
+    // array(...) runs the LIMITed subquery exactly once; a plain IN may become a join that runs it again per row.
+    .where(and(sql`${deliveries.id} = any(array(${due}))`, claimable(now)))
+    .returning();
+  if (!rows.length) return [];
+  const loaded = await loadPostsAndAccounts(db, rows);
+  return rows
+    .sort((a, b) => a.nextAttemptAt!.getTime() - b.nextAttemptAt!.getTime())
+    .map((row) => ({ row, attempt: row.attempts, loaded: loaded.get(row.id) ?? { post: null, account: null } }));
 }
 
 function held(claim: Claim) {
@@ -114,14 +149,19 @@ export async function markAccountNeedsReconnect(db: Db, userId: string, accountI
 }
 
 /** The target's post and its owner's account (null when gone), in one round trip. */
-export async function loadPostAndAccount(db: Db, row: DeliveryRow) {
-  const [found] = await db
-    .select({ post: posts, account: socialAccounts })
-    .from(posts)
-    .leftJoin(socialAccounts, and(eq(socialAccounts.userId, row.userId), eq(socialAccounts.id, row.accountId)))
-    .where(eq(posts.id, row.postId))
-    .limit(1);
-  return { post: found?.post ?? null, account: found?.account ?? null };
+export async function loadPostAndAccount(db: Db, row: DeliveryRow): Promise<PostAndAccount> {
+  return (await loadPostsAndAccounts(db, [row])).get(row.id) ?? { post: null, account: null };
+}
+
+/** Posts and accounts of several targets in one statement, by delivery id. */
+async function loadPostsAndAccounts(db: Db, rows: readonly DeliveryRow[]): Promise<Map<string, PostAndAccount>> {
+  const found = await db
+    .select({ id: deliveries.id, post: posts, account: socialAccounts })
+    .from(deliveries)
+    .innerJoin(posts, eq(posts.id, deliveries.postId))
+    .leftJoin(socialAccounts, and(eq(socialAccounts.userId, deliveries.userId), eq(socialAccounts.id, deliveries.accountId)))
+    .where(inArray(deliveries.id, rows.map((r) => r.id)));
+  return new Map(found.map((f) => [f.id, { post: f.post, account: f.account }]));
 }
 
 /** Platform ids other deliveries of this account already hold (reconciliation must not take them). */
@@ -134,24 +174,6 @@ export async function knownProviderPostIds(db: Db, row: DeliveryRow): Promise<Se
 }
 
 const notIn = (ids: readonly string[]) => (ids.length ? sql`${deliveries.id} not in (${sql.join(ids.map((id) => sql`${id}`), sql`, `)})` : undefined);
-
-/** Due targets, oldest first, for the pollers. */
-export async function findDue(db: Db, now: Date, limit: number, exclude: readonly string[] = []): Promise<string[]> {
-  const rows = await db
-    .select({ id: deliveries.id })
-    .from(deliveries)
-    .where(
-      and(
-        inArray(deliveries.status, ["pending", "failed"]),
-        isNotNull(deliveries.nextAttemptAt),
-        lte(deliveries.nextAttemptAt, now),
-        notIn(exclude),
-      ),
-    )
-    .orderBy(deliveries.nextAttemptAt)
-    .limit(limit);
-  return rows.map((r) => r.id);
-}
 
 /** When the next outstanding delivery (not in `exclude`) is due, or null when none is. */
 export async function nextDueAt(db: Db, exclude: readonly string[] = []): Promise<Date | null> {

@@ -14,9 +14,9 @@
 import { and, eq, inArray, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { deliveries, posts } from "../../../db/schema";
 import type { Services } from "../../services";
-import { MAX_ATTEMPTS } from "./policy";
-import { publishDelivery } from "./publish";
-import { findDue, setJobId } from "./store";
+import { LOCK_MS, MAX_ATTEMPTS } from "./policy";
+import { publishClaimed } from "./publish";
+import { claimDue, setJobId } from "./store";
 
 export interface SweepResult {
   releasedLocks: number;
@@ -120,19 +120,22 @@ async function purgeExpiredPosts(services: Services): Promise<number> {
   return rows.length;
 }
 
+/** Claims and publishes due targets PUBLISH_CONCURRENCY at a time (a claim is only taken when it can start at once). */
 async function publishDueBatch(services: Services): Promise<number> {
-  const ids = await findDue(services.db, services.clock.now(), PUBLISH_BATCH);
   let published = 0;
-  let next = 0;
-  const worker = async () => {
-    while (next < ids.length) {
-      const outcome = await publishDelivery(services, ids[next++]!).catch((err) => {
-        services.log.error("publish in sweep failed", { error: String(err) });
-        return null;
-      });
-      if (outcome?.status === "published") published++;
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(PUBLISH_CONCURRENCY, ids.length) }, worker));
+  for (let started = 0; started < PUBLISH_BATCH; ) {
+    const claims = await claimDue(services.db, services.clock.now(), Math.min(PUBLISH_CONCURRENCY, PUBLISH_BATCH - started), LOCK_MS);
+    if (!claims.length) break;
+    started += claims.length;
+    const outcomes = await Promise.all(
+      claims.map((claim) =>
+        publishClaimed(services, claim).catch((err) => {
+          services.log.error("publish in sweep failed", { deliveryId: claim.row.id, error: String(err) });
+          return null;
+        }),
+      ),
+    );
+    published += outcomes.filter((o) => o?.status === "published").length;
+  }
   return published;
 }
