@@ -6,6 +6,7 @@
 import { and, eq, inArray, isNotNull, lte, ne, sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import { deliveries, posts, socialAccounts } from "../../../db/schema";
+import { groupCommit } from "./group-commit";
 
 
 export type DeliveryRow = typeof deliveries.$inferSelect;
@@ -90,28 +91,107 @@ export function renewLock(db: Db, claim: Claim, now: Date, lockMs: number): Prom
   return updateHeld(db, claim, { lockedUntil: new Date(now.getTime() + lockMs) });
 }
 
-/** Write-ahead before the publishing call: if we die or get no answer, the next attempt reconciles first. */
+/**
+ * Write-ahead before the publishing call: if we die or get no answer, the next attempt reconciles first.
+ * Resolves once the mark is committed. Concurrent marks go out as one statement (group commit).
+ */
 export function markMaybeSent(db: Db, claim: Claim, now: Date): Promise<boolean> {
-  return updateHeld(db, claim, { ambiguous: true, updatedAt: now });
+  return batched(db).mark({ claim, now });
 }
 
 export function saveContainer(db: Db, claim: Claim, containerId: string | null, now: Date): Promise<boolean> {
   return updateHeld(db, claim, { providerContainerId: containerId, updatedAt: now });
 }
 
+/** Published at `now` (when the platform answered); concurrent records go out as one statement. */
 export function recordPublished(db: Db, claim: Claim, providerPostId: string | null, now: Date): Promise<boolean> {
-  return updateHeld(db, claim, {
-    status: "published",
-    providerPostId,
-    publishedAt: now,
-    lockedUntil: null,
-    nextAttemptAt: null,
-    ambiguous: false,
-    errorCode: null,
-    errorMessage: null,
-    updatedAt: now,
-  });
+  return batched(db).published({ claim, now, providerPostId });
 }
+
+/** The write-ahead mark waits this long for the marks of other targets: it delays the platform call. */
+const MARK_WINDOW = { windowMs: 2 };
+/** A record waits longer: `publishedAt` is taken when the platform answered, so only the row's update waits. */
+const RECORD_WINDOW = { windowMs: 10 };
+
+interface HeldWrite {
+  claim: Claim;
+  now: Date;
+}
+
+/** The group commits of one database handle (a Worker request has its own handle, so nothing crosses requests). */
+const batches = new WeakMap<Db, ReturnType<typeof batchesOf>>();
+
+function batched(db: Db) {
+  let b = batches.get(db);
+  if (!b) batches.set(db, (b = batchesOf(db)));
+  return b;
+}
+
+function batchesOf(db: Db) {
+  return {
+    mark: groupCommit((items: HeldWrite[]) => flushMarks(db, items), MARK_WINDOW),
+    published: groupCommit((items: PublishedWrite[]) => flushPublished(db, items), RECORD_WINDOW),
+  };
+}
+
+function flushMarks(db: Db, items: HeldWrite[]): Promise<boolean[]> {
+  return heldIn(
+    items,
+    db
+      .update(deliveries)
+      .set({ ambiguous: true, updatedAt: latest(items) })
+      .where(and(eq(deliveries.status, "publishing"), fencedBy(items)))
+      .returning({ id: deliveries.id, attempts: deliveries.attempts }),
+  );
+}
+
+interface PublishedWrite extends HeldWrite {
+  providerPostId: string | null;
+}
+
+function flushPublished(db: Db, items: PublishedWrite[]): Promise<boolean[]> {
+  const values = sql.join(
+    items.map((i) => sql`(${i.claim.row.id}::uuid, ${i.claim.attempt}::int, ${i.providerPostId}::text, ${i.now.toISOString()}::timestamptz)`),
+    sql`, `,
+  );
+  return heldIn(
+    items,
+    db
+      .update(deliveries)
+      .set({
+        status: "published",
+        providerPostId: sql`v.provider_post_id`,
+        publishedAt: sql`v.published_at`,
+        lockedUntil: null,
+        nextAttemptAt: null,
+        ambiguous: false,
+        errorCode: null,
+        errorMessage: null,
+        updatedAt: sql`v.published_at`,
+      })
+      .from(sql`(values ${values}) as v(id, attempt, provider_post_id, published_at)`)
+      .where(and(eq(deliveries.status, "publishing"), sql`${deliveries.id} = v.id`, sql`${deliveries.attempts} = v.attempt`))
+      .returning({ id: deliveries.id, attempts: deliveries.attempts }),
+  );
+}
+
+/** Rows held by any of these claims: (id, attempt) each. */
+const fencedBy = (items: readonly HeldWrite[]) =>
+  sql`(${deliveries.id}, ${deliveries.attempts}) in (${sql.join(
+    items.map((i) => sql`(${i.claim.row.id}::uuid, ${i.claim.attempt}::int)`),
+    sql`, `,
+  )})`;
+
+/**
+ * Per claim, whether the write reached its row: matched on id and attempt, so an older claim of the same row
+ * in the same batch never counts as held.
+ */
+async function heldIn(items: readonly HeldWrite[], written: Promise<Array<{ id: string; attempts: number }>>): Promise<boolean[]> {
+  const rows = new Set((await written).map((r) => `${r.id}/${r.attempts}`));
+  return items.map((i) => rows.has(`${i.claim.row.id}/${i.claim.attempt}`));
+}
+
+const latest = (items: readonly HeldWrite[]) => new Date(Math.max(...items.map((i) => i.now.getTime())));
 
 export interface FailureRecord {
   errorCode: string;
