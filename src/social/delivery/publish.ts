@@ -91,6 +91,9 @@ export async function publishClaimed(services: Services, claim: store.Claim, opt
       saveContainer: async (id) => must(await store.saveContainer(db, claim, id, clock.now())),
       isLost: () => lost,
     });
+    // A target claimed a moment ahead of its time (the scheduler wakes early) goes out no sooner than due.
+    // (A loop: a timer may fire a fraction of a millisecond before the clock reads its time.)
+    for (let early; (early = (row.nextAttemptAt?.getTime() ?? 0) - clock.now().getTime()) > 0; ) await new Promise((r) => setTimeout(r, early));
     const adapter = adapterFor(row.platform)!;
     let result = null;
     if (row.ambiguous) {

@@ -51,16 +51,24 @@ export async function claimDelivery(db: Db, id: string, now: Date, lockMs: numbe
   return row ? { row, attempt: row.attempts } : null;
 }
 
+export interface ClaimDueOptions {
+  /** Leave these alone (the caller's publishes in flight). */
+  exclude?: readonly string[];
+  /** Also claim targets due within this many ms; their publish waits for the due time (publishClaimed). */
+  aheadMs?: number;
+}
+
 /**
- * Claims up to `limit` due targets (oldest first, none of `exclude`) in one statement, then reads their posts
- * and accounts in a second one. Rows another transaction has locked (a publisher claiming one, a cancellation)
+ * Claims up to `limit` due targets (oldest first) in one statement, then reads their posts and accounts in
+ * a second one. Rows another transaction has locked (a publisher claiming one, a cancellation)
  * are skipped, not waited for; the outer conditions are checked again on the locked rows.
  */
-export async function claimDue(db: Db, now: Date, limit: number, lockMs: number, exclude: readonly string[] = []): Promise<Claim[]> {
+export async function claimDue(db: Db, now: Date, limit: number, lockMs: number, options: ClaimDueOptions = {}): Promise<Claim[]> {
+  const dueBy = new Date(now.getTime() + (options.aheadMs ?? 0));
   const due = db
     .select({ id: deliveries.id })
     .from(deliveries)
-    .where(and(claimable(now), notIn(exclude)))
+    .where(and(claimable(dueBy), notIn(options.exclude ?? [])))
     .orderBy(deliveries.nextAttemptAt)
     .limit(limit)
     .for("update", { skipLocked: true });
@@ -68,7 +76,7 @@ export async function claimDue(db: Db, now: Date, limit: number, lockMs: number,
     .update(deliveries)
     .set(claimSet(now, lockMs))
     // array(...) runs the LIMITed subquery exactly once; a plain IN may become a join that runs it again per row.
-    .where(and(sql`${deliveries.id} = any(array(${due}))`, claimable(now)))
+    .where(and(sql`${deliveries.id} = any(array(${due}))`, claimable(dueBy)))
     .returning();
   if (!rows.length) return [];
   const loaded = await loadPostsAndAccounts(db, rows);
