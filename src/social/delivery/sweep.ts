@@ -120,22 +120,22 @@ async function purgeExpiredPosts(services: Services): Promise<number> {
   return rows.length;
 }
 
-/** Claims and publishes due targets PUBLISH_CONCURRENCY at a time (a claim is only taken when it can start at once). */
+/** Up to PUBLISH_BATCH due targets, PUBLISH_CONCURRENCY at a time; each worker claims its next one when it is free. */
 async function publishDueBatch(services: Services): Promise<number> {
   let published = 0;
-  for (let started = 0; started < PUBLISH_BATCH; ) {
-    const claims = await claimDue(services.db, services.clock.now(), Math.min(PUBLISH_CONCURRENCY, PUBLISH_BATCH - started), LOCK_MS);
-    if (!claims.length) break;
-    started += claims.length;
-    const outcomes = await Promise.all(
-      claims.map((claim) =>
-        publishClaimed(services, claim).catch((err) => {
-          services.log.error("publish in sweep failed", { deliveryId: claim.row.id, error: String(err) });
-          return null;
-        }),
-      ),
-    );
-    published += outcomes.filter((o) => o?.status === "published").length;
-  }
+  let started = 0;
+  const worker = async () => {
+    while (started < PUBLISH_BATCH) {
+      started++;
+      const [claim] = await claimDue(services.db, services.clock.now(), 1, LOCK_MS);
+      if (!claim) return;
+      const outcome = await publishClaimed(services, claim).catch((err) => {
+        services.log.error("publish in sweep failed", { deliveryId: claim.row.id, error: String(err) });
+        return null;
+      });
+      if (outcome?.status === "published") published++;
+    }
+  };
+  await Promise.all(Array.from({ length: PUBLISH_CONCURRENCY }, worker));
   return published;
 }
