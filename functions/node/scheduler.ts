@@ -58,6 +58,8 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
   /** The earliest due time announced while a tick ran, which its own reading may have missed. */
   let announced = Infinity;
   let running: Promise<void> | null = null;
+  /** The last claim filled every free slot, so more may be due now: a finished publish ticks again. */
+  let backlog = false;
   const housekeeping = startHousekeeping(services, {
     sweepMs: options.sweepMs ?? 30_000,
     lockCheckMs: options.lockCheckMs ?? 5000,
@@ -114,6 +116,7 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
     const free = concurrency - inflight.size;
     if (free <= 0 || stopping) return 0;
     const claims = await claimDue(services.db, services.clock.now(), free, LOCK_MS, { exclude: [...inflight.keys()], aheadMs: EARLY_MS });
+    backlog = claims.length === free;
     for (const claim of claims) {
       const id = claim.row.id;
       const work = publishClaimed(services, claim)
@@ -121,8 +124,9 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
         .catch((err) => log.error("publish failed", { deliveryId: id, error: String(err) }))
         .finally(() => {
           inflight.delete(id);
-          // A slot freed: look again soon rather than waiting a whole poll interval.
-          if (!stopping && !running) schedule(10);
+          // A slot freed while due work may be waiting: look again soon rather than at the next poll. Otherwise
+          // the timer already waits for the next due time (a retry of this one is announced by publishClaimed).
+          if (backlog && !stopping && !running) schedule(10);
         });
       inflight.set(id, work);
     }

@@ -138,7 +138,8 @@ async function recordError(services: Services, claim: store.Claim, kind: ErrorKi
   if (kind === "auth" && accountNews) await store.markAccountNeedsReconnect(db, claim.row.userId, claim.row.accountId, message, now);
   if (!(err instanceof PlatformError) && !(err instanceof Precondition)) log.error("delivery attempt crashed", { deliveryId: claim.row.id, error: String(err) });
   log.info("delivery attempt failed", { deliveryId: claim.row.id, attempt: claim.attempt, kind, errorCode, retryAt: nextAttemptAt?.toISOString() ?? null });
-  if (nextAttemptAt && queue.kind === "qstash") {
+  // QStash gets a message for the retry; the poller queue tells this process's scheduler when it is due.
+  if (nextAttemptAt) {
     try {
       const jobId = await queue.enqueue(claim.row.id, nextAttemptAt);
       if (jobId) await store.setJobId(db, claim.row.id, jobId, nextAttemptAt);
