@@ -1,61 +1,126 @@
 /**
- * Scheduled posts on time, through HTTP against the embedded server (`functions/node.ts`, PGlite, the
- * platform sandbox): 50 posts scheduled for the same instant on two sandbox pageplatform accounts, and for
- * each target `publishedAt - scheduledFor`. Beside it, the peer: 50 plain Node timers set for the same
- * instant in this process (how late the event loop itself fires them), and the goal (p99 <= 250 ms,
- * p50 <= 100 ms).
+ * Scheduled posts on time, through HTTP against the embedded server (`functions/node.ts`, the platform
+ * sandbox): 50 posts scheduled for the same instant on two sandbox pageplatform accounts, and for each target
+ * `publishedAt - scheduledFor`, on the embedded default (PGlite) and on PostgreSQL (a scratch database on
+ * the machine's server). Beside it, the peer: 50 plain Node timers set for the same instant in this process
+ * (how late the event loop itself fires them), and the goal (p99 <= 250 ms, p50 <= 100 ms).
  *
  * Run alone: `npx tsx bench/schedule.ts`; or with the others: `npm run bench -- schedule`.
+ * `SCHEDULE_DB=pglite` or `postgres` runs one database only. With `BENCH_NODE_ARGS="--cpu-prof
+ * --cpu-prof-dir=..."` the server stops with SIGTERM, so Node writes its profile.
  */
+import { readdir, readFile } from "node:fs/promises";
 import { pathToFileURL } from "node:url";
-import { startServerProcess } from "../test/helpers/server-process";
+import { startServerProcess, type ServerProcess } from "../test/helpers/server-process";
+import { createScratchDatabase } from "../dev/postgres";
+import { benchResources } from "./resources";
 
 const POSTS = 50;
 const LEAD_MS = 15_000;
 
 /** Prints the figures; timings are never assertions. */
 export async function benchSchedule(): Promise<void> {
-  const server = await startServerProcess({ nodeArgs: process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean), env: { RATE_LIMIT_SOCIAL_WRITE: "1000000", RATE_LIMIT_SOCIAL_READ: "1000000" } });
+  const which = process.env.SCHEDULE_DB;
+  console.log(`schedule: ${POSTS} posts x 2 sandbox accounts due at the same instant, publishedAt - scheduledFor (embedded server over HTTP)`);
+  const res = benchResources();
   try {
-    const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-      const res = await fetch(`${server.baseUrl}${path}`, { method, headers: { authorization: `Bearer ${server.apiKey}`, "content-type": "application/json", ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
-      const json = (await res.json()) as any;
-      if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-      return json.data;
-    };
-    for (const id of ["1001", "1002"]) await call("POST", "/sandbox/accounts", { platform: "pageplatform", name: `Shop ${id}`, platformAccountId: id });
-
-    const at = new Date(Date.now() + LEAD_MS);
-    at.setMilliseconds(0);
-    const ids: string[] = [];
-    for (let i = 0; i < POSTS; i++) {
-      const post = await call("POST", "/api/v1/social/posts", { accountIds: ["pageplatform:1001", "pageplatform:1002"], caption: `On time ${i}`, scheduledFor: at.toISOString() }, { "Idempotency-Key": crypto.randomUUID() });
-      ids.push(post.id);
+    const nodeArgs = process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean);
+    const start = (env: Record<string, string>) =>
+      res.own(
+        () => startServerProcess({ nodeArgs, env: { RATE_LIMIT_SOCIAL_WRITE: "1000000", RATE_LIMIT_SOCIAL_READ: "1000000", ...env } }),
+        async (s) => {
+          // A clean stop first, so a --cpu-prof profile is written.
+          await Promise.race([s.kill("SIGTERM"), new Promise((r) => setTimeout(r, 10_000))]);
+          await s.dispose();
+        },
+      );
+    if (which !== "postgres") {
+      const server = await start({});
+      report("ours, PGlite", await lateness(server));
+      await res.release(server);
     }
-    if (Date.now() > at.getTime() - 1000) throw new Error("creating the posts took longer than the lead time; raise LEAD_MS");
-    const peer = timers(at.getTime(), POSTS);
-    const lateness: number[] = [];
-    const deadline = at.getTime() + 120_000;
-    for (const id of ids) {
-      for (;;) {
-        const post = await call("GET", `/api/v1/social/posts/${id}`);
-        const times = post.accounts.map((a: { publishedAt: string | null }) => a.publishedAt);
-        if (times.every(Boolean)) {
-          for (const t of times) lateness.push(Date.parse(t) - at.getTime());
-          break;
-        }
-        if (Date.now() > deadline) throw new Error(`post ${id} not published within 2 minutes`);
-        await new Promise((r) => setTimeout(r, 200));
-      }
+    if (which !== "pglite") {
+      const scratch = await res.own(() => createScratchDatabase(), (s) => s.drop());
+      const server = await start({ DATABASE_URL: scratch.url, PLATFORM_SANDBOX: "on" });
+      report("ours, PostgreSQL", await lateness(server));
     }
-    const peerLateness = await peer;
-    console.log(`schedule: ${POSTS} posts x 2 sandbox accounts due at the same instant, publishedAt - scheduledFor (embedded server over HTTP)`);
-    row("ours", lateness);
-    row("peer: plain Node timers in this process", peerLateness);
+    row("peer: plain Node timers in this process", await timers(Date.now() + 1000, POSTS));
     console.log(`  goal: p50 <= 100 ms, p99 <= 250 ms`);
   } finally {
-    await server.dispose();
+    await res.close();
   }
+}
+
+interface Run {
+  late: number[];
+  /** CPU time of the server's processes from shortly before the due time until every target was seen published. */
+  cpuMs: number;
+}
+
+function report(label: string, run: Run): void {
+  row(label, run.late);
+  console.log(`  ${"".padEnd(40)} server CPU ${run.cpuMs.toFixed(0)} ms while publishing (${(run.cpuMs / run.late.length).toFixed(1)} ms per target, the polling GETs included)`);
+}
+
+/** Schedules the posts on a fresh server and answers each target's lateness in ms. */
+async function lateness(server: ServerProcess): Promise<Run> {
+  const call = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${server.baseUrl}${path}`, { method, headers: { authorization: `Bearer ${server.apiKey}`, "content-type": "application/json", ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const json = (await res.json()) as any;
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json.data;
+  };
+  for (const id of ["1001", "1002"]) await call("POST", "/sandbox/accounts", { platform: "pageplatform", name: `Shop ${id}`, platformAccountId: id });
+
+  const at = new Date(Date.now() + LEAD_MS);
+  at.setMilliseconds(0);
+  const ids: string[] = [];
+  for (let i = 0; i < POSTS; i++) {
+    const post = await call("POST", "/api/v1/social/posts", { accountIds: ["pageplatform:1001", "pageplatform:1002"], caption: `On time ${i}`, scheduledFor: at.toISOString() }, { "Idempotency-Key": crypto.randomUUID() });
+    ids.push(post.id);
+  }
+  if (Date.now() > at.getTime() - 1000) throw new Error("creating the posts took longer than the lead time; raise LEAD_MS");
+  const pids = await serverPids(server.dataDir);
+  await new Promise((r) => setTimeout(r, at.getTime() - 200 - Date.now()));
+  const cpuBefore = await cpuMs(pids);
+  const late: number[] = [];
+  const deadline = at.getTime() + 120_000;
+  for (const id of ids) {
+    for (;;) {
+      const post = await call("GET", `/api/v1/social/posts/${id}`);
+      const times = post.accounts.map((a: { publishedAt: string | null }) => a.publishedAt);
+      if (times.every(Boolean)) {
+        for (const t of times) late.push(Date.parse(t) - at.getTime());
+        break;
+      }
+      if (Date.now() > deadline) throw new Error(`post ${id} not published within 2 minutes`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  return { late, cpuMs: (await cpuMs(pids)) - cpuBefore };
+}
+
+/** The server's processes (the tsx wrapper and the app): those whose environment names its DATA_DIR (Linux). */
+async function serverPids(dataDir: string): Promise<string[]> {
+  const pids: string[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const environ = await readFile(`/proc/${entry}/environ`, "utf8").catch(() => "");
+    if (environ.split("\0").includes(`DATA_DIR=${dataDir}`)) pids.push(entry);
+  }
+  return pids;
+}
+
+/** User plus system CPU time of `pids`, from /proc/<pid>/stat (clock ticks of 10 ms). */
+async function cpuMs(pids: readonly string[]): Promise<number> {
+  let ticks = 0;
+  for (const pid of pids) {
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // After the command name: state is field 3 of stat, utime and stime fields 14 and 15.
+    if (fields.length > 13) ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks * 10;
 }
 
 /** How late `count` timers set for `at` fire. */

@@ -1,10 +1,12 @@
 /**
  * The embedded delivery scheduler: the Node twin of QStash plus the Worker's cron.
- * It claims due deliveries from Postgres and publishes them, at most `concurrency` at a time; every
+ * It claims due deliveries from Postgres, a batch per statement with their posts and accounts (`claimDue`),
+ * and publishes them, at most `concurrency` at a time; every
  * `sweepMs` it runs the sweep (expired claims, retention purge, QStash re-queue). Between ticks it sleeps
  * until the earliest due delivery (read from the database after each tick, and told by the poller queue
  * when a post is created in this process), at most `pollMs` (deliveries another process created), and it
- * ticks early when a publish finishes, so a burst drains fast and a scheduled post goes out on time.
+ * ticks early when a publish finishes, so a burst drains fast and a scheduled post goes out on time. It wakes
+ * EARLY_MS before a due time so the claim is ready then; the publish waits for the time itself.
  * `stop()` stops claiming and waits for in-flight publishes, so a clean shutdown never strands a claim.
  *
  * @example
@@ -12,14 +14,20 @@
  * await scheduler.stop();
  */
 import type { Services } from "../../src/services";
-import { publishDelivery } from "../../src/social/delivery/publish";
+import { publishClaimed } from "../../src/social/delivery/publish";
 import { releaseExpiredLocks, runSweep } from "../../src/social/delivery/sweep";
 import { resumePhotoJobs } from "../../src/photo/async-jobs";
-import { findDue, nextDueAt } from "../../src/social/delivery/store";
+import { claimDue, nextDueAt } from "../../src/social/delivery/store";
+import { LOCK_MS } from "../../src/social/delivery/policy";
 import type { PollerQueue } from "../../src/adapters/queue/poller";
 
 /** How soon a tick looks again at a due delivery it could not start. */
 const BUSY_RETRY_MS = 50;
+/**
+ * A tick starts this long before a due time and claims what is due by then, so the claim, the post and the
+ * account are read when the time comes; the publish itself waits for the due time (publishClaimed).
+ */
+const EARLY_MS = 25;
 
 export interface SchedulerOptions {
   /** Claim and publish due deliveries here (false when QStash delivers them). */
@@ -50,6 +58,8 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
   /** The earliest due time announced while a tick ran, which its own reading may have missed. */
   let announced = Infinity;
   let running: Promise<void> | null = null;
+  /** The last claim filled every free slot, so more may be due now: a finished publish ticks again. */
+  let backlog = false;
   const housekeeping = startHousekeeping(services, {
     sweepMs: options.sweepMs ?? 30_000,
     lockCheckMs: options.lockCheckMs ?? 5000,
@@ -72,7 +82,7 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
   const dueAt = (due: Date) => {
     const at = due.getTime();
     if (running) announced = Math.min(announced, at);
-    else if (at < wakeAt) schedule(at - now());
+    else if (at - EARLY_MS < wakeAt) schedule(at - EARLY_MS - now());
   };
   const unwatch = options.publish && services.queue.kind === "poller" ? (services.queue as PollerQueue).watch?.(dueAt) : undefined;
 
@@ -94,7 +104,7 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
     })();
     await running;
     running = null;
-    const wait = Math.min(next, announced) - now();
+    const wait = Math.min(next, announced) - EARLY_MS - now();
     announced = Infinity;
     // With every slot busy, a finished publish ticks again; a due delivery then waits for that. A delivery
     // that is due but was not claimable (another process holds it) is looked at again shortly, not at once.
@@ -105,19 +115,22 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
   const claimMore = async () => {
     const free = concurrency - inflight.size;
     if (free <= 0 || stopping) return 0;
-    const ids = await findDue(services.db, services.clock.now(), free, [...inflight.keys()]);
-    for (const id of ids) {
-      const work = publishDelivery(services, id)
+    const claims = await claimDue(services.db, services.clock.now(), free, LOCK_MS, { exclude: [...inflight.keys()], aheadMs: EARLY_MS });
+    backlog = claims.length === free;
+    for (const claim of claims) {
+      const id = claim.row.id;
+      const work = publishClaimed(services, claim)
         .then(() => undefined)
         .catch((err) => log.error("publish failed", { deliveryId: id, error: String(err) }))
         .finally(() => {
           inflight.delete(id);
-          // A slot freed: look again soon rather than waiting a whole poll interval.
-          if (!stopping && !running) schedule(10);
+          // A slot freed while due work may be waiting: look again soon rather than at the next poll. Otherwise
+          // the timer already waits for the next due time (a retry of this one is announced by publishClaimed).
+          if (backlog && !stopping && !running) schedule(10);
         });
       inflight.set(id, work);
     }
-    return ids.length;
+    return claims.length;
   };
 
   schedule(0);

@@ -1,7 +1,8 @@
 /**
  * `publishDelivery(services, id)`: claim one target, publish it through its platform adapter, record the
- * outcome. Whoever loses the claim does nothing. An attempt that may have published without an answer is
- * marked ambiguous (written ahead, before the call) and the next attempt reconciles before sending again.
+ * outcome (`publishClaimed` does the last two for targets claimed in a batch). Whoever loses the claim does
+ * nothing. An attempt that may have published without an answer is marked ambiguous (written ahead, before
+ * the call) and the next attempt reconciles before sending again.
  *
  * @example
  * const outcome = await publishDelivery(services, deliveryId);
@@ -44,12 +45,21 @@ class Precondition extends Error {
 }
 
 export async function publishDelivery(services: Services, deliveryId: string, options: PublishOptions = {}): Promise<PublishOutcome> {
-  const { db, clock, log } = services;
   if (!isUuid(deliveryId)) return { status: "skipped", reason: "not_claimable" };
-  const lockMs = options.lockMs ?? LOCK_MS;
-  const claim = await store.claimDelivery(db, deliveryId, clock.now(), lockMs);
+  const claim = await store.claimDelivery(services.db, deliveryId, services.clock.now(), options.lockMs ?? LOCK_MS);
   if (!claim) return { status: "skipped", reason: "not_claimable" };
+  return publishClaimed(services, claim, options);
+}
+
+/**
+ * Publishes a target this process has just claimed (`claimDelivery`, or a batch from `claimDue`, which read the
+ * post and account already). `options.lockMs` must be the claim's.
+ */
+export async function publishClaimed(services: Services, claim: store.Claim, options: PublishOptions = {}): Promise<PublishOutcome> {
+  const { db, clock, log } = services;
+  const lockMs = options.lockMs ?? LOCK_MS;
   const row = claim.row;
+  const deliveryId = row.id;
 
   let lost = false;
   const must = (ok: boolean) => {
@@ -81,6 +91,9 @@ export async function publishDelivery(services: Services, deliveryId: string, op
       saveContainer: async (id) => must(await store.saveContainer(db, claim, id, clock.now())),
       isLost: () => lost,
     });
+    // A target claimed a moment ahead of its time (the scheduler wakes early) goes out no sooner than due.
+    // (A loop: a timer may fire a fraction of a millisecond before the clock reads its time.)
+    for (let early; (early = (row.nextAttemptAt?.getTime() ?? 0) - clock.now().getTime()) > 0; ) await new Promise((r) => setTimeout(r, early));
     const adapter = adapterFor(row.platform)!;
     let result = null;
     if (row.ambiguous) {
@@ -125,7 +138,8 @@ async function recordError(services: Services, claim: store.Claim, kind: ErrorKi
   if (kind === "auth" && accountNews) await store.markAccountNeedsReconnect(db, claim.row.userId, claim.row.accountId, message, now);
   if (!(err instanceof PlatformError) && !(err instanceof Precondition)) log.error("delivery attempt crashed", { deliveryId: claim.row.id, error: String(err) });
   log.info("delivery attempt failed", { deliveryId: claim.row.id, attempt: claim.attempt, kind, errorCode, retryAt: nextAttemptAt?.toISOString() ?? null });
-  if (nextAttemptAt && queue.kind === "qstash") {
+  // QStash gets a message for the retry; the poller queue tells this process's scheduler when it is due.
+  if (nextAttemptAt) {
     try {
       const jobId = await queue.enqueue(claim.row.id, nextAttemptAt);
       if (jobId) await store.setJobId(db, claim.row.id, jobId, nextAttemptAt);
@@ -147,7 +161,7 @@ async function buildContext(services: Services, claim: store.Claim, options: Pub
   const { db, clock, config, tokens } = services;
   const row = claim.row;
   if (!adapterFor(row.platform)) throw new Precondition("invalid", `No adapter for platform "${row.platform}".`);
-  const { post, account } = await store.loadPostAndAccount(db, row);
+  const { post, account } = claim.loaded ?? (await store.loadPostAndAccount(db, row));
   if (!post) throw new Precondition("invalid", "The post no longer exists.");
   if (!account) throw new Precondition("auth", "The account is no longer connected; reconnect it in the social hub.");
   if (account.tokenStatus !== "active") throw new Precondition("auth", `The account needs to be reconnected (token ${account.tokenStatus}).`);

@@ -6,7 +6,7 @@
 import { and, eq, inArray, isNotNull, lte, ne, sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import { deliveries, posts, socialAccounts } from "../../../db/schema";
-import { isUuid } from "../../lib/encoding";
+import { groupCommit } from "./group-commit";
 
 
 export type DeliveryRow = typeof deliveries.$inferSelect;
@@ -15,30 +15,74 @@ export interface Claim {
   row: DeliveryRow;
   /** The attempt number this claim owns (the fence). */
   attempt: number;
+  /** The target's post and account, when the claim read them already (a batch claim). */
+  loaded?: PostAndAccount;
 }
 
-/** pending, or failed with a retry time; due; post not cancelled -> publishing. Null when someone else has it or it is not due. */
+export interface PostAndAccount {
+  post: typeof posts.$inferSelect | null;
+  account: typeof socialAccounts.$inferSelect | null;
+}
+
+/** Claimable: pending, or failed with a retry time; due by `now`; post not cancelled. */
+const claimable = (now: Date) =>
+  and(
+    inArray(deliveries.status, ["pending", "failed"]),
+    isNotNull(deliveries.nextAttemptAt),
+    lte(deliveries.nextAttemptAt, now),
+    sql`not exists (select 1 from ${posts} where ${posts.id} = ${deliveries.postId} and ${posts.cancelledAt} is not null)`,
+  );
+
+const claimSet = (now: Date, lockMs: number) => ({
+  status: "publishing",
+  attempts: sql`${deliveries.attempts} + 1`,
+  lockedUntil: new Date(now.getTime() + lockMs),
+  lastAttemptAt: now,
+  updatedAt: now,
+});
+
+/** Claimable -> publishing. Null when someone else has it or it is not due. */
 export async function claimDelivery(db: Db, id: string, now: Date, lockMs: number): Promise<Claim | null> {
   const [row] = await db
     .update(deliveries)
-    .set({
-      status: "publishing",
-      attempts: sql`${deliveries.attempts} + 1`,
-      lockedUntil: new Date(now.getTime() + lockMs),
-      lastAttemptAt: now,
-      updatedAt: now,
-    })
-    .where(
-      and(
-        eq(deliveries.id, id),
-        inArray(deliveries.status, ["pending", "failed"]),
-        isNotNull(deliveries.nextAttemptAt),
-        lte(deliveries.nextAttemptAt, now),
-        sql`not exists (select 1 from ${posts} where ${posts.id} = ${deliveries.postId} and ${posts.cancelledAt} is not null)`,
-      ),
-    )
+    .set(claimSet(now, lockMs))
+    .where(and(eq(deliveries.id, id), claimable(now)))
     .returning();
   return row ? { row, attempt: row.attempts } : null;
+}
+
+export interface ClaimDueOptions {
+  /** Leave these alone (the caller's publishes in flight). */
+  exclude?: readonly string[];
+  /** Also claim targets due within this many ms; their publish waits for the due time (publishClaimed). */
+  aheadMs?: number;
+}
+
+/**
+ * Claims up to `limit` due targets (oldest first) in one statement, then reads their posts and accounts in
+ * a second one. Rows another transaction has locked (a publisher claiming one, a cancellation)
+ * are skipped, not waited for; the outer conditions are checked again on the locked rows.
+ */
+export async function claimDue(db: Db, now: Date, limit: number, lockMs: number, options: ClaimDueOptions = {}): Promise<Claim[]> {
+  const dueBy = new Date(now.getTime() + (options.aheadMs ?? 0));
+  const due = db
+    .select({ id: deliveries.id })
+    .from(deliveries)
+    .where(and(claimable(dueBy), notIn(options.exclude ?? [])))
+    .orderBy(deliveries.nextAttemptAt)
+    .limit(limit)
+    .for("update", { skipLocked: true });
+  const rows = await db
+    .update(deliveries)
+    .set(claimSet(now, lockMs))
+    // array(...) runs the LIMITed subquery exactly once; a plain IN may become a join that runs it again per row.
+    .where(and(sql`${deliveries.id} = any(array(${due}))`, claimable(dueBy)))
+    .returning();
+  if (!rows.length) return [];
+  const loaded = await loadPostsAndAccounts(db, rows);
+  return rows
+    .sort((a, b) => a.nextAttemptAt!.getTime() - b.nextAttemptAt!.getTime())
+    .map((row) => ({ row, attempt: row.attempts, loaded: loaded.get(row.id) ?? { post: null, account: null } }));
 }
 
 function held(claim: Claim) {
@@ -55,28 +99,107 @@ export function renewLock(db: Db, claim: Claim, now: Date, lockMs: number): Prom
   return updateHeld(db, claim, { lockedUntil: new Date(now.getTime() + lockMs) });
 }
 
-/** Write-ahead before the publishing call: if we die or get no answer, the next attempt reconciles first. */
+/**
+ * Write-ahead before the publishing call: if we die or get no answer, the next attempt reconciles first.
+ * Resolves once the mark is committed. Concurrent marks go out as one statement (group commit).
+ */
 export function markMaybeSent(db: Db, claim: Claim, now: Date): Promise<boolean> {
-  return updateHeld(db, claim, { ambiguous: true, updatedAt: now });
+  return batched(db).mark({ claim, now });
 }
 
 export function saveContainer(db: Db, claim: Claim, containerId: string | null, now: Date): Promise<boolean> {
   return updateHeld(db, claim, { providerContainerId: containerId, updatedAt: now });
 }
 
+/** Published at `now` (when the platform answered); concurrent records go out as one statement. */
 export function recordPublished(db: Db, claim: Claim, providerPostId: string | null, now: Date): Promise<boolean> {
-  return updateHeld(db, claim, {
-    status: "published",
-    providerPostId,
-    publishedAt: now,
-    lockedUntil: null,
-    nextAttemptAt: null,
-    ambiguous: false,
-    errorCode: null,
-    errorMessage: null,
-    updatedAt: now,
-  });
+  return batched(db).published({ claim, now, providerPostId });
 }
+
+/** The write-ahead mark waits this long for the marks of other targets: it delays the platform call. */
+const MARK_WINDOW = { windowMs: 2 };
+/** A record waits longer: `publishedAt` is taken when the platform answered, so only the row's update waits. */
+const RECORD_WINDOW = { windowMs: 10 };
+
+interface HeldWrite {
+  claim: Claim;
+  now: Date;
+}
+
+/** The group commits of one database handle (a Worker request has its own handle, so nothing crosses requests). */
+const batches = new WeakMap<Db, ReturnType<typeof batchesOf>>();
+
+function batched(db: Db) {
+  let b = batches.get(db);
+  if (!b) batches.set(db, (b = batchesOf(db)));
+  return b;
+}
+
+function batchesOf(db: Db) {
+  return {
+    mark: groupCommit((items: HeldWrite[]) => flushMarks(db, items), MARK_WINDOW),
+    published: groupCommit((items: PublishedWrite[]) => flushPublished(db, items), RECORD_WINDOW),
+  };
+}
+
+function flushMarks(db: Db, items: HeldWrite[]): Promise<boolean[]> {
+  return heldIn(
+    items,
+    db
+      .update(deliveries)
+      .set({ ambiguous: true, updatedAt: latest(items) })
+      .where(and(eq(deliveries.status, "publishing"), fencedBy(items)))
+      .returning({ id: deliveries.id, attempts: deliveries.attempts }),
+  );
+}
+
+interface PublishedWrite extends HeldWrite {
+  providerPostId: string | null;
+}
+
+function flushPublished(db: Db, items: PublishedWrite[]): Promise<boolean[]> {
+  const values = sql.join(
+    items.map((i) => sql`(${i.claim.row.id}::uuid, ${i.claim.attempt}::int, ${i.providerPostId}::text, ${i.now.toISOString()}::timestamptz)`),
+    sql`, `,
+  );
+  return heldIn(
+    items,
+    db
+      .update(deliveries)
+      .set({
+        status: "published",
+        providerPostId: sql`v.provider_post_id`,
+        publishedAt: sql`v.published_at`,
+        lockedUntil: null,
+        nextAttemptAt: null,
+        ambiguous: false,
+        errorCode: null,
+        errorMessage: null,
+        updatedAt: sql`v.published_at`,
+      })
+      .from(sql`(values ${values}) as v(id, attempt, provider_post_id, published_at)`)
+      .where(and(eq(deliveries.status, "publishing"), sql`${deliveries.id} = v.id`, sql`${deliveries.attempts} = v.attempt`))
+      .returning({ id: deliveries.id, attempts: deliveries.attempts }),
+  );
+}
+
+/** Rows held by any of these claims: (id, attempt) each. */
+const fencedBy = (items: readonly HeldWrite[]) =>
+  sql`(${deliveries.id}, ${deliveries.attempts}) in (${sql.join(
+    items.map((i) => sql`(${i.claim.row.id}::uuid, ${i.claim.attempt}::int)`),
+    sql`, `,
+  )})`;
+
+/**
+ * Per claim, whether the write reached its row: matched on id and attempt, so an older claim of the same row
+ * in the same batch never counts as held.
+ */
+async function heldIn(items: readonly HeldWrite[], written: Promise<Array<{ id: string; attempts: number }>>): Promise<boolean[]> {
+  const rows = new Set((await written).map((r) => `${r.id}/${r.attempts}`));
+  return items.map((i) => rows.has(`${i.claim.row.id}/${i.claim.attempt}`));
+}
+
+const latest = (items: readonly HeldWrite[]) => new Date(Math.max(...items.map((i) => i.now.getTime())));
 
 export interface FailureRecord {
   errorCode: string;
@@ -114,14 +237,19 @@ export async function markAccountNeedsReconnect(db: Db, userId: string, accountI
 }
 
 /** The target's post and its owner's account (null when gone), in one round trip. */
-export async function loadPostAndAccount(db: Db, row: DeliveryRow) {
-  const [found] = await db
-    .select({ post: posts, account: socialAccounts })
-    .from(posts)
-    .leftJoin(socialAccounts, and(eq(socialAccounts.userId, row.userId), eq(socialAccounts.id, row.accountId)))
-    .where(eq(posts.id, row.postId))
-    .limit(1);
-  return { post: found?.post ?? null, account: found?.account ?? null };
+export async function loadPostAndAccount(db: Db, row: DeliveryRow): Promise<PostAndAccount> {
+  return (await loadPostsAndAccounts(db, [row])).get(row.id) ?? { post: null, account: null };
+}
+
+/** Posts and accounts of several targets in one statement, by delivery id. */
+async function loadPostsAndAccounts(db: Db, rows: readonly DeliveryRow[]): Promise<Map<string, PostAndAccount>> {
+  const found = await db
+    .select({ id: deliveries.id, post: posts, account: socialAccounts })
+    .from(deliveries)
+    .innerJoin(posts, eq(posts.id, deliveries.postId))
+    .leftJoin(socialAccounts, and(eq(socialAccounts.userId, deliveries.userId), eq(socialAccounts.id, deliveries.accountId)))
+    .where(inArray(deliveries.id, rows.map((r) => r.id)));
+  return new Map(found.map((f) => [f.id, { post: f.post, account: f.account }]));
 }
 
 /** Platform ids other deliveries of this account already hold (reconciliation must not take them). */
@@ -134,24 +262,6 @@ export async function knownProviderPostIds(db: Db, row: DeliveryRow): Promise<Se
 }
 
 const notIn = (ids: readonly string[]) => (ids.length ? sql`${deliveries.id} not in (${sql.join(ids.map((id) => sql`${id}`), sql`, `)})` : undefined);
-
-/** Due targets, oldest first, for the pollers. */
-export async function findDue(db: Db, now: Date, limit: number, exclude: readonly string[] = []): Promise<string[]> {
-  const rows = await db
-    .select({ id: deliveries.id })
-    .from(deliveries)
-    .where(
-      and(
-        inArray(deliveries.status, ["pending", "failed"]),
-        isNotNull(deliveries.nextAttemptAt),
-        lte(deliveries.nextAttemptAt, now),
-        notIn(exclude),
-      ),
-    )
-    .orderBy(deliveries.nextAttemptAt)
-    .limit(limit);
-  return rows.map((r) => r.id);
-}
 
 /** When the next outstanding delivery (not in `exclude`) is due, or null when none is. */
 export async function nextDueAt(db: Db, exclude: readonly string[] = []): Promise<Date | null> {

@@ -14,9 +14,9 @@
 import { and, eq, inArray, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { deliveries, posts } from "../../../db/schema";
 import type { Services } from "../../services";
-import { MAX_ATTEMPTS } from "./policy";
-import { publishDelivery } from "./publish";
-import { findDue, setJobId } from "./store";
+import { LOCK_MS, MAX_ATTEMPTS } from "./policy";
+import { publishClaimed } from "./publish";
+import { claimDue, setJobId } from "./store";
 
 export interface SweepResult {
   releasedLocks: number;
@@ -120,19 +120,22 @@ async function purgeExpiredPosts(services: Services): Promise<number> {
   return rows.length;
 }
 
+/** Up to PUBLISH_BATCH due targets, PUBLISH_CONCURRENCY at a time; each worker claims its next one when it is free. */
 async function publishDueBatch(services: Services): Promise<number> {
-  const ids = await findDue(services.db, services.clock.now(), PUBLISH_BATCH);
   let published = 0;
-  let next = 0;
+  let started = 0;
   const worker = async () => {
-    while (next < ids.length) {
-      const outcome = await publishDelivery(services, ids[next++]!).catch((err) => {
-        services.log.error("publish in sweep failed", { error: String(err) });
+    while (started < PUBLISH_BATCH) {
+      started++;
+      const [claim] = await claimDue(services.db, services.clock.now(), 1, LOCK_MS);
+      if (!claim) return;
+      const outcome = await publishClaimed(services, claim).catch((err) => {
+        services.log.error("publish in sweep failed", { deliveryId: claim.row.id, error: String(err) });
         return null;
       });
       if (outcome?.status === "published") published++;
     }
   };
-  await Promise.all(Array.from({ length: Math.min(PUBLISH_CONCURRENCY, ids.length) }, worker));
+  await Promise.all(Array.from({ length: PUBLISH_CONCURRENCY }, worker));
   return published;
 }
