@@ -167,7 +167,7 @@ export function requestOf(input: any, init?: any): { method: string; url: URL } 
  * const check = answerChecks(fetch);
  * const res = await fetch(url); await check("GET", new URL(url), res, res.clone());
  */
-export function answerChecks(fetchFn: FetchLike): (method: string, url: URL, res: AnswerLike, copy: { text(): Promise<string> } | null) => Promise<void> {
+export function answerChecks(fetchFn: FetchLike): (method: string, url: URL, res: Pick<AnswerLike, "status" | "headers">, copy: { text(): Promise<string> } | null) => Promise<void> {
   const checkers = new Map<string, Promise<AnswerCheck | null>>();
   const checkerFor = (origin: string) => {
     let checker = checkers.get(origin);
