@@ -161,7 +161,7 @@ export function requestOf(input: any, init?: any): { method: string; url: URL } 
  * The check of answers got through `fetchFn`: resolves when the answer is one the document allows (or one it
  * does not describe), rejects with ConformanceError when it drifts. The document is the one the server
  * itself serves at /openapi.json (fetched once per origin, through `fetchFn`); origins that serve none (a
- * fake answering `/`) pass unchecked. `copy` is a clone of the answer taken before its body was read.
+ * fake answering `/`), or that cannot be reached any more, pass unchecked. `copy` is a clone of the answer taken before its body was read.
  *
  * @example
  * const check = answerChecks(fetch);
@@ -177,7 +177,11 @@ export function answerChecks(fetchFn: FetchLike): (method: string, url: URL, res
         const doc = res.ok ? ((await res.json().catch(() => null)) as Json | null) : null;
         return doc && typeof doc.openapi === "string" ? answerChecker(localChecker().app, doc) : null;
       })();
-      checker.catch(() => checkers.delete(origin));
+      // A server that went away since it answered (a suite stopping it) leaves this answer unchecked; the next asks again.
+      checker = checker.catch(() => {
+        checkers.delete(origin);
+        return null;
+      });
       checkers.set(origin, checker);
     }
     return checker;
