@@ -1,6 +1,7 @@
 /**
  * createApp(services): the whole HTTP API, the same on Workers and Node.
- * Middleware order: request id -> services -> access log -> body limit -> areas; one onError renders every
+ * Middleware order: request id -> services -> access log -> security headers (API and files) -> body limit ->
+ * areas (the hub sets its own headers, with a nonce CSP); one onError renders every
  * error as the envelope, one notFound answers unknown routes. The app is an `OpenAPIHono`, so mounting the
  * areas' routers gathers their operations into the one OpenAPI document (/openapi.json, /docs).
  *
@@ -12,6 +13,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
+import { secureHeaders } from "hono/secure-headers";
 import type { Services } from "./services";
 import type { AppEnv } from "./http/env";
 import { ApiError, renderError } from "./http/errors";
@@ -28,6 +30,19 @@ import { mountApiDocument } from "./http/api-document";
 import { validationHook } from "./http/validate";
 
 export const MAX_BODY_BYTES = 20 * 1024 * 1024;
+
+/**
+ * Hono's secureHeaders for every API and file answer, errors included: nosniff, no-referrer (paths may hold a
+ * key or a capability URL), not framed, no scripts or subresources should an answer ever be rendered as a
+ * page. Cross-Origin-Resource-Policy is cross-origin: QR PNGs and stored images are meant for <img> on the
+ * customers' own sites. Not for /hub (its own CSP with nonces, Referrer-Policy same-origin for its forms).
+ */
+export const apiSecurityHeaders = secureHeaders({
+  contentSecurityPolicy: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
+  crossOriginResourcePolicy: "cross-origin",
+  referrerPolicy: "no-referrer",
+  xFrameOptions: "DENY",
+});
 
 export type ServicesProvider = Services | ((c: Context<AppEnv>) => Services);
 
@@ -55,6 +70,8 @@ export function createApp(provider: ServicesProvider, extras: AppExtras = {}): H
       ms: Date.now() - started,
     });
   });
+  app.use("/api/*", apiSecurityHeaders);
+  app.use("/files/*", apiSecurityHeaders);
   app.use(
     "/api/*",
     bodyLimit({

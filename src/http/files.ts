@@ -1,6 +1,7 @@
 /**
  * Serves objects of the storage port at /files/<key> (embedded storage; on the edge the bucket serves them).
- * Keys are random UUID paths, so a URL is a capability; platforms fetch post images from here.
+ * Keys are random UUID paths, so a URL is a capability; platforms fetch post images from here. Security
+ * headers (nosniff among them) come from the app's secureHeaders middleware (app.ts).
  */
 import { Hono } from "hono";
 import type { AppEnv } from "./env";
@@ -16,7 +17,6 @@ export function createFilesRoutes(): Hono<AppEnv> {
     return c.body(object.bytes as Uint8Array<ArrayBuffer>, 200, {
       "Content-Type": object.contentType,
       "Cache-Control": "public, max-age=31536000, immutable",
-      "X-Content-Type-Options": "nosniff",
     });
   });
   return router;

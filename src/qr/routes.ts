@@ -106,8 +106,6 @@ export function createQrRoutes(): OpenAPIHono<AppEnv> {
       const input = { text: c.req.valid("param").text, query: c.req.valid("query") };
       const result = await generateQrCode(c.var.services, c.var.userId, getRequest(input));
       c.header("Cache-Control", GET_CACHE_CONTROL);
-      c.header("Referrer-Policy", "no-referrer");
-      c.header("X-Content-Type-Options", "nosniff");
       c.header("Content-Disposition", 'inline; filename="qr-code.png"');
       applyWarnings(c, result.warnings);
       return c.body(result.png as Uint8Array<ArrayBuffer>, 200, { "Content-Type": "image/png" }) as never;
@@ -121,7 +119,6 @@ export function createQrRoutes(): OpenAPIHono<AppEnv> {
       const input = { text: c.req.valid("param").text, query: c.req.valid("query") };
       const result = await generateQrCode(c.var.services, c.var.userId, getRequest(input));
       c.header("Cache-Control", GET_CACHE_CONTROL);
-      c.header("Referrer-Policy", "no-referrer");
       c.header("Vary", "Authorization");
       applyWarnings(c, result.warnings);
       return c.json({ data: { qrCodeDataUrl: pngDataUrl(result.png) } }, 200) as never;

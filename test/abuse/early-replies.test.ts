@@ -1,11 +1,13 @@
 /**
  * Honest on the wire (issue 14): a reply given before the request body is read (401, 404, 413, 415, 429)
  * reaches a keep-alive client with its status and headers, and the next request on the same client works.
- * Runs against the real embedded server (`functions/node.ts`) with an undici pool of one connection.
+ * Runs against the real embedded server (`functions/node.ts`) with an undici pool of one connection. Each
+ * reply is also checked against the server's OpenAPI document (helpers/conformance.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Readable } from "node:stream";
 import { Pool } from "undici";
+import { answerChecks } from "../helpers/conformance";
 import { startServerProcess, type ServerProcess } from "../helpers/server-process";
 
 let server: ServerProcess;
@@ -24,9 +26,13 @@ afterAll(async () => {
 
 const LARGE = Buffer.alloc(400 * 1024, 0x61);
 
+const conforms = answerChecks(fetch);
+
 async function send(path: string, init: { headers?: Record<string, string>; body?: Buffer | Readable } = {}) {
   const res = await pool.request({ path, method: "POST", headers: init.headers ?? {}, body: init.body ?? LARGE });
   const text = await res.body.text();
+  const header = (name: string) => [res.headers[name.toLowerCase()] ?? null].flat()[0] ?? null;
+  await conforms("POST", new URL(path, server.baseUrl), { status: res.statusCode, headers: { get: header } }, { text: async () => text });
   return { status: res.statusCode, headers: res.headers, body: text ? JSON.parse(text) : null };
 }
 

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DbHandle } from "../../db/client";
 import { openNodeDb } from "../../db/node";
 import { startLocalEdge, type LocalEdge } from "../../dev/edge-worker";
+import { checkDispatchConformance } from "../helpers/conformance";
 import { createScratchDatabase, type ScratchDatabase } from "../../dev/postgres";
 import { createApiKey, createUser } from "../../src/http/api-keys";
 
@@ -23,6 +24,7 @@ beforeAll(async () => {
   const { userId } = await createUser(handle.db, `workerd-doc-${crypto.randomUUID().slice(0, 8)}@example.test`);
   ({ key: apiKey } = await createApiKey(handle.db, userId));
   edge = await startLocalEdge({ databaseUrl: scratch.url, vars: { LOG_LEVEL: "warn", PUBLIC_BASE_URL: "https://api.example.test" } });
+  checkDispatchConformance(edge.mf); // answers of documented operations are checked against /openapi.json
 }, 180_000);
 
 afterAll(async () => {

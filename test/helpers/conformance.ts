@@ -9,12 +9,23 @@
  * Routes the document does not describe (the hub, files, sandbox, internal callbacks) and HEAD requests pass
  * unchecked; that every mounted route is documented is test/foundation/api-coverage.test.ts's job.
  *
+ * Suites that reach a server over HTTP (a child process, the Worker in workerd) get the same check through
+ * `answerChecks`: test/helpers/conformance-setup.ts (a vitest setup file) checks every answer of the global
+ * `fetch` with it, and the workerd suites wrap Miniflare's `dispatchFetch` with `conformingFetch`.
+ *
  * @example
  * checkConformance(app, apiDocument(app, services.config));
  * await app.request("/api/qr-code/decode", init); // rejects when the answer is not as documented
+ * const get = conformingFetch((url: string, init?: RequestInit) => edge.mf.dispatchFetch(url, init));
  */
 import type { Hono } from "hono";
 import { TrieRouter } from "hono/router/trie-router";
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { createApp } from "../../src/app";
+import { parseConfig } from "../../src/config";
+import { apiDocument } from "../../src/http/api-document";
+import type { AppEnv } from "../../src/http/env";
+import type { Services } from "../../src/services";
 import { documentSchemas, type DocumentSchemas } from "./openapi";
 
 type Json = Record<string, any>;
@@ -117,6 +128,104 @@ export function checkConformance(app: Hono<any>, doc: () => Json): void {
     checker.check({ method, path, status: res.status, contentType: res.headers.get("content-type"), body });
     return res;
   }) as typeof app.request;
+}
+
+/** What the checker reads of an answer (the platform's Response, or Miniflare's). */
+interface AnswerLike {
+  status: number;
+  headers: { get(name: string): string | null };
+  body: unknown;
+  ok: boolean;
+  json(): Promise<unknown>;
+  clone(): { text(): Promise<string> };
+}
+type FetchLike = (input: any, init?: any) => Promise<AnswerLike>;
+
+let local: { app: Hono<any>; check: AnswerCheck } | undefined;
+/** This code's routes and document (no services: nothing is ever called), to tell which answers to check. */
+function localChecker(): { app: Hono<any>; check: AnswerCheck } {
+  if (!local) {
+    const app = createApp({} as Services) as OpenAPIHono<AppEnv>;
+    local = { app, check: answerChecker(app, apiDocument(app, parseConfig({}))) };
+  }
+  return local;
+}
+
+/** One request as fetch was called with it: its method and URL. */
+export function requestOf(input: any, init?: any): { method: string; url: URL } {
+  const isRequest = typeof input === "object" && input !== null && "method" in input && "url" in input;
+  return { method: String(init?.method ?? (isRequest ? input.method : "GET")).toUpperCase(), url: new URL(isRequest ? input.url : String(input)) };
+}
+
+/**
+ * The check of answers got through `fetchFn`: resolves when the answer is one the document allows (or one it
+ * does not describe), rejects with ConformanceError when it drifts. The document is the one the server
+ * itself serves at /openapi.json (fetched once per origin, through `fetchFn`); origins that serve none (a
+ * fake answering `/`), or that cannot be reached any more, pass unchecked. `copy` is a clone of the answer taken before its body was read.
+ *
+ * @example
+ * const check = answerChecks(fetch);
+ * const res = await fetch(url); await check("GET", new URL(url), res, res.clone());
+ */
+export function answerChecks(fetchFn: FetchLike): (method: string, url: URL, res: Pick<AnswerLike, "status" | "headers">, copy: { text(): Promise<string> } | null) => Promise<void> {
+  const checkers = new Map<string, Promise<AnswerCheck | null>>();
+  const checkerFor = (origin: string) => {
+    let checker = checkers.get(origin);
+    if (!checker) {
+      checker = (async () => {
+        const res = await fetchFn(`${origin}/openapi.json`);
+        const doc = res.ok ? ((await res.json().catch(() => null)) as Json | null) : null;
+        return doc && typeof doc.openapi === "string" ? answerChecker(localChecker().app, doc) : null;
+      })();
+      // A server that went away since it answered (a suite stopping it) leaves this answer unchecked; the next asks again.
+      checker = checker.catch(() => {
+        checkers.delete(origin);
+        return null;
+      });
+      checkers.set(origin, checker);
+    }
+    return checker;
+  };
+  return async (method, url, res, copy) => {
+    if (!localChecker().check.covers(method, url.pathname)) return;
+    const checker = await checkerFor(url.origin);
+    if (!checker?.covers(method, url.pathname)) return;
+    const body = copy === null ? "" : await copy.text();
+    checker.check({ method, path: url.pathname, status: res.status, contentType: res.headers.get("content-type"), body });
+  };
+}
+
+/** Whether an answer has a body to read for the check (a clone must be taken before the caller reads it). */
+export const hasBody = (res: AnswerLike) => res.status !== 304 && res.body !== null;
+
+/**
+ * `fetchFn` with each answer checked by `answerChecks` before it is returned: a drifting answer makes the call
+ * reject with ConformanceError. Answers to other paths (the hub, files, fakes' paths) and HEAD pass untouched.
+ *
+ * @example
+ * const get = conformingFetch((url: string) => edge.mf.dispatchFetch(url));
+ */
+export function conformingFetch<F extends FetchLike>(fetchFn: F): F {
+  const check = answerChecks(fetchFn);
+  const wrapped = async (input: any, init?: any) => {
+    const res = await fetchFn(input, init);
+    const { method, url } = requestOf(input, init);
+    if (localChecker().check.covers(method, url.pathname)) await check(method, url, res, hasBody(res) ? res.clone() : null);
+    return res;
+  };
+  return wrapped as F;
+}
+
+/**
+ * Replaces (in place) Miniflare's `dispatchFetch` with a conforming one, for the suites that send requests
+ * to the Worker in workerd without HTTP.
+ *
+ * @example
+ * edge = await startLocalEdge(options);
+ * checkDispatchConformance(edge.mf);
+ */
+export function checkDispatchConformance(mf: { dispatchFetch: FetchLike }): void {
+  mf.dispatchFetch = conformingFetch(mf.dispatchFetch.bind(mf)) as typeof mf.dispatchFetch;
 }
 
 function resolveResponse(doc: Json, at: string[], response: Json): [string[], Json] {

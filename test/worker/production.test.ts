@@ -10,6 +10,7 @@ import { openNodeDb } from "../../db/node";
 import type { DbHandle } from "../../db/client";
 import { createApiKey, createUser } from "../../src/http/api-keys";
 import { startLocalEdge, type LocalEdge } from "../../dev/edge-worker";
+import { checkDispatchConformance } from "../helpers/conformance";
 import { listedSecrets } from "../helpers/wrangler-secrets";
 import { createScratchDatabase, type ScratchDatabase } from "../../dev/postgres";
 
@@ -57,6 +58,7 @@ beforeAll(async () => {
       return minimal;
     },
   });
+  checkDispatchConformance(edge.mf); // answers of documented operations are checked against /openapi.json
 }, 120_000);
 
 afterAll(async () => {

@@ -18,6 +18,7 @@ import { S3Storage } from "../../src/adapters/storage/s3";
 import { parseConfig } from "../../src/config";
 import { createLoginLink } from "../../src/hub/login-links";
 import { startLocalEdge, type LocalEdge } from "../../dev/edge-worker";
+import { checkDispatchConformance } from "../helpers/conformance";
 import { createScratchDatabase, type ScratchDatabase } from "../../dev/postgres";
 import sharp from "sharp";
 import { productJpeg } from "../photo/fixtures";
@@ -34,6 +35,7 @@ beforeAll(async () => {
   scratch = await createScratchDatabase();
   handle = await openNodeDb({ url: scratch.url, poolSize: 2 });
   edge = await startLocalEdge({ databaseUrl: scratch.url, vars: { LOG_LEVEL: "warn", PUBLIC_BASE_URL: "https://api.example.test" } });
+  checkDispatchConformance(edge.mf); // answers of documented operations are checked against /openapi.json
   bindings = edge.bindings;
 }, 120_000);
 
