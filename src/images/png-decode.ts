@@ -296,7 +296,9 @@ function createRowSink(colour: PngColour, plan: RowPlan): RowSink {
  * and makes room for a call's output by doubling a fresh buffer from there: about four times the output in
  * garbage per call, ~500 MB over a 40 MP photo. Handing it, before each call, one buffer that already has
  * room for a call's output (the window copied to its start) leaves one copy per call: the slice it passes to
- * ondata. Pinned fflate 0.8; if those fields are not there, the inflater runs as it comes.
+ * ondata. fflate is pinned to the exact version (package.json) whose fields these are, so an upgrade is a
+ * deliberate step with the PNG tests (decodes compared with libpng through sharp) watching it; if the fields
+ * are not there, the inflater runs as it comes.
  */
 interface InflateInternals {
   o?: unknown;
