@@ -28,13 +28,16 @@ import { createGenerator } from "./photo/providers";
 import type { DecodeLimits } from "./images/limits";
 
 /**
- * What photon may decode whole in a Worker (src/images/limits.ts). Photon holds about 12 bytes per pixel at
- * its peak in WebAssembly memory that never shrinks, which a 128 MB isolate can afford only for small
- * images: WebP, interlaced PNG and CMYK JPEG (only photon decodes those) above this are refused with 422
- * naming the limit, and PNGs above it stream through our decoder. Measured in workerd with
+ * What a Worker decodes (src/images/limits.ts). Any image above `maxPixels` is refused from its header with
+ * 422 naming the limit: at 40 MP even our own decoders' peaks (inflate or entropy decode, the scaled image,
+ * the garbage they leave, the allocator's retained pages) pass what a 128 MB isolate leaves beside its own
+ * baseline, while 12.5 MP keeps a 4032x3024 phone photo. Photon holds about 12 bytes per pixel at its peak in
+ * WebAssembly memory that never shrinks, which the isolate can afford only for small images: WebP,
+ * interlaced PNG and CMYK JPEG (only photon decodes those) above `wholeDecodePixels` are refused with 422
+ * naming that limit, and PNGs above it stream through our decoder. Measured in workerd with
  * test/worker/edge-memory.test.ts; docs/architecture.md, "Memory in workerd", has the figures.
  */
-export const EDGE_DECODE_LIMITS: DecodeLimits = { wholeDecodePixels: 2_000_000 };
+export const EDGE_DECODE_LIMITS: DecodeLimits = { maxPixels: 12_500_000, wholeDecodePixels: 2_000_000 };
 
 export interface EdgeContext {
   waitUntil(promise: Promise<unknown>): void;
