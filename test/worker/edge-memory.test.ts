@@ -6,7 +6,7 @@
  * Paths: media by base64 and by URL (area C), QR decoding and a QR code with a logo (area A), a product photo,
  * a logo and a reference image (area B, on the local compositor, which decodes all three). Images (made at run
  * time, seeded, each carrying a QR code so the decode is checked too): a photo-like PNG and a progressive JPEG
- * at the edge's pixel limit (12.5 MP, EDGE_DECODE_LIMITS.maxPixels) and near 10 MB; a CMYK JPEG and a WebP at
+ * at the edge's pixel limit (12.5 MP, EDGE_DECODE_LIMITS.maxPixels) and under 10 MB (as much texture as fits); a CMYK JPEG and a WebP at
  * the edge's whole-decode limit (2 MP; only photon decodes them, see src/images/limits.ts); and, to be
  * refused from their headers, a PNG, a progressive JPEG, a CMYK JPEG and a WebP whose headers say 40 MP (the
  * most Node accepts), and a CMYK JPEG and a WebP whose headers say a little over 2 MP.
