@@ -6,8 +6,8 @@
  * costs about 12 bytes per pixel at its peak. That is fine on Node, and not in a Worker's 128 MB: there
  * the edge services builder sets both (src/edge-services.ts):
  * - any image with more pixels than `maxPixels` is refused from its header with 422 INVALID_IMAGE naming
- *   the limit and the image's size, before any decoding: even our decoders' peaks at 40 MP (the inflate or
- *   entropy decode, the scaled result, the garbage they leave) do not fit in 128 MB beside everything else;
+ *   the limit and the image's size, before any decoding: our decoders' peaks (the inflate or entropy decode,
+ *   the scaled result, the garbage they leave) grow with the image, and at 40 MP pass 128 MB;
  * - an image only photon decodes (WebP, interlaced PNG, a JPEG our decoder does not take) with more
  *   pixels than that is refused from its header with 422 INVALID_IMAGE naming the limit, before any
  *   decoding (`checkDecodeLimits`, called where a request's image is first sniffed);
@@ -68,7 +68,7 @@ export function checkDecodeLimits(header: ImageHeader, limits: DecodeLimits = DE
     throw new ApiError(
       "INVALID_IMAGE",
       `The image is ${header.width}x${header.height} (${megapixels(pixels(header))} million pixels); this server accepts images up to ${megapixels(limits.maxPixels)} million pixels. ` +
-        "Make it smaller (a 4000x3000 photo fits) and send it again.",
+        "Scale it down to fit and send it again.",
     );
   }
   if (!onlyPhotonDecodes(header) || pixels(header) <= limits.wholeDecodePixels) return;
