@@ -28,13 +28,16 @@ import { createGenerator } from "./photo/providers";
 import type { DecodeLimits } from "./images/limits";
 
 /**
- * What photon may decode whole in a Worker (src/images/limits.ts). Photon holds about 12 bytes per pixel at
- * its peak in WebAssembly memory that never shrinks, which a 128 MB isolate can afford only for small
- * images: WebP, interlaced PNG and CMYK JPEG (only photon decodes those) above this are refused with 422
- * naming the limit, and PNGs above it stream through our decoder. Measured in workerd with
- * test/worker/edge-memory.test.ts; docs/architecture.md, "Memory in workerd", has the figures.
+ * What a Worker decodes (src/images/limits.ts). Any image above `maxPixels` is refused from its header with
+ * 422 naming the limit: 12.5 MP keeps a 4032x3024 phone photo and takes 17-69 MiB off the peaks of the
+ * largest progressive JPEGs against 40 MP. It does not bring every path within the isolate's 128 MB: area B's
+ * own canvas and output, PNGs near 10 MB and the QR reader still pass it, and lower limits do not change
+ * that. Photon holds about 12 bytes per pixel at its peak in WebAssembly memory that never shrinks, which
+ * the isolate can afford only for small images: WebP, interlaced PNG and CMYK JPEG (only photon decodes
+ * those) above `wholeDecodePixels` are refused with 422 naming that limit, and PNGs above it stream through
+ * our decoder. Measured in workerd with test/worker/edge-memory.test.ts; docs/architecture.md, "Memory in workerd", has the figures.
  */
-export const EDGE_DECODE_LIMITS: DecodeLimits = { wholeDecodePixels: 2_000_000 };
+export const EDGE_DECODE_LIMITS: DecodeLimits = { maxPixels: 12_500_000, wholeDecodePixels: 2_000_000 };
 
 export interface EdgeContext {
   waitUntil(promise: Promise<unknown>): void;

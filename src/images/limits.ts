@@ -1,9 +1,13 @@
 /**
- * What a deployment lets photon decode whole. Our own decoders shrink while they decode (JPEG at N/8 inside
+ * What a deployment lets decode: how many pixels any image may have (`maxPixels`), and how many photon may
+ * decode whole (`wholeDecodePixels`). Our own decoders shrink while they decode (JPEG at N/8 inside
  * the IDCT, PNG box-filtered as it inflates), so their memory follows the size the work needs; photon
  * decodes every pixel into WebAssembly memory that never shrinks, copies it twice more on the way out, and
  * costs about 12 bytes per pixel at its peak. That is fine on Node, and not in a Worker's 128 MB: there
- * the edge services builder sets `wholeDecodePixels` (src/edge-services.ts), and
+ * the edge services builder sets both (src/edge-services.ts):
+ * - any image with more pixels than `maxPixels` is refused from its header with 422 INVALID_IMAGE naming
+ *   the limit and the image's size, before any decoding: our decoders' peaks (the inflate or entropy decode,
+ *   the scaled result, the garbage they leave) grow with the image, and at 40 MP pass 128 MB;
  * - an image only photon decodes (WebP, interlaced PNG, a JPEG our decoder does not take) with more
  *   pixels than that is refused from its header with 422 INVALID_IMAGE naming the limit, before any
  *   decoding (`checkDecodeLimits`, called where a request's image is first sniffed);
@@ -12,20 +16,22 @@
  *   422 then, `assertWholeDecodeAllowed`).
  *
  * @example
- * const limits: DecodeLimits = { wholeDecodePixels: 2_000_000 };
- * checkDecodeLimits(readImageHeader(webpBytes), limits); // 422 above 2 MP
+ * const limits: DecodeLimits = { maxPixels: 12_500_000, wholeDecodePixels: 2_000_000 };
+ * checkDecodeLimits(readImageHeader(webpBytes), limits); // 422 above 2 MP (any image above 12.5 MP)
  */
 import { ApiError } from "../http/errors";
 import { samplingSupported } from "./jpeg-decode";
-import type { ImageHeader } from "./sniff";
+import { MAX_IMAGE_PIXELS, type ImageHeader } from "./sniff";
 
 export interface DecodeLimits {
+  /** The most pixels any image may have (Infinity: no limit beyond the 40 MP every image is held to). */
+  maxPixels: number;
   /** The most pixels photon may decode whole (Infinity: no limit beyond the 40 MP every image has). */
   wholeDecodePixels: number;
 }
 
-/** Node's: photon decodes whatever only it can decode, up to the 40 MP every image is held to. */
-export const DEFAULT_DECODE_LIMITS: DecodeLimits = { wholeDecodePixels: Infinity };
+/** Node's: every image up to the 40 MP `readImageHeader` holds them to, and photon decodes whatever only it can. */
+export const DEFAULT_DECODE_LIMITS: DecodeLimits = { maxPixels: Infinity, wholeDecodePixels: Infinity };
 
 /**
  * PNGs above this many pixels are decoded by our streaming decoder, smaller ones by photon: ours never
@@ -50,19 +56,27 @@ export function onlyPhotonDecodes(header: ImageHeader): boolean {
 }
 
 /**
- * Refuses, from the header alone, an image that only photon decodes and that has more pixels than the
- * deployment lets photon decode (422 INVALID_IMAGE naming the limit and what to send instead).
+ * Refuses, from the header alone, an image with more pixels than the deployment accepts at all, or one that
+ * only photon decodes with more pixels than the deployment lets photon decode (422 INVALID_IMAGE naming the
+ * limit, the image's size and what to send instead).
  *
  * @example
- * checkDecodeLimits(header, { wholeDecodePixels: 2_000_000 }); // a 3000x2000 WebP: 422
+ * checkDecodeLimits(header, { maxPixels: 12_500_000, wholeDecodePixels: 2_000_000 }); // a 3000x2000 WebP: 422
  */
 export function checkDecodeLimits(header: ImageHeader, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): void {
+  if (pixels(header) > limits.maxPixels) {
+    throw new ApiError(
+      "INVALID_IMAGE",
+      `The image is ${header.width}x${header.height} (${megapixels(pixels(header))} million pixels); this server accepts images up to ${megapixels(limits.maxPixels)} million pixels. ` +
+        "Scale it down to fit and send it again.",
+    );
+  }
   if (!onlyPhotonDecodes(header) || pixels(header) <= limits.wholeDecodePixels) return;
-  const max = (limits.wholeDecodePixels / 1e6).toFixed(1).replace(/\.0$/, "");
   throw new ApiError(
     "INVALID_IMAGE",
-    `The image is ${kindOf(header)} of ${header.width}x${header.height} (${(pixels(header) / 1e6).toFixed(1)} million pixels); ` +
-      `this server decodes such images only up to ${max} million pixels. Send it as a baseline or progressive JPEG (YCbCr) or a non-interlaced PNG, which may have up to 40 million pixels, or make it smaller.`,
+    `The image is ${kindOf(header)} of ${header.width}x${header.height} (${megapixels(pixels(header))} million pixels); ` +
+      `this server decodes such images only up to ${megapixels(limits.wholeDecodePixels)} million pixels. Send it as a baseline or progressive JPEG (YCbCr) or a non-interlaced PNG, ` +
+      `which may have up to ${megapixels(Math.min(limits.maxPixels, MAX_IMAGE_PIXELS))} million pixels, or make it smaller.`,
   );
 }
 
@@ -75,7 +89,7 @@ export function assertWholeDecodeAllowed(header: ImageHeader, limits: DecodeLimi
   if (pixels(header) > limits.wholeDecodePixels) {
     throw new ApiError(
       "INVALID_IMAGE",
-      `The image data is corrupt, or the image needs a whole decode, which this server does only up to ${(limits.wholeDecodePixels / 1e6).toFixed(1).replace(/\.0$/, "")} million pixels; re-save it as a standard JPEG or PNG, or make it smaller.`,
+      `The image data is corrupt, or the image needs a whole decode, which this server does only up to ${megapixels(limits.wholeDecodePixels)} million pixels; re-save it as a standard JPEG or PNG, or make it smaller.`,
     );
   }
 }
@@ -87,3 +101,6 @@ function kindOf(header: ImageHeader): string {
 }
 
 const pixels = (h: ImageHeader) => h.width * h.height;
+
+/** Millions of pixels with one decimal, without a trailing ".0": 12.5, 2, 40. */
+const megapixels = (n: number) => (n / 1e6).toFixed(1).replace(/\.0$/, "");

@@ -6,8 +6,10 @@
  * Paths: media by base64 and by URL (area C), QR decoding and a QR code with a logo (area A), a product photo,
  * a logo and a reference image (area B, on the local compositor, which decodes all three). Images (made at run
  * time, seeded, each carrying a QR code so the decode is checked too): a photo-like PNG and a progressive JPEG
- * at 40 MP and near 10 MB; a CMYK JPEG and a WebP at the edge's whole-decode limit (2 MP; only photon decodes
- * them, see src/images/limits.ts); and, to be refused, a CMYK JPEG and a WebP whose headers say 40 MP.
+ * at the edge's pixel limit (12.5 MP, EDGE_DECODE_LIMITS.maxPixels) and under 10 MB (as much texture as fits); a CMYK JPEG and a WebP at
+ * the edge's whole-decode limit (2 MP; only photon decodes them, see src/images/limits.ts); and, to be
+ * refused from their headers, a PNG, a progressive JPEG, a CMYK JPEG and a WebP whose headers say 40 MP (the
+ * most Node accepts), and a CMYK JPEG and a WebP whose headers say a little over 2 MP.
  *
  * How memory is measured: Miniflare runs workerd as a child process, so /proc gives its resident memory
  * (VmRSS) and peak (VmHWM, reset through clear_refs before each request). The Worker is restarted for each
@@ -32,7 +34,7 @@ import { planSocialSize } from "../../src/images";
 import { EDGE_DECODE_LIMITS } from "../../src/edge-services";
 import { startLocalEdge, type LocalEdge } from "../../dev/edge-worker";
 import { createScratchDatabase, type ScratchDatabase } from "../../dev/postgres";
-import { patchJpegSize } from "../helpers/images";
+import { patchJpegSize, pngHeaderOnly } from "../helpers/images";
 import { connectInspector, type Inspector } from "../helpers/inspector";
 import { largestImage, type LargeFormat } from "../helpers/largest-images";
 import { childProcessNamed, memoryMeter, type MemoryMeter } from "../helpers/proc-memory";
@@ -44,10 +46,14 @@ const ISOLATE_LIMIT_MIB = 128;
 const MAX_BYTES = 10 * MiB;
 const IMAGE_HOST = "https://cdn.shopfront-images.com";
 const QR_TEXT = "https://example.com/largest-image";
-/** 40 MP, about 4:3. */
+/** 40 MP, about 4:3: the most Node accepts, refused on the edge. */
 const FULL = { width: 7300, height: 5479 };
+/** The largest 4:3 image at the edge's pixel limit. */
+const LARGEST = largest4by3(EDGE_DECODE_LIMITS.maxPixels);
 /** The largest 3:2 image at the edge's whole-decode limit. */
 const WHOLE = { width: 1732, height: 1154 };
+/** A 3:2 image a little over the edge's whole-decode limit. */
+const OVER_WHOLE = { width: 1800, height: 1200 };
 const REPEATS = 2;
 
 interface Fixture {
@@ -68,12 +74,16 @@ let inspectorPort: number;
 let meter: MemoryMeter;
 let wasmInitialMiB = 0;
 const fixtures: Fixture[] = [];
-const refused: Fixture[] = [];
+/** Images to be refused, each with the limit its 422 names. */
+const refused: Array<Fixture & { limit: number }> = [];
 let small: string;
 const report: string[] = [];
 
 beforeAll(async () => {
   expect(WHOLE.width * WHOLE.height).toBeLessThanOrEqual(EDGE_DECODE_LIMITS.wholeDecodePixels);
+  expect(OVER_WHOLE.width * OVER_WHOLE.height).toBeGreaterThan(EDGE_DECODE_LIMITS.wholeDecodePixels);
+  expect(LARGEST.width * LARGEST.height).toBeLessThanOrEqual(EDGE_DECODE_LIMITS.maxPixels);
+  expect(LARGEST.width * LARGEST.height).toBeGreaterThan(EDGE_DECODE_LIMITS.maxPixels * 0.999);
   scratch = await createScratchDatabase();
   handle = await openNodeDb({ url: scratch.url, poolSize: 2 });
   const { userId } = await createUser(handle.db, `edge-memory-${crypto.randomUUID()}@example.test`);
@@ -85,18 +95,23 @@ beforeAll(async () => {
     const img = await largestImage(format, { ...size, maxBytes: MAX_BYTES, qr: { ...qr, side: Math.min(qr.side, Math.round(size.height * 0.9)) } });
     return { name, format, mime: img.mimeType, bytes: img.bytes, ...size };
   };
+  const mp = (size: { width: number; height: number }) => `${((size.width * size.height) / 1e6).toFixed(1)} MP`;
   fixtures.push(
-    await make("PNG 40 MP", "png", FULL),
-    await make("progressive JPEG 40 MP", "jpeg-progressive", FULL),
+    await make(`PNG ${mp(LARGEST)}`, "png", LARGEST),
+    await make(`progressive JPEG ${mp(LARGEST)}`, "jpeg-progressive", LARGEST),
     await make("CMYK JPEG 2 MP", "jpeg-cmyk", WHOLE),
     await make("WebP 2 MP", "webp", WHOLE),
   );
-  // Headers that say 40 MP over data that does not hold it: a refusal must come from the header, not a decode.
-  const cmyk = fixtures[2]!;
-  const webp = fixtures[3]!;
+  // Headers that say more than the data holds: a refusal must come from the header, not a decode.
+  const [png, progressive, cmyk, webp] = fixtures as [Fixture, Fixture, Fixture, Fixture];
+  const { maxPixels, wholeDecodePixels } = EDGE_DECODE_LIMITS;
   refused.push(
-    { ...cmyk, name: "CMYK JPEG 40 MP (header)", bytes: patchJpegSize(cmyk.bytes, FULL.width, FULL.height), ...FULL },
-    { ...webp, name: "WebP 40 MP (header)", bytes: patchWebpSize(webp.bytes, FULL.width, FULL.height), ...FULL },
+    { ...png, name: "PNG 40 MP (header)", bytes: pngHeaderOnly(FULL.width, FULL.height), ...FULL, limit: maxPixels },
+    { ...progressive, name: "progressive JPEG 40 MP (header)", bytes: patchJpegSize(progressive.bytes, FULL.width, FULL.height), ...FULL, limit: maxPixels },
+    { ...cmyk, name: "CMYK JPEG 40 MP (header)", bytes: patchJpegSize(cmyk.bytes, FULL.width, FULL.height), ...FULL, limit: maxPixels },
+    { ...webp, name: "WebP 40 MP (header)", bytes: patchWebpSize(webp.bytes, FULL.width, FULL.height), ...FULL, limit: maxPixels },
+    { ...cmyk, name: `CMYK JPEG ${mp(OVER_WHOLE)} (header)`, bytes: patchJpegSize(cmyk.bytes, OVER_WHOLE.width, OVER_WHOLE.height), ...OVER_WHOLE, limit: wholeDecodePixels },
+    { ...webp, name: `WebP ${mp(OVER_WHOLE)} (header)`, bytes: patchWebpSize(webp.bytes, OVER_WHOLE.width, OVER_WHOLE.height), ...OVER_WHOLE, limit: wholeDecodePixels },
   );
 
   const fetchMock = createFetchMock();
@@ -198,7 +213,7 @@ const PATHS: ImagePath[] = [
 
 describe("every image path in workerd, with the largest image of each format", () => {
   for (const path of PATHS) {
-    it(`${path.name}: answers each, within the isolate's memory, and refuses what only photon decodes above the edge's limit`, async () => {
+    it(`${path.name}: answers each, within the isolate's memory, and refuses images above the edge's limits`, async () => {
       // A fresh isolate, warmed up by the same path with a small image, then garbage collected.
       await edge.setBindings(edge.bindings);
       meter = memoryMeter(childProcessNamed("workerd"));
@@ -237,14 +252,20 @@ describe("every image path in workerd, with the largest image of each format", (
         const res = await path.send(f);
         expect(res.status, f.name).toBe(422);
         expect(res.json.error.code).toBe("INVALID_IMAGE");
-        expect(res.json.error.message).toContain(`${FULL.width}x${FULL.height}`);
-        expect(res.json.error.message).toContain(`up to ${EDGE_DECODE_LIMITS.wholeDecodePixels / 1e6} million pixels`);
+        expect(res.json.error.message).toContain(`${f.width}x${f.height}`);
+        expect(res.json.error.message).toContain(`up to ${f.limit / 1e6} million pixels`);
       }
       report.push(`  ${path.name.padEnd(16)} ${row.join(", ")}; bound ${bound.toFixed(0)} (isolate baseline: heap ${heap.totalMiB.toFixed(0)} + wasm ${wasmInitialMiB.toFixed(0)})`);
       expect(worst, row.join(", ")).toBeLessThan(bound);
     }, 120_000);
   }
 });
+
+/** The largest width x height of about 4:3 with at most `pixels` pixels. */
+function largest4by3(pixels: number): { width: number; height: number } {
+  const width = Math.floor(Math.sqrt((pixels * 4) / 3));
+  return { width, height: Math.floor(pixels / width) };
+}
 
 /** The initial pages (64 KiB each) of a WebAssembly module's own memory, from its memory section. */
 function initialMemoryPages(wasm: Uint8Array): number {
