@@ -31,7 +31,8 @@
  * creation's server, which then stops with SIGTERM so that the profile is written.
  *
  * Everything it starts (servers, scratch databases, pools) is stopped and removed at the end, on an error
- * and on Ctrl-C. `SOCIAL_HTTP=media,lists,create` runs only some of the three.
+ * and on Ctrl-C. `SOCIAL_HTTP=media,lists,create` runs only some of the three; MEDIA_RUNS (default 5) sets
+ * how many media requests the median is taken over.
  *
  * Run alone: `npx tsx bench/social-http.ts`; or with the others: `npm run bench -- social-http`.
  */
@@ -59,7 +60,7 @@ const LIMITS = {
 };
 const MIB = 1024 * 1024;
 
-const MEDIA_RUNS = 5;
+const MEDIA_RUNS = Number(process.env.MEDIA_RUNS ?? 5);
 const RSS_SAMPLE_MS = 20;
 
 const LIST_SIZES = [1_000, 10_000, 100_000];

@@ -20,6 +20,8 @@ import { inlineRunner, LimitedHeavyWork, type HeavyRunner, type HeavyWork } from
 import { unwrap, type Reply } from "../../src/heavy/wire";
 import { trimMalloc } from "./malloc";
 
+type RunOptions = NonNullable<Parameters<Piscina["run"]>[1]>;
+
 const pools = new Map<string, Promise<Piscina>>();
 let bundle: Promise<string | null> | undefined;
 
@@ -32,12 +34,32 @@ let bundle: Promise<string | null> | undefined;
 export function NodeHeavyWork(limits: Config["heavy"]): HeavyWork {
   const threads = limits.threads ?? Math.min(8, Math.max(1, availableParallelism()));
   if (threads === 0) return LimitedHeavyWork({ ...limits, slots: Math.max(1, limits.perUser) }, inlineRunner);
-  const runner: HeavyRunner = async (name, input) => {
+  const runner: HeavyRunner = async (name, input, handOver) => {
     const pool = await poolFor(threads, limits.idleSeconds);
-    return unwrap(await (pool.run({ name, input }) as Promise<Reply<never>>));
+    // Piscina's TransferList type infers the wrong postMessage overload under current @types/node.
+    const transferList = movable(handOver) as unknown as RunOptions["transferList"];
+    return unwrap(await (pool.run({ name, input }, { transferList }) as Promise<Reply<never>>));
   };
   // Closing an app leaves the shared threads to end when idle (they never keep the process alive).
   return LimitedHeavyWork({ ...limits, slots: threads }, runner);
+}
+
+/** Below this a copy costs next to nothing; Node's shared Buffer pool slabs (8 KiB) are never moved. */
+const MOVE_AT_LEAST = 64 * 1024;
+
+/**
+ * The memory of the handed-over arrays that can move to the thread instead of being copied: an array
+ * that is the whole of its own ArrayBuffer (a Buffer or view into memory that holds other things stays
+ * where it is, and is copied as before).
+ */
+export function movable(handOver: readonly Uint8Array[] | undefined): ArrayBuffer[] | undefined {
+  const list: ArrayBuffer[] = [];
+  for (const bytes of handOver ?? []) {
+    const buffer = bytes.buffer;
+    if (!(buffer instanceof ArrayBuffer) || buffer.byteLength < MOVE_AT_LEAST || list.includes(buffer)) continue;
+    if (bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength) list.push(buffer);
+  }
+  return list.length > 0 ? list : undefined;
 }
 
 function poolFor(threads: number, idleSeconds: number): Promise<Piscina> {

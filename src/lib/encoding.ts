@@ -95,9 +95,21 @@ let textDecoder: TextDecoder | null = null;
  * decodeBase64("aGk="); // Uint8Array [0x68, 0x69]
  */
 export function decodeBase64(text: string): Uint8Array {
-  const out = new Uint8Array(Math.floor((text.length * 3) / 4) + 3);
+  // Clean text decodes to exactly this many bytes, so its result is the whole of its own buffer (which
+  // can then move to another thread rather than be copied); anything else gets a buffer large enough.
+  const out = new Uint8Array(cleanLength(text));
   const n = decodeClean(text, out);
-  return out.subarray(0, n >= 0 ? n : decodeCareful(text, out));
+  if (n === out.length) return out;
+  const wide = new Uint8Array(Math.floor((text.length * 3) / 4) + 3);
+  return wide.subarray(0, decodeCareful(text, wide));
+}
+
+/** The byte count of `text` if it is clean Base64 (see `decodeClean`). */
+function cleanLength(text: string): number {
+  let len = text.length;
+  for (let padding = 0; len > 0 && padding < 2 && text.charCodeAt(len - 1) === 0x3d; padding++) len--;
+  const rest = len % 4;
+  return (len >> 2) * 3 + (rest > 1 ? rest - 1 : 0);
 }
 
 /** Characters taken as bytes at a time (a multiple of 4), into one reused buffer. */

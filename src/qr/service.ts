@@ -83,7 +83,7 @@ export async function decodeQrCode(services: Services, userId: string, request: 
     ? await loadImageBytes(services.fetcher, { url: request.url })
     : await loadImageBytes(services.fetcher, { base64: request.base64! });
   sniffImage(bytes, services.imageLimits);
-  const text = await services.heavy.run(userId, "qrDecode", { bytes, limits: services.imageLimits });
+  const text = await services.heavy.run(userId, "qrDecode", { bytes, limits: services.imageLimits }, [bytes]);
   if (text === null) {
     throw new ApiError(
       "QR_NOT_FOUND",
