@@ -323,62 +323,51 @@ function resampleRows(src: Samples, dw: number): Samples {
   return { width: dw, height: h, stride: rowLen, channels: C, data: out };
 }
 
-/** The 3-tap horizontal pass on one channel (the JPEG planes' common case), two rows sharing each tap load. */
-function rows3Gray(src: Samples, dw: number, at: Int32Array, w0: Int32Array, w1: Int32Array, w2: Int32Array): Uint8Array {
-  const { height: h, stride, data: s } = src;
+/**
+ * The rows of a one-channel horizontal pass two at a time (the unrolled kernels load each tap's position and
+ * weights once for both), then the last one if the count is odd: `kernel(row, oi, two)` fills output row
+ * `oi` (and `oi + dw` when `two`; else it may write row `oi` twice) from source row `row` (and `row + stride`).
+ */
+function rowPairs(src: Samples, dw: number, kernel: (s: Samples["data"], out: Uint8Array, row: number, oi: number, two: boolean) => void): Uint8Array {
+  const { height: h, stride, data } = src;
   const out = new Uint8Array(dw * h);
-  let y = 0;
-  for (; y + 1 < h; y += 2) {
-    const row = y * stride;
-    const oi = y * dw;
+  for (let y = 0; y < h; y += 2) kernel(data, out, y * stride, y * dw, y + 1 < h);
+  return out;
+}
+
+/** The 3-tap horizontal pass on one channel (the JPEG planes' common case). */
+function rows3Gray(src: Samples, dw: number, at: Int32Array, w0: Int32Array, w1: Int32Array, w2: Int32Array): Uint8Array {
+  const stride = src.stride;
+  return rowPairs(src, dw, (s, out, row, oi, two) => {
+    const second = two ? stride : 0; // one row: computed twice into the same place
+    const oj = two ? oi + dw : oi;
     for (let x = 0; x < dw; x++) {
       const si = row + at[x]!;
       const a = w0[x]!, b = w1[x]!, c = w2[x]!;
+      const sj = si + second;
+      out[oj + x] = (HALF + s[sj]! * a + s[sj + 1]! * b + s[sj + 2]! * c) >> BITS;
       out[oi + x] = (HALF + s[si]! * a + s[si + 1]! * b + s[si + 2]! * c) >> BITS;
-      const sj = si + stride;
-      out[oi + dw + x] = (HALF + s[sj]! * a + s[sj + 1]! * b + s[sj + 2]! * c) >> BITS;
     }
-  }
-  for (; y < h; y++) {
-    const row = y * stride;
-    const oi = y * dw;
-    for (let x = 0; x < dw; x++) {
-      const si = row + at[x]!;
-      out[oi + x] = (HALF + s[si]! * w0[x]! + s[si + 1]! * w1[x]! + s[si + 2]! * w2[x]!) >> BITS;
-    }
-  }
-  return out;
+  });
 }
 
 /**
  * The 2-tap horizontal pass on one channel (a slight shrink of a JPEG plane): the second weight is ONE minus
- * the first, so each output is one multiply, `a + (b - a) * w1`, on two rows at a time.
+ * the first, so each output is one multiply, `a + (b - a) * w1`.
  */
 function rows2Gray(src: Samples, dw: number, at: Int32Array, w0: Int32Array): Uint8Array {
-  const { height: h, stride, data: s } = src;
-  const out = new Uint8Array(dw * h);
-  let y = 0;
-  for (; y + 1 < h; y += 2) {
-    const row = y * stride;
-    const oi = y * dw;
+  const stride = src.stride;
+  return rowPairs(src, dw, (s, out, row, oi, two) => {
+    const second = two ? stride : 0; // one row: computed twice into the same place
+    const oj = two ? oi + dw : oi;
     for (let x = 0; x < dw; x++) {
       const si = row + at[x]!;
       const w = ONE - w0[x]!;
-      const a = s[si]!, c = s[si + stride]!;
+      const a = s[si]!, c = s[si + second]!;
+      out[oj + x] = ((c << BITS) + HALF + (s[si + second + 1]! - c) * w) >> BITS;
       out[oi + x] = ((a << BITS) + HALF + (s[si + 1]! - a) * w) >> BITS;
-      out[oi + dw + x] = ((c << BITS) + HALF + (s[si + stride + 1]! - c) * w) >> BITS;
     }
-  }
-  for (; y < h; y++) {
-    const row = y * stride;
-    const oi = y * dw;
-    for (let x = 0; x < dw; x++) {
-      const si = row + at[x]!;
-      const a = s[si]!;
-      out[oi + x] = ((a << BITS) + HALF + (s[si + 1]! - a) * (ONE - w0[x]!)) >> BITS;
-    }
-  }
-  return out;
+  });
 }
 
 /** The vertical pass: rows of `width * channels` samples, blind to how they group into pixels. */
