@@ -17,7 +17,7 @@ import type { Worker } from "node:worker_threads";
 import { Piscina } from "piscina";
 import type { Config } from "../../src/config";
 import { inlineRunner, LimitedHeavyWork, type HeavyRunner, type HeavyWork } from "../../src/heavy";
-import { unwrap, type Reply } from "../../src/heavy/wire";
+import { movable, unwrap, type Reply } from "../../src/heavy/wire";
 import { trimMalloc } from "./malloc";
 
 type RunOptions = NonNullable<Parameters<Piscina["run"]>[1]>;
@@ -42,24 +42,6 @@ export function NodeHeavyWork(limits: Config["heavy"]): HeavyWork {
   };
   // Closing an app leaves the shared threads to end when idle (they never keep the process alive).
   return LimitedHeavyWork({ ...limits, slots: threads }, runner);
-}
-
-/** Below this a copy costs next to nothing; Node's shared Buffer pool slabs (8 KiB) are never moved. */
-const MOVE_AT_LEAST = 64 * 1024;
-
-/**
- * The memory of the handed-over arrays that can move to the thread instead of being copied: an array
- * that is the whole of its own ArrayBuffer (a Buffer or view into memory that holds other things stays
- * where it is, and is copied as before).
- */
-export function movable(handOver: readonly Uint8Array[] | undefined): ArrayBuffer[] | undefined {
-  const list: ArrayBuffer[] = [];
-  for (const bytes of handOver ?? []) {
-    const buffer = bytes.buffer;
-    if (!(buffer instanceof ArrayBuffer) || buffer.byteLength < MOVE_AT_LEAST || list.includes(buffer)) continue;
-    if (bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength) list.push(buffer);
-  }
-  return list.length > 0 ? list : undefined;
 }
 
 function poolFor(threads: number, idleSeconds: number): Promise<Piscina> {

@@ -10,9 +10,8 @@
  */
 import { Piscina } from "piscina";
 import { HEAVY_TASKS, type HeavyOutput, type HeavyTaskName } from "../../src/heavy";
-import { settle, type Reply } from "../../src/heavy/wire";
+import { movable, settle, type Reply } from "../../src/heavy/wire";
 import { configureNodeEngines } from "./engines";
-import { movable } from "./heavy-pool";
 
 configureNodeEngines();
 
