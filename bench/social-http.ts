@@ -27,11 +27,13 @@
  *    of the load and after it (every second for up to 60 s), and how long they took to drain. Goal: no
  *    growing backlog.
  *
- * BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") is given to node for the lists' and the
- * creation's server, which then stops with SIGTERM so that the profile is written.
+ * BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") is given to node for the media, lists' and
+ * creation's server, which then stops with SIGTERM so that the profile is written (the request thread's:
+ * the heavy-work threads start without the flags).
  *
  * Everything it starts (servers, scratch databases, pools) is stopped and removed at the end, on an error
- * and on Ctrl-C. `SOCIAL_HTTP=media,lists,create` runs only some of the three.
+ * and on Ctrl-C. `SOCIAL_HTTP=media,lists,create` runs only some of the three; MEDIA_RUNS (default 5) sets
+ * how many media requests the median is taken over.
  *
  * Run alone: `npx tsx bench/social-http.ts`; or with the others: `npm run bench -- social-http`.
  */
@@ -59,7 +61,7 @@ const LIMITS = {
 };
 const MIB = 1024 * 1024;
 
-const MEDIA_RUNS = 5;
+const MEDIA_RUNS = Number(process.env.MEDIA_RUNS ?? 5);
 const RSS_SAMPLE_MS = 20;
 
 const LIST_SIZES = [1_000, 10_000, 100_000];
@@ -102,7 +104,8 @@ async function benchMedia(res: BenchResources): Promise<void> {
   const jpeg = await largePhotoJpeg(4000, 3000);
   const body = JSON.stringify({ base64: jpeg.toString("base64"), mimeType: "image/jpeg" });
   const small = JSON.stringify({ base64: (await sharp({ create: { width: 64, height: 48, channels: 3, background: "#8a6" } }).jpeg().toBuffer()).toString("base64"), mimeType: "image/jpeg" });
-  const server = await res.own(() => startServerProcess({ env: LIMITS }), (s) => s.dispose());
+  const nodeArgs = process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean);
+  const server = await res.own(() => startServerProcess({ nodeArgs, env: LIMITS }), (s) => s.dispose());
   const http = await res.own(async () => new Pool(server.baseUrl, { connections: 1 }), (p) => p.destroy());
 
   const { rss, cpuMs } = serverGroup(server);
@@ -210,6 +213,7 @@ async function benchMedia(res: BenchResources): Promise<void> {
   console.log(`  goal: peak memory of the request < 128 MB: the largest growth, ${fmt(worst / 1e6)} MB, is ${fmt(worst / 128e6, 2)} of it`);
   // Its CPU and memory are not wanted by the next workloads.
   await res.release(http);
+  if (nodeArgs?.length) await server.kill("SIGTERM");
   await res.release(server);
 }
 

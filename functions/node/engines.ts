@@ -1,7 +1,7 @@
 /**
  * The WASM and native pieces the image work needs on Node, configured once per thread (the request thread
- * and each heavy-work thread): ZXing's reader, the one-shot PNG deflater, area B's text engine and its
- * scene PNGs' deflater.
+ * and each heavy-work thread): ZXing's reader, the one-shot PNG deflater, Buffer's Base64 decoder, area B's
+ * text engine and its scene PNGs' deflater.
  *
  * @example
  * configureNodeEngines(); // then a script, a bench or a worker thread can do what the server does
@@ -11,6 +11,7 @@ import { createRequire } from "node:module";
 import { promisify } from "node:util";
 import { deflate, deflateSync } from "node:zlib";
 import { configurePngDeflate } from "../../src/images/png";
+import { configureBase64Decoder } from "../../src/lib/encoding";
 import { configureSceneDeflate } from "../../src/photo/local/png";
 import { configureTextEngine, isTextEngineConfigured } from "../../src/photo/text/engine";
 import { configureZxing } from "../../src/qr/zxing-loader";
@@ -26,6 +27,11 @@ export function configureNodeEngines(): void {
   configureZxing(() => readFile(createRequire(import.meta.url).resolve("zxing-wasm/reader/zxing_reader.wasm")));
   // The QR codes' PNGs: zlib in place of fflate, same format, a quarter of the time.
   configurePngDeflate((data, level) => deflateSync(data, { level }));
+  // Large clean Base64 (uploads): Buffer's decoder, several times the portable one's speed.
+  configureBase64Decoder((text) => {
+    const bytes = Buffer.from(text, "base64");
+    return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
+  });
   configureNodePhoto();
 }
 

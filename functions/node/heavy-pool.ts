@@ -17,8 +17,10 @@ import type { Worker } from "node:worker_threads";
 import { Piscina } from "piscina";
 import type { Config } from "../../src/config";
 import { inlineRunner, LimitedHeavyWork, type HeavyRunner, type HeavyWork } from "../../src/heavy";
-import { unwrap, type Reply } from "../../src/heavy/wire";
+import { movable, unwrap, type Reply } from "../../src/heavy/wire";
 import { trimMalloc } from "./malloc";
+
+type RunOptions = NonNullable<Parameters<Piscina["run"]>[1]>;
 
 const pools = new Map<string, Promise<Piscina>>();
 let bundle: Promise<string | null> | undefined;
@@ -32,9 +34,11 @@ let bundle: Promise<string | null> | undefined;
 export function NodeHeavyWork(limits: Config["heavy"]): HeavyWork {
   const threads = limits.threads ?? Math.min(8, Math.max(1, availableParallelism()));
   if (threads === 0) return LimitedHeavyWork({ ...limits, slots: Math.max(1, limits.perUser) }, inlineRunner);
-  const runner: HeavyRunner = async (name, input) => {
+  const runner: HeavyRunner = async (name, input, handOver) => {
     const pool = await poolFor(threads, limits.idleSeconds);
-    return unwrap(await (pool.run({ name, input }) as Promise<Reply<never>>));
+    // Piscina's TransferList type infers the wrong postMessage overload under current @types/node.
+    const transferList = movable(handOver) as unknown as RunOptions["transferList"];
+    return unwrap(await (pool.run({ name, input }, { transferList }) as Promise<Reply<never>>));
   };
   // Closing an app leaves the shared threads to end when idle (they never keep the process alive).
   return LimitedHeavyWork({ ...limits, slots: threads }, runner);

@@ -1,19 +1,32 @@
 /**
  * The task runner of a heavy-work thread of the Node pool (heavy-pool.ts; heavy-thread.mjs is the thread's
  * entry and lowers its priority first): configures the engines once, then runs the tasks it is sent and
- * answers each with its value or its error as data (src/heavy/wire.ts).
+ * answers each with its value or its error as data (src/heavy/wire.ts). The large byte arrays a task makes
+ * (a normalised JPEG, a scene PNG) move back to the request thread instead of being copied.
  *
  * @example
  * // not called directly: Piscina loads heavy-thread.mjs, which loads this module
  * await runTask({ name: "qrDecode", input: { bytes } }); // { ok: true, value: "https://example.com" }
  */
-import { HEAVY_TASKS, type HeavyTaskName } from "../../src/heavy";
-import { settle, type Reply } from "../../src/heavy/wire";
+import { Piscina } from "piscina";
+import { HEAVY_TASKS, type HeavyOutput, type HeavyTaskName } from "../../src/heavy";
+import { movable, settle, type Reply } from "../../src/heavy/wire";
 import { configureNodeEngines } from "./engines";
 
 configureNodeEngines();
 
-export function runTask(message: { name: HeavyTaskName; input: unknown }): Promise<Reply<unknown>> {
+/** The fresh arrays (made by the task, kept by nothing in the thread) in each task's value. */
+const RESULT_BYTES: { [N in HeavyTaskName]?: (value: HeavyOutput<N>) => Uint8Array[] } = {
+  normaliseMedia: (value) => [value.bytes],
+  photoFinish: (value) => [value.bytes, value.thumbnail],
+};
+
+export async function runTask(message: { name: HeavyTaskName; input: unknown }): Promise<Reply<unknown> | object> {
   const task = HEAVY_TASKS[message.name] as (input: unknown) => Promise<unknown>;
-  return settle(() => task(message.input));
+  const reply = await settle(() => task(message.input));
+  const bytes = reply.ok ? (RESULT_BYTES[message.name] as ((value: unknown) => Uint8Array[]) | undefined)?.(reply.value) : undefined;
+  const transfer = movable(bytes);
+  if (!transfer) return reply;
+  // Piscina's Transferable: its symbols are typed as plain `symbol`, hence the cast.
+  return Piscina.move({ [Piscina.transferableSymbol]: transfer, [Piscina.valueSymbol]: reply } as never);
 }

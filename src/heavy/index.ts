@@ -15,8 +15,11 @@ import { HEAVY_TASKS, type HeavyInput, type HeavyOutput, type HeavyTaskName } fr
 
 export { HEAVY_TASKS, type HeavyInput, type HeavyOutput, type HeavyTaskName, type PhotoFinish } from "./tasks";
 
-/** Runs one task somewhere, without limits. */
-export type HeavyRunner = <N extends HeavyTaskName>(name: N, input: HeavyInput<N>) => Promise<HeavyOutput<N>>;
+/**
+ * Runs one task somewhere, without limits. `handOver`: byte arrays of the input the caller will not touch
+ * again, which a runner on another thread may move there instead of copying (they are then empty here).
+ */
+export type HeavyRunner = <N extends HeavyTaskName>(name: N, input: HeavyInput<N>, handOver?: readonly Uint8Array[]) => Promise<HeavyOutput<N>>;
 
 export interface HeavyLimits {
   /** Jobs running at once in all (the pool's threads). */
@@ -35,8 +38,12 @@ export interface HeavyLimits {
 }
 
 export interface HeavyWork {
-  /** Runs `name` for `userId` within the limits; ApiError RATE_LIMITED (429, Retry-After) when full. */
-  run<N extends HeavyTaskName>(userId: string, name: N, input: HeavyInput<N>): Promise<HeavyOutput<N>>;
+  /**
+   * Runs `name` for `userId` within the limits; ApiError RATE_LIMITED (429, Retry-After) when full.
+   * `handOver` lists byte arrays of `input` the caller is done with: on Node they move to the work thread
+   * (no copy) and are empty afterwards; elsewhere they stay as they are. Never list bytes used later.
+   */
+  run<N extends HeavyTaskName>(userId: string, name: N, input: HeavyInput<N>, handOver?: readonly Uint8Array[]): Promise<HeavyOutput<N>>;
   /** Jobs running and waiting now. */
   load(): { running: number; waiting: number };
 }
@@ -140,11 +147,11 @@ export function LimitedHeavyWork(limits: HeavyLimits, runner: HeavyRunner): Heav
   };
 
   return {
-    async run<N extends HeavyTaskName>(userId: string, name: N, input: HeavyInput<N>): Promise<HeavyOutput<N>> {
+    async run<N extends HeavyTaskName>(userId: string, name: N, input: HeavyInput<N>, handOver?: readonly Uint8Array[]): Promise<HeavyOutput<N>> {
       const release = await acquire(userId);
       const started = Date.now();
       try {
-        return await runner(name, input);
+        return await runner(name, input, handOver);
       } finally {
         typicalMs = typicalMs * 0.8 + (Date.now() - started) * 0.2;
         release();

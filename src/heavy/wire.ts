@@ -1,7 +1,7 @@
 /**
  * What crosses the thread boundary of the Node pool: a task's value, or its error as plain data, made
  * back into the same ApiError or GenerationError on the other side (a thrown class instance would arrive
- * as a bare Error and turn a 422 into a 500).
+ * as a bare Error and turn a 422 into a 500), and which byte arrays may move across instead of being copied.
  *
  * @example
  * const reply = await settle(() => HEAVY_TASKS.qrDecode(input)); // in the thread
@@ -39,4 +39,22 @@ export function unwrap<T>(reply: Reply<T>): T {
   error.name = e.name;
   if (e.stack) error.stack = `${e.stack}\n    (in a heavy-work thread)`;
   throw error;
+}
+
+/** Below this a copy costs next to nothing; Node's shared Buffer pool slabs (8 KiB) are never moved. */
+const MOVE_AT_LEAST = 64 * 1024;
+
+/**
+ * The memory of the handed-over arrays that can move to the other thread instead of being copied: an array
+ * that is the whole of its own ArrayBuffer (a Buffer or view into memory that holds other things stays
+ * where it is, and is copied as before).
+ */
+export function movable(handOver: readonly Uint8Array[] | undefined): ArrayBuffer[] | undefined {
+  const list: ArrayBuffer[] = [];
+  for (const bytes of handOver ?? []) {
+    const buffer = bytes.buffer;
+    if (!(buffer instanceof ArrayBuffer) || buffer.byteLength < MOVE_AT_LEAST || list.includes(buffer)) continue;
+    if (bytes.byteOffset === 0 && bytes.byteLength === buffer.byteLength) list.push(buffer);
+  }
+  return list.length > 0 ? list : undefined;
 }

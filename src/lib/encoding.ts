@@ -95,9 +95,53 @@ let textDecoder: TextDecoder | null = null;
  * decodeBase64("aGk="); // Uint8Array [0x68, 0x69]
  */
 export function decodeBase64(text: string): Uint8Array {
-  const out = new Uint8Array(Math.floor((text.length * 3) / 4) + 3);
+  if (nativeDecoder && text.length >= NATIVE_AT_LEAST && isClean(text)) {
+    const bytes = nativeDecoder(text);
+    if (bytes.length === cleanLength(text)) return bytes;
+  }
+  // Clean text decodes to exactly this many bytes, so its result is the whole of its own buffer (which
+  // can then move to another thread rather than be copied); anything else gets a buffer large enough.
+  const out = new Uint8Array(cleanLength(text));
   const n = decodeClean(text, out);
-  return out.subarray(0, n >= 0 ? n : decodeCareful(text, out));
+  if (n === out.length) return out;
+  const wide = new Uint8Array(Math.floor((text.length * 3) / 4) + 3);
+  return wide.subarray(0, decodeCareful(text, wide));
+}
+
+/** Text at least this long goes to the native decoder when there is one; below, a call saves nothing. */
+const NATIVE_AT_LEAST = 64 * 1024;
+const CLEAN = /^[A-Za-z0-9+/_-]*={0,2}$/;
+let nativeDecoder: ((text: string) => Uint8Array) | null = null;
+
+/**
+ * A native decoder for long clean Base64 (Node: Buffer, set in functions/node), which with the check
+ * below takes a 6.5 MB upload in about a third of the portable decoder's time. It only ever gets text that
+ * `decodeClean` would take whole (data characters of either alphabet, at most two `=` at the end, a valid
+ * length), where every decoder agrees; everything else, and every error message, stays with the code here.
+ * It must return a Uint8Array (not a Buffer, whose `slice` does not copy) that is the whole of its buffer.
+ *
+ * @example
+ * configureBase64Decoder((text) => { const b = Buffer.from(text, "base64"); return new Uint8Array(b.buffer, b.byteOffset, b.length); });
+ */
+export function configureBase64Decoder(decode: (text: string) => Uint8Array): void {
+  nativeDecoder = decode;
+}
+
+/** The rules of `decodeClean` as one regular expression (V8 runs it at ~2 GB/s) and the length checks. */
+function isClean(text: string): boolean {
+  if (!CLEAN.test(text)) return false;
+  let len = text.length;
+  let padding = 0;
+  for (; len > 0 && padding < 2 && text.charCodeAt(len - 1) === 0x3d; padding++) len--;
+  return len % 4 !== 1 && (padding === 0 || (len + padding) % 4 === 0);
+}
+
+/** The byte count of `text` if it is clean Base64 (see `decodeClean`). */
+function cleanLength(text: string): number {
+  let len = text.length;
+  for (let padding = 0; len > 0 && padding < 2 && text.charCodeAt(len - 1) === 0x3d; padding++) len--;
+  const rest = len % 4;
+  return (len >> 2) * 3 + (rest > 1 ? rest - 1 : 0);
 }
 
 /** Characters taken as bytes at a time (a multiple of 4), into one reused buffer. */

@@ -35,7 +35,7 @@ export async function generateQrCode(services: Services, userId: string, request
   try {
     const logo = request.logoUrl ? await logoField(() => loadLogoBytes(services, request.logoUrl!), () => true) : null;
     const rendered = logo
-      ? await logoField(() => services.heavy.run(userId, "qrWithLogo", { payload, design, logo, limits: services.imageLimits }), (err) => DECODE_ERRORS.has(err.code))
+      ? await logoField(() => services.heavy.run(userId, "qrWithLogo", { payload, design, logo, limits: services.imageLimits }, [logo]), (err) => DECODE_ERRORS.has(err.code))
       : await renderQr(payload, design);
     return { ...rendered, payload };
   } catch (err) {
@@ -83,7 +83,7 @@ export async function decodeQrCode(services: Services, userId: string, request: 
     ? await loadImageBytes(services.fetcher, { url: request.url })
     : await loadImageBytes(services.fetcher, { base64: request.base64! });
   sniffImage(bytes, services.imageLimits);
-  const text = await services.heavy.run(userId, "qrDecode", { bytes, limits: services.imageLimits });
+  const text = await services.heavy.run(userId, "qrDecode", { bytes, limits: services.imageLimits }, [bytes]);
   if (text === null) {
     throw new ApiError(
       "QR_NOT_FOUND",

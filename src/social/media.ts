@@ -80,7 +80,8 @@ export async function storeNormalised(services: Services, userId: string, image:
 /** POST /media: load, normalise, store, record. */
 export async function createMedia(services: Services, userId: string, body: MediaCreate): Promise<MediaRecord> {
   const bytes = await loadSource(services, sourceOfMediaBody(body));
-  const normalised = await services.heavy.run(userId, "normaliseMedia", { bytes, limits: services.imageLimits });
+  // The upload is not needed after normalising: handed over, it moves to the work thread uncopied.
+  const normalised = await services.heavy.run(userId, "normaliseMedia", { bytes, limits: services.imageLimits }, [bytes]);
   const values = await storeNormalised(services, userId, normalised);
   try {
     const [row] = await services.db.insert(media).values(values).returning();

@@ -292,7 +292,8 @@ async function prepareImages(services: Services, userId: string, s: Submission, 
     const index = inline[i]!.index;
     const bytes = all[i]!;
     try {
-      const image = done.get(bytes) ?? (await services.heavy.run(userId, "normaliseMedia", { bytes, limits: services.imageLimits }));
+      // Handed over (see heavy.run): after this only its identity is used, as the key of `done`.
+      const image = done.get(bytes) ?? (await services.heavy.run(userId, "normaliseMedia", { bytes, limits: services.imageLimits }, [bytes]));
       done.set(bytes, image);
       checkAspect(image, index, targets);
       out.push({ index, image });

@@ -2,7 +2,9 @@
  * The one Base64 codec (src/lib/encoding.ts): what the image input, token keys and QR/photo data URIs rely
  * on, checked against Node's Buffer.
  */
-import { describe, expect, it } from "vitest";
+import { randomBytes } from "node:crypto";
+import { beforeAll, describe, expect, it } from "vitest";
+import { configureNodeEngines } from "../../functions/node/engines";
 import { base64FromBytes, bytesFromBase64Strict, decodeBase64 } from "../../src/lib/encoding";
 
 describe("Base64 codec", () => {
@@ -35,5 +37,30 @@ describe("Base64 codec", () => {
     expect(bytesFromBase64Strict(Buffer.from(key).toString("base64"))).toEqual(key);
     expect(bytesFromBase64Strict(`${Buffer.from(key).toString("base64url")}\n`)).toEqual(key);
     expect(bytesFromBase64Strict("not base64!")).toBeNull();
+  });
+});
+
+describe("Base64 codec with Node's decoder for long text (as the server configures it)", () => {
+  beforeAll(() => configureNodeEngines());
+  const bytes = new Uint8Array(randomBytes(100_001));
+  const std = Buffer.from(bytes).toString("base64");
+
+  it("decodes every accepted form of long text to the same bytes, as a plain Uint8Array", () => {
+    const mixed = `${std.slice(0, 1000).replace(/\+/g, "-")}${std.slice(1000)}`;
+    // The last digit with its unused low bits set (100001 bytes end in three digits and "="): the same bytes.
+    const digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const looseTail = `${std.slice(0, -2)}${digits[digits.indexOf(std[std.length - 2]!) | 3]}=`;
+    for (const text of [std, Buffer.from(bytes).toString("base64url"), std.replace(/=+$/, ""), mixed, std.replace(/(.{76})/g, "$1\n"), looseTail]) {
+      const out = decodeBase64(text);
+      expect(out.constructor).toBe(Uint8Array);
+      expect(Buffer.from(out).equals(Buffer.from(bytes))).toBe(true);
+    }
+  });
+
+  it("keeps the portable errors and positions on long text", () => {
+    expect(() => decodeBase64(`${std.slice(0, 70_000)}*${std.slice(70_001)}`)).toThrowError(/unexpected character at position 70000/);
+    expect(() => decodeBase64(`${std.slice(0, 70_000)}=${std.slice(70_001)}`)).toThrowError(/data after padding at position 70001/);
+    expect(() => decodeBase64(`${std}=`)).toThrowError(/length or padding/);
+    expect(() => decodeBase64(`${std.replace(/=+$/, "")}AB`)).toThrowError(/length or padding/);
   });
 });
