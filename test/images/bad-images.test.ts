@@ -9,6 +9,8 @@ import {
   makeAnimatedWebp, makeGif, makeJpeg, makePhotoJpeg, makePng, makeTiff, makeWebp, patchJpegSize, patchJpegSofMarker,
   pngChunk, pngHeaderOnly, toApng,
 } from "../helpers/images";
+import { decodeJpegScaled } from "../../src/images/jpeg-decode";
+import { decodeAtMost } from "../../src/images/scaled";
 
 type Outcome = { refused: ApiError } | { ok: true };
 
@@ -82,9 +84,12 @@ describe("refused before decoding (header rules)", () => {
 });
 
 describe("refused at decode (corrupt data)", () => {
-  it("truncated JPEG (60%)", async () => {
+  it("truncated JPEG (60%): refused by photon's path and by our own decoder's (normalising, scaled decoding)", async () => {
     const jpeg = await makePhotoJpeg(800, 600);
-    expectRefused(await attempt(() => decodeImage(jpeg.subarray(0, Math.floor(jpeg.length * 0.6)))), "INVALID_IMAGE", /truncated/);
+    const cut = jpeg.subarray(0, Math.floor(jpeg.length * 0.6));
+    expectRefused(await attempt(() => decodeImage(cut)), "INVALID_IMAGE", /truncated/);
+    expectRefused(await attempt(() => normaliseToJpeg(cut)), "INVALID_IMAGE", /truncated/);
+    expectRefused(await attempt(() => decodeAtMost(cut, 200)), "INVALID_IMAGE", /truncated/);
   });
 
   it("truncated PNG (no IEND)", async () => {
@@ -117,7 +122,28 @@ describe("refused at decode (corrupt data)", () => {
     const jpeg = Buffer.from(await makePhotoJpeg(400, 300));
     for (let i = Math.floor(jpeg.length / 3); i < jpeg.length - 10; i += 7) jpeg[i] = (jpeg[i]! * 31 + 7) & 0xff;
     await attempt(() => decodeImage(jpeg));
+    // Our TypeScript decoder alone (no photon fallback), at full size and at 1/8: an image or its own Error
+    // saying what is wrong (its callers turn that into a 422), never a TypeError or RangeError from a bad
+    // index; then the paths that use it.
+    for (const [w, h] of [[Infinity, Infinity], [50, 38]] as const) {
+      let thrown: unknown = null;
+      let width = 0;
+      try {
+        width = decodeJpegScaled(jpeg, w, h)?.width ?? 0;
+      } catch (err) {
+        thrown = err;
+      }
+      if (thrown === null) expect(width).toBeGreaterThan(0);
+      else {
+        expect(thrown).toBeInstanceOf(Error);
+        expect(thrown).not.toBeInstanceOf(TypeError);
+        expect(thrown).not.toBeInstanceOf(RangeError);
+      }
+    }
+    await attempt(() => normaliseToJpeg(jpeg));
+    await attempt(() => decodeAtMost(jpeg, 100));
     expect(decodeImage(smallJpeg).width).toBe(64);
+    expect(decodeJpegScaled(smallJpeg)?.width).toBe(64);
   });
 
   it("a polyglot (JPEG followed by HTML and a ZIP header) is accepted and re-encoded", async () => {
