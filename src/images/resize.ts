@@ -325,22 +325,25 @@ function resampleRows(src: Samples, dw: number): Samples {
 
 /**
  * The rows of a one-channel horizontal pass two at a time (the unrolled kernels load each tap's position and
- * weights once for both), then the last one if the count is odd: `kernel(row, oi, two)` fills output row
- * `oi` (and `oi + dw` when `two`; else it may write row `oi` twice) from source row `row` (and `row + stride`).
+ * weights once for both), then the last one if the count is odd: `kernel(s, out, row, second, oi, oj)` fills
+ * output rows `oi` and `oj` from source rows `row` and `row + second`. For the odd last row `second` is 0 and
+ * `oj` is `oi`, so that row is computed twice into the same place.
  */
-function rowPairs(src: Samples, dw: number, kernel: (s: Samples["data"], out: Uint8Array, row: number, oi: number, two: boolean) => void): Uint8Array {
+type RowPairKernel = (s: Samples["data"], out: Uint8Array, row: number, second: number, oi: number, oj: number) => void;
+
+function rowPairs(src: Samples, dw: number, kernel: RowPairKernel): Uint8Array {
   const { height: h, stride, data } = src;
   const out = new Uint8Array(dw * h);
-  for (let y = 0; y < h; y += 2) kernel(data, out, y * stride, y * dw, y + 1 < h);
+  for (let y = 0; y < h; y += 2) {
+    const two = y + 1 < h;
+    kernel(data, out, y * stride, two ? stride : 0, y * dw, two ? (y + 1) * dw : y * dw);
+  }
   return out;
 }
 
 /** The 3-tap horizontal pass on one channel (the JPEG planes' common case). */
 function rows3Gray(src: Samples, dw: number, at: Int32Array, w0: Int32Array, w1: Int32Array, w2: Int32Array): Uint8Array {
-  const stride = src.stride;
-  return rowPairs(src, dw, (s, out, row, oi, two) => {
-    const second = two ? stride : 0; // one row: computed twice into the same place
-    const oj = two ? oi + dw : oi;
+  return rowPairs(src, dw, (s, out, row, second, oi, oj) => {
     for (let x = 0; x < dw; x++) {
       const si = row + at[x]!;
       const a = w0[x]!, b = w1[x]!, c = w2[x]!;
@@ -356,10 +359,7 @@ function rows3Gray(src: Samples, dw: number, at: Int32Array, w0: Int32Array, w1:
  * the first, so each output is one multiply, `a + (b - a) * w1`.
  */
 function rows2Gray(src: Samples, dw: number, at: Int32Array, w0: Int32Array): Uint8Array {
-  const stride = src.stride;
-  return rowPairs(src, dw, (s, out, row, oi, two) => {
-    const second = two ? stride : 0; // one row: computed twice into the same place
-    const oj = two ? oi + dw : oi;
+  return rowPairs(src, dw, (s, out, row, second, oi, oj) => {
     for (let x = 0; x < dw; x++) {
       const si = row + at[x]!;
       const w = ONE - w0[x]!;
