@@ -60,7 +60,8 @@ const summary = (p: PostRecord) => (p.caption || (p.imageUrls.length ? `${p.imag
 async function listPage(c: Context<HubEnv>) {
   const session = c.var.session as HubSession;
   const offset = Math.min(10_000, Math.max(0, Number.parseInt(c.req.query("offset") ?? "0", 10) || 0));
-  const page = await listPosts(c.var.services, session.userId, { limit: PAGE_SIZE, offset } as PostListQuery);
+  const listed = await listPosts(c.var.services, session.userId, { limit: PAGE_SIZE, offset } as PostListQuery);
+  const page = { ...listed, items: listed.items.map((json) => JSON.parse(json) as PostRecord) };
   const now = c.var.services.clock.now().getTime();
   const refresh = page.items.some((p) => outstanding(p, now));
   return c.html(

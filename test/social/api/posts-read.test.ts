@@ -3,6 +3,7 @@
  * fromDate, toDate), paging (limit, offset, total, hasMore), unknown query fields, and owner scoping.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "drizzle-orm";
 import { PostListResponseSchema } from "../../../src/social/schemas";
 import { body, createSocialTestApp, type SocialTestApp } from "../../helpers/social";
 
@@ -21,7 +22,7 @@ async function user() {
 
 async function post(apiKey: string, request: Record<string, unknown>) {
   const res = await h.createPost(apiKey, request);
-  expect([201, 202]).toContain(res.status);
+  expect([201, 202], JSON.stringify(await res.clone().json())).toContain(res.status);
   return (await body(res)).data;
 }
 
@@ -61,6 +62,37 @@ describe("GET /posts/{id}", () => {
       expect.objectContaining({ accountId: u.page2, status: "failed", attempts: 2, nextAttemptAt: at.toISOString(), error: { code: "RATE_LIMITED", message: "try later" } }),
     ]);
     expect(record.status).toBe("queued");
+  });
+
+  it("the list, GET /posts/{id} and the create answer describe a post alike (PostgreSQL builds the first two)", async () => {
+    const u = await user();
+    const photo = await h.seedAccount(u.userId, "photoplatform");
+    // A text post's create answer is written in code; the list and the record are JSON made by the database.
+    const text = await post(u.apiKey, { accountIds: [u.page2, u.page], caption: 'Quotes " \\ and\nlines, ünïcode ✓ 😀', hashtags: ["a", "b"] });
+    const listed = async (id: string) => (await list(u.apiKey, "?limit=100")).items.find((p: { id: string }) => p.id === id);
+    const got = async (id: string) => (await body(await h.get(u.apiKey, `/posts/${id}`))).data;
+    expect(await got(text.id)).toEqual(text);
+    expect(await listed(text.id)).toEqual(text);
+
+    // Every field filled: images (with and without a media id), a schedule, errors, microsecond timestamps.
+    const due = new Date(Math.floor(Date.now() / 1000) * 1000 + 30 * 86_400_000 + 123).toISOString();
+    const withImages = await post(u.apiKey, { accountIds: [photo, u.page], images: ["data:image/png;base64," + (await tinyPng())], scheduledFor: due });
+    await h.db.execute(sql`update posts set images = images || '[{"url": "https://cdn.example/x.jpg", "width": 10, "height": 20}]'::jsonb,
+      updated_at = '2031-01-01T00:00:00.123999Z' where id = ${withImages.id}`);
+    await h.setDelivery(withImages.id, photo, { status: "failed", attempts: 3, errorCode: "INVALID_MEDIA", errorMessage: null, nextAttemptAt: null });
+    await h.setDelivery(withImages.id, u.page, { status: "published", attempts: 1, providerPostId: "1_2", publishedAt: new Date("2031-05-06T07:08:10.5Z"), errorCode: "" });
+    const record = await got(withImages.id);
+    expect(record.images).toEqual([withImages.images[0], { url: "https://cdn.example/x.jpg", width: 10, height: 20, mediaId: null }]);
+    expect(record.images[0].mediaId).toEqual(expect.any(String));
+    expect(record.imageUrls).toEqual([withImages.imageUrls[0], "https://cdn.example/x.jpg"]);
+    expect(record).toMatchObject({ scheduledFor: due, updatedAt: "2031-01-01T00:00:00.123Z", status: "partially_published" });
+    expect(record.accounts).toEqual(
+      [
+        { accountId: photo, platform: "photoplatform", status: "failed", attempts: 3, nextAttemptAt: null, jobId: expect.anything(), providerPostId: null, publishedAt: null, error: { code: "INVALID_MEDIA", message: "" } },
+        { accountId: u.page, platform: "pageplatform", status: "published", attempts: 1, nextAttemptAt: expect.any(String), jobId: expect.anything(), providerPostId: "1_2", publishedAt: "2031-05-06T07:08:10.500Z", error: null },
+      ].sort((a, b) => (a.accountId < b.accountId ? -1 : 1)),
+    );
+    expect(await listed(withImages.id)).toEqual(record);
   });
 
   it("404 POST_NOT_FOUND for another user's post, an unknown id and a malformed id, alike", async () => {
