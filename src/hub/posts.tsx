@@ -61,7 +61,7 @@ async function listPage(c: Context<HubEnv>) {
   const session = c.var.session as HubSession;
   const offset = Math.min(10_000, Math.max(0, Number.parseInt(c.req.query("offset") ?? "0", 10) || 0));
   const listed = await listPosts(c.var.services, session.userId, { limit: PAGE_SIZE, offset } as PostListQuery);
-  const page = { ...listed, items: listed.items.map((json) => JSON.parse(json) as PostRecord) };
+  const page = { ...listed, items: JSON.parse(`[${listed.items}]`) as PostRecord[] };
   const now = c.var.services.clock.now().getTime();
   const refresh = page.items.some((p) => outstanding(p, now));
   return c.html(

@@ -157,50 +157,44 @@ export async function listPostRecords(db: Db, userId: string, filter: ListFilter
     conditions.push(filter.toExclusive ? sql`${effectiveDate} < ${bound}` : sql`${effectiveDate} <= ${bound}`);
   }
   const where = and(...conditions);
-  const counted = filter.platform || filter.from || filter.to ? countMatching(db, where) : countByStatus(db, userId, filter.status, now);
-  const page = db.$with("page").as(
-    db.select({ id: posts.id }).from(posts).where(where).orderBy(desc(posts.createdAt), desc(posts.id)).limit(filter.limit).offset(filter.offset),
-  );
-  const [total, items] = await Promise.all([counted, selectRecordsJson(db, page, now)]);
+  const pageIds = db.select({ id: posts.id }).from(posts).where(where).orderBy(desc(posts.createdAt), desc(posts.id)).limit(filter.limit).offset(filter.offset);
+  const byCounts = !(filter.platform || filter.from || filter.to);
+  // One statement: the page's records joined as JSON text, how many, and the total.
+  const result = await db.execute(sql`with page as (${pageIds})${byCounts ? sql`, counts as (${countRows(userId)})` : sql``}
+    select coalesce((select string_agg(${recordJson(now)}, ',' order by ${posts.createdAt} desc, ${posts.id} desc)
+        from page join ${posts} on ${posts.id} = page.id), '') as items,
+      (select count(*)::int from page) as count,
+      ${byCounts ? totalFromCounts(userId, filter.status, now) : sql`(select count(*)::int from ${posts} where ${where})`} as total,
+      ${byCounts ? sql`(select coalesce(sum(rows), 0)::int from counts)` : sql`0`} as count_rows`);
+  const row = (result as unknown as { rows: Array<{ items: string; count: number; total: number; count_rows: number }> }).rows[0]!;
+  if (row.count_rows > FOLD_COUNTS_AT) await foldCounts(db, userId);
   return {
-    /** Each post's record as JSON text (`recordJson`). */
-    items,
-    total,
-    hasMore: filter.offset + items.length < total,
+    /** The page's records as JSON text, comma-separated: the inside of a JSON array (`recordJson`). */
+    items: row.items,
+    count: row.count,
+    total: row.total,
+    hasMore: filter.offset + row.count < row.total,
     limit: filter.limit,
     offset: filter.offset,
   };
 }
 
-async function countMatching(db: Db, where: SQL | undefined): Promise<number> {
-  const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(posts).where(where);
-  return row?.n ?? 0;
-}
+/** A user's count rows summed by stored status (`counts` in `listPostRecords`'s statement). */
+const countRows = (userId: string) =>
+  sql`select status, sum(n)::int as n, count(*)::int as rows from ${postStatusCounts} where ${postStatusCounts.userId} = ${userId} group by status`;
 
 /**
  * The user's posts in `status` (all when absent) from the count rows. Stored `scheduled` posts whose time has
  * passed count as queued: those few are counted from the posts themselves, only when the filter needs them.
  */
-async function countByStatus(db: Db, userId: string, status: PostStatus | undefined, now: Date): Promise<number> {
-  const due = sql<number>`(select count(*)::int from ${posts} where ${posts.userId} = ${userId} and ${posts.status} = 'scheduled'
+function totalFromCounts(userId: string, status: PostStatus | undefined, now: Date): SQL {
+  const of = (s: SQL) => sql`(select coalesce(sum(n), 0)::int from counts where ${s})`;
+  const due = sql`(select count(*)::int from ${posts} where ${posts.userId} = ${userId} and ${posts.status} = 'scheduled'
     and not (${posts.scheduledFor} > ${now.toISOString()}::timestamptz))`;
-  const rows = await db
-    .select({
-      status: postStatusCounts.status,
-      n: sql<number>`sum(${postStatusCounts.n})::int`,
-      rows: sql<number>`count(*)::int`,
-      due: status === "queued" || status === "scheduled" ? due : sql<number>`0`,
-    })
-    .from(postStatusCounts)
-    .where(eq(postStatusCounts.userId, userId))
-    .groupBy(postStatusCounts.status);
-  if (rows.reduce((sum, r) => sum + r.rows, 0) > FOLD_COUNTS_AT) await foldCounts(db, userId);
-  const of = (s: string) => rows.find((r) => r.status === s)?.n ?? 0;
-  const pastDue = rows[0]?.due ?? 0;
-  if (!status) return rows.reduce((sum, r) => sum + r.n, 0);
-  if (status === "queued") return of("queued") + pastDue;
-  if (status === "scheduled") return of("scheduled") - pastDue;
-  return of(status);
+  if (!status) return of(sql`true`);
+  if (status === "queued") return sql`${of(sql`status = 'queued'`)} + ${due}`;
+  if (status === "scheduled") return sql`${of(sql`status = 'scheduled'`)} - ${due}`;
+  return of(sql`status = ${status}`);
 }
 
 /**
