@@ -21,7 +21,7 @@
  * @example
  * const [post] = await loadPostRecords(db, userId, [postId], clock.now());
  */
-import { and, desc, eq, inArray, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { and, desc, eq, inArray, sql, type Placeholder, type SQL, type SQLWrapper } from "drizzle-orm";
 import type { WithSubqueryWithSelection } from "drizzle-orm/pg-core";
 import type { Db } from "../../db/client";
 import { deliveries, postStatusCounts, posts } from "../../db/schema";
@@ -31,10 +31,12 @@ import type { PostRecord, PostStatus } from "./schemas";
 /** A user's count rows beyond which a read folds them into one row per status. */
 const FOLD_COUNTS_AT = 64;
 
-/** The status as shown, from the stored one and the clock (SQL, for the `posts` row of the enclosing query). */
-export function postStatusSql(now: Date): SQL<PostStatus> {
-  return sql<PostStatus>`(case when ${posts.status} = 'scheduled' and not (${posts.scheduledFor} > ${now.toISOString()}::timestamptz)
-    then 'queued' else ${posts.status} end)`;
+/** An instant as a timestamptz parameter: a time, or a placeholder a prepared statement fills with one. */
+const instant = (at: Date | Placeholder) => sql`${at instanceof Date ? at.toISOString() : at}::timestamptz`;
+
+/** The status as shown, from the stored one and the clock `at` (SQL, for the `posts` row of the enclosing query). */
+function postStatusSql(at: SQL): SQL<PostStatus> {
+  return sql<PostStatus>`(case when ${posts.status} = 'scheduled' and not (${posts.scheduledFor} > ${at}) then 'queued' else ${posts.status} end)`;
 }
 
 /** The same in code, for a post this request has just written. */
@@ -42,9 +44,8 @@ export function shownStatus(stored: PostStatus, scheduledFor: Date | null, now: 
   return stored === "scheduled" && !(scheduledFor && scheduledFor.getTime() > now.getTime()) ? "queued" : stored;
 }
 
-/** Posts whose shown status is `status`. */
-function statusIs(status: PostStatus, now: Date): SQL {
-  const at = sql`${now.toISOString()}::timestamptz`;
+/** Posts whose shown status is `status` at `at`. */
+function statusIs(status: PostStatus, at: SQL): SQL {
   if (status === "scheduled") return sql`${posts.status} = 'scheduled' and ${posts.scheduledFor} > ${at}`;
   if (status === "queued") {
     return sql`${posts.status} in ('queued', 'scheduled') and (${posts.status} = 'queued' or not (${posts.scheduledFor} > ${at}))`;
@@ -101,7 +102,7 @@ const isoJson = (column: SQLWrapper) =>
  * the server to join, instead of 100 wide rows to map into objects, turn into Dates and back, and serialise
  * (most of a list request's time on the Node server; docs/architecture.md, "Performance").
  */
-function recordJson(now: Date): SQL<string> {
+function recordJson(at: SQL): SQL<string> {
   const d = sql.raw("d");
   const target = sql`json_build_object(
       'accountId', ${d}.account_id, 'platform', ${d}.platform, 'status', ${d}.status, 'attempts', ${d}.attempts,
@@ -110,7 +111,7 @@ function recordJson(now: Date): SQL<string> {
       'error', case when coalesce(${d}.error_code, '') <> '' then json_build_object('code', ${d}.error_code, 'message', coalesce(${d}.error_message, '')) end)`;
   const image = sql.raw("i");
   return sql<string>`json_build_object(
-      'id', ${posts.id}, 'status', ${postStatusSql(now)}, 'caption', ${posts.caption}, 'hashtags', ${posts.hashtags},
+      'id', ${posts.id}, 'status', ${postStatusSql(at)}, 'caption', ${posts.caption}, 'hashtags', ${posts.hashtags},
       'imageUrls', coalesce((select json_agg(${image}->'url' order by n) from jsonb_array_elements(${posts.images}) with ordinality as e(${image}, n)), '[]'),
       'images', coalesce((select json_agg(json_build_object('url', ${image}->'url', 'width', ${image}->'width', 'height', ${image}->'height',
         'mediaId', coalesce(${image}->'mediaId', 'null'::jsonb)) order by n) from jsonb_array_elements(${posts.images}) with ordinality as e(${image}, n)), '[]'),
@@ -124,7 +125,7 @@ function recordJson(now: Date): SQL<string> {
 async function selectRecordsJson(db: Db, page: WithSubqueryWithSelection<{ id: typeof posts.id }, "page">, now: Date): Promise<string[]> {
   const rows = await db
     .with(page)
-    .select({ json: recordJson(now) })
+    .select({ json: recordJson(instant(now)) })
     .from(page)
     .innerJoin(posts, eq(posts.id, page.id))
     .orderBy(desc(posts.createdAt), desc(posts.id));
@@ -145,55 +146,82 @@ export interface ListFilter {
 
 /** One page of a user's posts, newest first, with the total matching the same filters. */
 export async function listPostRecords(db: Db, userId: string, filter: ListFilter, now: Date) {
-  const effectiveDate = sql`coalesce(${posts.scheduledFor}, ${posts.createdAt})`;
-  const conditions: SQL[] = [eq(posts.userId, userId)];
-  if (filter.status) conditions.push(statusIs(filter.status, now));
-  if (filter.platform) {
-    conditions.push(sql`exists (select 1 from ${deliveries} d where d.post_id = ${posts.id} and d.platform = ${filter.platform})`);
-  }
-  if (filter.from) conditions.push(sql`${effectiveDate} >= ${filter.from.toISOString()}::timestamptz`);
-  if (filter.to) {
-    const bound = sql`${filter.to.toISOString()}::timestamptz`;
-    conditions.push(filter.toExclusive ? sql`${effectiveDate} < ${bound}` : sql`${effectiveDate} <= ${bound}`);
-  }
-  const where = and(...conditions);
-  const pageIds = db.select({ id: posts.id }).from(posts).where(where).orderBy(desc(posts.createdAt), desc(posts.id)).limit(filter.limit).offset(filter.offset);
-  const byCounts = !(filter.platform || filter.from || filter.to);
-  // One statement: the page's records joined as JSON text, how many, and the total.
-  const result = await db.execute(sql`with page as (${pageIds})${byCounts ? sql`, counts as (${countRows(userId)})` : sql``}
-    select coalesce((select string_agg(${recordJson(now)}, ',' order by ${posts.createdAt} desc, ${posts.id} desc)
-        from page join ${posts} on ${posts.id} = page.id), '') as items,
-      (select count(*)::int from page) as count,
-      ${byCounts ? totalFromCounts(userId, filter.status, now) : sql`(select count(*)::int from ${posts} where ${where})`} as total,
-      ${byCounts ? sql`(select coalesce(sum(rows), 0)::int from counts)` : sql`0`} as count_rows`);
-  const row = (result as unknown as { rows: Array<{ items: string; count: number; total: number; count_rows: number }> }).rows[0]!;
-  if (row.count_rows > FOLD_COUNTS_AT) await foldCounts(db, userId);
+  const values = { userId, now: now.toISOString(), limit: filter.limit, offset: filter.offset };
+  const [row] = filter.platform || filter.from || filter.to ? await listStatement(db, filter).execute(values) : await preparedList(db, filter.status).execute(values);
+  if (row!.countRows > FOLD_COUNTS_AT) await foldCounts(db, userId);
   return {
     /** The page's records as JSON text, comma-separated: the inside of a JSON array (`recordJson`). */
-    items: row.items,
-    count: row.count,
-    total: row.total,
-    hasMore: filter.offset + row.count < row.total,
+    items: row!.items,
+    count: row!.count,
+    total: row!.total,
+    hasMore: filter.offset + row!.count < row!.total,
     limit: filter.limit,
     offset: filter.offset,
   };
 }
 
-/** A user's count rows summed by stored status (`counts` in `listPostRecords`'s statement). */
-const countRows = (userId: string) =>
-  sql`select status, sum(n)::int as n, count(*)::int as rows from ${postStatusCounts} where ${postStatusCounts.userId} = ${userId} group by status`;
+const preparedLists = new WeakMap<Db, Map<string, ReturnType<ReturnType<typeof listStatement>["prepare"]>>>();
 
 /**
- * The user's posts in `status` (all when absent) from the count rows. Stored `scheduled` posts whose time has
- * passed count as queued: those few are counted from the posts themselves, only when the filter needs them.
+ * The statement of a list filtered by status alone (or not at all), prepared once per database handle and
+ * status: building a statement this size costs Drizzle about a millisecond, and PostgreSQL parses and plans a
+ * named statement once per connection.
  */
-function totalFromCounts(userId: string, status: PostStatus | undefined, now: Date): SQL {
-  const of = (s: SQL) => sql`(select coalesce(sum(n), 0)::int from counts where ${s})`;
-  const due = sql`(select count(*)::int from ${posts} where ${posts.userId} = ${userId} and ${posts.status} = 'scheduled'
-    and not (${posts.scheduledFor} > ${now.toISOString()}::timestamptz))`;
+function preparedList(db: Db, status: PostStatus | undefined) {
+  let byStatus = preparedLists.get(db);
+  if (!byStatus) preparedLists.set(db, (byStatus = new Map()));
+  const name = `list_posts_${status ?? "all"}`;
+  let prepared = byStatus.get(name);
+  if (!prepared) byStatus.set(name, (prepared = listStatement(db, { status }).prepare(name)));
+  return prepared;
+}
+
+/**
+ * One statement for a page of posts: the page's records joined as JSON text, how many there are, the total
+ * matching the filters (from the count rows when only the status filters, else counted), and how many count
+ * rows the user has. The user, clock, limit and offset are placeholders; the other filters are values.
+ */
+function listStatement(db: Db, filter: Omit<ListFilter, "limit" | "offset">) {
+  const userId = sql.placeholder("userId");
+  const at = instant(sql.placeholder("now"));
+  const effectiveDate = sql`coalesce(${posts.scheduledFor}, ${posts.createdAt})`;
+  const conditions: SQL[] = [sql`${posts.userId} = ${userId}`];
+  if (filter.status) conditions.push(statusIs(filter.status, at));
+  if (filter.platform) {
+    conditions.push(sql`exists (select 1 from ${deliveries} d where d.post_id = ${posts.id} and d.platform = ${filter.platform})`);
+  }
+  if (filter.from) conditions.push(sql`${effectiveDate} >= ${instant(filter.from)}`);
+  if (filter.to) conditions.push(filter.toExclusive ? sql`${effectiveDate} < ${instant(filter.to)}` : sql`${effectiveDate} <= ${instant(filter.to)}`);
+  const where = and(...conditions);
+  const page = db.$with("page").as(
+    db.select({ id: posts.id }).from(posts).where(where).orderBy(desc(posts.createdAt), desc(posts.id)).limit(sql.placeholder("limit")).offset(sql.placeholder("offset")),
+  );
+  const byCounts = !(filter.platform || filter.from || filter.to);
+  const counts = db
+    .$with("counts", { n: sql<number>`n`, rows: sql<number>`rows` })
+    .as(sql`select status, sum(n)::int as n, count(*)::int as rows from ${postStatusCounts} where ${postStatusCounts.userId} = ${userId} group by status`);
+  return db
+    .with(page, ...(byCounts ? [counts] : []))
+    .select({
+      items: sql<string>`coalesce(string_agg(${recordJson(at)}, ',' order by ${posts.createdAt} desc, ${posts.id} desc), '')`,
+      count: sql<number>`count(*)::int`,
+      total: byCounts ? totalFromCounts(userId, filter.status, at) : sql<number>`(select count(*)::int from ${posts} where ${where})`,
+      countRows: byCounts ? sql<number>`(select coalesce(sum(rows), 0)::int from counts)` : sql<number>`0`,
+    })
+    .from(page)
+    .innerJoin(posts, eq(posts.id, page.id));
+}
+
+/**
+ * The user's posts in `status` (all when absent) from the count rows (`counts`). Stored `scheduled` posts whose
+ * time has passed count as queued: those few are counted from the posts themselves, only when the filter needs them.
+ */
+function totalFromCounts(userId: SQLWrapper, status: PostStatus | undefined, at: SQL): SQL<number> {
+  const of = (s: SQL) => sql<number>`(select coalesce(sum(n), 0)::int from counts where ${s})`;
+  const due = sql`(select count(*)::int from ${posts} where ${posts.userId} = ${userId} and ${posts.status} = 'scheduled' and not (${posts.scheduledFor} > ${at}))`;
   if (!status) return of(sql`true`);
-  if (status === "queued") return sql`${of(sql`status = 'queued'`)} + ${due}`;
-  if (status === "scheduled") return sql`${of(sql`status = 'scheduled'`)} - ${due}`;
+  if (status === "queued") return sql<number>`${of(sql`status = 'queued'`)} + ${due}`;
+  if (status === "scheduled") return sql<number>`${of(sql`status = 'scheduled'`)} - ${due}`;
   return of(sql`status = ${status}`);
 }
 
