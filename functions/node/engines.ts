@@ -1,17 +1,18 @@
 /**
  * The WASM and native pieces the image work needs on Node, configured once per thread (the request thread
- * and each heavy-work thread): ZXing's reader, the one-shot PNG deflater, Buffer's Base64 decoder, area B's
+ * and each heavy-work thread): ZXing's reader, the one-shot PNG deflater, Buffer's Base64 decoder, SHA-256, area B's
  * text engine and its scene PNGs' deflater.
  *
  * @example
  * configureNodeEngines(); // then a script, a bench or a worker thread can do what the server does
  */
+import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { promisify } from "node:util";
 import { deflate, deflateSync } from "node:zlib";
 import { configurePngDeflate } from "../../src/images/png";
-import { configureBase64Decoder } from "../../src/lib/encoding";
+import { configureBase64Decoder, configureSha256Hex } from "../../src/lib/encoding";
 import { configureSceneDeflate } from "../../src/photo/local/png";
 import { configureTextEngine, isTextEngineConfigured } from "../../src/photo/text/engine";
 import { configureZxing } from "../../src/qr/zxing-loader";
@@ -32,6 +33,8 @@ export function configureNodeEngines(): void {
     const bytes = Buffer.from(text, "base64");
     return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
   });
+  // SHA-256 (API key hashes, fingerprints): node:crypto's, synchronous, the same digest as WebCrypto's.
+  configureSha256Hex((input) => createHash("sha256").update(input).digest("hex"));
   configureNodePhoto();
 }
 

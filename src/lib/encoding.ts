@@ -43,9 +43,23 @@ export function crc32(data: Uint8Array, start = 0, end = data.length, seed = 0):
 }
 
 export async function sha256Hex(input: string | Uint8Array): Promise<string> {
+  if (nativeSha256Hex) return nativeSha256Hex(input);
   const data = typeof input === "string" ? new TextEncoder().encode(input) : input;
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", data as BufferSource));
   return toHex(digest);
+}
+
+let nativeSha256Hex: ((input: string | Uint8Array) => string) | null = null;
+
+/**
+ * A synchronous SHA-256 (Node: node:crypto, set in functions/node) for `sha256Hex`: the same digest without
+ * WebCrypto's round trip through the thread pool, which every authenticated request pays for its API key's hash.
+ *
+ * @example
+ * configureSha256Hex((input) => createHash("sha256").update(input).digest("hex"));
+ */
+export function configureSha256Hex(hex: (input: string | Uint8Array) => string): void {
+  nativeSha256Hex = hex;
 }
 
 export function toHex(bytes: Uint8Array): string {

@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { configureNodeEngines } from "../../functions/node/engines";
-import { base64FromBytes, bytesFromBase64Strict, decodeBase64 } from "../../src/lib/encoding";
+import { base64FromBytes, bytesFromBase64Strict, decodeBase64, sha256Hex } from "../../src/lib/encoding";
 
 describe("Base64 codec", () => {
   it("encodes exactly as Buffer for every tail length", () => {
@@ -62,5 +62,17 @@ describe("Base64 codec with Node's decoder for long text (as the server configur
     expect(() => decodeBase64(`${std.slice(0, 70_000)}=${std.slice(70_001)}`)).toThrowError(/data after padding at position 70001/);
     expect(() => decodeBase64(`${std}=`)).toThrowError(/length or padding/);
     expect(() => decodeBase64(`${std.replace(/=+$/, "")}AB`)).toThrowError(/length or padding/);
+  });
+});
+
+describe("SHA-256 as the server configures it (node:crypto in place of WebCrypto)", () => {
+  beforeAll(() => configureNodeEngines());
+
+  it("gives WebCrypto's digest for text (UTF-8) and bytes", async () => {
+    const webCrypto = async (data: Uint8Array) => Buffer.from(await crypto.subtle.digest("SHA-256", data as BufferSource)).toString("hex");
+    expect(await sha256Hex("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    for (const text of ["", "sk_live_ünïcode ✓ 😀", "x".repeat(100_000)]) expect(await sha256Hex(text)).toBe(await webCrypto(new TextEncoder().encode(text)));
+    const bytes = new Uint8Array(randomBytes(4096));
+    expect(await sha256Hex(bytes)).toBe(await webCrypto(bytes));
   });
 });
