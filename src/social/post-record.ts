@@ -24,6 +24,7 @@
 import { and, desc, eq, inArray, sql, type Placeholder, type SQL, type SQLWrapper } from "drizzle-orm";
 import type { WithSubqueryWithSelection } from "drizzle-orm/pg-core";
 import type { Db } from "../../db/client";
+import { prepared } from "../../db/prepared";
 import { deliveries, postStatusCounts, posts } from "../../db/schema";
 import type { Platform } from "./accounts";
 import type { PostRecord, PostStatus } from "./schemas";
@@ -160,21 +161,11 @@ export async function listPostRecords(db: Db, userId: string, filter: ListFilter
   };
 }
 
-const preparedLists = new WeakMap<Db, Map<string, ReturnType<ReturnType<typeof listStatement>["prepare"]>>>();
-
 /**
  * The statement of a list filtered by status alone (or not at all), prepared once per database handle and
- * status: building a statement this size costs Drizzle about a millisecond, and PostgreSQL parses and plans a
- * named statement once per connection.
+ * status (db/prepared.ts): building a statement this size costs Drizzle about a millisecond.
  */
-function preparedList(db: Db, status: PostStatus | undefined) {
-  let byStatus = preparedLists.get(db);
-  if (!byStatus) preparedLists.set(db, (byStatus = new Map()));
-  const name = `list_posts_${status ?? "all"}`;
-  let prepared = byStatus.get(name);
-  if (!prepared) byStatus.set(name, (prepared = listStatement(db, { status }).prepare(name)));
-  return prepared;
-}
+const preparedList = (db: Db, status: PostStatus | undefined) => prepared(db, `list_posts_${status ?? "all"}`, () => listStatement(db, { status }));
 
 /**
  * One statement for a page of posts: the page's records joined as JSON text, how many there are, the total

@@ -6,6 +6,7 @@
  */
 import { and, asc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
+import { prepared } from "../../../db/prepared";
 import { sandboxAccountFaults, sandboxGrants, sandboxItems, sandboxTokens } from "../../../db/schema";
 import type { FaultKind } from "./graph-errors";
 import { toHex } from "../../lib/encoding";
@@ -40,7 +41,8 @@ export async function saveToken(db: Db, token: string, account: SandboxAccount):
 
 /** The account a valid token speaks for, or null. */
 export async function tokenAccount(db: Db, token: string): Promise<SandboxAccount | null> {
-  const [row] = await db.select().from(sandboxTokens).where(eq(sandboxTokens.token, token)).limit(1);
+  const byToken = prepared(db, "sandbox_token", () => db.select().from(sandboxTokens).where(eq(sandboxTokens.token, sql.placeholder("token"))).limit(1));
+  const [row] = await byToken.execute({ token });
   return row?.valid ? { owner: row.owner, platformAccountId: row.platformAccountId } : null;
 }
 
@@ -53,22 +55,34 @@ export async function setFault(db: Db, account: SandboxAccount, kind: FaultKind,
 
 /** Consumes one pending fault atomically (two concurrent publishes never share one). */
 export async function takeFault(db: Db, account: SandboxAccount): Promise<FaultKind | null> {
-  const [row] = await db
-    .update(sandboxAccountFaults)
-    .set({ remaining: sql`${sandboxAccountFaults.remaining} - 1` })
-    .where(
-      and(
-        eq(sandboxAccountFaults.owner, account.owner),
-        eq(sandboxAccountFaults.platformAccountId, account.platformAccountId),
-        gt(sandboxAccountFaults.remaining, 0),
-      ),
-    )
-    .returning({ kind: sandboxAccountFaults.kind });
+  const take = prepared(db, "sandbox_take_fault", () =>
+    db
+      .update(sandboxAccountFaults)
+      .set({ remaining: sql`${sandboxAccountFaults.remaining} - 1` })
+      .where(
+        and(
+          eq(sandboxAccountFaults.owner, sql.placeholder("owner")),
+          eq(sandboxAccountFaults.platformAccountId, sql.placeholder("platformAccountId")),
+          gt(sandboxAccountFaults.remaining, 0),
+        ),
+      )
+      .returning({ kind: sandboxAccountFaults.kind }),
+  );
+  const [row] = await take.execute({ ...account });
   return (row?.kind as FaultKind | undefined) ?? null;
 }
 
-export async function insertItem(db: Pick<Db, "insert">, item: typeof sandboxItems.$inferInsert): Promise<SandboxItem> {
-  const [row] = await db.insert(sandboxItems).values(item).returning();
+/** Every column but `createdAt` (now), as placeholders of `insertItem`'s one statement. */
+const ITEM_COLUMNS = ["id", "owner", "platform", "platformAccountId", "kind", "state", "caption", "imageUrls", "attachedIds", "readyAt"] as const;
+
+export async function insertItem(db: Pick<Db, "insert">, item: Omit<typeof sandboxItems.$inferInsert, "createdAt">): Promise<SandboxItem> {
+  const insert = prepared(db, "sandbox_insert_item", () =>
+    db
+      .insert(sandboxItems)
+      .values(Object.fromEntries(ITEM_COLUMNS.map((c) => [c, sql.placeholder(c)])) as unknown as typeof sandboxItems.$inferInsert)
+      .returning(),
+  );
+  const [row] = await insert.execute({ owner: "", caption: "", imageUrls: [], attachedIds: [], readyAt: null, ...item });
   return row!;
 }
 
