@@ -14,6 +14,7 @@
  * const { status, post } = await createPost(services, userId, key, body);
  */
 import { and, asc, eq, getTableColumns, inArray, or, isNotNull, sql } from "drizzle-orm";
+import { prepared } from "../../db/prepared";
 import { deliveries, idempotencyKeys, media, posts, socialAccounts, type PostImage } from "../../db/schema";
 import { ApiError, type ErrorDetail } from "../http/errors";
 import { planSocialSize, readImageHeader, type NormalisedJpeg } from "../images";
@@ -164,27 +165,49 @@ async function createTextPost(services: Services, userId: string, key: { key: st
   const stored: PostStatus = scheduledFor ? "scheduled" : "queued";
   const post = { id: crypto.randomUUID(), userId, caption: s.caption, hashtags: s.hashtags, images: [], scheduledFor, createdAt: now, updatedAt: now, cancelledAt: null, status: stored };
   const at = now.toISOString();
-  const keyRow = services.db.$with("key", { postId: sql<string>`post_id`.as("post_id") }).as(
-    sql`insert into ${idempotencyKeys} (user_id, key, fingerprint, state, post_id, response_status, locked_until, created_at, updated_at)
-      values (${userId}, ${key.key}, ${key.fingerprint}, 'done', ${post.id}, ${status}, null, ${at}, ${at})
-      on conflict do nothing returning post_id`,
-  );
-  const postRow = services.db.$with("post", { id: sql<string>`id`.as("id") }).as(
-    sql`insert into ${posts} (id, user_id, caption, hashtags, images, scheduled_for, created_at, updated_at, status)
-      select post_id, ${userId}, ${s.caption}, ${JSON.stringify(s.hashtags)}::jsonb, '[]'::jsonb, ${scheduledFor?.toISOString() ?? null}::timestamptz, ${at}, ${at}, ${stored}
-      from key returning id`,
-  );
-  const targetRows = sql.join(targets.map((t) => sql`(${t.id}, ${t.platform})`), sql`, `);
-  const added = services.db.$with("added", getTableColumns(deliveries)).as(
-    sql`insert into ${deliveries} (post_id, user_id, account_id, platform, status, next_attempt_at, created_at, updated_at)
-      select post.id, ${userId}, t.account_id, t.platform, 'pending', ${(scheduledFor ?? now).toISOString()}, ${at}, ${at}
-      from post cross join (values ${targetRows}) t(account_id, platform) returning *`,
-  );
-  const rows = await services.db.with(keyRow, postRow, added).select().from(added).orderBy(asc(added.accountId));
+  const rows = await prepared(services.db, "create_text_post", () => textPostStatement(services.db)).execute({
+    userId,
+    key: key.key,
+    fingerprint: key.fingerprint,
+    postId: post.id,
+    status,
+    at,
+    caption: s.caption,
+    hashtags: JSON.stringify(s.hashtags),
+    scheduledFor: scheduledFor?.toISOString() ?? null,
+    stored,
+    due: (scheduledFor ?? now).toISOString(),
+    targets: JSON.stringify(targets.map((t) => ({ account_id: t.id, platform: t.platform }))),
+  });
   if (rows.length === 0) return null;
   const jobs = await enqueueDeliveries(services, rows.map((r) => r.id), s.scheduledFor);
   const targetsOut = rows.map((r) => ({ ...r, jobId: jobs.get(r.id) ?? r.jobId }));
   return { status, post: toPostRecord(post, shownStatus(stored, scheduledFor, now), targetsOut), replayed: false };
+}
+
+/**
+ * `createTextPost`'s one statement, prepared once per database handle (db/prepared.ts): the key taken straight
+ * to `done`, the post, and a delivery per target (`targets`: JSON [{account_id, platform}]), returning the
+ * deliveries by account id. Nothing is inserted when the key exists.
+ */
+function textPostStatement(db: Services["db"]) {
+  const p = (name: string) => sql.placeholder(name);
+  const keyRow = db.$with("key", { postId: sql<string>`post_id`.as("post_id") }).as(
+    sql`insert into ${idempotencyKeys} (user_id, key, fingerprint, state, post_id, response_status, locked_until, created_at, updated_at)
+      values (${p("userId")}, ${p("key")}, ${p("fingerprint")}, 'done', ${p("postId")}, ${p("status")}, null, ${p("at")}, ${p("at")})
+      on conflict do nothing returning post_id`,
+  );
+  const postRow = db.$with("post", { id: sql<string>`id`.as("id") }).as(
+    sql`insert into ${posts} (id, user_id, caption, hashtags, images, scheduled_for, created_at, updated_at, status)
+      select post_id, ${p("userId")}, ${p("caption")}, ${p("hashtags")}::jsonb, '[]'::jsonb, ${p("scheduledFor")}::timestamptz, ${p("at")}, ${p("at")}, ${p("stored")}
+      from key returning id`,
+  );
+  const added = db.$with("added", getTableColumns(deliveries)).as(
+    sql`insert into ${deliveries} (post_id, user_id, account_id, platform, status, next_attempt_at, created_at, updated_at)
+      select post.id, ${p("userId")}, t.account_id, t.platform, 'pending', ${p("due")}::timestamptz, ${p("at")}, ${p("at")}
+      from post cross join json_to_recordset(${p("targets")}::json) as t(account_id text, platform text) returning *`,
+  );
+  return db.with(keyRow, postRow, added).select().from(added).orderBy(asc(added.accountId));
 }
 
 // ---------------------------------------------------------------- validation (no image work)
