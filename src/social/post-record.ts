@@ -148,14 +148,14 @@ export interface ListFilter {
 /** One page of a user's posts, newest first, with the total matching the same filters. */
 export async function listPostRecords(db: Db, userId: string, filter: ListFilter, now: Date) {
   const values = { userId, now: now.toISOString(), limit: filter.limit, offset: filter.offset };
-  const [row] = filter.platform || filter.from || filter.to ? await listStatement(db, filter).execute(values) : await preparedList(db, filter.status).execute(values);
-  if (row!.countRows > FOLD_COUNTS_AT) await foldCounts(db, userId);
+  const statement = filter.platform || filter.from || filter.to ? listStatement(db, filter) : preparedList(db, filter.status);
+  const row = (await statement.execute(values))[0]!;
+  if (row.countRows > FOLD_COUNTS_AT) await foldCounts(db, userId);
   return {
     /** The page's records as JSON text, comma-separated: the inside of a JSON array (`recordJson`). */
-    items: row!.items,
-    count: row!.count,
-    total: row!.total,
-    hasMore: filter.offset + row!.count < row!.total,
+    items: row.items,
+    total: row.total,
+    hasMore: filter.offset + row.count < row.total,
     limit: filter.limit,
     offset: filter.offset,
   };

@@ -97,7 +97,7 @@ export function createSocialRoutes(): OpenAPIHono<AppEnv> {
   router.openapi(
     routes.listPosts,
     async (c) => {
-      const { items, count: _, ...page } = await listPosts(c.var.services, c.var.userId, c.req.valid("query"));
+      const { items, ...page } = await listPosts(c.var.services, c.var.userId, c.req.valid("query"));
       // The items come as JSON text from the database (post-record.ts `recordJson`); the rest are numbers and a boolean.
       const body = `{"data":{"items":[${items}],${JSON.stringify(page).slice(1)}}`;
       return c.body(body, 200, { "content-type": "application/json" }) as never;
