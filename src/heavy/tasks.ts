@@ -34,11 +34,13 @@ export interface PhotoFinish {
 
 export const HEAVY_TASKS = {
   /**
-   * Reads a QR code: the image decoded no larger than the reader can use (twice its working side: a JPEG at
-   * an N/8 scale, a PNG box-filtered while it streams), then the reader's passes. Null when nothing reads.
+   * Reads a QR code: the image decoded no larger than the reader's working side needs (a JPEG at an N/8
+   * scale, a PNG box-filtered while it streams), then the reader's passes; only the pass for a small code in
+   * a big photo decodes it again, at twice that side. Null when nothing reads.
    */
   async qrDecode(input: { bytes: Uint8Array; limits?: DecodeLimits }): Promise<string | null> {
-    const result = await decodeQrImage(decodeNear(input.bytes, WORKING_SIDE * 2, input.limits));
+    const sharper = () => decodeNear(input.bytes, WORKING_SIDE * 2, input.limits);
+    const result = await decodeQrImage(decodeNear(input.bytes, WORKING_SIDE, input.limits), { sharper });
     return result?.text ?? null;
   },
 

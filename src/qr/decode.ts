@@ -48,13 +48,23 @@ const ZXING_OPTIONS: ReaderOptions = {
   textMode: "Plain",
 };
 
+export interface DecodeQrOptions {
+  passes?: "all" | "zxing-only";
+  /**
+   * The same picture with more pixels, for the pass that looks for a small code in a big photo; made only
+   * when that pass runs (the request's upload decoded again at twice the working side, so the passes before
+   * it never hold the larger image). Default: `image` itself.
+   */
+  sharper?: () => RgbaImage;
+}
+
 /**
  * Decodes the first QR code in `image`, or returns null.
  *
  * @example
  * await decodeQrImage({ width, height, data }); // { text: "hello", pass: "zxing" }
  */
-export async function decodeQrImage(image: RgbaImage, options: { passes?: "all" | "zxing-only" } = {}): Promise<DecodedQr | null> {
+export async function decodeQrImage(image: RgbaImage, options: DecodeQrOptions = {}): Promise<DecodedQr | null> {
   const longest = Math.max(image.width, image.height);
   const factor = Math.max(1, Math.ceil(longest / WORKING_SIDE));
   const working = toGray(image, factor);
@@ -70,7 +80,11 @@ export async function decodeQrImage(image: RgbaImage, options: { passes?: "all" 
     [
       "zxing-sharp",
       // A small code in a big photo may need more pixels than the working image kept.
-      () => (factor > 1 ? zxing(toGray(image, Math.max(1, Math.ceil(longest / (WORKING_SIDE * 2))))) : null),
+      () => {
+        if (factor === 1) return null;
+        const big = options.sharper?.() ?? image;
+        return zxing(toGray(big, Math.max(1, Math.ceil(Math.max(big.width, big.height) / (WORKING_SIDE * 2)))));
+      },
     ],
     ["jsqr", () => readJsQr(fit(working, JSQR_SIDE))],
     ["binarised@800", () => (Math.max(working.width, working.height) > 500 ? readBinarised(fit(working, 800)) : null)],
