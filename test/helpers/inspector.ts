@@ -7,6 +7,7 @@
  * const inspector = await connectInspector(9229, () => fetch(`${edge.url}/`));
  * await inspector.collectGarbage();
  * const { usedMiB, backingStoreMiB } = await inspector.heapUsage();
+ * const wasm = await inspector.wasmMemoryMiB(); // every WebAssembly memory of the isolate
  * inspector.close();
  */
 import WebSocket from "ws";
@@ -23,6 +24,11 @@ export interface HeapUsage {
 export interface Inspector {
   collectGarbage(): Promise<void>;
   heapUsage(): Promise<HeapUsage>;
+  /**
+   * The size of every WebAssembly memory in the isolate, MiB (found with `Runtime.queryObjects`). V8's heap
+   * statistics leave out what a memory grew by, and a memory never shrinks, so this is also its peak.
+   */
+  wasmMemoryMiB(): Promise<number>;
   close(): void;
 }
 
@@ -40,9 +46,11 @@ export async function connectInspector(port: number, wake: () => Promise<unknown
     ws.once("error", reject);
   });
   let nextId = 1;
+  let contextId: number | undefined;
   const waiting = new Map<number, { resolve: (value: any) => void; reject: (err: Error) => void }>();
   ws.on("message", (data) => {
-    const message = JSON.parse(String(data)) as { id?: number; result?: unknown; error?: { message: string } };
+    const message = JSON.parse(String(data)) as { id?: number; result?: unknown; error?: { message: string }; method?: string; params?: any };
+    if (message.method === "Runtime.executionContextCreated") contextId = message.params.context.id;
     if (message.id === undefined) return;
     const call = waiting.get(message.id);
     waiting.delete(message.id);
@@ -75,6 +83,25 @@ export async function connectInspector(port: number, wake: () => Promise<unknown
         totalMiB: usage.totalSize / MiB,
         backingStoreMiB: usage.backingStorageSize === undefined ? undefined : usage.backingStorageSize / MiB,
       };
+    },
+    async wasmMemoryMiB() {
+      if (contextId === undefined) {
+        // The context is announced once Runtime is enabled, which (like a collection) needs the isolate awake.
+        const enabled = send("Runtime.enable");
+        while (contextId === undefined) {
+          await wake().catch(() => undefined);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        await enabled;
+      }
+      const prototype = await send("Runtime.evaluate", { expression: "WebAssembly.Memory.prototype", contextId });
+      const memories = await send("Runtime.queryObjects", { prototypeObjectId: prototype.result.objectId });
+      const sum = await send("Runtime.callFunctionOn", {
+        objectId: memories.objects.objectId,
+        functionDeclaration: "function () { return this.reduce((sum, memory) => sum + memory.buffer.byteLength, 0); }",
+        returnByValue: true,
+      });
+      return sum.result.value / MiB;
     },
     close() {
       ws.close();
