@@ -19,6 +19,7 @@ import { AesGcmTokenCipher, generateTokenKey } from "../../src/adapters/token-ci
 import { MemoryStorage } from "../../src/adapters/storage/memory";
 import { FsStorage } from "./fs-storage";
 import { DeferredSet } from "./deferred";
+import { stdoutLine } from "./log-sink";
 import { createNodeFetcher } from "./safe-fetch";
 import { createGenerator } from "../../src/photo/providers";
 import { configureNodeEngines } from "./engines";
@@ -43,7 +44,7 @@ export interface NodeServices {
 
 export async function buildNodeServices(config: Config, options: NodeServicesOptions = {}): Promise<NodeServices> {
   configureNodeEngines();
-  const log = options.logger ?? JsonLogger(config.logLevel);
+  const log = options.logger ?? JsonLogger(config.logLevel, stdoutLine);
   if (!options.inMemory) await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
 
   const db = await openNodeDb({
