@@ -72,15 +72,15 @@ export function createApp(provider: ServicesProvider, extras: AppExtras = {}): H
   });
   app.use("/api/*", apiSecurityHeaders);
   app.use("/files/*", apiSecurityHeaders);
-  app.use(
-    "/api/*",
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: () => {
-        throw new ApiError("PAYLOAD_TOO_LARGE", "The request body is larger than 20 MB.");
-      },
-    }),
-  );
+  const limitBody = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: () => {
+      throw new ApiError("PAYLOAD_TOO_LARGE", "The request body is larger than 20 MB.");
+    },
+  });
+  // GET and HEAD take no body here: the limit's check would only make @hono/node-server build the full
+  // web Request it otherwise never needs (a body nobody reads is drained on Node, functions/node/drain-body.ts).
+  app.use("/api/*", (c, next) => (c.req.method === "GET" || c.req.method === "HEAD" ? next() : limitBody(c, next)));
 
   app.openapi(serviceRoutes.frontDoor, (c) => c.json({ data: frontDoor() }, 200));
   app.openapi(serviceRoutes.health, async (c) => {
