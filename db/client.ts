@@ -10,7 +10,6 @@
 import { Pool, neonConfig } from "@neondatabase/serverless";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzleNeon } from "drizzle-orm/neon-serverless";
-import { neverNameStatements } from "./prepared";
 import * as schema from "./schema";
 
 export type Schema = typeof schema;
@@ -38,7 +37,6 @@ export function createNeonDb(url: string, options: NeonOptions = {}): DbHandle {
   if (options.webSocketConstructor) neonConfig.webSocketConstructor = options.webSocketConstructor as typeof WebSocket;
   const pool = new Pool({ connectionString: url });
   const db = drizzleNeon({ client: pool, schema }) as unknown as Db;
-  neverNameStatements(db);
   return { db, driver: "neon", close: () => pool.end() };
 }
 

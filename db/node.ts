@@ -13,6 +13,7 @@ import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
 import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
+import { nameStatements } from "./prepared";
 import * as schema from "./schema";
 import type { Db, DbHandle } from "./client";
 
@@ -37,12 +38,14 @@ export async function openNodeDb(options: NodeDbOptions): Promise<DbHandle> {
     pool.on("error", () => {});
     const db = drizzlePg({ client: pool, schema });
     if (options.migrate !== false) await migratePg(db, { migrationsFolder: MIGRATIONS_DIR });
+    nameStatements(db as unknown as Db);
     return { db: db as unknown as Db, driver: "node-postgres", close: () => pool.end() };
   }
   const client = options.pgliteDir ? new PGlite(options.pgliteDir) : new PGlite();
   await client.waitReady;
   const db = drizzlePglite({ client, schema });
   if (options.migrate !== false) await migratePglite(db, { migrationsFolder: MIGRATIONS_DIR });
+  nameStatements(db as unknown as Db);
   return { db: db as unknown as Db, driver: "pglite", close: () => client.close() };
 }
 

@@ -4,9 +4,11 @@
  * PostgreSQL parses and plans once per connection. Values that change per call are `sql.placeholder`s,
  * given to `execute`.
  *
- * On the Neon driver (the Worker) nothing is named: a Worker request has its own handle and connection, so
- * a name would save nothing, and a pooled Neon endpoint's PgBouncer need not keep named statements across
- * transactions. There the builder itself runs (it builds its SQL per call, as before).
+ * Only handles marked with `nameStatements` (node-postgres and PGlite, in db/node.ts) get named statements.
+ * Everywhere else the builder itself runs and builds its SQL per call, as before: on the Neon driver (the
+ * Worker), where a request has its own handle and connection, so a name would save nothing, and a pooled
+ * Neon endpoint's PgBouncer need not keep named statements across transactions; and in a transaction,
+ * whose handle lives for one use.
  *
  * @example
  * const byToken = prepared(db, "sandbox_token", () => db.select().from(t).where(eq(t.token, sql.placeholder("token"))));
@@ -20,25 +22,20 @@ interface Preparable<E> {
 }
 
 const statements = new WeakMap<object, Map<string, { execute: unknown }>>();
-const unnamed = new WeakSet<Db>();
 
-/** Marks a handle whose statements must not be named (the Neon driver's). */
-export function neverNameStatements(db: Db): void {
-  unnamed.add(db);
+/** Marks a long-lived handle whose statements are prepared and named (node-postgres's and PGlite's). */
+export function nameStatements(db: Db): void {
+  statements.set(db, new Map());
 }
 
 /**
- * The statement `name` of this handle (or transaction), built by `build` on first use. `name` must identify
- * one SQL text.
+ * The statement `name` of this handle, built by `build` on first use, where the handle names statements;
+ * elsewhere (a transaction, the Neon driver) the statement as built, per call. `name` must identify one SQL text.
  */
 export function prepared<E>(db: Db | object, name: string, build: () => Preparable<E>): { execute: E } {
-  let byName = statements.get(db);
-  if (!byName) statements.set(db, (byName = new Map()));
+  const byName = statements.get(db);
+  if (!byName) return build();
   let statement = byName.get(name) as { execute: E } | undefined;
-  if (!statement) {
-    const builder = build();
-    statement = unnamed.has(db as Db) ? builder : builder.prepare(name);
-    byName.set(name, statement);
-  }
+  if (!statement) byName.set(name, (statement = build().prepare(name)));
   return statement;
 }
