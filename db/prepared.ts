@@ -32,7 +32,7 @@ export function nameStatements(db: Db): void {
  * The statement `name` of this handle, built by `build` on first use, where the handle names statements;
  * elsewhere (a transaction, the Neon driver) the statement as built, per call. `name` must identify one SQL text.
  */
-export function prepared<E>(db: Db | object, name: string, build: () => Preparable<E>): { execute: E } {
+export function prepared<E>(db: object, name: string, build: () => Preparable<E>): { execute: E } {
   const byName = statements.get(db);
   if (!byName) return build();
   let statement = byName.get(name) as { execute: E } | undefined;

@@ -122,7 +122,11 @@ function recordJson(at: SQL): SQL<string> {
     )::text`;
 }
 
-/** The records (JSON text) of the posts whose ids `page` selects, in its order, in one statement. */
+/**
+ * The records (JSON text) of the posts whose ids `page` selects, in its order, in one statement. Selected
+ * through the join, not from `posts` alone: Drizzle leaves columns unqualified in a single-table select, and
+ * inside `recordJson`'s deliveries subquery an unqualified `id` would be the delivery's.
+ */
 async function selectRecordsJson(db: Db, page: WithSubqueryWithSelection<{ id: typeof posts.id }, "page">, now: Date): Promise<string[]> {
   const rows = await db
     .with(page)
