@@ -4,7 +4,7 @@
  */
 import type { Context } from "hono";
 import type { AppEnv } from "../../http/env";
-import { GRAPH_ERRORS, faultError, graphError } from "./graph-errors";
+import { GRAPH_ERRORS, faultError, graphError, type FaultKind } from "./graph-errors";
 import { linkedPhotoAccount } from "./pages";
 import * as store from "./store";
 
@@ -77,18 +77,22 @@ export async function authorize(c: Context<AppEnv>, params: Params, objectAccoun
   return { owner, accountId, platform: platform as Caller["platform"] };
 }
 
-/**
- * Consumes the account's next fault, if any: an error to answer now, a delay (`slow`), or a publish whose
- * answer must be lost after it is committed (`ambiguous`).
- */
 /** The caller's account as the store names it. */
 export function callerAccount(caller: Caller): store.SandboxAccount {
   return { owner: caller.owner, platformAccountId: caller.accountId };
 }
 
+/**
+ * Consumes the account's next fault, if any: an error to answer now, a delay (`slow`), or a publish whose
+ * answer must be lost after it is committed (`ambiguous`).
+ */
 export async function applyFault(c: Context<AppEnv>, caller: Caller): Promise<{ response?: Response; loseAnswer: boolean }> {
   const kind = await store.takeFault(c.var.services.db, { owner: caller.owner, platformAccountId: caller.accountId });
-  if (!kind) return { loseAnswer: false };
+  return kind ? faultOutcome(c, caller, kind) : { loseAnswer: false };
+}
+
+/** What a fault taken from the account does: an error to answer now, a delay (`slow`), or a lost answer (`ambiguous`). */
+export async function faultOutcome(c: Context<AppEnv>, caller: Caller, kind: FaultKind): Promise<{ response?: Response; loseAnswer: boolean }> {
   c.var.services.log.info("sandbox fault", { accountId: caller.accountId, kind });
   if (kind === "slow") {
     await new Promise((r) => setTimeout(r, SLOW_MS));

@@ -4,7 +4,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../http/env";
 import { GRAPH_ERRORS, graphError } from "./graph-errors";
-import { applyFault, callerAccount, graphTime, lostAnswer, type Caller, type Params } from "./graph-common";
+import { applyFault, callerAccount, faultOutcome, graphTime, lostAnswer, type Caller, type Params } from "./graph-common";
 import { imageFetchable } from "./images";
 import * as store from "./store";
 
@@ -20,10 +20,8 @@ export async function postFeed(c: Context<AppEnv>, caller: Caller, params: Param
   const usable = photos.filter((p) => p.kind === "photo" && p.state === "unpublished" && p.owner === caller.owner && p.platformAccountId === caller.accountId);
   if (usable.length !== photoIds.length) return graphError(c, GRAPH_ERRORS.invalidParam);
 
-  const fault = await applyFault(c, caller);
-  if (fault.response) return fault.response;
   const byId = new Map(usable.map((p) => [p.id, p]));
-  const item = await store.insertItem(db, {
+  const item = {
     id: `${caller.accountId}_${store.newGraphId()}`,
     owner: caller.owner,
     platform: "pageplatform",
@@ -33,7 +31,13 @@ export async function postFeed(c: Context<AppEnv>, caller: Caller, params: Param
     caption: message,
     imageUrls: (photoIds as string[]).flatMap((id) => byId.get(id)!.imageUrls),
     attachedIds: photoIds as string[],
-  });
+  };
+  // No fault (the usual case): the item is stored by the same statement that looked for one.
+  const kind = await store.insertUnlessFault(db, callerAccount(caller), item);
+  if (!kind) return c.json({ id: item.id });
+  const fault = await faultOutcome(c, caller, kind);
+  if (fault.response) return fault.response;
+  await store.insertItem(db, item);
   return fault.loseAnswer ? lostAnswer() : c.json({ id: item.id });
 }
 

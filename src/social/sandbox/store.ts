@@ -39,11 +39,28 @@ export async function saveToken(db: Db, token: string, account: SandboxAccount):
   await db.insert(sandboxTokens).values({ token, owner: account.owner, platformAccountId: account.platformAccountId, valid: true });
 }
 
+/**
+ * Tokens this process has seen valid, per database handle. A token's row is written once and never changed,
+ * so a hit is what the database would answer; the age limit only bounds how long a hand edit goes unseen.
+ * Unknown tokens are not kept (every miss asks the database).
+ */
+const knownTokens = new WeakMap<object, Map<string, { account: SandboxAccount; at: number }>>();
+const TOKEN_CACHE_MS = 60_000;
+const TOKEN_CACHE_SIZE = 10_000;
+
 /** The account a valid token speaks for, or null. */
 export async function tokenAccount(db: Db, token: string): Promise<SandboxAccount | null> {
+  let known = knownTokens.get(db);
+  if (!known) knownTokens.set(db, (known = new Map()));
+  const hit = known.get(token);
+  if (hit && Date.now() - hit.at < TOKEN_CACHE_MS) return hit.account;
   const byToken = prepared(db, "sandbox_token", () => db.select().from(sandboxTokens).where(eq(sandboxTokens.token, sql.placeholder("token"))).limit(1));
   const [row] = await byToken.execute({ token });
-  return row?.valid ? { owner: row.owner, platformAccountId: row.platformAccountId } : null;
+  if (!row?.valid) return null;
+  const account = { owner: row.owner, platformAccountId: row.platformAccountId };
+  if (known.size >= TOKEN_CACHE_SIZE) known.clear();
+  known.set(token, { account, at: Date.now() });
+  return account;
 }
 
 export async function setFault(db: Db, account: SandboxAccount, kind: FaultKind, times: number): Promise<void> {
@@ -69,6 +86,41 @@ export async function takeFault(db: Db, account: SandboxAccount): Promise<FaultK
       .returning({ kind: sandboxAccountFaults.kind }),
   );
   const [row] = await take.execute({ ...account });
+  return (row?.kind as FaultKind | undefined) ?? null;
+}
+
+/**
+ * Consumes one pending fault of the account or, when it has none, inserts `item`, in one statement: a publish
+ * without faults (nearly all of them) costs one round trip. Answers the fault taken, in which case nothing was
+ * inserted, or null when the item was.
+ */
+export async function insertUnlessFault(db: Db, account: SandboxAccount, item: Omit<typeof sandboxItems.$inferInsert, "createdAt">): Promise<FaultKind | null> {
+  const statement = prepared(db, "sandbox_insert_unless_fault", () => {
+    const p = (name: string) => sql.placeholder(name);
+    const fault = db.$with("fault", { kind: sql<string>`kind`.as("kind") }).as(
+      sql`update ${sandboxAccountFaults} set remaining = remaining - 1
+        where owner = ${p("owner")} and platform_account_id = ${p("platformAccountId")} and remaining > 0 returning kind`,
+    );
+    const added = db.$with("added", { id: sql<string>`id`.as("id") }).as(
+      sql`insert into ${sandboxItems} (id, owner, platform, platform_account_id, kind, state, caption, image_urls, attached_ids, ready_at)
+        select ${p("id")}, ${p("owner")}, ${p("platform")}, ${p("platformAccountId")}, ${p("kind")}, ${p("state")}, ${p("caption")},
+          ${p("imageUrls")}::jsonb, ${p("attachedIds")}::jsonb, ${p("readyAt")}::bigint
+        where not exists (select 1 from fault) returning id`,
+    );
+    // A data-modifying WITH runs whether or not the main query reads it: one row when a fault was taken.
+    return db.with(fault, added).select({ kind: fault.kind }).from(fault);
+  });
+  const [row] = await statement.execute({
+    ...account,
+    id: item.id,
+    platform: item.platform,
+    kind: item.kind,
+    state: item.state,
+    caption: item.caption ?? "",
+    imageUrls: JSON.stringify(item.imageUrls ?? []),
+    attachedIds: JSON.stringify(item.attachedIds ?? []),
+    readyAt: item.readyAt ?? null,
+  });
   return (row?.kind as FaultKind | undefined) ?? null;
 }
 
