@@ -1,12 +1,14 @@
 /**
  * The embedded delivery scheduler: the Node twin of QStash plus the Worker's cron.
  * It claims due deliveries from Postgres, a batch per statement with their posts and accounts (`claimDue`),
- * and publishes them, at most `concurrency` at a time; every
+ * up to `hold` at once, and publishes them with at most `concurrency` platform calls in flight; every
  * `sweepMs` it runs the sweep (expired claims, retention purge, QStash re-queue). Between ticks it sleeps
  * until the earliest due delivery (read from the database after each tick, and told by the poller queue
  * when a post is created in this process), at most `pollMs` (deliveries another process created), and it
  * ticks early when a publish finishes, so a burst drains fast and a scheduled post goes out on time. It wakes
- * EARLY_MS before a due time so the claim is ready then; the publish waits for the time itself.
+ * EARLY_MS before a due time and claims everything due by then, so that a burst's claim, post and account
+ * reads and token decryption are done when the time comes; each publish waits for its time itself, then for
+ * a slot.
  * `stop()` stops claiming and waits for in-flight publishes, so a clean shutdown never strands a claim.
  *
  * @example
@@ -20,19 +22,25 @@ import { resumePhotoJobs } from "../../src/photo/async-jobs";
 import { claimDue, nextDueAt } from "../../src/social/delivery/store";
 import { LOCK_MS } from "../../src/social/delivery/policy";
 import type { PollerQueue } from "../../src/adapters/queue/poller";
+import { sendSlots } from "../../src/social/delivery/slots";
 
 /** How soon a tick looks again at a due delivery it could not start. */
 const BUSY_RETRY_MS = 50;
 /**
  * A tick starts this long before a due time and claims what is due by then, so the claim, the post and the
- * account are read when the time comes; the publish itself waits for the due time (publishClaimed).
+ * account are read when the time comes; the publish itself waits for the due time (publishClaimed). Long
+ * enough to prepare a burst of a hundred targets; the cost is that a target shows `publishing`, and cannot be
+ * cancelled, for this long before its time.
  */
-const EARLY_MS = 25;
+const EARLY_MS = 250;
 
 export interface SchedulerOptions {
   /** Claim and publish due deliveries here (false when QStash delivers them). */
   publish: boolean;
+  /** Platform calls in flight at most. */
   concurrency?: number;
+  /** Claims held at most (sending, waiting for a slot, or read ahead of their due time); default 8x concurrency. */
+  hold?: number;
   pollMs?: number;
   sweepMs?: number;
   /** Expired claims are released this often between sweeps (cheap: one UPDATE on few rows). */
@@ -49,6 +57,8 @@ export interface Scheduler {
 export function startScheduler(services: Services, options: SchedulerOptions): Scheduler {
   const { log } = services;
   const concurrency = options.concurrency ?? 16;
+  const hold = options.hold ?? concurrency * 8;
+  const slots = sendSlots(concurrency);
   const pollMs = options.pollMs ?? 1000;
   const inflight = new Map<string, Promise<void>>();
   let stopping = false;
@@ -96,7 +106,7 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
         if (options.publish) {
           claimed = await claimMore();
           // With every slot busy the next tick comes from a finished publish; no need to ask when.
-          if (inflight.size < concurrency) next = (await nextDueAt(services.db, [...inflight.keys()]))?.getTime() ?? Infinity;
+          if (inflight.size < hold) next = (await nextDueAt(services.db, [...inflight.keys()]))?.getTime() ?? Infinity;
         }
       } catch (err) {
         log.error("scheduler tick failed", { error: String(err) });
@@ -108,18 +118,18 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
     announced = Infinity;
     // With every slot busy, a finished publish ticks again; a due delivery then waits for that. A delivery
     // that is due but was not claimable (another process holds it) is looked at again shortly, not at once.
-    schedule(inflight.size >= concurrency ? pollMs : wait <= 0 && claimed === 0 ? BUSY_RETRY_MS : wait);
+    schedule(inflight.size >= hold ? pollMs : wait <= 0 && claimed === 0 ? BUSY_RETRY_MS : wait);
   };
 
   /** Starts publishing due deliveries in the free slots; answers how many it started. */
   const claimMore = async () => {
-    const free = concurrency - inflight.size;
+    const free = hold - inflight.size;
     if (free <= 0 || stopping) return 0;
     const claims = await claimDue(services.db, services.clock.now(), free, LOCK_MS, { exclude: [...inflight.keys()], aheadMs: EARLY_MS });
     backlog = claims.length === free;
     for (const claim of claims) {
       const id = claim.row.id;
-      const work = publishClaimed(services, claim)
+      const work = publishClaimed(services, claim, { slots })
         .then(() => undefined)
         .catch((err) => log.error("publish failed", { deliveryId: id, error: String(err) }))
         .finally(() => {

@@ -14,6 +14,7 @@ import { composeCaption } from "../platforms/caption";
 import { PlatformError, type ErrorKind } from "../platforms/errors";
 import { adapterFor, graphBaseUrl, type PublishContext } from "../platforms";
 import { ERROR_CODE, LOCK_MS, MAX_ATTEMPTS, isRetryable, retryDelayMs } from "./policy";
+import type { SendSlots } from "./slots";
 import * as store from "./store";
 
 export type PublishOutcome =
@@ -29,6 +30,11 @@ export interface PublishOptions {
   poll?: { intervalMs: number; maxWaitMs: number };
   lockMs?: number;
   random?: () => number;
+  /**
+   * Bounds the platform calls in flight across publishes (the Node scheduler's): taken once the target is
+   * due and its context is built, freed when the platform has answered.
+   */
+  slots?: SendSlots;
 }
 
 class LostClaim extends Error {}
@@ -81,6 +87,7 @@ export async function publishClaimed(services: Services, claim: store.Claim, opt
   let uncertain = row.ambiguous;
   let sent = false;
   let reconciled = false;
+  let releaseSlot = () => {};
   try {
     const ctx = await buildContext(services, claim, options, {
       beforePublish: async () => {
@@ -94,6 +101,7 @@ export async function publishClaimed(services: Services, claim: store.Claim, opt
     // A target claimed a moment ahead of its time (the scheduler wakes early) goes out no sooner than due.
     // (A loop: a timer may fire a fraction of a millisecond before the clock reads its time.)
     for (let early; (early = (row.nextAttemptAt?.getTime() ?? 0) - clock.now().getTime()) > 0; ) await new Promise((r) => setTimeout(r, early));
+    if (options.slots) releaseSlot = await options.slots.acquire();
     const adapter = adapterFor(row.platform)!;
     let result = null;
     if (row.ambiguous) {
@@ -103,6 +111,7 @@ export async function publishClaimed(services: Services, claim: store.Claim, opt
     }
     if (lost) throw new LostClaim();
     result ??= await adapter.publish(ctx);
+    releaseSlot();
     if (!(await store.recordPublished(db, claim, result.providerPostId, clock.now()))) {
       log.error("published but the claim was lost before recording; the next attempt reconciles", { deliveryId, providerPostId: result.providerPostId });
       return { status: "lost_claim" };
@@ -110,6 +119,7 @@ export async function publishClaimed(services: Services, claim: store.Claim, opt
     log.info("delivery published", { deliveryId, platform: row.platform, attempt: claim.attempt, reconciled, providerPostId: result.providerPostId });
     return { status: "published", providerPostId: result.providerPostId, reconciled };
   } catch (err) {
+    releaseSlot();
     if (err instanceof LostClaim) {
       log.warn("delivery claim lost; another attempt owns it now", { deliveryId, attempt: claim.attempt });
       return { status: "lost_claim" };
@@ -119,6 +129,7 @@ export async function publishClaimed(services: Services, claim: store.Claim, opt
     if (err instanceof PlatformError && kind !== "ambiguous" && sent) uncertain = false;
     return await recordError(services, claim, kind, err, uncertain, options);
   } finally {
+    releaseSlot();
     clearInterval(heartbeat);
   }
 }
