@@ -19,6 +19,9 @@ import type { Db, DbHandle } from "./client";
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
 
+/** node-postgres connections per process (see openNodeDb). */
+const POOL_SIZE = 4;
+
 export interface NodeDbOptions {
   /** postgres:// URL; when absent, PGlite. */
   url?: string;
@@ -31,7 +34,12 @@ export interface NodeDbOptions {
 
 export async function openNodeDb(options: NodeDbOptions): Promise<DbHandle> {
   if (options.url) {
-    const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
+    // A few connections, kept: each new PostgreSQL backend pays for its start and then again for the first use
+    // of every statement, plan and PL/pgSQL function, so node-postgres's defaults (10, closed after 10 s idle)
+    // made a burst of scheduled posts after a quiet minute open and warm ten backends on the spot (about half
+    // the database's CPU of that burst). Four keep a two-core server busy; an idle one is dropped when the
+    // server ends it (the error listener below) and opened again on demand.
+    const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? POOL_SIZE, idleTimeoutMillis: 0 });
     // An idle connection the server ends (a restart, a failover, pg_terminate_backend) is reported here and
     // dropped by the pool, which connects afresh on the next query; without a listener it would crash the
     // process.
