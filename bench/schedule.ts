@@ -62,7 +62,7 @@ interface Run {
 function report(label: string, run: Run): void {
   row(label, run.late);
   const perTarget = (ms: number) => (ms / run.late.length).toFixed(1);
-  console.log(`  ${"".padEnd(40)} server CPU ${run.cpuMs.toFixed(0)} ms while publishing (${perTarget(run.cpuMs)} ms per target, a list read every 250 ms included)`);
+  console.log(`  ${"".padEnd(40)} server CPU ${run.cpuMs.toFixed(0)} ms while publishing (${perTarget(run.cpuMs)} ms per target, the list reads that watched it included)`);
   if (run.dbCpuMs > 0) console.log(`  ${"".padEnd(40)} PostgreSQL CPU ${run.dbCpuMs.toFixed(0)} ms (${perTarget(run.dbCpuMs)} ms per target)`);
 }
 
@@ -87,9 +87,9 @@ function caller(server: ServerProcess) {
 }
 
 /**
- * Schedules the posts and answers each target's lateness in ms. While they go out it reads one list page of
- * the newest 50 posts every 250 ms (the burst's posts are the newest), so that watching costs the server
- * little beside the burst.
+ * Schedules the posts and answers each target's lateness in ms. It reads one list page of the newest 50 posts
+ * (the burst's) a second after their time, then every 250 ms until all are published, so that watching costs
+ * the server nothing during a burst that is over within the second.
  */
 async function lateness(server: ServerProcess): Promise<Run> {
   const call = caller(server);
@@ -108,6 +108,9 @@ async function lateness(server: ServerProcess): Promise<Run> {
   const dbBefore = await cpuByPid(await postgresPids());
   const deadline = at.getTime() + 120_000;
   let late: number[] = [];
+  // The first look a second after the time: a burst that is over by then is measured without a single read
+  // competing with it (publishedAt is the server's own record).
+  await new Promise((r) => setTimeout(r, at.getTime() + 1000 - Date.now()));
   for (;;) {
     const page = await call("GET", `/api/v1/social/posts?limit=${POSTS}`);
     const mine = (page.items as Array<{ id: string; accounts: Array<{ publishedAt: string | null }> }>).filter((p) => ids.includes(p.id));
