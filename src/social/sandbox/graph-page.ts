@@ -33,7 +33,7 @@ export async function postFeed(c: Context<AppEnv>, caller: Caller, params: Param
     attachedIds: photoIds as string[],
   };
   // No fault (the usual case): the item is stored by the same statement that looked for one.
-  const kind = await store.insertUnlessFault(db, callerAccount(caller), item);
+  const kind = await store.insertUnlessFault(db, item);
   if (!kind) return c.json({ id: item.id });
   const fault = await faultOutcome(c, caller, kind);
   if (fault.response) return fault.response;

@@ -72,35 +72,34 @@ export async function setFault(db: Db, account: SandboxAccount, kind: FaultKind,
 
 /** Consumes one pending fault atomically (two concurrent publishes never share one). */
 export async function takeFault(db: Db, account: SandboxAccount): Promise<FaultKind | null> {
-  const take = prepared(db, "sandbox_take_fault", () =>
-    db
-      .update(sandboxAccountFaults)
-      .set({ remaining: sql`${sandboxAccountFaults.remaining} - 1` })
-      .where(
-        and(
-          eq(sandboxAccountFaults.owner, sql.placeholder("owner")),
-          eq(sandboxAccountFaults.platformAccountId, sql.placeholder("platformAccountId")),
-          gt(sandboxAccountFaults.remaining, 0),
-        ),
-      )
-      .returning({ kind: sandboxAccountFaults.kind }),
-  );
-  const [row] = await take.execute({ ...account });
+  const [row] = await prepared(db, "sandbox_take_fault", () => takeFaultQuery(db)).execute({ ...account });
   return (row?.kind as FaultKind | undefined) ?? null;
 }
 
+/** One pending fault of the account (`owner`, `platformAccountId` placeholders), taken: its kind, or no row. */
+function takeFaultQuery(db: Db) {
+  return db
+    .update(sandboxAccountFaults)
+    .set({ remaining: sql`${sandboxAccountFaults.remaining} - 1` })
+    .where(
+      and(
+        eq(sandboxAccountFaults.owner, sql.placeholder("owner")),
+        eq(sandboxAccountFaults.platformAccountId, sql.placeholder("platformAccountId")),
+        gt(sandboxAccountFaults.remaining, 0),
+      ),
+    )
+    .returning({ kind: sandboxAccountFaults.kind });
+}
+
 /**
- * Consumes one pending fault of the account or, when it has none, inserts `item`, in one statement: a publish
- * without faults (nearly all of them) costs one round trip. Answers the fault taken, in which case nothing was
- * inserted, or null when the item was.
+ * Consumes one pending fault of the item's account or, when it has none, inserts `item`, in one statement: a
+ * publish without faults (nearly all of them) costs one round trip. Answers the fault taken, in which case
+ * nothing was inserted, or null when the item was.
  */
-export async function insertUnlessFault(db: Db, account: SandboxAccount, item: Omit<typeof sandboxItems.$inferInsert, "createdAt">): Promise<FaultKind | null> {
+export async function insertUnlessFault(db: Db, item: NewItem): Promise<FaultKind | null> {
   const statement = prepared(db, "sandbox_insert_unless_fault", () => {
     const p = (name: string) => sql.placeholder(name);
-    const fault = db.$with("fault", { kind: sql<string>`kind`.as("kind") }).as(
-      sql`update ${sandboxAccountFaults} set remaining = remaining - 1
-        where owner = ${p("owner")} and platform_account_id = ${p("platformAccountId")} and remaining > 0 returning kind`,
-    );
+    const fault = db.$with("fault").as(takeFaultQuery(db));
     const added = db.$with("added", { id: sql<string>`id`.as("id") }).as(
       sql`insert into ${sandboxItems} (id, owner, platform, platform_account_id, kind, state, caption, image_urls, attached_ids, ready_at)
         select ${p("id")}, ${p("owner")}, ${p("platform")}, ${p("platformAccountId")}, ${p("kind")}, ${p("state")}, ${p("caption")},
@@ -110,31 +109,27 @@ export async function insertUnlessFault(db: Db, account: SandboxAccount, item: O
     // A data-modifying WITH runs whether or not the main query reads it: one row when a fault was taken.
     return db.with(fault, added).select({ kind: fault.kind }).from(fault);
   });
-  const [row] = await statement.execute({
-    ...account,
-    id: item.id,
-    platform: item.platform,
-    kind: item.kind,
-    state: item.state,
-    caption: item.caption ?? "",
-    imageUrls: JSON.stringify(item.imageUrls ?? []),
-    attachedIds: JSON.stringify(item.attachedIds ?? []),
-    readyAt: item.readyAt ?? null,
-  });
+  const values = { ...ITEM_DEFAULTS, ...item };
+  const [row] = await statement.execute({ ...values, imageUrls: JSON.stringify(values.imageUrls), attachedIds: JSON.stringify(values.attachedIds) });
   return (row?.kind as FaultKind | undefined) ?? null;
 }
+
+type NewItem = Omit<typeof sandboxItems.$inferInsert, "createdAt">;
+
+/** What an item's optional columns hold when the caller leaves them out. */
+const ITEM_DEFAULTS = { owner: "", caption: "", imageUrls: [] as string[], attachedIds: [] as string[], readyAt: null };
 
 /** Every column but `createdAt` (now), as placeholders of `insertItem`'s one statement. */
 const ITEM_COLUMNS = ["id", "owner", "platform", "platformAccountId", "kind", "state", "caption", "imageUrls", "attachedIds", "readyAt"] as const;
 
-export async function insertItem(db: Pick<Db, "insert">, item: Omit<typeof sandboxItems.$inferInsert, "createdAt">): Promise<SandboxItem> {
+export async function insertItem(db: Pick<Db, "insert">, item: NewItem): Promise<SandboxItem> {
   const insert = prepared(db, "sandbox_insert_item", () =>
     db
       .insert(sandboxItems)
       .values(Object.fromEntries(ITEM_COLUMNS.map((c) => [c, sql.placeholder(c)])) as unknown as typeof sandboxItems.$inferInsert)
       .returning(),
   );
-  const [row] = await insert.execute({ owner: "", caption: "", imageUrls: [], attachedIds: [], readyAt: null, ...item });
+  const [row] = await insert.execute({ ...ITEM_DEFAULTS, ...item });
   return row!;
 }
 
