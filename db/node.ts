@@ -39,7 +39,8 @@ export async function openNodeDb(options: NodeDbOptions): Promise<DbHandle> {
     // made a burst of scheduled posts after a quiet minute open and warm ten backends on the spot (about half
     // the database's CPU of that burst). Four keep a two-core server busy; an idle one is dropped when the
     // server ends it (the error listener below) and opened again on demand.
-    const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? POOL_SIZE, idleTimeoutMillis: 0 });
+    const size = options.poolSize ?? POOL_SIZE;
+    const pool = new pg.Pool({ connectionString: options.url, max: size, idleTimeoutMillis: 0 });
     // An idle connection the server ends (a restart, a failover, pg_terminate_backend) is reported here and
     // dropped by the pool, which connects afresh on the next query; without a listener it would crash the
     // process.
@@ -47,7 +48,7 @@ export async function openNodeDb(options: NodeDbOptions): Promise<DbHandle> {
     const db = drizzlePg({ client: pool, schema });
     if (options.migrate !== false) await migratePg(db, { migrationsFolder: MIGRATIONS_DIR });
     nameStatements(db as unknown as Db);
-    await openAll(pool, options.poolSize ?? POOL_SIZE);
+    await openAll(pool, size);
     return { db: db as unknown as Db, driver: "node-postgres", close: () => pool.end() };
   }
   const client = options.pgliteDir ? new PGlite(options.pgliteDir) : new PGlite();

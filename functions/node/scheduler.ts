@@ -68,7 +68,7 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
   /** The earliest due time announced while a tick ran, which its own reading may have missed. */
   let announced = Infinity;
   let running: Promise<void> | null = null;
-  /** The last claim filled every free slot, so more may be due now: a finished publish ticks again. */
+  /** The last claim took as many as `hold` left room for, so more may be due now: a finished publish ticks again. */
   let backlog = false;
   const housekeeping = startHousekeeping(services, {
     sweepMs: options.sweepMs ?? 30_000,
@@ -105,7 +105,7 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
         await housekeeping();
         if (options.publish) {
           claimed = await claimMore();
-          // With every slot busy the next tick comes from a finished publish; no need to ask when.
+          // With every claim held the next tick comes from a finished publish; no need to ask when.
           if (inflight.size < hold) next = (await nextDueAt(services.db, [...inflight.keys()]))?.getTime() ?? Infinity;
         }
       } catch (err) {
@@ -116,12 +116,12 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
     running = null;
     const wait = Math.min(next, announced) - EARLY_MS - now();
     announced = Infinity;
-    // With every slot busy, a finished publish ticks again; a due delivery then waits for that. A delivery
+    // With every claim held, a finished publish ticks again; a due delivery then waits for that. A delivery
     // that is due but was not claimable (another process holds it) is looked at again shortly, not at once.
     schedule(inflight.size >= hold ? pollMs : wait <= 0 && claimed === 0 ? BUSY_RETRY_MS : wait);
   };
 
-  /** Starts publishing due deliveries in the free slots; answers how many it started. */
+  /** Claims due deliveries up to `hold` and starts publishing them; answers how many it started. */
   const claimMore = async () => {
     const free = hold - inflight.size;
     if (free <= 0 || stopping) return 0;
@@ -134,7 +134,7 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
         .catch((err) => log.error("publish failed", { deliveryId: id, error: String(err) }))
         .finally(() => {
           inflight.delete(id);
-          // A slot freed while due work may be waiting: look again soon rather than at the next poll. Otherwise
+          // Room freed while due work may be waiting: look again soon rather than at the next poll. Otherwise
           // the timer already waits for the next due time (a retry of this one is announced by publishClaimed).
           if (backlog && !stopping && !running) schedule(10);
         });

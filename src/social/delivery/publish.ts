@@ -129,7 +129,6 @@ export async function publishClaimed(services: Services, claim: store.Claim, opt
     if (err instanceof PlatformError && kind !== "ambiguous" && sent) uncertain = false;
     return await recordError(services, claim, kind, err, uncertain, options);
   } finally {
-    releaseSlot();
     clearInterval(heartbeat);
   }
 }
