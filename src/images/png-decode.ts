@@ -3,17 +3,15 @@
  * exists at full size in memory.
  *
  * Why it exists: a 40 MP PNG of one colour is ~128 KB on the wire but 160 MB of RGBA once photon has decoded
- * it, and the QR reader only needs ~3200 px on the longer side. Here the IDAT data is inflated in slices
- * (fflate's streaming Inflate), each scanline is unfiltered as soon as it is complete, converted to 8-bit
- * RGBA and added into an integer box filter (png-rows.ts). Held at any time: two scanlines, one RGBA row, two
- * rows of block sums, the output, the inflater's 32 KiB window and the output of one inflate call, which
- * fflate writes into one buffer lent to it for the whole decode (lendOutputBuffer).
+ * it, and the QR reader only needs ~3200 px on the longer side. Here the IDAT data is inflated as it comes
+ * (zlib's streaming interface, through pako), each scanline is unfiltered as soon as it is complete, converted
+ * to 8-bit RGBA and added into an integer box filter (png-rows.ts). Held at any time: two scanlines, one RGBA
+ * row, two rows of block sums, the output, the inflater's 32 KiB window and one output buffer of at most
+ * 256 KiB that every inflate call writes into. Nothing is allocated per call: in a Worker, where a 12.5 MP
+ * PNG used to leave ~30 MB of short-lived buffers behind (fflate's streaming inflater copies each call's
+ * output), that garbage counted against the isolate's 128 MB until V8 collected it.
  *
- * That last one is bounded by slicing the compressed input: deflate expands at most ~1032:1, so a call on
- * 1 KiB of a zlib bomb yields ~1 MB. Each slice is sized from the previous call's ratio to give ~1 MB, up to
- * 32 KiB for photos (fflate has a fixed cost per call, ~160 KB of fresh buffer: 4 KiB slices inflated a
- * photo PNG about 3x slower than 32 KiB ones). The worst case, a bomb right after incompressible data, is
- * one call of ~33 MB (32 KiB x 1032), after which slices are small again.
+ * The output buffer also bounds a zlib bomb: a call stops when the buffer is full, whatever the input holds.
  *
  * Handled: colour types 0, 2, 3, 4, 6 at every bit depth the PNG spec allows, PLTE, tRNS (all three
  * forms), all five filters. Samples are scaled to 8 bits with rounding (16-bit v -> round(v / 257), the spec's
@@ -29,7 +27,7 @@
  * unknown critical chunks, chunks out of order, invalid header values, PLTE or tRNS lengths, filter types
  * or palette indices, inflate errors, and more image data than the header implies.
  */
-import { Inflate } from "fflate";
+import { ZStream, zlibInflate, zlibInflateInit2, Z_NO_FLUSH, Z_OK, Z_STREAM_END } from "pako";
 import { corruptPng as corrupt, createBoxShrink, equalBytes, rowConverter, unfilter, type BoxShrink, type PngColour } from "./png-rows";
 import { MAX_IMAGE_PIXELS } from "./sniff";
 import type { RgbaImage } from "./types";
@@ -38,14 +36,9 @@ import type { RgbaImage } from "./types";
 const DEPTHS: Record<number, readonly number[]> = { 0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16] };
 const CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
 const SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
-const NOTHING = new Uint8Array(0);
 
-/** Compressed bytes per inflate call, and the output one call aims at; see the module comment. */
-const MIN_SLICE = 1024;
-const MAX_SLICE = 32 * 1024;
-const OUTPUT_PER_CALL = 1024 * 1024;
-/** deflate's window, which fflate keeps between calls. */
-const WINDOW = 32 * 1024;
+/** The most bytes one inflate call writes (into one buffer, reused); see createInflater. */
+const OUTPUT_PER_CALL = 256 * 1024;
 /** Compressed bytes that may pass without producing a pixel (a stored block is at most 64 KiB). */
 const STALL_BYTES = 128 * 1024;
 /** After the last scanline only the zlib trailer (end of block, Adler-32) may follow; this much is read. */
@@ -169,21 +162,14 @@ interface Scanlines {
 }
 
 /**
- * The IDAT consumer: a sliced inflater (zlib header, slices, inflate calls) feeding a row sink (scanline
+ * The IDAT consumer: an inflater (zlib header, inflate calls) feeding a row sink (scanline
  * assembly and the row pipeline). Null when a scanline is wider than MAX_ROW_BYTES.
  */
 function createScanlines(colour: PngColour, maxSide: number): Scanlines | null {
   const plan = planRows(colour, maxSide);
   if (!plan) return null;
   const sink = createRowSink(colour, plan);
-  const inflater = createSlicedInflate(sink, (plan.stride + 1) * colour.height);
-  return {
-    push: inflater.push,
-    finish() {
-      inflater.finish();
-      return sink.finish();
-    },
-  };
+  return { push: createInflater(sink, (plan.stride + 1) * colour.height), finish: sink.finish };
 }
 
 /** The geometry of the row pipeline for one image and `maxSide`. */
@@ -292,99 +278,51 @@ function createRowSink(colour: PngColour, plan: RowPlan): RowSink {
 }
 
 /**
- * fflate's Inflate keeps the last 32 KiB of output (the window) in its field `o`, with `s.b` bytes in use,
- * and makes room for a call's output by doubling a fresh buffer from there: about four times the output in
- * garbage per call, ~500 MB over a 40 MP photo. Handing it, before each call, one buffer that already has
- * room for a call's output (the window copied to its start) leaves one copy per call: the slice it passes to
- * ondata. fflate is pinned to the exact version (package.json) whose fields these are, so an upgrade is a
- * deliberate step with the PNG tests (decodes compared with libpng through sharp) watching it; if the fields
- * are not there, the inflater runs as it comes.
+ * Inflates IDAT data into `sink` through zlib's own streaming interface (pako's port of it): the deflate data
+ * after the two-byte zlib header is inflated raw (windowBits -15), each call writing into one output buffer
+ * of at most OUTPUT_PER_CALL bytes that is reused for the whole decode, so the output of a call is bounded
+ * whatever the input (a zlib bomb) and nothing is allocated per call. Reading stops at the end of the
+ * deflate data (the Adler-32 after it is not read), or once the sink is complete and TRAILER_BYTES more have
+ * been offered (more pixels throw in take()). `expected` is the inflated size the header implies.
  */
-interface InflateInternals {
-  o?: unknown;
-  s?: { b?: unknown };
-}
-
-function lendOutputBuffer(inflate: Inflate, work: Uint8Array): void {
-  const internals = inflate as unknown as InflateInternals;
-  const window = internals.o;
-  const used = internals.s?.b;
-  if (!(window instanceof Uint8Array) || window === work || typeof used !== "number" || used > window.length || used > work.length) return;
-  work.set(window.subarray(0, used));
-  internals.o = work;
-}
-
-/**
- * Inflates IDAT data into `sink` in slices sized to give about OUTPUT_PER_CALL per call (see the module
- * comment); checks the zlib header first and stops reading once the sink is complete. `expected` is the
- * inflated size the header implies (it bounds the output buffer lent to fflate).
- */
-function createSlicedInflate(sink: RowSink, expected: number): { push(idat: Uint8Array): void; finish(): void } {
-  const inflate = new Inflate();
-  let inflated = NOTHING;
-  inflate.ondata = (data) => {
-    inflated = data;
-  };
-  const work = new Uint8Array(WINDOW + Math.min(2 * OUTPUT_PER_CALL, expected));
+function createInflater(sink: RowSink, expected: number): (idat: Uint8Array) => void {
+  const strm = new ZStream();
+  if (zlibInflateInit2(strm, -15) !== Z_OK) throw new Error("zlib's inflater did not start");
+  const out = new Uint8Array(Math.max(1, Math.min(OUTPUT_PER_CALL, expected)));
   const zlibHeader: number[] = [];
-  // IDAT chunks are often 8 KiB (libpng's default): small ones are gathered into `staging` up to one slice.
-  const staging = new Uint8Array(MAX_SLICE);
-  let staged = 0;
-  let slice = MIN_SLICE;
+  let ended = false;
   let sinceOutput = 0;
   let trailer = 0;
 
-  /** One inflate call; then the next slice is sized from this call's expansion ratio. */
-  function inflateSlice(input: Uint8Array): void {
+  function inflate(input: Uint8Array): void {
     if (sink.complete()) {
-      // Complete: only the zlib trailer may follow (more pixels throw in take()); the rest is not read.
+      // Complete: only the end of the deflate data may follow (more pixels throw in take()); the rest is not read.
       if (trailer >= TRAILER_BYTES) return;
       input = input.subarray(0, TRAILER_BYTES - trailer);
       trailer += input.length;
     }
-    lendOutputBuffer(inflate, work);
-    try {
-      inflate.push(input);
-    } catch (cause) {
-      throw corrupt(`its compressed image data is invalid (${(cause as Error).message})`);
+    strm.input = input;
+    strm.next_in = 0;
+    strm.avail_in = input.length;
+    while (strm.avail_in > 0 && !ended) {
+      strm.output = out;
+      strm.next_out = 0;
+      strm.avail_out = out.length;
+      const before = strm.avail_in;
+      const status = zlibInflate(strm, Z_NO_FLUSH);
+      if (status !== Z_OK && status !== Z_STREAM_END) throw corrupt(`its compressed image data is invalid (${strm.msg || `zlib status ${status}`})`);
+      if (status === Z_STREAM_END) ended = true;
+      sinceOutput = strm.next_out > 0 ? 0 : sinceOutput + (before - strm.avail_in);
+      if (sinceOutput > STALL_BYTES) throw corrupt("its compressed image data stopped producing pixels");
+      if (strm.next_out > 0) sink.take(out.subarray(0, strm.next_out));
     }
-    const data = inflated;
-    inflated = NOTHING;
-    sinceOutput = data.length > 0 ? 0 : sinceOutput + input.length;
-    if (sinceOutput > STALL_BYTES) throw corrupt("its compressed image data stopped producing pixels");
-    if (data.length > 0) sink.take(data);
-    const ratio = data.length / Math.max(1, input.length);
-    slice = Math.max(MIN_SLICE, Math.min(MAX_SLICE, Math.floor(OUTPUT_PER_CALL / Math.max(1, ratio))));
   }
 
-  return {
-    push(idat) {
-      let i = 0;
-      while (zlibHeader.length < 2 && i < idat.length) zlibHeader.push(idat[i++]!);
-      if (zlibHeader.length === 2 && i > 0) checkZlibHeader(zlibHeader[0]!, zlibHeader[1]!);
-      while (i < idat.length) {
-        if (staged === 0 && idat.length - i >= slice) {
-          const end = i + slice; // inflateSlice resizes `slice`
-          inflateSlice(idat.subarray(i, end));
-          i = end;
-          continue;
-        }
-        const n = Math.min(slice - staged, idat.length - i);
-        staging.set(idat.subarray(i, i + n), staged);
-        staged += n;
-        i += n;
-        if (staged >= slice) {
-          // fflate copies what it keeps of its input, so the staging buffer can be refilled.
-          const full = staged;
-          staged = 0;
-          inflateSlice(staging.subarray(0, full));
-        }
-      }
-    },
-    finish() {
-      if (staged > 0) inflateSlice(staging.subarray(0, staged));
-      staged = 0;
-    },
+  return (idat) => {
+    let i = 0;
+    while (zlibHeader.length < 2 && i < idat.length) zlibHeader.push(idat[i++]!);
+    if (zlibHeader.length === 2 && i > 0) checkZlibHeader(zlibHeader[0]!, zlibHeader[1]!);
+    if (i < idat.length) inflate(idat.subarray(i));
   };
 }
 

@@ -1,8 +1,8 @@
 /**
  * A small streaming PNG encoder (QR codes, generated photos): indexed colour (1, 2, 4 or 8 bits; PLTE, plus tRNS
  * for a transparent background) and, for logos with many colours, 8-bit RGB or RGBA. Rows are produced by
- * a callback and deflated as they come (fflate's sync Zlib, which runs unchanged on Workers and Node), so
- * a 4096 px code never exists as a whole bitmap in memory. The CRC is ours.
+ * a callback and deflated as they come (zlib's streaming interface through pako, which runs unchanged on
+ * Workers and Node), so a 4096 px code never exists as a whole bitmap in memory. The CRC is ours.
  *
  * A QR image is made of rows that repeat `scale` times, so a row equal to the one above gets filter Up
  * (all zero bytes, which deflate nearly erases). Other indexed rows get filter None (the PNG spec's advice
@@ -12,7 +12,8 @@
  * const png = encodePng({ width: 2, height: 1, color: { kind: "indexed", bitDepth: 1, palette: [[0, 0, 0], [255, 255, 255]] },
  *   writeRow: (_y, out) => { out[0] = 0b01000000; } });
  */
-import { Zlib, zlibSync } from "fflate";
+import { zlibSync } from "fflate";
+import { ZStream, zlibDeflate, zlibDeflateInit2, Z_BUF_ERROR, Z_DEFAULT_STRATEGY, Z_FINISH, Z_NO_FLUSH, Z_OK, Z_STREAM_END } from "pako";
 import { crc32 } from "../lib/encoding";
 
 export type BitDepth = 1 | 2 | 4 | 8;
@@ -127,9 +128,7 @@ export function encodePng(input: PngInput): Uint8Array {
   }
   if (!input.writeRow) throw new TypeError("encodePng needs writeRow or filtered");
   const writeRow = input.writeRow;
-  const idat: Uint8Array[] = [];
-  const zlib = new Zlib({ level: input.level ?? 6 });
-  zlib.ondata = (data) => idat.push(data);
+  const zlib = createZlibWriter(input.level ?? 6);
 
   let prev = new Uint8Array(stride);
   let row = new Uint8Array(stride);
@@ -165,12 +164,61 @@ export function encodePng(input: PngInput): Uint8Array {
     }
     [prev, row] = [row, prev];
     if (++inBatch === batchRows || y === height - 1) {
-      zlib.push(batch.slice(0, inBatch * (stride + 1)), y === height - 1);
+      zlib.write(batch.subarray(0, inBatch * (stride + 1)), y === height - 1);
       inBatch = 0;
     }
   }
-  chunks.push(["IDAT", concat(idat)]);
+  chunks.push(["IDAT", concat(zlib.output)]);
   return assemblePng(width, height, bitDepth, colourType, chunks);
+}
+
+/** Bytes of each piece of a ZlibWriter's output. */
+const OUTPUT_PIECE = 64 * 1024;
+
+/** A zlib stream (RFC 1950) deflated as it is written; `output` holds it in pieces once the last write is done. */
+interface ZlibWriter {
+  /** Deflates `data` (read during the call only, so the caller may reuse it); `last` ends the stream. */
+  write(data: Uint8Array, last: boolean): void;
+  output: Uint8Array[];
+}
+
+/**
+ * zlib's streaming interface (pako's port of it), writing into pieces of OUTPUT_PIECE bytes that become the
+ * output: a write allocates nothing else. fflate's streaming deflater allocated an output buffer the size of
+ * each chunk, a copy of it and 100 KB of working arrays per chunk, about five times the image's raw size in
+ * short-lived buffers (88 MB for a 2000 px code with a logo), which in a Worker counted against the
+ * isolate's 128 MB until V8 collected them.
+ */
+function createZlibWriter(level: DeflateLevel): ZlibWriter {
+  const strm = new ZStream();
+  if (zlibDeflateInit2(strm, level, 8, 15, 8, Z_DEFAULT_STRATEGY) !== Z_OK) throw new Error("zlib's deflater did not start");
+  const output: Uint8Array[] = [];
+  let piece = new Uint8Array(OUTPUT_PIECE);
+  let used = 0;
+  return {
+    output,
+    write(data, last) {
+      strm.input = data;
+      strm.next_in = 0;
+      strm.avail_in = data.length;
+      for (;;) {
+        if (used === piece.length) {
+          output.push(piece);
+          piece = new Uint8Array(OUTPUT_PIECE);
+          used = 0;
+        }
+        strm.output = piece;
+        strm.next_out = used;
+        strm.avail_out = piece.length - used;
+        const status = zlibDeflate(strm, last ? Z_FINISH : Z_NO_FLUSH);
+        used = strm.next_out;
+        if (status === Z_STREAM_END) break;
+        if (status !== Z_OK && status !== Z_BUF_ERROR) throw new Error(`zlib's deflater failed (${strm.msg || status})`);
+        if (!last && strm.avail_in === 0 && strm.avail_out > 0) return;
+      }
+      output.push(piece.subarray(0, used));
+    },
+  };
 }
 
 function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
