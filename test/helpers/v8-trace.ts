@@ -11,7 +11,8 @@
  * - `externalMiB`: the largest "External memory reported" after a collection: ArrayBuffer memory V8 knows of
  *   (WebAssembly memories count only at their first size). Buffers made and dropped between two collections
  *   do not show, so this is a floor of the peak, not the peak.
- * Add the WebAssembly memories (`Inspector.wasmMemoryMiB`) for an estimate of what the platform counts.
+ * Add what the WebAssembly memories grew by (`Inspector.wasmMemoryMiB`, against its figure before) for an
+ * estimate of what the platform counts.
  *
  * @example
  * const trace = v8Trace(); // before Miniflare starts workerd
