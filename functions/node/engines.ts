@@ -9,8 +9,8 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { promisify } from "node:util";
-import { deflate, deflateSync } from "node:zlib";
+import { once } from "node:events";
+import { createDeflate, deflateSync } from "node:zlib";
 import { configurePngDeflate } from "../../src/images/png";
 import { configureBase64Decoder, configureSha256Hex } from "../../src/lib/encoding";
 import { configureSceneDeflate } from "../../src/photo/local/png";
@@ -38,8 +38,6 @@ export function configureNodeEngines(): void {
   configureNodePhoto();
 }
 
-const deflateAsync = promisify(deflate);
-
 /**
  * Area B on Node: the text engine (below) and the scene PNGs' deflater, zlib on the thread pool at level 3
  * (see src/photo/local/png.ts). Safe to call more than once.
@@ -49,7 +47,20 @@ const deflateAsync = promisify(deflate);
  */
 export function configureNodePhoto(): void {
   configureNodeTextEngine();
-  configureSceneDeflate((raw) => deflateAsync(raw, { level: 3 }));
+  configureSceneDeflate(deflateBandsAtLevel3);
+}
+
+/** The scene's scanline bands through one zlib stream at level 3 (each write compressed on the thread pool). */
+async function deflateBandsAtLevel3(bands: Iterable<Uint8Array>): Promise<Uint8Array> {
+  const zlib = createDeflate({ level: 3 });
+  const chunks: Buffer[] = [];
+  zlib.on("data", (chunk: Buffer) => chunks.push(chunk));
+  const ended = once(zlib, "end");
+  ended.catch(() => {}); // a zlib error rejects the wait for "drain" below as well; it is thrown from there or here
+  for (const band of bands) if (!zlib.write(band)) await once(zlib, "drain");
+  zlib.end();
+  await ended;
+  return Buffer.concat(chunks);
 }
 
 /**

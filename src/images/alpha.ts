@@ -12,8 +12,13 @@ import type { RgbaImage } from "./types";
 
 /** Resizes a straight-alpha image and returns it premultiplied. */
 export function resizePremultiplied(img: RgbaImage, width: number, height: number): RgbaImage {
-  const pre = new Uint8Array(img.data.length);
   const s = img.data;
+  if (isOpaque(s)) {
+    // Premultiplying changes no pixel: resize them as they are, without a premultiplied copy of the whole image
+    // (12 MB for a 3 MP photo), and still hand back an image of its own.
+    return width === img.width && height === img.height ? { width, height, data: s.slice() } : resizeRgba(img, width, height);
+  }
+  const pre = new Uint8Array(s.length);
   for (let i = 0; i < s.length; i += 4) {
     const a = s[i + 3]!;
     if (a === 255) {
@@ -28,6 +33,11 @@ export function resizePremultiplied(img: RgbaImage, width: number, height: numbe
     pre[i + 3] = a;
   }
   return resizeRgba({ width: img.width, height: img.height, data: pre }, width, height);
+}
+
+function isOpaque(d: Uint8Array): boolean {
+  for (let i = 3; i < d.length; i += 4) if (d[i] !== 255) return false;
+  return true;
 }
 
 /** Premultiplied to straight alpha, in place, rounded to the nearest value. */

@@ -18,8 +18,11 @@
 import type { RgbaImage } from "../../images";
 import { assemblePng } from "../../images/png";
 
-/** Compresses bytes as one zlib (RFC 1950) stream. */
-export type SceneDeflate = (raw: Uint8Array<ArrayBuffer>) => Promise<Uint8Array>;
+/** Compresses bytes, handed over in bands, as one zlib (RFC 1950) stream. */
+export type SceneDeflate = (bands: Iterable<Uint8Array<ArrayBuffer>>) => Promise<Uint8Array>;
+
+/** About this many bytes of scanlines per band. */
+const BAND_BYTES = 1024 * 1024;
 
 let deflate: SceneDeflate = compressionStreamDeflate;
 
@@ -27,7 +30,7 @@ let deflate: SceneDeflate = compressionStreamDeflate;
  * Sets the deflater encodeScenePng uses (process-wide configuration, like the text engine's fonts).
  *
  * @example
- * configureSceneDeflate((raw) => promisify(zlib.deflate)(raw, { level: 3 }));
+ * configureSceneDeflate(deflateBandsAtLevel3); // zlib at level 3, in functions/node/engines.ts
  */
 export function configureSceneDeflate(fn: SceneDeflate): void {
   deflate = fn;
@@ -40,29 +43,37 @@ export function configureSceneDeflate(fn: SceneDeflate): void {
  * const png = await encodeScenePng({ width: 1, height: 1, data: new Uint8Array([255, 0, 0, 255]) });
  */
 export async function encodeScenePng(img: RgbaImage): Promise<Uint8Array> {
-  return assemblePng(img.width, img.height, 8, 2, [["IDAT", await deflate(rgbScanlines(img))]]); // 8-bit RGB
+  return assemblePng(img.width, img.height, 8, 2, [["IDAT", await deflate(rgbScanlineBands(img))]]); // 8-bit RGB
 }
 
-/** The image's rows as PNG scanlines: filter byte 0 (None), then R, G, B per pixel. */
-function rgbScanlines({ width: w, height: h, data }: RgbaImage): Uint8Array<ArrayBuffer> {
+/**
+ * The image's rows as PNG scanlines (filter byte 0, None, then R, G, B per pixel), in bands of about
+ * BAND_BYTES, each a buffer of its own (the deflater may still hold the band before): the whole image's
+ * scanlines (12 MB for a 2048 px scene) never exist at once.
+ */
+function* rgbScanlineBands({ width: w, height: h, data }: RgbaImage): Generator<Uint8Array<ArrayBuffer>> {
   const stride = w * 3 + 1;
-  const out = new Uint8Array(stride * h);
-  for (let y = 0, s = 0; y < h; y++) {
-    const end = (y + 1) * stride;
-    for (let o = y * stride + 1; o < end; o += 3, s += 4) {
-      out[o] = data[s]!;
-      out[o + 1] = data[s + 1]!;
-      out[o + 2] = data[s + 2]!;
+  const rowsPerBand = Math.max(1, Math.floor(BAND_BYTES / stride));
+  for (let y0 = 0, s = 0; y0 < h; y0 += rowsPerBand) {
+    const rows = Math.min(rowsPerBand, h - y0);
+    const out = new Uint8Array(stride * rows);
+    for (let y = 0; y < rows; y++) {
+      const end = (y + 1) * stride;
+      for (let o = y * stride + 1; o < end; o += 3, s += 4) {
+        out[o] = data[s]!;
+        out[o + 1] = data[s + 1]!;
+        out[o + 2] = data[s + 2]!;
+      }
     }
+    yield out;
   }
-  return out;
 }
 
-async function compressionStreamDeflate(raw: Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
+async function compressionStreamDeflate(bands: Iterable<Uint8Array<ArrayBuffer>>): Promise<Uint8Array> {
   const stream = new CompressionStream("deflate");
   const writer = stream.writable.getWriter();
   const compressed = new Response(stream.readable).arrayBuffer();
-  await writer.write(raw);
+  for (const band of bands) await writer.write(band);
   await writer.close();
   return new Uint8Array(await compressed);
 }
