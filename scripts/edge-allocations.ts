@@ -15,6 +15,7 @@
  * Usage (the tracker changes the Worker's globals: a diagnostic, never a build to deploy):
  *   npm run edge:allocations -- media:png qr-logo:small product:jpeg
  *   MIN_BYTES=16384 npm run edge:allocations -- qr-logo:webp
+ *   RESOLUTION=2K npm run edge:allocations -- product:png
  * Paths: media, decode, qr-logo, product, photo-logo, reference. Images: small (600x800 JPEG), png and jpeg
  * (photo-like, 12.5 MP, under 10 MB, a progressive JPEG), cmyk and webp (2 MP).
  */
@@ -32,6 +33,8 @@ import { freePort } from "../test/helpers/server-process";
 import { productJpeg } from "../test/photo/fixtures";
 
 const MIN_BYTES = Number(process.env.MIN_BYTES ?? 256 * 1024);
+/** Area B's resolution (1K, 2K or 4K); the model's default when unset. */
+const RESOLUTION = process.env.RESOLUTION ? { resolution: process.env.RESOLUTION } : {};
 const QR_TEXT = "https://example.com/largest-image";
 
 /** Runs first in the Worker: logs each allocation of at least MIN_BYTES as `ALLOC <kind> <bytes> <frames>`. */
@@ -68,9 +71,9 @@ const PATHS: Record<string, Send> = {
   media: (image) => ["/api/v1/social/media", { base64: image }],
   decode: (image) => ["/api/qr-code/decode", { base64: image }],
   "qr-logo": (image) => ["/api/qr-code/generate", { type: "text", value: "edge memory", size: 2000, logoSizeRatio: 0.4, logoUrl: image }],
-  product: (image) => ["/api/image/product-photography", { productImages: [{ dataUrl: image }], promptId: "studio-white-sweep" }],
-  "photo-logo": (image, small) => ["/api/image/product-photography", { productImages: [{ dataUrl: small }], promptId: "studio-white-sweep", logoImage: image, logoSize: 0.8 }],
-  reference: (image, small) => ["/api/image/product-photography", { productImages: [{ dataUrl: small }], promptId: "studio-white-sweep", referenceImage: image }],
+  product: (image) => ["/api/image/product-photography", { productImages: [{ dataUrl: image }], promptId: "studio-white-sweep", ...RESOLUTION }],
+  "photo-logo": (image, small) => ["/api/image/product-photography", { productImages: [{ dataUrl: small }], promptId: "studio-white-sweep", logoImage: image, logoSize: 0.8, ...RESOLUTION }],
+  reference: (image, small) => ["/api/image/product-photography", { productImages: [{ dataUrl: small }], promptId: "studio-white-sweep", referenceImage: image, ...RESOLUTION }],
 };
 const IMAGES: Record<string, { format: LargeFormat; width: number; height: number }> = {
   png: { format: "png", width: 4082, height: 3062 },
