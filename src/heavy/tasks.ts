@@ -17,8 +17,8 @@ import { decodeQrImage, WORKING_SIDE } from "../qr/decode";
 import { renderQr, type QrDesign, type RenderedQr } from "../qr/render";
 
 const THUMBNAIL_EDGE = 384;
-/** 0.8 (the largest logoSize) of 2048 (4K's long edge). */
-const LOGO_MAX_SIDE = 1640;
+/** The largest logoSize, as a share of the scene's long edge (1640 px at 4K, 1230 at 2K, 820 at 1K). */
+const LOGO_SHARE = 0.8;
 
 export interface PhotoFinish {
   /** The scene: made here by the local compositor, or already made (a provider's output). */
@@ -77,11 +77,11 @@ export const HEAVY_TASKS = {
   },
 
   /**
-   * An area B logo, decoded once per request and shrunk to the largest it can be drawn (80 % of a 4K
-   * scene's side), so each item is handed a small image.
+   * An area B logo, decoded once per request and shrunk to the largest it can be drawn (80 % of the long edge
+   * of the request's scenes, `longEdge`), so each item is handed a small image.
    */
-  async photoLogo(input: { bytes: Uint8Array; limits?: DecodeLimits }): Promise<RgbaImage> {
-    return decodeAtMost(input.bytes, LOGO_MAX_SIDE, input.limits);
+  async photoLogo(input: { bytes: Uint8Array; longEdge: number; limits?: DecodeLimits }): Promise<RgbaImage> {
+    return decodeAtMost(input.bytes, Math.ceil(LOGO_SHARE * input.longEdge + 1), input.limits);
   },
 
   /**

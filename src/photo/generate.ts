@@ -15,7 +15,7 @@ import { scenePromptFor } from "./catalog";
 import { recordGeneration } from "./ledger";
 import { times } from "./models";
 import { loadInput, type LoadedImage, type PhotoRequest } from "./request";
-import { GenerationError, type InputImage, type Price } from "./types";
+import { GenerationError, LONG_EDGE, type InputImage, type Price } from "./types";
 
 export interface ItemError {
   code: string;
@@ -107,7 +107,9 @@ export async function generateItems(
   inputs: Inputs,
   options: { persist: boolean; signal?: AbortSignal },
 ): Promise<{ result: GenerationResult; pngs: Map<number, Uint8Array> }> {
-  const logo = inputs.logo ? await services.heavy.run(ids.userId, "photoLogo", { bytes: inputs.logo.bytes, limits: services.imageLimits }) : undefined;
+  const logo = inputs.logo
+    ? await services.heavy.run(ids.userId, "photoLogo", { bytes: inputs.logo.bytes, longEdge: LONG_EDGE[request.resolution], limits: services.imageLimits })
+    : undefined;
   const pngs = new Map<number, Uint8Array>();
   const concurrency = services.generator.name === "local" ? 1 : 4;
   const items = await mapPool(request.products, concurrency, async (product, index): Promise<StoredItem> => {
