@@ -127,23 +127,21 @@ async function lateness(server: ServerProcess): Promise<Run> {
 }
 
 /** The server's processes (the tsx wrapper and the app): those whose environment names its DATA_DIR (Linux). */
-async function serverPids(dataDir: string): Promise<string[]> {
-  const pids: string[] = [];
-  for (const entry of await readdir("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    const environ = await readFile(`/proc/${entry}/environ`, "utf8").catch(() => "");
-    if (environ.split("\0").includes(`DATA_DIR=${dataDir}`)) pids.push(entry);
-  }
-  return pids;
+function serverPids(dataDir: string): Promise<string[]> {
+  return pidsWhere("environ", (environ) => environ.split("\0").includes(`DATA_DIR=${dataDir}`));
 }
 
 /** The machine's PostgreSQL processes (Linux; on the embedded default there are none, or idle ones). */
-async function postgresPids(): Promise<string[]> {
+function postgresPids(): Promise<string[]> {
+  return pidsWhere("comm", (comm) => comm.trim() === "postgres");
+}
+
+/** The processes whose /proc/<pid>/<file> passes `test` (Linux). */
+async function pidsWhere(file: "environ" | "comm", test: (content: string) => boolean): Promise<string[]> {
   const pids: string[] = [];
   for (const entry of await readdir("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
-    const comm = await readFile(`/proc/${entry}/comm`, "utf8").catch(() => "");
-    if (comm.trim() === "postgres") pids.push(entry);
+    if (test(await readFile(`/proc/${entry}/${file}`, "utf8").catch(() => ""))) pids.push(entry);
   }
   return pids;
 }
