@@ -3,6 +3,7 @@
  * Entry points (functions/node.ts, functions/worker.ts) and tests build a Services object and hand it to
  * `createApp(services)`. Edge twins live in src/adapters (portable); Node-only twins in functions/node.
  */
+import type { InlineImages } from "./http/inline-images";
 import type { HeavyWork } from "./heavy";
 import type { Config } from "./config";
 import type { Db } from "../db/client";
@@ -109,4 +110,9 @@ export interface Services {
    * edge sets its own (EDGE_DECODE_LIMITS in src/edge-services.ts). Passed to every image's sniff and decode.
    */
   imageLimits?: DecodeLimits;
+  /**
+   * This request's inline images, decoded as its body streamed in (src/http/inline-images.ts): set on a
+   * per-request copy of the services by the routes that read bodies that way, absent everywhere else.
+   */
+  inlineImages?: InlineImages;
 }

@@ -1,11 +1,12 @@
 /**
  * JSON bodies: the contract says a non-JSON body is 415 and malformed JSON is 400 INVALID_JSON.
- * Hono's own json validator skips bodies whose Content-Type is not JSON, so routes read bodies through here.
+ * Hono's own json validator skips bodies whose Content-Type is not JSON, so routes read bodies through here
+ * (or, with inline images, through src/http/inline-images.ts).
  *
  * @example
  * const body = parseWith(QrRequestSchema, await readJson(c));
  */
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import type { ZodType } from "zod";
 import { ApiError, validationError } from "./errors";
 
@@ -24,19 +25,6 @@ async function jsonText(c: Context): Promise<string> {
   if (text.trim() === "") throw new ApiError("INVALID_JSON", "The request body is empty; send a JSON document.");
   return text;
 }
-
-/**
- * Route middleware of a `@hono/zod-openapi` operation with a JSON body: the same 415 and empty-body 400 as
- * `readJson`, before the validators run (Hono's json validator reads a body without a JSON Content-Type as
- * `{}`, and an empty one as malformed). The text stays cached for the validator.
- *
- * @example
- * router.openapi({ ...route, middleware: [requireAuth(), jsonBody] }, handler);
- */
-export const jsonBody: MiddlewareHandler = async (c, next) => {
-  await jsonText(c);
-  await next();
-};
 
 export async function readJson(c: Context): Promise<unknown> {
   const text = await jsonText(c);

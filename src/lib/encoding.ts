@@ -273,6 +273,153 @@ function decodeCareful(text: string, out: Uint8Array): number {
   return n;
 }
 
+/** `wideDigits` for bytes only: 0..63 for digits, 0x80 for everything else. */
+let byteDigits: Uint8Array | null = null;
+
+/**
+ * Base64 decoded as it arrives, a piece at a time (an image field of a JSON body, src/http/inline-images.ts):
+ * the rules of `decodeBase64`, and its errors at the same positions, as if the pieces were one text.
+ * `digits` takes a run of the text's bytes and stops at the first byte that is not a Base64 digit, which the
+ * caller hands to `char` (whitespace, padding, anything invalid, a character a JSON escape stood for).
+ * Bytes go into the output until `limit`; past it only `decoded` counts, so a caller can tell an image too
+ * large to keep from an invalid one. The first error is kept and decoding stops there; `dataChars` (every
+ * character but whitespace and `=`) goes on counting to the end, as the old size estimate did.
+ *
+ * @example
+ * const d = new Base64Stream(10 * 1024 * 1024);
+ * d.char(d.digits(bytes, 0, bytes.length) ...); d.finish(); d.error ?? d.bytes();
+ */
+export class Base64Stream {
+  /** Bytes the text decodes to so far (kept or not). */
+  decoded = 0;
+  /** Characters that are neither whitespace nor `=`, valid or not. */
+  dataChars = 0;
+  /** Characters (UTF-16 code units of the text) seen so far. */
+  position = 0;
+  /** The first error, as `decodeBase64` words it; null while the text is valid. */
+  error: string | null = null;
+  private out: Uint8Array;
+  private acc = 0;
+  private bits = 0;
+  private chars = 0;
+  private padding = 0;
+
+  /**
+   * `limit` is the most bytes kept; `expected`, when known (from a Content-Length), sizes the output once,
+   * else it starts at 1 MiB and doubles.
+   */
+  constructor(private readonly limit: number, expected?: number) {
+    this.out = new Uint8Array(Math.max(0, Math.min(limit, expected ?? 1024 * 1024)));
+  }
+
+  /** The bytes decoded (valid only when `error` is null and `decoded <= limit`). */
+  bytes(): Uint8Array {
+    return this.decoded === this.out.length ? this.out : this.out.subarray(0, this.decoded);
+  }
+
+  /**
+   * Decodes the Base64 digits of `src[start..end)` up to the first byte that is not one; returns its index
+   * (`end` when every byte was a digit).
+   */
+  digits(src: Uint8Array, start: number, end: number): number {
+    const t = (byteDigits ??= (() => {
+      const table = new Uint8Array(256).fill(0x80);
+      for (let c = 0; c < 256; c++) if (DIGITS[c]! >= 0) table[c] = DIGITS[c]!;
+      return table;
+    })());
+    let i = start;
+    if (this.error !== null || this.padding > 0) {
+      // Past an error (or data after padding, which is one): only the count goes on.
+      while (i < end && t[src[i]!]! !== 0x80) i++;
+      if (this.error === null && i > start) this.fail("data after padding", this.position);
+      this.dataChars += i - start;
+      this.position += i - start;
+      return i;
+    }
+    while (i < end) {
+      if (this.bits === 0) {
+        // Whole groups of four into three bytes while the output has room.
+        let n = this.decoded;
+        const room = this.decoded + 3 <= this.out.length || this.grow(this.decoded + 3);
+        const out = this.out;
+        const stop = room ? Math.min(end - 3, i + Math.floor((out.length - n) / 3) * 4 - 3) : i;
+        while (i < stop) {
+          const a = t[src[i]!]!, b = t[src[i + 1]!]!, c = t[src[i + 2]!]!, d = t[src[i + 3]!]!;
+          if ((a | b | c | d) & 0x80) break;
+          const v = (a << 18) | (b << 12) | (c << 6) | d;
+          out[n] = v >> 16;
+          out[n + 1] = v >> 8;
+          out[n + 2] = v;
+          n += 3;
+          i += 4;
+        }
+        const took = ((n - this.decoded) / 3) * 4;
+        this.decoded = n;
+        this.chars += took;
+        this.dataChars += took;
+        this.position += took;
+      }
+      if (i >= end) break;
+      const v = t[src[i]!]!;
+      if (v === 0x80) break;
+      this.digit(v);
+      i++;
+    }
+    return i;
+  }
+
+  /** One character of the text that `digits` did not take (a code unit; any value). */
+  char(c: number): void {
+    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) {
+      this.position++;
+    } else if (c === 0x3d) {
+      this.position++;
+      this.padding++;
+    } else {
+      const v = c < 256 ? DIGITS[c]! : -1;
+      if (this.error === null && v >= 0 && this.padding === 0) return this.digit(v);
+      if (this.error === null) this.fail(v < 0 ? "character" : "data after padding", this.position);
+      this.position++;
+      this.dataChars++;
+    }
+  }
+
+  /** Ends the text: the length and padding check of `decodeBase64`. */
+  finish(): void {
+    if (this.error !== null) return;
+    const chars = this.chars, padding = this.padding;
+    if (chars > 0 && (chars % 4 === 1 || padding > 2 || (padding > 0 && (chars + padding) % 4 !== 0))) {
+      this.error = "its length or padding is wrong";
+    }
+  }
+
+  private digit(v: number): void {
+    this.chars++;
+    this.dataChars++;
+    this.position++;
+    this.acc = ((this.acc << 6) | v) & 0xffffff;
+    this.bits += 6;
+    if (this.bits >= 8) {
+      this.bits -= 8;
+      if (this.decoded < this.out.length || this.grow(this.decoded + 1)) this.out[this.decoded] = this.acc >> this.bits;
+      this.decoded++;
+    }
+  }
+
+  private fail(what: string, at: number): void {
+    this.error = `unexpected ${what} at position ${at}`;
+  }
+
+  /** Room for `size` bytes within the limit (doubling), or false once past it. */
+  private grow(size: number): boolean {
+    if (size > this.limit || this.decoded > this.out.length) return false;
+    const next = new Uint8Array(Math.min(this.limit, Math.max(size, this.out.length * 2)));
+    next.set(this.out.subarray(0, this.decoded));
+    this.out = next;
+    return true;
+  }
+}
+
 /** Two Base64 characters per 12-bit value, as the bytes they occupy in a Uint16Array of ASCII output. */
 let pairs: Uint16Array | null = null;
 function pairTable(): Uint16Array {

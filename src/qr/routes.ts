@@ -23,7 +23,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { authenticateApiKey, bearerToken, requireAuth } from "../http/auth";
 import type { AppEnv } from "../http/env";
 import { invalidField } from "../http/errors";
-import { jsonBody } from "../http/json";
+import { inlineImageBody, type InlineImageField } from "../http/inline-images";
 import { NoQuerySchema, parseQuery, validationHook } from "../http/validate";
 import { rateLimit } from "../http/rate-limit";
 import { qrRoutes } from "./openapi";
@@ -70,10 +70,14 @@ function getRequest({ text, query }: GetInput) {
 /**
  * The POST routes refuse in the order they always have: an unknown query parameter (422) before a body that
  * is not JSON (415) or is empty (400). The route's own query validator then finds nothing left to refuse.
+ * A logo or an image to read given inline is decoded as the body streams in (src/http/inline-images.ts).
  */
-const closedJsonBody: MiddlewareHandler<AppEnv> = async (c, next) => {
-  parseQuery(c, NoQuerySchema);
-  await jsonBody(c, next);
+const closedJsonBody = (images: readonly InlineImageField[]): MiddlewareHandler<AppEnv> => {
+  const body = inlineImageBody(images);
+  return async (c, next) => {
+    parseQuery(c, NoQuerySchema);
+    await body(c, next);
+  };
 };
 
 function applyWarnings(c: Context<AppEnv>, warnings: string[]): void {
@@ -127,7 +131,7 @@ export function createQrRoutes(): OpenAPIHono<AppEnv> {
   );
 
   router.openapi(
-    { ...qrRoutes.generate, middleware: [requireAuth(), rateLimit("qr"), closedJsonBody] },
+    { ...qrRoutes.generate, middleware: [requireAuth(), rateLimit("qr"), closedJsonBody([{ path: ["logoUrl"], kind: "image-or-url" }])] },
     async (c) => {
       const result = await generateQrCode(c.var.services, c.var.userId, c.req.valid("json"));
       const data: { qrCodeDataUrl: string; warnings?: string[] } = { qrCodeDataUrl: pngDataUrl(result.png) };
@@ -141,7 +145,7 @@ export function createQrRoutes(): OpenAPIHono<AppEnv> {
   );
 
   router.openapi(
-    { ...qrRoutes.decode, middleware: [requireAuth(), rateLimit("qr"), closedJsonBody] },
+    { ...qrRoutes.decode, middleware: [requireAuth(), rateLimit("qr"), closedJsonBody([{ path: ["base64"], kind: "base64" }])] },
     async (c) => c.json({ data: await decodeQrCode(c.var.services, c.var.userId, c.req.valid("json")) }, 200),
     validationHook(qrRoutes.decode),
   );

@@ -50,7 +50,7 @@ export async function generateQrCode(services: Services, userId: string, request
 /** Fetches (or reads inline) the logo's bytes and checks they are an image we take. */
 async function loadLogoBytes(services: Services, source: string): Promise<Uint8Array> {
   const bytes = source.startsWith("data:")
-    ? await loadImageBytes(services.fetcher, { base64: source })
+    ? await loadImageBytes(services.fetcher, { base64: source }, services.inlineImages)
     : await loadImageBytes(services.fetcher, { url: source });
   sniffImage(bytes, services.imageLimits);
   return bytes;
@@ -81,7 +81,7 @@ async function logoField<T>(fn: () => Promise<T>, isLogo: (err: ApiError) => boo
 export async function decodeQrCode(services: Services, userId: string, request: DecodeRequest): Promise<{ decodedText: string }> {
   const bytes = request.url
     ? await loadImageBytes(services.fetcher, { url: request.url })
-    : await loadImageBytes(services.fetcher, { base64: request.base64! });
+    : await loadImageBytes(services.fetcher, { base64: request.base64! }, services.inlineImages);
   sniffImage(bytes, services.imageLimits);
   const text = await services.heavy.run(userId, "qrDecode", { bytes, limits: services.imageLimits }, [bytes]);
   if (text === null) {

@@ -53,7 +53,7 @@ export function sourceOfMediaBody(body: MediaCreate): ImageSource {
  * deployment's decode limits, so an image this server will not decode is refused before any decoding.
  */
 export async function loadSource(services: Services, source: ImageSource): Promise<Uint8Array> {
-  const bytes = await loadImageBytes(services.fetcher, source);
+  const bytes = await loadImageBytes(services.fetcher, source, services.inlineImages);
   sniffImage(bytes, services.imageLimits);
   return bytes;
 }

@@ -13,6 +13,7 @@ import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../http/env";
 import { requireAuth } from "../http/auth";
 import { rateLimit } from "../http/rate-limit";
+import { inlineImageBody } from "../http/inline-images";
 import { validationHook } from "../http/validate";
 import { listAccounts } from "./accounts";
 import { parseIdempotencyKey } from "./idempotency";
@@ -64,7 +65,8 @@ export function createSocialRoutes(): OpenAPIHono<AppEnv> {
   );
 
   router.openapi(
-    routes.createMedia,
+    // The image, given inline, is decoded as the body streams in (src/http/inline-images.ts).
+    { ...routes.createMedia, middleware: [inlineImageBody([{ path: [], kind: "image-or-url" }, { path: ["base64"], kind: "base64" }])] },
     async (c) => {
       const media = await createMedia(c.var.services, c.var.userId, c.req.valid("json"));
       c.header("Location", `${SOCIAL_BASE_PATH}/media/${media.id}`);
