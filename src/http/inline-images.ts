@@ -1,6 +1,7 @@
 /**
  * JSON bodies with inline images, read as they stream in. An image given as Base64 in a JSON body (media, a
- * QR code to read, a QR logo) is decoded to bytes while the body arrives, so neither the body's text nor the
+ * QR code to read, a QR logo, area B's product, logo and reference images) is decoded to bytes while the
+ * body arrives, so neither the body's text nor the
  * parsed string of a 13 MB data URI is ever held: in a Worker's 128 MB that is the difference between fitting
  * and not (docs/architecture.md, "Memory in workerd"); on Node it saves the text decode, the parse and the
  * scan of the string.
@@ -12,7 +13,8 @@
  * skeleton is parsed with JSON.parse, so a malformed body is the same 400 INVALID_JSON as before, and the
  * route's schema validates the placeholder as it did the string. The image's bytes, or the error the old
  * decode would have thrown for them (bad Base64, too large, a data URI of another type), wait in
- * `InlineImages` until `loadImageBytes` asks for the placeholder. Anything the lexer is unsure of (a short
+ * `InlineImages` until `loadImageBytes` asks for the placeholder (and an idempotency fingerprint counts the
+ * image by its bytes' digest). Anything the lexer is unsure of (a short
  * string, a URL, non-ASCII or a bad escape near the start) stays in the skeleton as it was sent.
  *
  * Written here rather than taken from a library: the streaming JSON parsers for web streams
@@ -25,7 +27,7 @@
 import type { MiddlewareHandler } from "hono";
 import { base64Start, bytesFromBase64Stream } from "../images/base64";
 import { MAX_IMAGE_BYTES } from "../images/sniff";
-import { Base64Stream } from "../lib/encoding";
+import { Base64Stream, sha256Hex } from "../lib/encoding";
 import type { AppEnv } from "./env";
 import { ApiError } from "./errors";
 import { isJsonContentType } from "./json";
@@ -58,6 +60,17 @@ export class InlineImages {
     const result = this.entries.get(value.trimStart());
     if (result instanceof ApiError) throw result;
     return result;
+  }
+
+  /**
+   * What a placeholder stands for in a request fingerprint: the digest of its image's bytes, or its error
+   * (the same text gives the same either way); undefined for any other string.
+   */
+  async digest(value: string): Promise<string | undefined> {
+    const result = this.entries.get(value.trimStart());
+    if (result === undefined) return undefined;
+    if (result instanceof ApiError) return `image-error:${result.code}:${result.message}`;
+    return `image-sha256:${await sha256Hex(result)}`;
   }
 
   get size(): number {

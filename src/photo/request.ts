@@ -10,6 +10,7 @@
  */
 import { ApiError, invalidField } from "../http/errors";
 import { canonicalJson, sha256Hex } from "../lib/encoding";
+import type { InlineImages } from "../http/inline-images";
 import { loadImageBytes, sniffImage } from "../images";
 import type { Services } from "../services";
 import { findTemplate } from "./catalog";
@@ -119,7 +120,7 @@ const MIME = { jpeg: "image/jpeg", png: "image/png", webp: "image/webp" } as con
  */
 export async function loadInput(services: Services, source: string, field: string): Promise<LoadedImage> {
   try {
-    const bytes = await loadImageBytes(services.fetcher, source.startsWith("data:") ? { dataUri: source } : { url: source });
+    const bytes = await loadImageBytes(services.fetcher, source.startsWith("data:") ? { dataUri: source } : { url: source }, services.inlineImages);
     const info = sniffImage(bytes, services.imageLimits);
     return { bytes, mimeType: MIME[info.format], width: info.width, height: info.height };
   } catch (err) {
@@ -132,22 +133,27 @@ export async function loadInput(services: Services, source: string, field: strin
 const DIGESTED_STRING = 64 * 1024;
 
 /**
- * The idempotency fingerprint of a request: SHA-256 of its canonical JSON, in which every string longer than
- * 64 KiB (an image as a data URI) stands as the digest of its own bytes. The canonical JSON of a 13 MB data
- * URI would otherwise be built, joined and encoded whole: three more copies of it at once.
+ * The idempotency fingerprint of a request: SHA-256 of its canonical JSON, in which an inline image read as
+ * the body streamed in stands as the digest of its bytes (or its error), and every other string longer than
+ * 64 KiB as the digest of its own text. The canonical JSON of a 13 MB data URI would otherwise be built,
+ * joined and encoded whole: three more copies of it at once.
  *
  * @example
- * const fingerprint = await requestFingerprint({ body, async: false });
+ * const fingerprint = await requestFingerprint({ body, async: false }, services.inlineImages);
  */
-export async function requestFingerprint(value: unknown): Promise<string> {
-  return sha256Hex(canonicalJson(await digestLongStrings(value)));
+export async function requestFingerprint(value: unknown, inline?: InlineImages): Promise<string> {
+  return sha256Hex(canonicalJson(await digestLongStrings(value, inline)));
 }
 
-async function digestLongStrings(value: unknown): Promise<unknown> {
-  if (typeof value === "string") return value.length > DIGESTED_STRING ? `sha256:${await sha256Hex(value)}` : value;
+async function digestLongStrings(value: unknown, inline: InlineImages | undefined): Promise<unknown> {
+  if (typeof value === "string") {
+    const image = await inline?.digest(value);
+    if (image !== undefined) return image;
+    return value.length > DIGESTED_STRING ? `sha256:${await sha256Hex(value)}` : value;
+  }
   if (value === null || typeof value !== "object") return value;
-  if (Array.isArray(value)) return Promise.all(value.map(digestLongStrings));
+  if (Array.isArray(value)) return Promise.all(value.map((v) => digestLongStrings(v, inline)));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = await digestLongStrings(v);
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = await digestLongStrings(v, inline);
   return out;
 }

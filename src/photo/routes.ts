@@ -17,6 +17,7 @@ import { requireAuth } from "../http/auth";
 import type { AppEnv } from "../http/env";
 import { ApiError } from "../http/errors";
 import { readIdempotencyKey } from "../http/idempotency-key";
+import { inlineImageBody } from "../http/inline-images";
 import { isJsonContentType } from "../http/json";
 import { rateLimit } from "../http/rate-limit";
 import { validationHook } from "../http/validate";
@@ -77,11 +78,17 @@ export function createPhotoRoutes(): OpenAPIHono<AppEnv> {
   );
 
   router.use("/product-photography", requireAuth(), rateLimit("photo"), jsonOnly);
+  // Images given inline are decoded as the body streams in (src/http/inline-images.ts).
+  const images = inlineImageBody([
+    { path: ["productImages", "*", "dataUrl"], kind: "base64" },
+    { path: ["logoImage"], kind: "image-or-url" },
+    { path: ["referenceImage"], kind: "image-or-url" },
+  ]);
   // Only the job poll: "/product-photography/*" would match the POST above too and count it twice.
   router.use("/product-photography/jobs/*", requireAuth(), rateLimit("photo-read"));
 
   router.openapi(
-    photoRoutes.createPhoto,
+    { ...photoRoutes.createPhoto, middleware: [images] },
     async (c) => {
       const answer = await createPhoto(c.var.services, c.var.userId, c.req.valid("json"), {
         idempotencyKey: readIdempotencyKey(c.req.header("idempotency-key")),

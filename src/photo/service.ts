@@ -37,7 +37,7 @@ export async function createPhoto(
   const claim = await claimJob(services.db, {
     userId,
     key: options.idempotencyKey,
-    fingerprint: await requestFingerprint({ body, async: options.respondAsync }),
+    fingerprint: await requestFingerprint({ body, async: options.respondAsync }, services.inlineImages),
     async: options.respondAsync,
     request: {},
     now: services.clock.now(),

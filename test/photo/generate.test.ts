@@ -12,7 +12,7 @@ import type { ImageGenerator } from "../../src/photo/types";
 import { ASPECT_RATIOS, LOGO_PLACEMENTS, RESOLUTIONS } from "../../src/photo/types";
 import { outputSize } from "../../src/photo/request";
 import { runAdminCommand } from "../../functions/node/admin-commands";
-import { bboxOf, decodePng, fromDataUri, logoDataUrl, MAGENTA, photoHarness, productDataUrl, type PhotoHarness } from "./fixtures";
+import { bboxOf, dataUrl, decodePng, fromDataUri, logoDataUrl, MAGENTA, photoHarness, productDataUrl, productJpeg, type PhotoHarness } from "./fixtures";
 
 let h: PhotoHarness;
 let product: string;
@@ -219,6 +219,19 @@ describe("idempotency", () => {
     expect(((await other.json()) as { error: { code: string } }).error.code).toBe("IDEMPOTENCY_KEY_REUSED");
     // Keys belong to their user: another user may use the same key for their own request.
     expect((await h.post(body, { "Idempotency-Key": "photo-1" })).status).toBe(200);
+  });
+
+  it("an inline image counts by its bytes: the same image spelled another way replays, another image is 409", async () => {
+    const { apiKey } = await h.createUser();
+    const body = { productImages: [{ dataUrl: product }], promptId: "life-kitchen", model: "standard" };
+    expect((await h.post(body, { "Idempotency-Key": "photo-3" }, apiKey)).status).toBe(200);
+    const [header, b64] = product.split(",") as [string, string];
+    const wrapped = { ...body, productImages: [{ dataUrl: `${header},${b64.replace(/(.{76})/g, "$1\n")}` }] };
+    const again = await h.post(wrapped, { "Idempotency-Key": "photo-3" }, apiKey);
+    expect(again.headers.get("idempotency-replayed")).toBe("true");
+    const other = await dataUrl(await productJpeg(640, 800));
+    const conflict = await h.post({ ...body, productImages: [{ dataUrl: other }] }, { "Idempotency-Key": "photo-3" }, apiKey);
+    expect(((await conflict.json()) as { error: { code: string } }).error.code).toBe("IDEMPOTENCY_KEY_REUSED");
   });
 
   it("a request refused as invalid releases its key", async () => {
