@@ -158,6 +158,8 @@ export class InlineBodyReader {
   private prefix = "";
   private decoder: Base64Stream | null = null;
   private refused: ApiError | null = null;
+  private arena: Uint8Array | null = null;
+  private arenaAt = 0;
 
   constructor(
     private readonly fields: readonly InlineImageField[],
@@ -352,14 +354,16 @@ export class InlineBodyReader {
       // malformed), into a decoder that keeps nothing.
       this.refused = err;
       this.prefix = lead + (/^data:[^,]*,/i.exec(text.slice(0, HEAD_CHARS))?.[0] ?? text.slice(0, 40));
-      this.decoder = new Base64Stream(0, 0);
+      this.decoder = new Base64Stream(0);
       this.head = [];
       this.mode = Mode.Image;
       return true;
     }
     this.prefix = lead + text.slice(0, start);
-    const remaining = this.contentLength !== undefined ? Math.floor(((this.contentLength - this.consumed) * 3) / 4) + 3 : undefined;
-    const decoder = (this.decoder = new Base64Stream(MAX_IMAGE_BYTES, remaining));
+    // With a Content-Length, every image of the body decodes into one buffer allocated once: what is left of
+    // the body bounds what all of them can decode to (three bytes per four characters).
+    if (!this.arena && this.contentLength !== undefined) this.arena = new Uint8Array(Math.floor(((this.contentLength - this.consumed) * 3) / 4) + 3);
+    const decoder = (this.decoder = new Base64Stream(MAX_IMAGE_BYTES, this.arena?.subarray(this.arenaAt)));
     for (let k = start; k < this.head.length; k++) decoder.char(this.head[k]!);
     this.head = [];
     this.mode = Mode.Image;
@@ -423,6 +427,7 @@ export class InlineBodyReader {
     let outcome: Uint8Array | ApiError;
     try {
       outcome = result();
+      if (this.arena && outcome.buffer === this.arena.buffer) this.arenaAt = outcome.byteOffset + outcome.length;
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       outcome = err;

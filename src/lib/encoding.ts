@@ -287,7 +287,8 @@ let byteDigits: Uint8Array | null = null;
  *
  * @example
  * const d = new Base64Stream(10 * 1024 * 1024);
- * d.char(d.digits(bytes, 0, bytes.length) ...); d.finish(); d.error ?? d.bytes();
+ * for (let i = d.digits(text, 0, text.length); i < text.length; i = d.digits(text, i + 1, text.length)) d.char(text[i]!);
+ * d.finish(); // then d.error, or d.bytes()
  */
 export class Base64Stream {
   /** Bytes the text decodes to so far (kept or not). */
@@ -305,11 +306,11 @@ export class Base64Stream {
   private padding = 0;
 
   /**
-   * `limit` is the most bytes kept; `expected`, when known (from a Content-Length), sizes the output once,
-   * else it starts at 1 MiB and doubles.
+   * `limit` is the most bytes kept. `space`, when given, is where they go (a caller that knows an upper bound
+   * of the whole text's bytes allocates once); else the output starts at 1 MiB and doubles.
    */
-  constructor(private readonly limit: number, expected?: number) {
-    this.out = new Uint8Array(Math.max(0, Math.min(limit, expected ?? 1024 * 1024)));
+  constructor(private readonly limit: number, space?: Uint8Array) {
+    this.out = space ? space.subarray(0, Math.min(limit, space.length)) : new Uint8Array(Math.min(limit, 1024 * 1024));
   }
 
   /** The bytes decoded (valid only when `error` is null and `decoded <= limit`). */
