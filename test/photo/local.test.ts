@@ -288,6 +288,16 @@ describe("LocalGenerator, every style", () => {
     expect([info.width, info.height, info.channels]).toEqual([200, 150, 3]);
     for (let p = 0; p < 200 * 150; p++) for (let k = 0; k < 3; k++) if (data[p * 3 + k] !== img.data[p * 4 + k]) throw new Error(`pixel ${p} differs`);
   });
+
+  it("encodes a scene of many bands (the Worker's deflater, one reused band buffer) to the same pixels", async () => {
+    // 1100x1000: 3.3 MB of scanlines, four bands of about 1 MiB; noise, so a band written over too soon shows.
+    const img: RgbaImage = { width: 1100, height: 1000, data: new Uint8Array(1100 * 1000 * 4) };
+    let x = 12345;
+    for (let i = 0; i < img.data.length; i++) img.data[i] = i % 4 === 3 ? 255 : (x = (x * 1103515245 + 12345) >>> 0) >>> 24;
+    const png = await encodeScenePng(img); // this suite configures no deflater: CompressionStream, as in a Worker
+    const { data } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
+    for (let p = 0; p < 1100 * 1000; p++) for (let k = 0; k < 3; k++) if (data[p * 3 + k] !== img.data[p * 4 + k]) throw new Error(`pixel ${p} differs`);
+  });
 });
 
 describe("styles", () => {

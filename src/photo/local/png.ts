@@ -43,22 +43,29 @@ export function configureSceneDeflate(fn: SceneDeflate): void {
  * const png = await encodeScenePng({ width: 1, height: 1, data: new Uint8Array([255, 0, 0, 255]) });
  */
 export async function encodeScenePng(img: RgbaImage): Promise<Uint8Array> {
-  return assemblePng(img.width, img.height, 8, 2, [["IDAT", await deflate(rgbScanlineBands(img))]]); // 8-bit RGB
+  // CompressionStream has consumed a band once its write resolves, so one buffer serves every band; a
+  // configured deflater may still hold a band when it asks for the next, so it gets a buffer per band.
+  const bands = rgbScanlineBands(img, deflate === compressionStreamDeflate);
+  return assemblePng(img.width, img.height, 8, 2, [["IDAT", await deflate(bands)]]); // 8-bit RGB
 }
 
 /**
  * The image's rows as PNG scanlines (filter byte 0, None, then R, G, B per pixel), in bands of about
- * BAND_BYTES, each a buffer of its own (the deflater may still hold the band before): the whole image's
- * scanlines (12 MB for a 2048 px scene) never exist at once.
+ * BAND_BYTES, so the whole image's scanlines (12 MB for a 2048 px scene) never exist at once: each band in a
+ * buffer of its own, or with `reuse` all in one buffer (the consumer is done with a band before it asks for
+ * the next), so a scene's bands are not 12 MB of garbage either (in a Worker, garbage counts against the
+ * isolate until V8 collects it).
  */
-function* rgbScanlineBands({ width: w, height: h, data }: RgbaImage): Generator<Uint8Array<ArrayBuffer>> {
+function* rgbScanlineBands({ width: w, height: h, data }: RgbaImage, reuse: boolean): Generator<Uint8Array<ArrayBuffer>> {
   const stride = w * 3 + 1;
   const rowsPerBand = Math.max(1, Math.floor(BAND_BYTES / stride));
+  const shared = reuse ? new Uint8Array(stride * Math.min(rowsPerBand, h)) : null;
   for (let y0 = 0, s = 0; y0 < h; y0 += rowsPerBand) {
     const rows = Math.min(rowsPerBand, h - y0);
-    const out = new Uint8Array(stride * rows);
+    const out = shared ? shared.subarray(0, stride * rows) : new Uint8Array(stride * rows);
     for (let y = 0; y < rows; y++) {
       const end = (y + 1) * stride;
+      out[y * stride] = 0;
       for (let o = y * stride + 1; o < end; o += 3, s += 4) {
         out[o] = data[s]!;
         out[o + 1] = data[s + 1]!;
