@@ -10,7 +10,7 @@
 import { encodePng, normaliseToJpeg, resizeRgba, type DecodeLimits, type NormalisedJpeg, type RgbaImage } from "../images";
 import { encodeJpegBaseline } from "../images/jpeg-encode";
 import { decodeAtMost, decodeNear } from "../images/scaled";
-import { drawTexts, fitCover, placeLogo, type TextLayout } from "../photo/compose";
+import { drawTexts, fitCover, placeLogo, prepareLogo, type PreparedLogo, type TextLayout } from "../photo/compose";
 import { encodeScenePng, LocalGenerator, renderDemoProduct } from "../photo/local";
 import type { LogoPlacement, ModelOption, SceneRequest } from "../photo/types";
 import { decodeQrImage, WORKING_SIDE } from "../qr/decode";
@@ -25,7 +25,7 @@ export interface PhotoFinish {
   scene: { local: Omit<SceneRequest, "signal"> } | { image: RgbaImage };
   width: number;
   height: number;
-  logo?: { image: RgbaImage; placement: LogoPlacement; size: number };
+  logo?: { image: RgbaImage | PreparedLogo; placement: LogoPlacement; size: number };
   texts: { overlayText?: string; marketingText?: string };
   textLayout?: TextLayout;
   /** The deployment's decode limits for the local compositor's inputs (Services.imageLimits). */
@@ -77,11 +77,13 @@ export const HEAVY_TASKS = {
   },
 
   /**
-   * An area B logo, decoded once per request and shrunk to the largest it can be drawn (80 % of the long edge
-   * of the request's scenes, `longEdge`), so each item is handed a small image.
+   * An area B logo, decoded once per request at no more than the largest it can be drawn (80 % of the long
+   * edge of the request's scenes), then resized to the size it is drawn at on them (`canvas`, `size`) and
+   * premultiplied, so each item draws it as it is.
    */
-  async photoLogo(input: { bytes: Uint8Array; longEdge: number; limits?: DecodeLimits }): Promise<RgbaImage> {
-    return decodeAtMost(input.bytes, Math.ceil(LOGO_SHARE * input.longEdge + 1), input.limits);
+  async photoLogo(input: { bytes: Uint8Array; canvas: { width: number; height: number }; size: number; limits?: DecodeLimits }): Promise<PreparedLogo> {
+    const longEdge = Math.max(input.canvas.width, input.canvas.height);
+    return prepareLogo(decodeAtMost(input.bytes, Math.ceil(LOGO_SHARE * longEdge + 1), input.limits), input.canvas, input.size);
   },
 
   /**

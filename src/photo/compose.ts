@@ -60,7 +60,33 @@ export function logoBox(canvas: { width: number; height: number }, placement: Lo
  * Draws the logo with its own transparency: its width is `size` x the canvas width, its height follows its
  * aspect ratio (a logo too tall for the canvas is scaled to fit inside the margins). Returns its box.
  */
-export function placeLogo(canvas: RgbaImage, logo: RgbaImage, placement: LogoPlacement, size: number): Box {
+export function placeLogo(canvas: RgbaImage, logo: RgbaImage | PreparedLogo, placement: LogoPlacement, size: number): Box {
+  const { width, height } = logoDrawnSize(canvas, logo, size);
+  let scaled: RgbaImage;
+  if (!("premultiplied" in logo)) scaled = resizePremultiplied(logo, width, height);
+  else scaled = logo.width === width && logo.height === height ? logo : resizeRgba(logo, width, height); // already premultiplied
+  const box = logoBox(canvas, placement, width, height);
+  drawOver(canvas, scaled, box.x, box.y);
+  return box;
+}
+
+/** A logo premultiplied at the size it is drawn at (`prepareLogo`): `placeLogo` draws it as it is. */
+export type PreparedLogo = RgbaImage & { premultiplied: true };
+
+/**
+ * The logo resized once for every canvas of a request (they are all one size), premultiplied, so each item
+ * draws it without a resize of its own: in a Worker a resize is two full-size buffers of garbage.
+ *
+ * @example
+ * const logo = prepareLogo(decoded, { width: 2048, height: 2048 }, 0.15);
+ */
+export function prepareLogo(logo: RgbaImage, canvas: { width: number; height: number }, size: number): PreparedLogo {
+  const { width, height } = logoDrawnSize(canvas, logo, size);
+  return { ...resizePremultiplied(logo, width, height), premultiplied: true };
+}
+
+/** The logo's drawn size: `size` x the canvas width, its height by its aspect ratio, fitted inside the margins. */
+function logoDrawnSize(canvas: { width: number; height: number }, logo: { width: number; height: number }, size: number): { width: number; height: number } {
   const m = marginOf(canvas);
   let width = Math.max(1, Math.round(canvas.width * size));
   let height = Math.max(1, Math.round((logo.height * width) / logo.width));
@@ -69,10 +95,7 @@ export function placeLogo(canvas: RgbaImage, logo: RgbaImage, placement: LogoPla
     width = Math.max(1, Math.round((width * maxHeight) / height));
     height = maxHeight;
   }
-  const scaled = resizePremultiplied(logo, width, height);
-  const box = logoBox(canvas, placement, width, height);
-  drawOver(canvas, scaled, box.x, box.y);
-  return box;
+  return { width, height };
 }
 
 export interface Texts {

@@ -9,13 +9,13 @@
  * const result = await generateItems(services, { userId, jobId }, request, await prepareInputs(services, jobId, inputs, needUrls), { persist: true });
  */
 import { ApiError } from "../http/errors";
-import type { RgbaImage } from "../images";
+import type { PreparedLogo } from "./compose";
 import type { Services } from "../services";
 import { scenePromptFor } from "./catalog";
 import { recordGeneration } from "./ledger";
 import { times } from "./models";
 import { loadInput, type LoadedImage, type PhotoRequest } from "./request";
-import { GenerationError, LONG_EDGE, type InputImage, type Price } from "./types";
+import { GenerationError, type InputImage, type Price } from "./types";
 
 export interface ItemError {
   code: string;
@@ -108,7 +108,7 @@ export async function generateItems(
   options: { persist: boolean; signal?: AbortSignal },
 ): Promise<{ result: GenerationResult; pngs: Map<number, Uint8Array> }> {
   const logo = inputs.logo
-    ? await services.heavy.run(ids.userId, "photoLogo", { bytes: inputs.logo.bytes, longEdge: LONG_EDGE[request.resolution], limits: services.imageLimits })
+    ? await services.heavy.run(ids.userId, "photoLogo", { bytes: inputs.logo.bytes, canvas: { width: request.width, height: request.height }, size: request.logoSize, limits: services.imageLimits })
     : undefined;
   const pngs = new Map<number, Uint8Array>();
   const concurrency = services.generator.name === "local" ? 1 : 4;
@@ -159,7 +159,7 @@ async function renderOne(
   request: PhotoRequest,
   product: InputImage,
   reference: InputImage | undefined,
-  logo: RgbaImage | undefined,
+  logo: PreparedLogo | undefined,
   productPrompt: string | undefined,
   signal: AbortSignal | undefined,
 ): Promise<{ bytes: Uint8Array; thumbnail: Uint8Array }> {

@@ -314,7 +314,7 @@ async function photoInputs({ bytes, role, other }: { bytes: Uint8Array; role: "p
   const loaded = await loadInputs(fuzzServices, request);
   const product = loaded.products[0]!;
   if (!("bytes" in product)) return; // the product's own error (one product: loadInputs throws instead)
-  const logo = await HEAVY_TASKS.photoLogo({ bytes: loaded.logo!.bytes, longEdge: 1024 });
+  const logo = await HEAVY_TASKS.photoLogo({ bytes: loaded.logo!.bytes, canvas: { width: 128, height: 128 }, size: 0.2 });
   try {
     const out = await HEAVY_TASKS.photoFinish({
       scene: { local: { product: { ...product, url: "" }, reference: { ...loaded.reference!, url: "" }, prompt: "on a table", model: MODEL, resolution: "1K", aspectRatio: "1:1", width: 128, height: 128 } },
