@@ -9,16 +9,15 @@
  */
 import { encodePng, normaliseToJpeg, resizeRgba, type DecodeLimits, type NormalisedJpeg, type RgbaImage } from "../images";
 import { encodeJpegBaseline } from "../images/jpeg-encode";
-import { decodeAtMost, decodeNear } from "../images/scaled";
-import { drawTexts, fitCover, placeLogo, prepareLogo, type PreparedLogo, type TextLayout } from "../photo/compose";
+import { decodeAtLeast, decodeAtMost, decodeNear } from "../images/scaled";
+import { readImageHeader } from "../images/sniff";
+import { drawTexts, fitCover, logoDrawnSize, placeLogo, prepareLogo, type PreparedLogo, type TextLayout } from "../photo/compose";
 import { encodeScenePng, LocalGenerator, renderDemoProduct } from "../photo/local";
 import type { LogoPlacement, ModelOption, SceneRequest } from "../photo/types";
 import { decodeQrImage, WORKING_SIDE } from "../qr/decode";
 import { renderQr, type QrDesign, type RenderedQr } from "../qr/render";
 
 const THUMBNAIL_EDGE = 384;
-/** The largest logoSize, as a share of the scene's long edge (1640 px at 4K, 1230 at 2K, 820 at 1K). */
-const LOGO_SHARE = 0.8;
 
 export interface PhotoFinish {
   /** The scene: made here by the local compositor, or already made (a provider's output). */
@@ -77,13 +76,15 @@ export const HEAVY_TASKS = {
   },
 
   /**
-   * An area B logo, decoded once per request at no more than the largest it can be drawn (80 % of the long
-   * edge of the request's scenes), then resized to the size it is drawn at on them (`canvas`, `size`) and
+   * An area B logo, once per request: decoded as small as its format allows while still covering the size
+   * it is drawn at on the request's scenes (`canvas`, `size`), then resized to exactly that size and
    * premultiplied, so each item draws it as it is.
    */
   async photoLogo(input: { bytes: Uint8Array; canvas: { width: number; height: number }; size: number; limits?: DecodeLimits }): Promise<PreparedLogo> {
-    const longEdge = Math.max(input.canvas.width, input.canvas.height);
-    return prepareLogo(decodeAtMost(input.bytes, Math.ceil(LOGO_SHARE * longEdge + 1), input.limits), input.canvas, input.size);
+    const header = readImageHeader(input.bytes);
+    const upright = header.orientation >= 5 ? { width: header.height, height: header.width } : header; // EXIF 5-8 turn it a quarter
+    const drawn = logoDrawnSize(input.canvas, upright, input.size);
+    return prepareLogo(decodeAtLeast(input.bytes, Math.max(drawn.width, drawn.height), input.limits), input.canvas, input.size);
   },
 
   /**

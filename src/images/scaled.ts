@@ -36,6 +36,20 @@ export function decodeAtMost(bytes: Uint8Array, limit: number, limits: DecodeLim
 }
 
 /**
+ * Decodes `bytes` (upright) with its longer side at least `atLeast` where the image has that many pixels,
+ * as cheaply as the format allows and without shrinking further: at most about twice that (a JPEG's N/8
+ * scale, a PNG's box filter), or whole where photon decodes it. For a caller that resizes to an exact size
+ * next, which then takes one resize instead of two (in a Worker, each is two full-size buffers of garbage).
+ *
+ * @example
+ * prepareLogo(decodeAtLeast(logoPng, 1640), canvas, 0.15);
+ */
+export function decodeAtLeast(bytes: Uint8Array, atLeast: number, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): RgbaImage {
+  const header = readImageHeader(bytes);
+  return decodeScaled(bytes, header, atLeast, Infinity, limits) || decodeImage(bytes, limits);
+}
+
+/**
  * The image with its longer side at least `atLeast` (when it has that many pixels), decoded small where
  * the format allows (decodeStoredAtLeast); upright, shrunk to `limit` if above it. Null where photon has
  * to decode it whole (or give the verdict). A truncated file is refused here, as decodeImage would.

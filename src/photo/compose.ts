@@ -86,7 +86,7 @@ export function prepareLogo(logo: RgbaImage, canvas: { width: number; height: nu
 }
 
 /** The logo's drawn size: `size` x the canvas width, its height by its aspect ratio, fitted inside the margins. */
-function logoDrawnSize(canvas: { width: number; height: number }, logo: { width: number; height: number }, size: number): { width: number; height: number } {
+export function logoDrawnSize(canvas: { width: number; height: number }, logo: { width: number; height: number }, size: number): { width: number; height: number } {
   const m = marginOf(canvas);
   let width = Math.max(1, Math.round(canvas.width * size));
   let height = Math.max(1, Math.round((logo.height * width) / logo.width));
