@@ -76,10 +76,11 @@ export function cutOutAtDrawnSize(source: PhotoSource, style: SceneStyle, W: num
   const drawn = layoutFor(style, plan.box.width, plan.box.height, W, H);
   const scale = Math.max(drawn.pw / plan.box.width, drawn.ph / plan.box.height); // drawn pixels per small pixel
   const want = Math.max(small.width, small.height) * scale * HEADROOM;
-  const cut = plan.finish(source.at(Math.min(want, limit), limit)).image;
+  // Each copy is the source's to give (a photo decoded whole is kept, but only ever made opaque, every time).
+  const cut = plan.finish(source.at(Math.min(want, limit), limit), true).image;
   if (want >= limit) return cut;
   const frame = layoutFor(style, cut.width, cut.height, W, H);
-  return cut.width < frame.pw || cut.height < frame.ph ? plan.finish(source.at(limit, limit)).image : cut;
+  return cut.width < frame.pw || cut.height < frame.ph ? plan.finish(source.at(limit, limit), true).image : cut;
 }
 
 /**

@@ -179,9 +179,12 @@ function featherMask(mask: Uint8Array, w: number, h: number, r: number): Uint8Ar
   return out;
 }
 
-/** The whole image as the product: nothing removed. */
-export function whole(img: RgbaImage): { image: RgbaImage; foundBackground: false; x: number; y: number } {
-  const data = img.data.slice();
+/**
+ * The whole image as the product: nothing removed. `inPlace` makes it opaque where it is (for a caller that
+ * owns the pixels: no copy of a full-size photo), else in a copy.
+ */
+export function whole(img: RgbaImage, inPlace = false): { image: RgbaImage; foundBackground: false; x: number; y: number } {
+  const data = inPlace ? img.data : img.data.slice();
   for (let i = 3; i < data.length; i += 4) data[i] = 255;
   return { image: { width: img.width, height: img.height, data }, foundBackground: false, x: 0, y: 0 };
 }

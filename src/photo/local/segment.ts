@@ -52,8 +52,11 @@ export function cutOut(product: RgbaImage): CutOut {
 export interface CutOutPlan {
   /** The product's box in the small copy's pixels (the whole copy when no background was found). */
   box: { width: number; height: number };
-  /** The cut-out of `photo`, the same photo as the small copy at that size or larger. */
-  finish(photo: RgbaImage): CutOut;
+  /**
+   * The cut-out of `photo`, the same photo as the small copy at that size or larger. With `owned`, the
+   * caller gives up `photo` and its pixels may become the cut-out's.
+   */
+  finish(photo: RgbaImage, owned?: boolean): CutOut;
 }
 
 /**
@@ -69,7 +72,7 @@ export function planCutOut(small: RgbaImage): CutOutPlan {
   if ("image" in found) {
     // Nothing to decide at full size: the photo's own alpha, or no plain background (kept whole).
     const box = { width: found.image.width, height: found.image.height };
-    return { box, finish: (photo) => (found.foundBackground ? { ...trim(photo, 8), foundBackground: true } : whole(photo)) };
+    return { box, finish: (photo, owned) => (found.foundBackground ? { ...trim(photo, 8), foundBackground: true } : whole(photo, owned)) };
   }
   const { low } = found;
   const { width: sw, height: sh } = small;
