@@ -46,6 +46,7 @@ export interface InlineImageField {
 /** The request's inline images by placeholder: the bytes, or the error that decoding them gave. */
 export class InlineImages {
   private readonly entries = new Map<string, Uint8Array | ApiError>();
+  private readonly digests = new Map<string, Promise<string>>();
 
   /** @internal */
   add(placeholder: string, result: Uint8Array | ApiError): void {
@@ -67,10 +68,13 @@ export class InlineImages {
    * (the same text gives the same either way); undefined for any other string.
    */
   async digest(value: string): Promise<string | undefined> {
-    const result = this.entries.get(value.trimStart());
+    const key = value.trimStart();
+    const result = this.entries.get(key);
     if (result === undefined) return undefined;
     if (result instanceof ApiError) return `image-error:${result.code}:${result.message}`;
-    return `image-sha256:${await sha256Hex(result)}`;
+    let digest = this.digests.get(key);
+    if (!digest) this.digests.set(key, (digest = sha256Hex(result).then((hex) => `image-sha256:${hex}`)));
+    return digest;
   }
 
   get size(): number {
@@ -142,7 +146,7 @@ export class InlineBodyReader {
   private readonly skeleton: Uint8Array[] = [];
   private readonly stack: Frame[] = [];
   private readonly images = new InlineImages();
-  private readonly marker = `\u0000inline-image:${crypto.randomUUID()}:`;
+  private marker = ""; // made with the first image: `\0inline-image:<random>:`
   private mode = Mode.Outside;
   private consumed = 0;
   // Text: a pending backslash; the key's bytes while one is read.
@@ -432,6 +436,7 @@ export class InlineBodyReader {
       if (!(err instanceof ApiError)) throw err;
       outcome = err;
     }
+    this.marker ||= `\u0000inline-image:${crypto.randomUUID()}:`;
     const placeholder = `${this.prefix}${this.marker}${this.images.size}`;
     this.images.add(placeholder.trimStart(), outcome);
     this.skeleton.push(encoder.encode(JSON.stringify(placeholder)));
@@ -445,6 +450,23 @@ export class InlineBodyReader {
     this.mode = Mode.Drain;
     return len;
   }
+}
+
+/**
+ * `value` with every placeholder of `inline` replaced by its image's digest (`InlineImages.digest`): what a
+ * request fingerprint hashes, so a retry of the same request matches however the body was read.
+ *
+ * @example
+ * const fp = sha256Hex(canonicalJson(await withImageDigests(body, services.inlineImages)));
+ */
+export async function withImageDigests(value: unknown, inline: InlineImages | undefined): Promise<unknown> {
+  if (!inline?.size) return value;
+  if (typeof value === "string") return (await inline.digest(value)) ?? value;
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return Promise.all(value.map((v) => withImageDigests(v, inline)));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = await withImageDigests(v, inline);
+  return out;
 }
 
 function keyOf(bytes: number[]): string | null {

@@ -10,7 +10,7 @@
  */
 import { ApiError, invalidField } from "../http/errors";
 import { canonicalJson, sha256Hex } from "../lib/encoding";
-import type { InlineImages } from "../http/inline-images";
+import { withImageDigests, type InlineImages } from "../http/inline-images";
 import { loadImageBytes, sniffImage } from "../images";
 import type { Services } from "../services";
 import { findTemplate } from "./catalog";
@@ -142,18 +142,14 @@ const DIGESTED_STRING = 64 * 1024;
  * const fingerprint = await requestFingerprint({ body, async: false }, services.inlineImages);
  */
 export async function requestFingerprint(value: unknown, inline?: InlineImages): Promise<string> {
-  return sha256Hex(canonicalJson(await digestLongStrings(value, inline)));
+  return sha256Hex(canonicalJson(await digestLongStrings(await withImageDigests(value, inline))));
 }
 
-async function digestLongStrings(value: unknown, inline: InlineImages | undefined): Promise<unknown> {
-  if (typeof value === "string") {
-    const image = await inline?.digest(value);
-    if (image !== undefined) return image;
-    return value.length > DIGESTED_STRING ? `sha256:${await sha256Hex(value)}` : value;
-  }
+async function digestLongStrings(value: unknown): Promise<unknown> {
+  if (typeof value === "string") return value.length > DIGESTED_STRING ? `sha256:${await sha256Hex(value)}` : value;
   if (value === null || typeof value !== "object") return value;
-  if (Array.isArray(value)) return Promise.all(value.map((v) => digestLongStrings(v, inline)));
+  if (Array.isArray(value)) return Promise.all(value.map(digestLongStrings));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = await digestLongStrings(v, inline);
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = await digestLongStrings(v);
   return out;
 }

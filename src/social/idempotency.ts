@@ -16,6 +16,7 @@
  * const claim = await claimKey(db, { userId, key, fingerprint, now, lockMs: KEY_LOCK_MS });
  * if (claim.kind === "claimed") { ...; await completeKey(tx, claim.lock, postId, 202, now); }
  */
+import { withImageDigests, type InlineImages } from "../http/inline-images";
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { idempotencyKeys } from "../../db/schema";
@@ -54,9 +55,12 @@ export function parseIdempotencyKey(header: string | undefined): string {
   return key;
 }
 
-/** Hex SHA-256 of `value` as canonical JSON (object keys sorted, no whitespace). */
-export async function fingerprint(value: unknown): Promise<string> {
-  return sha256Hex(canonicalJson(value));
+/**
+ * Hex SHA-256 of `value` as canonical JSON (object keys sorted, no whitespace), an inline image read as the
+ * body streamed in counted by its bytes' digest (`withImageDigests`).
+ */
+export async function fingerprint(value: unknown, inline?: InlineImages): Promise<string> {
+  return sha256Hex(canonicalJson(await withImageDigests(value, inline)));
 }
 
 

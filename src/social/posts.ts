@@ -13,6 +13,7 @@
  * @example
  * const { status, post } = await createPost(services, userId, key, body);
  */
+import { withImageDigests } from "../http/inline-images";
 import { and, asc, eq, getTableColumns, inArray, or, isNotNull, sql } from "drizzle-orm";
 import { prepared } from "../../db/prepared";
 import { deliveries, idempotencyKeys, media, posts, socialAccounts, type PostImage } from "../../db/schema";
@@ -85,7 +86,7 @@ export function normaliseSubmission(body: PostCreate): Submission {
 
 export async function createPost(services: Services, userId: string, key: string, body: PostCreate): Promise<CreatePostResult> {
   const submission = normaliseSubmission(body);
-  const fp = await fingerprint({ operation: "POST /api/v1/social/posts", ...submission });
+  const fp = await fingerprint({ operation: "POST /api/v1/social/posts", ...submission }, services.inlineImages);
   if (submission.images.length === 0) {
     const created = await createTextPost(services, userId, { key, fingerprint: fp }, submission);
     if (created) return created;
@@ -287,8 +288,10 @@ async function prepareImages(services: Services, userId: string, s: Submission, 
   const inline = s.images.flatMap((img, index) => ("mediaId" in img ? [] : [{ index, source: img }]));
   if (inline.length === 0) return [];
   const loads = new Map<string, Promise<Uint8Array>>();
-  const bytesOf = inline.map(({ source }) => {
-    const k = JSON.stringify(source);
+  // An image read as the body streamed in is known by its bytes' digest (two spellings of one image are one).
+  const keys = await Promise.all(inline.map(async ({ source }) => JSON.stringify(await withImageDigests(source, services.inlineImages))));
+  const bytesOf = inline.map(({ source }, i) => {
+    const k = keys[i]!;
     if (!loads.has(k)) loads.set(k, loadSource(services, source));
     return loads.get(k)!;
   });

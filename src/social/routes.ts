@@ -85,7 +85,8 @@ export function createSocialRoutes(): OpenAPIHono<AppEnv> {
   );
 
   router.openapi(
-    routes.createPost,
+    // Images given inline are decoded as the body streams in (src/http/inline-images.ts).
+    { ...routes.createPost, middleware: [inlineImageBody([{ path: ["images", "*"], kind: "image-or-url" }, { path: ["images", "*", "base64"], kind: "base64" }])] },
     async (c) => {
       const key = parseIdempotencyKey(c.req.valid("header")["Idempotency-Key"]);
       const result = await createPost(c.var.services, c.var.userId, key, c.req.valid("json"));

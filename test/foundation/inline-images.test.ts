@@ -3,7 +3,8 @@
  * into chunks anywhere, the reader gives what JSON.parse and `bytesFromBase64` on the whole text give: the
  * same value outside the image fields, the same bytes or the same error for each image, and 400 for exactly
  * the bodies JSON.parse refuses. Then the routes that read bodies this way, through HTTP: media (by a
- * chunked upload without Content-Length too), the QR reader and the QR logo, and their errors.
+ * chunked upload without Content-Length too), post images and their Idempotency-Key, the QR reader and the
+ * QR logo, and their errors (area B's images: test/photo/generate.test.ts).
  */
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -263,6 +264,20 @@ describe("routes that read inline images as the body streams in", () => {
     }
     const res = await post("/api/v1/social/media", `{"base64":"${b64}"}`, { headers: { ...h.json(apiKey), "content-type": "text/plain" } });
     expect(res.status).toBe(415);
+  });
+
+  it("posts: an inline image counts by its bytes for the Idempotency-Key; another image is 409", async () => {
+    const user = await h.createUser();
+    const account = await h.seedAccount(user.userId, "pageplatform");
+    const b64 = Buffer.from(jpeg).toString("base64");
+    const first = await h.createPost(user.apiKey, { accountIds: account, images: [`data:image/jpeg;base64,${b64}`] }, { key: "inline-1" });
+    expect(first.status, await first.clone().text()).toBe(202);
+    const wrapped = `{"accountIds":"${account}","images":[{"base64":"${b64.replace(/(.{76})/g, "$1\\n").replaceAll("/", "\\/")}","mimeType":"image/jpeg"}]}`;
+    const again = await h.createPost(user.apiKey, wrapped, { key: "inline-1" });
+    expect(again.headers.get("idempotency-replayed"), await again.clone().text()).toBe("true");
+    expect((await body(again)).data.id).toBe((await body(first)).data.id);
+    const other = await h.createPost(user.apiKey, { accountIds: account, images: [Buffer.from(png).toString("base64")] }, { key: "inline-1" });
+    expect(other.status).toBe(409);
   });
 
   it("QR: reads a code given as Base64 and draws a logo given as a data URI", async () => {
