@@ -15,6 +15,7 @@
  * const corpus = await buildCorpus();
  * await fc.assert(fc.asyncProperty(PROPERTIES[0].arbitrary(corpus), PROPERTIES[0].check), { seed: 1 });
  */
+import { InlineBodyReader } from "../../src/http/inline-images";
 import { crc32 } from "node:zlib";
 import fc from "fast-check";
 import QRCode from "qrcode";
@@ -256,6 +257,42 @@ export const PROPERTIES: FuzzProperty[] = [
     weight: 10,
     arbitrary: () => fc.oneof(fc.string(), fc.stringMatching(/^(data:[a-z/+;=-]{0,30},)?[A-Za-z0-9+/=_\s-]{0,200}$/)),
     check: (text: string) => only4xx(() => bytesFromBase64(text, 1024)),
+  },
+  {
+    name: "inline-body",
+    covers: "JSON bodies with inline images read as they stream in (InlineBodyReader), for any bytes in any chunks: a value with its images' bytes or errors, or a 4xx",
+    weight: 5,
+    arbitrary: () =>
+      fc.record({
+        body: fc.oneof(
+          fc.uint8Array({ maxLength: 2000 }),
+          fc
+            .tuple(fc.stringMatching(/^[{}[\],:" \\a-z0-9/+=\n-]{0,40}$/), fc.stringMatching(/^[A-Za-z0-9+/=\\"u ]{0,600}$/), fc.stringMatching(/^[{}[\],:" a-z0-9]{0,20}$/))
+            .map(([a, b, c]) => new TextEncoder().encode(`{"images":[${a}"data:image/png;base64,${b}${c}`)),
+        ),
+        cuts: fc.array(fc.nat(), { maxLength: 8 }),
+      }),
+    check: ({ body, cuts }: { body: Uint8Array; cuts: number[] }) =>
+      only4xx(() => {
+        const reader = new InlineBodyReader([{ path: [], kind: "image-or-url" }, { path: ["base64"], kind: "base64" }, { path: ["images", "*"], kind: "image-or-url" }], body.length);
+        let from = 0;
+        for (const cut of [...cuts.map((c) => c % (body.length + 1)), body.length].sort((a, b) => a - b)) {
+          reader.push(body.subarray(from, cut));
+          from = cut;
+        }
+        const { value, images } = reader.end();
+        const visit = (v: unknown): void => {
+          if (typeof v === "string") {
+            try {
+              images.bytes(v);
+            } catch (err) {
+              allowed4xx(err);
+            }
+          }
+          else if (v && typeof v === "object") Object.values(v).forEach(visit);
+        };
+        visit(value);
+      }),
   },
   {
     name: "normalise",
