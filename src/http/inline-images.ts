@@ -26,6 +26,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { base64Start, bytesFromBase64Stream } from "../images/base64";
+import { concat } from "../images/png";
 import { MAX_IMAGE_BYTES } from "../images/sniff";
 import { Base64Stream, sha256Hex } from "../lib/encoding";
 import type { AppEnv } from "./env";
@@ -488,15 +489,4 @@ function hexDigit(b: number): number {
 /** What String.prototype.trim removes (the caller of an `image-or-url` field trims it). */
 function isSpace(c: number): boolean {
   return String.fromCharCode(c).trim() === "";
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }

@@ -253,7 +253,8 @@ function paeth(a: number, b: number, c: number): number {
   return pb <= pc ? b : c;
 }
 
-function concat(parts: Uint8Array[]): Uint8Array {
+/** The parts one after another in one buffer (the one part itself when there is only one). */
+export function concat(parts: Uint8Array[]): Uint8Array {
   if (parts.length === 1) return parts[0]!;
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let offset = 0;
