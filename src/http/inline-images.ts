@@ -138,6 +138,7 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const HEAD_CHARS = 256;
 const MAX_KEY_BYTES = 64;
+const MAX_DEPTH = 32;
 const SIMPLE_ESCAPES: Record<number, number> = { 0x22: 0x22, 0x5c: 0x5c, 0x2f: 0x2f, 0x62: 0x08, 0x66: 0x0c, 0x6e: 0x0a, 0x72: 0x0d, 0x74: 0x09 };
 const SCHEME = /^[a-z][a-z0-9+.-]*:/i;
 const encoder = new TextEncoder();
@@ -150,6 +151,8 @@ export class InlineBodyReader {
   private marker = ""; // made with the first image: `\0inline-image:<random>:`
   private mode = Mode.Outside;
   private consumed = 0;
+  /** Containers open beyond MAX_DEPTH. */
+  private deeper = 0;
   // Text: a pending backslash; the key's bytes while one is read.
   private escaped = false;
   private keyBytes: number[] | null = null;
@@ -181,8 +184,14 @@ export class InlineBodyReader {
           for (; i < len; i++) {
             const b = chunk[i]!;
             if (b === QUOTE) break;
-            if (b === 0x7b || b === 0x5b) this.stack.push({ array: b === 0x5b, index: b === 0x5b ? 0 : -1, key: null, expectKey: b === 0x7b });
-            else if (b === 0x7d || b === 0x5d) this.stack.pop();
+            if (b === 0x7b || b === 0x5b) {
+              // Nesting deeper than any image field is only counted: a body of 20 MB of "[" makes no frames.
+              if (this.stack.length < MAX_DEPTH && this.deeper === 0) this.stack.push({ array: b === 0x5b, index: b === 0x5b ? 0 : -1, key: null, expectKey: b === 0x7b });
+              else this.deeper++;
+            } else if (b === 0x7d || b === 0x5d) {
+              if (this.deeper > 0) this.deeper--;
+              else this.stack.pop();
+            } else if (this.deeper > 0) continue;
             else if (b === 0x2c) {
               const top = this.stack.at(-1);
               if (top?.array) top.index++;
@@ -191,8 +200,9 @@ export class InlineBodyReader {
           }
           if (i === len) break;
           i++; // the opening quote
-          const top = this.stack.at(-1);
-          if (top && !top.array && top.expectKey) {
+          const top = this.deeper > 0 ? undefined : this.stack.at(-1);
+          if (this.deeper > 0) this.mode = Mode.Text;
+          else if (top && !top.array && top.expectKey) {
             top.expectKey = false;
             this.keyBytes = [];
             this.mode = Mode.Text;

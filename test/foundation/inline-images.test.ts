@@ -190,6 +190,16 @@ describe("the streaming body reader against JSON.parse and bytesFromBase64", () 
     expect(count.read).toBeGreaterThan(5 * count.kept);
   });
 
+  it("counts nesting deeper than any image field instead of tracking it", () => {
+    const long = `"${"QUJD".repeat(100)}"`;
+    const deep = `${"[".repeat(40)}{"base64":${long}}${"]".repeat(40)}`;
+    expect(read([latin.encode(deep)])).toEqual({ value: JSON.parse(deep) });
+    expect(read([latin.encode("[".repeat(1_000_000))])).toMatchObject({ code: "INVALID_JSON" });
+    // Back at the top after a deep value, the image field is read again.
+    const after = `{"x":${"[".repeat(40)}${"]".repeat(40)},"base64":${long}}`;
+    expect(read([latin.encode(after)])).toMatchObject({ value: { x: JSON.parse(`${"[".repeat(40)}${"]".repeat(40)}`), base64: { dataUri: false } } });
+  });
+
   it("decodes an image split into one-byte chunks", () => {
     const bytes = crypto.getRandomValues(new Uint8Array(3000));
     const text = `{"base64":"data:image/png;base64,${Buffer.from(bytes).toString("base64").replace(/(.{76})/g, "$1\\n").replaceAll("/", "\\/")}"}`;
