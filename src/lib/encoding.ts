@@ -442,9 +442,31 @@ function pairTable(): Uint16Array {
  * base64FromBytes(new Uint8Array([0x68, 0x69])); // "aGk="
  */
 export function base64FromBytes(bytes: Uint8Array): string {
+  textDecoder ??= new TextDecoder();
+  return textDecoder.decode(base64Ascii(bytes, new Uint8Array(Math.ceil(bytes.length / 3) * 4)));
+}
+
+/**
+ * Standard Base64 with padding as ASCII bytes, a piece at a time: `pieceBytes` of input (a multiple of 3)
+ * per piece, written into one buffer reused for every piece (each is consumed before the next is asked
+ * for), so a large answer never exists as one Base64 string.
+ *
+ * @example
+ * for (const ascii of base64Pieces(png)) controller.enqueue(ascii.slice());
+ */
+export function* base64Pieces(bytes: Uint8Array, pieceBytes = 48 * 1024): Generator<Uint8Array> {
+  const step = Math.max(3, pieceBytes - (pieceBytes % 3));
+  const out = new Uint8Array((step / 3) * 4);
+  for (let at = 0; at < bytes.length; at += step) {
+    const piece = bytes.subarray(at, Math.min(bytes.length, at + step));
+    yield base64Ascii(piece, out.subarray(0, Math.ceil(piece.length / 3) * 4));
+  }
+}
+
+/** Writes the Base64 of `bytes` (padded) into `ascii`, which holds exactly ceil(n / 3) * 4 bytes. */
+function base64Ascii(bytes: Uint8Array, ascii: Uint8Array): Uint8Array {
   const groups = Math.floor(bytes.length / 3);
-  const ascii = new Uint8Array(Math.ceil(bytes.length / 3) * 4);
-  const out16 = new Uint16Array(ascii.buffer);
+  const out16 = new Uint16Array(ascii.buffer, ascii.byteOffset, (groups * 4) / 2);
   const table = pairTable();
   for (let g = 0, i = 0; g < groups; g++, i += 3) {
     const v = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
@@ -461,8 +483,7 @@ export function base64FromBytes(bytes: Uint8Array): string {
     ascii[o + 2] = rest === 2 ? ALPHABET.charCodeAt((v >>> 6) & 63) : 0x3d;
     ascii[o + 3] = 0x3d;
   }
-  textDecoder ??= new TextDecoder();
-  return textDecoder.decode(ascii);
+  return ascii;
 }
 
 /** Decodes Base64 (either alphabet, by the rules above), or null when it is not valid Base64. */

@@ -18,6 +18,7 @@ import type { AppEnv } from "../http/env";
 import { ApiError } from "../http/errors";
 import { readIdempotencyKey } from "../http/idempotency-key";
 import { inlineImageBody } from "../http/inline-images";
+import { streamedJson } from "../http/streamed-json";
 import { isJsonContentType } from "../http/json";
 import { rateLimit } from "../http/rate-limit";
 import { validationHook } from "../http/validate";
@@ -96,7 +97,7 @@ export function createPhotoRoutes(): OpenAPIHono<AppEnv> {
       });
       for (const [name, value] of Object.entries(answer.headers)) c.header(name, value);
       c.header("Cache-Control", "no-store");
-      return c.json(answer.body, answer.status) as never;
+      return streamedJson(c, answer.body, answer.status) as never;
     },
     validationHook(photoRoutes.createPhoto),
   );
@@ -105,7 +106,7 @@ export function createPhotoRoutes(): OpenAPIHono<AppEnv> {
     photoRoutes.getJob,
     async (c) => {
       c.header("Cache-Control", "no-store");
-      return c.json({ data: await jobStatus(c.var.services, c.var.userId, c.req.valid("param").id) }, 200) as never;
+      return streamedJson(c, { data: await jobStatus(c.var.services, c.var.userId, c.req.valid("param").id) }, 200) as never;
     },
     validationHook(photoRoutes.getJob),
   );

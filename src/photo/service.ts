@@ -9,7 +9,7 @@
  * return c.json(answer.body, answer.status);
  */
 import { ApiError } from "../http/errors";
-import { base64FromBytes } from "../lib/encoding";
+import { Base64Value } from "../http/streamed-json";
 import type { Services } from "../services";
 import { queueAsyncJob } from "./async-jobs";
 import { generateItems, loadInputs, prepareInputs, wholeFailure, type GenerationResult, type Inputs } from "./generate";
@@ -129,7 +129,8 @@ export async function renderResult(services: Services, result: GenerationResult,
         if (!stored) throw new ApiError("INTERNAL", "A stored image of this request is missing.");
         bytes = stored.bytes;
       }
-      return { label: item.label, status: item.status, photoDataUri: `data:image/png;base64,${base64FromBytes(bytes)}`, ...size };
+      // Written into the answer from the bytes as it streams out (src/http/streamed-json.ts).
+      return { label: item.label, status: item.status, photoDataUri: new Base64Value("data:image/png;base64,", bytes), ...size };
     }),
   );
   if (!result.batch) {

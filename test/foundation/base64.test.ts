@@ -5,13 +5,25 @@
 import { randomBytes } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { configureNodeEngines } from "../../functions/node/engines";
-import { base64FromBytes, bytesFromBase64Strict, decodeBase64, sha256Hex } from "../../src/lib/encoding";
+import { base64FromBytes, base64Pieces, bytesFromBase64Strict, decodeBase64, sha256Hex } from "../../src/lib/encoding";
 
 describe("Base64 codec", () => {
   it("encodes exactly as Buffer for every tail length", () => {
     const bytes = crypto.getRandomValues(new Uint8Array(1003));
     for (let n = 0; n <= 12; n++) expect(base64FromBytes(bytes.subarray(0, n))).toBe(Buffer.from(bytes.subarray(0, n)).toString("base64"));
     expect(base64FromBytes(bytes)).toBe(Buffer.from(bytes).toString("base64"));
+  });
+
+  it("encodes in pieces exactly as Buffer, for any piece size and tail length", () => {
+    const bytes = crypto.getRandomValues(new Uint8Array(10_007));
+    for (const n of [0, 1, 2, 3, 4, 5, 6, 7, 3000, 10_007]) {
+      for (const piece of [3, 4, 5, 48, 1000, 48 * 1024]) {
+        let text = "";
+        for (const ascii of base64Pieces(bytes.subarray(0, n), piece)) text += Buffer.from(ascii).toString("latin1"); // each read before the next
+
+        expect(text, `${n} bytes in pieces of ${piece}`).toBe(Buffer.from(bytes.subarray(0, n)).toString("base64"));
+      }
+    }
   });
 
   it("decodes standard, URL-safe, unpadded and line-wrapped text to the same bytes", () => {
