@@ -111,7 +111,8 @@ export interface PhotoSource {
   side: number;
   /**
    * The upright photo with its longer side at least `side` when the photo has that many pixels (a JPEG
-   * comes at the smallest N/8 scale that reaches it, up to 8/7 of it), and never above `limit`.
+   * comes at the smallest N/8 scale that reaches it, up to 8/7 of it; a PNG box-filtered, or a format
+   * decoded whole, up to twice it), and never above `limit`.
    */
   at(side: number, limit?: number): RgbaImage;
 }
@@ -137,7 +138,8 @@ export function openPhoto(bytes: Uint8Array, limits: DecodeLimits = DEFAULT_DECO
       const scaled = whole ? null : decodeScaled(bytes, header, target, limit, limits);
       if (scaled) return scaled;
       whole ??= decodeImage(bytes, limits);
-      return shrinkTo(whole, target);
+      // Like the PNG box filter, up to twice the size asked for is given as it is: no resize of a copy.
+      return side <= limit && side <= 2 * target ? whole : shrinkTo(whole, target);
     },
   };
 }
