@@ -28,7 +28,7 @@
  * or palette indices, inflate errors, and more image data than the header implies.
  */
 import { ZStream, zlibInflate, zlibInflateInit2, Z_NO_FLUSH, Z_OK, Z_STREAM_END } from "pako";
-import { corruptPng as corrupt, createBoxShrink, equalBytes, rowConverter, unfilter, type BoxShrink, type PngColour } from "./png-rows";
+import { blockStarts, corruptPng as corrupt, createBoxShrink, equalBytes, rowConverter, unfilter, type BoxShrink, type PngColour } from "./png-rows";
 import { MAX_IMAGE_PIXELS } from "./sniff";
 import type { RgbaImage } from "./types";
 
@@ -59,6 +59,29 @@ export const MAX_ROW_BYTES = 16 * 1024 * 1024;
  */
 export function decodePngAtMost(bytes: Uint8Array, maxSide: number): RgbaImage | null {
   if (!(maxSide >= 1)) throw new RangeError(`maxSide must be at least 1, got ${maxSide}`);
+  return decodePng(bytes, { maxSide });
+}
+
+/**
+ * Decodes a PNG to 8-bit RGBA (straight alpha) at least `width` x `height` (or whole, when it is not that
+ * large), as small as whole pixels allow: when it is at least twice that on both sides, its sides are split
+ * into as many blocks as the size asked for needs (blocks of floor and ceil of the ratio, two pixels or
+ * more), each block becoming one pixel as in decodePngAtMost; otherwise it is decoded whole. So a 4082 px
+ * PNG asked for 1400 px comes out at 1400, not at 2041 (a whole factor of 2). Null and throws as
+ * decodePngAtMost.
+ *
+ * @example
+ * decodePngAtLeast(bytes, 1400, 1050); // 4082x3062 -> 1400x1051
+ */
+export function decodePngAtLeast(bytes: Uint8Array, width: number, height: number): RgbaImage | null {
+  if (!(width >= 1 && height >= 1)) throw new RangeError(`the size must be at least 1x1, got ${width}x${height}`);
+  return decodePng(bytes, { atLeast: { width, height } });
+}
+
+/** How large a decode comes out: a whole factor that fits `maxSide`, or blocks that keep `atLeast`. */
+type Sizing = { maxSide: number } | { atLeast: { width: number; height: number } };
+
+function decodePng(bytes: Uint8Array, sizing: Sizing): RgbaImage | null {
   if (bytes.length < 8 || SIGNATURE.some((v, i) => bytes[i] !== v)) throw corrupt("it does not start with the PNG signature");
   let colour: PngColour | null = null;
   let scanlines: Scanlines | null = null;
@@ -85,7 +108,7 @@ export function decodePngAtMost(bytes: Uint8Array, maxSide: number): RgbaImage |
       if (idatDone) throw corrupt("its IDAT chunks are not consecutive");
       if (!scanlines) {
         if (colour.colourType === 3 && !colour.palette) throw corrupt("it is a palette image without a PLTE chunk");
-        scanlines = createScanlines(colour, maxSide);
+        scanlines = createScanlines(colour, sizing);
         if (!scanlines) return null; // rows too wide
       }
       scanlines.push(data);
@@ -165,33 +188,43 @@ interface Scanlines {
  * The IDAT consumer: an inflater (zlib header, inflate calls) feeding a row sink (scanline
  * assembly and the row pipeline). Null when a scanline is wider than MAX_ROW_BYTES.
  */
-function createScanlines(colour: PngColour, maxSide: number): Scanlines | null {
-  const plan = planRows(colour, maxSide);
+function createScanlines(colour: PngColour, sizing: Sizing): Scanlines | null {
+  const plan = planRows(colour, sizing);
   if (!plan) return null;
   const sink = createRowSink(colour, plan);
   return { push: createInflater(sink, (plan.stride + 1) * colour.height), finish: sink.finish };
 }
 
-/** The geometry of the row pipeline for one image and `maxSide`. */
+/** The geometry of the row pipeline for one image and its sizing. */
 interface RowPlan {
   /** Bytes of one scanline without its filter byte. */
   stride: number;
   /** Bytes per complete pixel for the filters (1 below 8 bits); also the zero prefix of each row buffer. */
   bpp: number;
-  /** The box filter's factor; 1 is a plain decode. */
-  factor: number;
+  /** Where the box filter's blocks start along each side (blockStarts); null for a plain decode. */
+  blocks: { cols: Int32Array; rows: Int32Array } | null;
   outWidth: number;
   outHeight: number;
 }
 
 /** Null when a scanline is wider than MAX_ROW_BYTES. */
-function planRows(colour: PngColour, maxSide: number): RowPlan | null {
+function planRows(colour: PngColour, sizing: Sizing): RowPlan | null {
   const { width, height, depth, colourType } = colour;
   const bitsPerPixel = depth * CHANNELS[colourType]!;
   const stride = Math.ceil((width * bitsPerPixel) / 8);
   if (stride > MAX_ROW_BYTES) return null;
-  const factor = Math.max(1, Math.ceil(Math.max(width, height) / maxSide));
-  return { stride, bpp: Math.max(1, bitsPerPixel >> 3), factor, outWidth: Math.ceil(width / factor), outHeight: Math.ceil(height / factor) };
+  const bpp = Math.max(1, bitsPerPixel >> 3);
+  let blocks: RowPlan["blocks"] = null;
+  if ("maxSide" in sizing) {
+    const factor = Math.max(1, Math.ceil(Math.max(width, height) / sizing.maxSide));
+    if (factor > 1) blocks = { cols: blockStarts(width, { factor }), rows: blockStarts(height, { factor }) };
+  } else {
+    const ratio = Math.min(width / sizing.atLeast.width, height / sizing.atLeast.height);
+    if (ratio >= 2) blocks = { cols: blockStarts(width, { count: Math.ceil(width / ratio) }), rows: blockStarts(height, { count: Math.ceil(height / ratio) }) };
+  }
+  const outWidth = blocks ? blocks.cols.length - 1 : width;
+  const outHeight = blocks ? blocks.rows.length - 1 : height;
+  return { stride, bpp, blocks, outWidth, outHeight };
 }
 
 /** Where inflated bytes go: split into scanlines, unfiltered, converted and (when shrinking) box-filtered. */
@@ -216,7 +249,7 @@ interface Rows {
 function allocateRows(colour: PngColour, plan: RowPlan): Rows {
   const out = new Uint8Array(plan.outWidth * 4 * plan.outHeight);
   const rowLength = plan.bpp + plan.stride;
-  const box = plan.factor > 1 ? createBoxShrink(colour.width, colour.height, plan.factor, out) : null;
+  const box = plan.blocks ? createBoxShrink(plan.blocks.cols, plan.blocks.rows, out) : null;
   return { cur: new Uint8Array(rowLength), prev: new Uint8Array(rowLength), out, box };
 }
 

@@ -182,7 +182,7 @@ export function rowConverter(colour: PngColour): RowConverter {
   }
 }
 
-/** Shrinks RGBA rows by an integer factor as they arrive; see createBoxShrink. */
+/** Shrinks RGBA rows by blocks as they arrive; see createBoxShrink. */
 export interface BoxShrink {
   /** Where the caller converts a source row before `addRow(y, false)`. */
   readonly rgba: Uint8Array;
@@ -191,25 +191,44 @@ export interface BoxShrink {
 }
 
 /**
- * An alpha-weighted box filter into `out` (outWidth x ceil(height / factor) RGBA): each output pixel's alpha
- * is its block's mean alpha, its colour the alpha-weighted mean colour (0,0,0,0 when the block is fully
- * transparent); edge blocks average the pixels they have. Rows that repeat the row above (flat areas, zlib
- * bombs) cost one multiply-add per output value per run, and a block of one repeated row that follows another
- * such block is a copy of the output row above.
+ * Where each block starts along one side, and the end: `factor` pixels each (the last block smaller), or,
+ * for `count` blocks, the side split as evenly as whole pixels allow (blocks of floor and ceil of
+ * side / count pixels).
  *
  * @example
- * const box = createBoxShrink(6300, 6300, 4, out); // out: 1575 x 1575 x 4 bytes
+ * blockStarts(10, { factor: 3 }); // [0, 3, 6, 9, 10]
+ * blockStarts(10, { count: 4 }); // [0, 3, 5, 8, 10]
+ */
+export function blockStarts(side: number, blocks: { factor: number } | { count: number }): Int32Array {
+  const count = "factor" in blocks ? Math.ceil(side / blocks.factor) : blocks.count;
+  const starts = new Int32Array(count + 1);
+  for (let i = 0; i <= count; i++) starts[i] = "factor" in blocks ? Math.min(side, i * blocks.factor) : Math.round((i * side) / count);
+  return starts;
+}
+
+/**
+ * An alpha-weighted box filter into `out` (cols.length - 1 by rows.length - 1 RGBA; `cols` and `rows` from
+ * `blockStarts`): each output pixel's alpha is its block's mean alpha, its colour the alpha-weighted mean
+ * colour (0,0,0,0 when the block is fully transparent). Rows that repeat the row above (flat areas, zlib
+ * bombs) cost one multiply-add per output value per run, and a block of one repeated row that follows
+ * another such block of the same height is a copy of the output row above.
+ *
+ * @example
+ * const box = createBoxShrink(blockStarts(6300, { factor: 4 }), blockStarts(6300, { factor: 4 }), out); // 1575 x 1575
  * convert(scanline, bpp, box.rgba); box.addRow(0, false);
  */
-export function createBoxShrink(width: number, height: number, factor: number, out: Uint8Array): BoxShrink {
-  const outRow = Math.ceil(width / factor) * 4;
+export function createBoxShrink(cols: Int32Array, rows: Int32Array, out: Uint8Array): BoxShrink {
+  const width = cols[cols.length - 1]!;
+  const outRow = (cols.length - 1) * 4;
   const rgba = new Uint8Array(width * 4);
   const rowSums = new Float64Array(outRow);
   const blockSums = new Float64Array(outRow);
+  let block = 0; // the output row the source rows go to
   let run = 0; // rows equal to the one in rowSums, not yet added to blockSums
   let fresh = 0; // rows of this block that differ from the row above
   let freshFirst = false;
   let previousUniform = false; // the previous block was one row repeated
+  let previousRows = 0;
 
   function addRun(): void {
     for (let i = 0; i < outRow; i++) blockSums[i] = blockSums[i]! + rowSums[i]! * run;
@@ -221,52 +240,49 @@ export function createBoxShrink(width: number, height: number, factor: number, o
     addRow(y, same) {
       if (!same) {
         if (run > 0) addRun();
-        sumBlocks(rgba, width, factor, rowSums);
+        sumBlocks(rgba, cols, rowSums);
         fresh++;
-        if (y % factor === 0) freshFirst = true;
+        if (y === rows[block]) freshFirst = true;
       }
       run++;
-      if (y % factor !== factor - 1 && y !== height - 1) return;
-      const rows = (y % factor) + 1;
-      const at = Math.floor(y / factor) * outRow;
-      if (fresh === 0 && previousUniform && rows === factor) {
+      if (y !== rows[block + 1]! - 1) return;
+      const count = rows[block + 1]! - rows[block]!;
+      const at = block * outRow;
+      if (fresh === 0 && previousUniform && count === previousRows) {
         out.copyWithin(at, at - outRow, at);
         run = 0;
       } else {
         addRun();
-        emitBlocks(blockSums, out, at, width, factor, rows);
+        emitBlocks(blockSums, out, at, cols, count);
         blockSums.fill(0);
       }
       previousUniform = fresh === 0 || (fresh === 1 && freshFirst);
+      previousRows = count;
       fresh = 0;
       freshFirst = false;
+      block++;
     },
   };
 }
 
-/** Per output column: sum of r*a, g*a, b*a and a over the `factor` pixels of one RGBA row. */
-function sumBlocks(rgba: Uint8Array, width: number, factor: number, sums: Float64Array): void {
-  let o = 0;
-  let left = factor;
-  let r = 0;
-  let g = 0;
-  let b = 0;
-  let a = 0;
-  for (let i = 0, end = width * 4; i < end; i += 4) {
-    const alpha = rgba[i + 3]!;
-    r += rgba[i]! * alpha;
-    g += rgba[i + 1]! * alpha;
-    b += rgba[i + 2]! * alpha;
-    a += alpha;
-    if (--left === 0 || i + 4 === end) {
-      sums[o] = r;
-      sums[o + 1] = g;
-      sums[o + 2] = b;
-      sums[o + 3] = a;
-      o += 4;
-      left = factor;
-      r = g = b = a = 0;
+/** Per output column: sum of r*a, g*a, b*a and a over the pixels of its block in one RGBA row. */
+function sumBlocks(rgba: Uint8Array, cols: Int32Array, sums: Float64Array): void {
+  for (let o = 0, k = 0; k < cols.length - 1; k++, o += 4) {
+    let r = 0;
+    let g = 0;
+    let b = 0;
+    let a = 0;
+    for (let i = cols[k]! * 4, end = cols[k + 1]! * 4; i < end; i += 4) {
+      const alpha = rgba[i + 3]!;
+      r += rgba[i]! * alpha;
+      g += rgba[i + 1]! * alpha;
+      b += rgba[i + 2]! * alpha;
+      a += alpha;
     }
+    sums[o] = r;
+    sums[o + 1] = g;
+    sums[o + 2] = b;
+    sums[o + 3] = a;
   }
 }
 
@@ -275,13 +291,11 @@ function sumBlocks(rgba: Uint8Array, width: number, factor: number, sums: Float6
  * rounded half up. (s + d / 2) / d is stored into a Uint8Array, whose conversion truncates: that is
  * Math.round(s / d) for these non-negative integers, without the call.
  */
-function emitBlocks(sums: Float64Array, out: Uint8Array, at: number, width: number, factor: number, rows: number): void {
-  const full = factor * rows;
-  const last = sums.length - 4;
-  for (let o = 0; o < sums.length; o += 4) {
+function emitBlocks(sums: Float64Array, out: Uint8Array, at: number, cols: Int32Array, rows: number): void {
+  for (let o = 0, k = 0; o < sums.length; o += 4, k++) {
     const a = sums[o + 3]!;
     if (a === 0) continue; // fully transparent: stays 0,0,0,0
-    const n = o === last ? (width - (o >> 2) * factor) * rows : full;
+    const n = (cols[k + 1]! - cols[k]!) * rows;
     const half = a / 2;
     out[at + o] = (sums[o]! + half) / a;
     out[at + o + 1] = (sums[o + 1]! + half) / a;

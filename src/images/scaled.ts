@@ -17,7 +17,7 @@ import { readImageHeader, type ImageHeader } from "./sniff";
 import type { RgbaImage } from "./types";
 import { checkComplete } from "./integrity";
 import { decodeJpegScaled } from "./jpeg-decode";
-import { decodePngAtMost } from "./png-decode";
+import { decodePngAtLeast, decodePngAtMost } from "./png-decode";
 import { DEFAULT_DECODE_LIMITS, streamsPng, type DecodeLimits } from "./limits";
 
 export { STREAMED_PNG_PIXELS, streamsPng } from "./limits";
@@ -64,7 +64,8 @@ function decodeScaled(bytes: Uint8Array, header: ImageHeader, atLeast: number, l
 /**
  * The image in its stored orientation at least `minWidth` x `minHeight`, decoded small where the format
  * allows: a JPEG at the smallest N/8 scale that reaches it, a large PNG box-filtered while it is inflated
- * (to at most twice the size, which is never below it). Null for other formats and for what our decoders
+ * (to the size asked for, give or take a pixel, when it is at least twice that; else whole, so never below
+ * it). Null for other formats and for what our decoders
  * do not take (interlaced PNGs, some JPEG variants, and data they find corrupt: photon is more lenient
  * with some damage, so the verdict stays its own).
  *
@@ -79,20 +80,11 @@ export function decodeStoredAtLeast(
       const scaled = decodeJpegScaled(bytes, minWidth, minHeight);
       return scaled && { width: scaled.width, height: scaled.height, data: scaled.data };
     }
-    if (streamsPng(header, limits)) return decodePngAtMost(bytes, pngSideAtLeast(header, minWidth, minHeight));
+    if (streamsPng(header, limits)) return decodePngAtLeast(bytes, Math.max(1, minWidth), Math.max(1, minHeight));
   } catch {
     // corrupt by our decoder's reading: photon gives the verdict
   }
   return null;
-}
-
-/**
- * The `maxSide` for decodePngAtMost that yields at least `minWidth` x `minHeight`: the largest whole box
- * factor that keeps both sides at or above them (so the result is at most twice the size asked for).
- */
-function pngSideAtLeast(header: ImageHeader, minWidth: number, minHeight: number): number {
-  const factor = Math.max(1, Math.floor(Math.min(header.width / Math.max(1, minWidth), header.height / Math.max(1, minHeight))));
-  return Math.ceil(Math.max(header.width, header.height) / factor);
 }
 
 /** Shrinks an image so its longer side is at most `limit`, keeping alpha-weighted colour. */

@@ -11,7 +11,7 @@ import { crc32, deflateSync } from "node:zlib";
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
 import { encodePng } from "../../src/images/png";
-import { decodePngAtMost, MAX_ROW_BYTES } from "../../src/images/png-decode";
+import { decodePngAtLeast, decodePngAtMost, MAX_ROW_BYTES } from "../../src/images/png-decode";
 import { MAX_IMAGE_PIXELS } from "../../src/images/sniff";
 import type { RgbaImage } from "../../src/images/types";
 import { startTestWorker } from "../helpers/workerd";
@@ -182,15 +182,26 @@ async function sharpRgba(png: Uint8Array): Promise<RgbaImage> {
 
 /** Each factor x factor block: alpha the mean, colour the alpha-weighted mean (0,0,0,0 when all transparent). */
 function boxAverage(img: RgbaImage, factor: number): RgbaImage {
-  const width = Math.ceil(img.width / factor);
-  const height = Math.ceil(img.height / factor);
+  const starts = (side: number) => Array.from({ length: Math.ceil(side / factor) + 1 }, (_, i) => Math.min(side, i * factor));
+  return blockAverage(img, starts(img.width), starts(img.height));
+}
+
+/** Blocks of `count` as even as whole pixels allow, as the decoder documents: starts at round(i * side / count). */
+function evenStarts(side: number, count: number): number[] {
+  return Array.from({ length: count + 1 }, (_, i) => Math.round((i * side) / count));
+}
+
+/** The alpha-weighted mean of each block between the given column and row starts (each list ends with the side). */
+function blockAverage(img: RgbaImage, xs: number[], ys: number[]): RgbaImage {
+  const width = xs.length - 1;
+  const height = ys.length - 1;
   const data = new Uint8Array(width * height * 4);
   for (let oy = 0; oy < height; oy++) {
     for (let ox = 0; ox < width; ox++) {
       const sums = [0, 0, 0, 0];
       let n = 0;
-      for (let y = oy * factor; y < Math.min(img.height, (oy + 1) * factor); y++) {
-        for (let x = ox * factor; x < Math.min(img.width, (ox + 1) * factor); x++) {
+      for (let y = ys[oy]!; y < ys[oy + 1]!; y++) {
+        for (let x = xs[ox]!; x < xs[ox + 1]!; x++) {
           const i = (y * img.width + x) * 4;
           const a = img.data[i + 3]!;
           for (let c = 0; c < 3; c++) sums[c]! += img.data[i + c]! * a;
@@ -375,6 +386,42 @@ describe("decodePngAtMost: colour types, bit depths, filters", () => {
       pos += 12 + length;
     }
     expect(decodePngAtMost(damaged, 100)).toEqual(decodePngAtMost(png, 100));
+  });
+});
+
+describe("decodePngAtLeast: blocks as even as whole pixels allow", () => {
+  it.each(FORMATS.map((f, i) => [f.name, f, i] as const))("%s: at least the size asked for, each block its alpha-weighted mean", async (_, format, i) => {
+    const png = writePng(randomImage(format, 37, 23, 2000 + i));
+    const reference = await sharpRgba(png);
+    for (const [w, h] of [[10, 5], [13, 6], [18, 11], [7, 11]] as const) {
+      const out = decodePngAtLeast(png, w, h)!;
+      const ratio = Math.min(37 / w, 23 / h);
+      expect([out.width, out.height]).toEqual([Math.ceil(37 / ratio), Math.ceil(23 / ratio)]);
+      expect(out.width >= w && out.height >= h).toBe(true);
+      expect(difference(out, blockAverage(reference, evenStarts(37, out.width), evenStarts(23, out.height)), 1)).toBeNull();
+    }
+  });
+
+  it("decodes whole when the PNG is less than twice the size asked for (never below it)", async () => {
+    const png = writePng(randomImage({ name: "", colourType: 6, depth: 8 }, 37, 23, 77));
+    expect(difference(decodePngAtLeast(png, 20, 12), await sharpRgba(png))).toBeNull();
+    expect(difference(decodePngAtLeast(png, 100, 100), await sharpRgba(png))).toBeNull();
+  });
+
+  it("shrinks runs of repeated rows into blocks of different heights like any other rows", async () => {
+    const rng = seeded(41);
+    const base = randomImage({ name: "", colourType: 6, depth: 8 }, 45, 80, 13);
+    const rows: Uint8Array[] = [];
+    while (rows.length < 80) {
+      const row = base.rows[rows.length]!;
+      for (let n = 1 + Math.floor(rng() * 9); n > 0 && rows.length < 80; n--) rows.push(row);
+    }
+    const png = writePng({ ...base, rows });
+    const reference = await sharpRgba(png);
+    for (const [w, h] of [[17, 30], [13, 23], [9, 16]] as const) {
+      const out = decodePngAtLeast(png, w, h)!;
+      expect(difference(out, blockAverage(reference, evenStarts(45, out.width), evenStarts(80, out.height)), 1)).toBeNull();
+    }
   });
 });
 
