@@ -3,9 +3,7 @@ import { configDefaults, defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    // The workerd memory suite runs 5 minutes and still fails its bound (README, Tests and benchmarks):
-    // `npm run test:edge-memory` runs it on its own.
-    exclude: process.env.EDGE_MEMORY ? configDefaults.exclude : [...configDefaults.exclude, "test/worker/edge-memory.test.ts"],
+    exclude: configDefaults.exclude,
     // Every suite's fetch checks answers of documented operations against the server's /openapi.json.
     setupFiles: ["test/helpers/conformance-setup.ts"],
     testTimeout: 30_000,
