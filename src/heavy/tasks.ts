@@ -84,7 +84,7 @@ export const HEAVY_TASKS = {
     const header = readImageHeader(input.bytes);
     const upright = header.orientation >= 5 ? { width: header.height, height: header.width } : header; // EXIF 5-8 turn it a quarter
     const drawn = logoDrawnSize(input.canvas, upright, input.size);
-    return prepareLogo(decodeAtLeast(input.bytes, Math.max(drawn.width, drawn.height), input.limits), input.canvas, input.size);
+    return prepareLogo(decodeAtLeast(input.bytes, Math.max(drawn.width, drawn.height), input.limits), input.canvas, input.size, true);
   },
 
   /**

@@ -18,7 +18,17 @@ export function resizePremultiplied(img: RgbaImage, width: number, height: numbe
     // (12 MB for a 3 MP photo), and still hand back an image of its own.
     return width === img.width && height === img.height ? { width, height, data: s.slice() } : resizeRgba(img, width, height);
   }
-  const pre = new Uint8Array(s.length);
+  const pre = premultiply(img, false);
+  return resizeRgba(pre, width, height);
+}
+
+/**
+ * Straight to premultiplied alpha, rounded to the nearest value: in place for a caller that owns the pixels,
+ * else in a copy.
+ */
+export function premultiply(img: RgbaImage, inPlace: boolean): RgbaImage {
+  const s = img.data;
+  const pre = inPlace ? s : new Uint8Array(s.length);
   for (let i = 0; i < s.length; i += 4) {
     const a = s[i + 3]!;
     if (a === 255) {
@@ -29,10 +39,12 @@ export function resizePremultiplied(img: RgbaImage, width: number, height: numbe
       pre[i] = (s[i]! * a + 127) / 255;
       pre[i + 1] = (s[i + 1]! * a + 127) / 255;
       pre[i + 2] = (s[i + 2]! * a + 127) / 255;
+    } else {
+      pre[i] = pre[i + 1] = pre[i + 2] = 0;
     }
     pre[i + 3] = a;
   }
-  return resizeRgba({ width: img.width, height: img.height, data: pre }, width, height);
+  return { width: img.width, height: img.height, data: pre };
 }
 
 function isOpaque(d: Uint8Array): boolean {

@@ -9,6 +9,7 @@
  * await drawTexts(canvas, { overlayText: "Diwali Sale", marketingText: "₹499 only" }, logoBox);
  */
 import { drawOver, resizePremultiplied, resizeRgba, type RgbaImage } from "../images";
+import { premultiply } from "../images/alpha";
 import { drawText } from "./text";
 import type { LogoPlacement } from "./types";
 
@@ -61,10 +62,9 @@ export function logoBox(canvas: { width: number; height: number }, placement: Lo
  * aspect ratio (a logo too tall for the canvas is scaled to fit inside the margins). Returns its box.
  */
 export function placeLogo(canvas: RgbaImage, logo: RgbaImage | PreparedLogo, placement: LogoPlacement, size: number): Box {
-  const { width, height } = logoDrawnSize(canvas, logo, size);
-  let scaled: RgbaImage;
-  if (!("premultiplied" in logo)) scaled = resizePremultiplied(logo, width, height);
-  else scaled = logo.width === width && logo.height === height ? logo : resizeRgba(logo, width, height); // already premultiplied
+  // A prepared logo is drawn at its own size (prepareLogo made it for canvases of this size).
+  const { width, height } = "premultiplied" in logo ? logo : logoDrawnSize(canvas, logo, size);
+  const scaled = "premultiplied" in logo ? logo : resizePremultiplied(logo, width, height);
   const box = logoBox(canvas, placement, width, height);
   drawOver(canvas, scaled, box.x, box.y);
   return box;
@@ -73,16 +73,23 @@ export function placeLogo(canvas: RgbaImage, logo: RgbaImage | PreparedLogo, pla
 /** A logo premultiplied at the size it is drawn at (`prepareLogo`): `placeLogo` draws it as it is. */
 export type PreparedLogo = RgbaImage & { premultiplied: true };
 
+/** How far (a share of each side) a logo's own size may be from its drawn size and still be drawn as it is. */
+const CLOSE_ENOUGH = 0.01;
+
 /**
  * The logo resized once for every canvas of a request (they are all one size), premultiplied, so each item
- * draws it without a resize of its own: in a Worker a resize is two full-size buffers of garbage.
+ * draws it without a resize of its own: in a Worker a resize is two full-size buffers of garbage. A logo
+ * within 1 % of its drawn size on both sides is not resampled at all (it would only blur): it is
+ * premultiplied where it is, as `owned` allows, and drawn at its own size.
  *
  * @example
- * const logo = prepareLogo(decoded, { width: 2048, height: 2048 }, 0.15);
+ * const logo = prepareLogo(decoded, { width: 2048, height: 2048 }, 0.15, true);
  */
-export function prepareLogo(logo: RgbaImage, canvas: { width: number; height: number }, size: number): PreparedLogo {
+export function prepareLogo(logo: RgbaImage, canvas: { width: number; height: number }, size: number, owned = false): PreparedLogo {
   const { width, height } = logoDrawnSize(canvas, logo, size);
-  return { ...resizePremultiplied(logo, width, height), premultiplied: true };
+  const close = Math.abs(width - logo.width) <= logo.width * CLOSE_ENOUGH && Math.abs(height - logo.height) <= logo.height * CLOSE_ENOUGH;
+  const image = close ? premultiply(logo, owned) : resizePremultiplied(logo, width, height);
+  return { ...image, premultiplied: true };
 }
 
 /** The logo's drawn size: `size` x the canvas width, its height by its aspect ratio, fitted inside the margins. */
