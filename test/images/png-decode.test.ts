@@ -218,6 +218,18 @@ function blockAverage(img: RgbaImage, xs: number[], ys: number[]): RgbaImage {
   return { width, height, data };
 }
 
+/** A 45x80 RGBA PNG whose rows come in runs of 1 to 9 repeats (flat areas), at any phase against the blocks. */
+function repeatedRows(seed: number, imageSeed: number): Uint8Array {
+  const rng = seeded(seed);
+  const base = randomImage({ name: "", colourType: 6, depth: 8 }, 45, 80, imageSeed);
+  const rows: Uint8Array[] = [];
+  while (rows.length < 80) {
+    const row = base.rows[rows.length]!;
+    for (let n = 1 + Math.floor(rng() * 9); n > 0 && rows.length < 80; n--) rows.push(row);
+  }
+  return writePng({ ...base, rows });
+}
+
 /** The first difference larger than `tolerance`, described, or null. */
 function difference(actual: RgbaImage | null, expected: RgbaImage, tolerance = 0): string | null {
   if (!actual) return "decodePngAtMost returned null";
@@ -353,14 +365,7 @@ describe("decodePngAtMost: colour types, bit depths, filters", () => {
   });
 
   it("shrinks runs of repeated rows (flat areas) like any other rows, whatever their phase against the blocks", async () => {
-    const rng = seeded(31);
-    const base = randomImage({ name: "", colourType: 6, depth: 8 }, 45, 80, 12);
-    const rows: Uint8Array[] = [];
-    while (rows.length < 80) {
-      const row = base.rows[rows.length]!;
-      for (let n = 1 + Math.floor(rng() * 9); n > 0 && rows.length < 80; n--) rows.push(row);
-    }
-    const png = writePng({ ...base, rows });
+    const png = repeatedRows(31, 12);
     for (const factor of [2, 3, 4, 7]) await expectMatchesSharp(png, factor);
   });
 
@@ -409,14 +414,7 @@ describe("decodePngAtLeast: blocks as even as whole pixels allow", () => {
   });
 
   it("shrinks runs of repeated rows into blocks of different heights like any other rows", async () => {
-    const rng = seeded(41);
-    const base = randomImage({ name: "", colourType: 6, depth: 8 }, 45, 80, 13);
-    const rows: Uint8Array[] = [];
-    while (rows.length < 80) {
-      const row = base.rows[rows.length]!;
-      for (let n = 1 + Math.floor(rng() * 9); n > 0 && rows.length < 80; n--) rows.push(row);
-    }
-    const png = writePng({ ...base, rows });
+    const png = repeatedRows(41, 13);
     const reference = await sharpRgba(png);
     for (const [w, h] of [[17, 30], [13, 23], [9, 16]] as const) {
       const out = decodePngAtLeast(png, w, h)!;
