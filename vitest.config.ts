@@ -1,9 +1,9 @@
 import { configDefaults, defineConfig } from "vitest/config";
 
+const MEMORY_SUITE = "test/worker/edge-memory.test.ts";
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    exclude: configDefaults.exclude,
     // Every suite's fetch checks answers of documented operations against the server's /openapi.json.
     setupFiles: ["test/helpers/conformance-setup.ts"],
     testTimeout: 30_000,
@@ -13,5 +13,11 @@ export default defineConfig({
     // CI also writes a JSON report, from which .ci/run prints the plain "N passed, N failed" closing line.
     reporters: process.env.CI ? ["default", "json"] : ["default"],
     outputFile: process.env.CI ? { json: ".ci/test-report.json" } : undefined,
+    projects: [
+      { extends: true, test: { name: "suites", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, MEMORY_SUITE] } },
+      // The workerd memory suite measures workerd's resident memory, which depends on when V8 collects
+      // garbage: it runs after every other suite, alone on the machine (`npm run test:edge-memory` runs only it).
+      { extends: true, test: { name: "workerd-memory", include: [MEMORY_SUITE], maxWorkers: 1, sequence: { groupOrder: 1 } } },
+    ],
   },
 });
