@@ -10,6 +10,7 @@
 import { encodePng, normaliseToJpeg, resizeRgba, type DecodeLimits, type NormalisedJpeg, type RgbaImage } from "../images";
 import { encodeJpegBaseline } from "../images/jpeg-encode";
 import { decodeAtLeast, decodeAtMost, decodeNear } from "../images/scaled";
+import { uprightSize } from "../images/exif";
 import { readImageHeader } from "../images/sniff";
 import { drawTexts, fitCover, logoDrawnSize, placeLogo, prepareLogo, type PreparedLogo, type TextLayout } from "../photo/compose";
 import { encodeScenePng, LocalGenerator, renderDemoProduct } from "../photo/local";
@@ -81,9 +82,7 @@ export const HEAVY_TASKS = {
    * premultiplied, so each item draws it as it is.
    */
   async photoLogo(input: { bytes: Uint8Array; canvas: { width: number; height: number }; size: number; limits?: DecodeLimits }): Promise<PreparedLogo> {
-    const header = readImageHeader(input.bytes);
-    const upright = header.orientation >= 5 ? { width: header.height, height: header.width } : header; // EXIF 5-8 turn it a quarter
-    const drawn = logoDrawnSize(input.canvas, upright, input.size);
+    const drawn = logoDrawnSize(input.canvas, uprightSize(readImageHeader(input.bytes)), input.size);
     return prepareLogo(decodeAtLeast(input.bytes, Math.max(drawn.width, drawn.height), input.limits), input.canvas, input.size, true);
   },
 

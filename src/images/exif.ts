@@ -41,6 +41,17 @@ export function swapsAxes(orientation: number): boolean {
 }
 
 /**
+ * The size an image shows at once its EXIF orientation is applied (a header's stored size, turned a quarter
+ * for 5..8).
+ *
+ * @example
+ * uprightSize(readImageHeader(bytes)); // { width: 3000, height: 4000 } for a 4000x3000 photo at orientation 6
+ */
+export function uprightSize(header: { width: number; height: number; orientation: number }): { width: number; height: number } {
+  return swapsAxes(header.orientation) ? { width: header.height, height: header.width } : { width: header.width, height: header.height };
+}
+
+/**
  * Returns an upright copy of `img` for an EXIF orientation (1 returns the same object).
  *
  * @example

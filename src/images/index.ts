@@ -15,7 +15,7 @@ export { decodePngAtMost } from "./png-decode";
 export { DEFAULT_DECODE_LIMITS, type DecodeLimits } from "./limits";
 export { resizeGray, resizeRgba } from "./resize";
 export { drawOver, resizePremultiplied, unpremultiply } from "./alpha";
-export { applyOrientation } from "./exif";
+export { applyOrientation, uprightSize } from "./exif";
 export { bytesFromBase64 } from "./base64";
 export { loadImageBytes, type ImageInput } from "./load";
 export { normaliseToJpeg, planSocialSize, SOCIAL_IMAGE, type NormalisedJpeg } from "./normalise";

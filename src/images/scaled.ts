@@ -37,8 +37,9 @@ export function decodeAtMost(bytes: Uint8Array, limit: number, limits: DecodeLim
 
 /**
  * Decodes `bytes` (upright) with its longer side at least `atLeast` where the image has that many pixels,
- * as cheaply as the format allows and without shrinking further: at most about twice that (a JPEG's N/8
- * scale, a PNG's box filter), or whole where photon decodes it. For a caller that resizes to an exact size
+ * as cheaply as the format allows and without shrinking further: a JPEG at N/8 scale (at most 8/7 of it), a
+ * PNG split into blocks (about that size when it is at least twice as large, else whole), or whole where
+ * photon decodes it. For a caller that resizes to an exact size
  * next, which then takes one resize instead of two (in a Worker, each is two full-size buffers of garbage).
  *
  * @example

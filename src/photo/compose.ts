@@ -63,10 +63,9 @@ export function logoBox(canvas: { width: number; height: number }, placement: Lo
  */
 export function placeLogo(canvas: RgbaImage, logo: RgbaImage | PreparedLogo, placement: LogoPlacement, size: number): Box {
   // A prepared logo is drawn at its own size (prepareLogo made it for canvases of this size).
-  const { width, height } = "premultiplied" in logo ? logo : logoDrawnSize(canvas, logo, size);
-  const scaled = "premultiplied" in logo ? logo : resizePremultiplied(logo, width, height);
-  const box = logoBox(canvas, placement, width, height);
-  drawOver(canvas, scaled, box.x, box.y);
+  const prepared = "premultiplied" in logo ? logo : prepareLogo(logo, canvas, size);
+  const box = logoBox(canvas, placement, prepared.width, prepared.height);
+  drawOver(canvas, prepared, box.x, box.y);
   return box;
 }
 

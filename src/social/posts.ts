@@ -18,7 +18,7 @@ import { and, asc, eq, getTableColumns, inArray, or, isNotNull, sql } from "driz
 import { prepared } from "../../db/prepared";
 import { deliveries, idempotencyKeys, media, posts, socialAccounts, type PostImage } from "../../db/schema";
 import { ApiError, type ErrorDetail } from "../http/errors";
-import { planSocialSize, readImageHeader, type NormalisedJpeg } from "../images";
+import { planSocialSize, readImageHeader, uprightSize, type NormalisedJpeg } from "../images";
 import { isUuid } from "../lib/encoding";
 import type { Services } from "../services";
 import type { Platform } from "./accounts";
@@ -304,8 +304,7 @@ async function prepareImages(services: Services, userId: string, s: Submission, 
   all.forEach((bytes, i) => {
     const index = inline[i]!.index;
     try {
-      const header = readImageHeader(bytes);
-      const upright = header.orientation >= 5 ? { width: header.height, height: header.width } : header;
+      const upright = uprightSize(readImageHeader(bytes));
       checkAspect(planSocialSize(upright.width, upright.height), index, targets);
     } catch (err) {
       throw withImagePath(err, index);
