@@ -17,7 +17,8 @@
  *   MIN_BYTES=16384 npm run edge:allocations -- qr-logo:webp
  *   RESOLUTION=2K npm run edge:allocations -- product:png
  * Paths: media, decode, qr-logo, product, photo-logo, reference. Images: small (600x800 JPEG), png and jpeg
- * (photo-like, 12.5 MP, under 10 MB, a progressive JPEG), cmyk and webp (2 MP).
+ * (photo-like, 12.5 MP, under 10 MB, a progressive JPEG), cmyk (12.5 MP, baseline), cmyk-progressive and webp
+ * (2 MP).
  */
 import { createRequire } from "node:module";
 import type { Readable } from "node:stream";
@@ -78,7 +79,8 @@ const PATHS: Record<string, Send> = {
 const IMAGES: Record<string, { format: LargeFormat; width: number; height: number }> = {
   png: { format: "png", width: 4082, height: 3062 },
   jpeg: { format: "jpeg-progressive", width: 4082, height: 3062 },
-  cmyk: { format: "jpeg-cmyk", width: 1732, height: 1154 },
+  cmyk: { format: "jpeg-cmyk", width: 4082, height: 3062 },
+  "cmyk-progressive": { format: "jpeg-cmyk-progressive", width: 1732, height: 1154 },
   webp: { format: "webp", width: 1732, height: 1154 },
 };
 

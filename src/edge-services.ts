@@ -33,9 +33,10 @@ import type { DecodeLimits } from "./images/limits";
  * largest progressive JPEGs against 40 MP. It does not bring every path within the isolate's 128 MB: area B's
  * own canvas and output, PNGs near 10 MB and the QR reader still pass it, and lower limits do not change
  * that. Photon holds about 12 bytes per pixel at its peak in WebAssembly memory that never shrinks, which
- * the isolate can afford only for small images: WebP, interlaced PNG and CMYK JPEG (only photon decodes
- * those) above `wholeDecodePixels` are refused with 422 naming that limit, and PNGs above it stream through
- * our decoder. Measured in workerd with test/worker/edge-memory.test.ts; docs/architecture.md, "Memory in workerd", has the figures.
+ * the isolate can afford only for small images: WebP, interlaced PNG and JPEGs with unusual subsampling (only
+ * photon decodes those) and progressive CMYK JPEGs (our decoder holds four full-size components'
+ * coefficients) above `wholeDecodePixels` are refused with 422 naming that limit, and PNGs above it stream
+ * through our decoder. Baseline CMYK JPEGs decode at N/8 like any other JPEG, up to `maxPixels`. Measured in workerd with test/worker/edge-memory.test.ts; docs/architecture.md, "Memory in workerd", has the figures.
  */
 export const EDGE_DECODE_LIMITS: DecodeLimits = { maxPixels: 12_500_000, wholeDecodePixels: 2_000_000 };
 

@@ -9,7 +9,7 @@
  */
 import { encodePng, normaliseToJpeg, resizeRgba, type DecodeLimits, type NormalisedJpeg, type RgbaImage } from "../images";
 import { encodeJpegBaseline } from "../images/jpeg-encode";
-import { decodeAtLeast, decodeAtMost, decodeNear } from "../images/scaled";
+import { decodeAtLeast, decodeAtMost, decodeLumaNear, decodeNear } from "../images/scaled";
 import { uprightSize } from "../images/exif";
 import { readImageHeader } from "../images/sniff";
 import { drawTexts, fitCover, logoDrawnSize, placeLogo, prepareLogo, type PreparedLogo, type TextLayout } from "../photo/compose";
@@ -35,12 +35,13 @@ export interface PhotoFinish {
 export const HEAVY_TASKS = {
   /**
    * Reads a QR code: the image decoded no larger than the reader's working side needs (a JPEG at an N/8
-   * scale, a PNG box-filtered while it streams), then the reader's passes; only the pass for a small code in
-   * a big photo decodes it again, at twice that side. Null when nothing reads.
+   * scale, its luma alone where it has one; a PNG box-filtered while it streams), then the reader's passes;
+   * only the pass for a small code in a big photo decodes it again, at twice that side. Null when nothing
+   * reads.
    */
   async qrDecode(input: { bytes: Uint8Array; limits?: DecodeLimits }): Promise<string | null> {
-    const sharper = () => decodeNear(input.bytes, WORKING_SIDE * 2, input.limits);
-    const result = await decodeQrImage(decodeNear(input.bytes, WORKING_SIDE, input.limits), { sharper });
+    const near = (side: number) => decodeLumaNear(input.bytes, side) ?? decodeNear(input.bytes, side, input.limits);
+    const result = await decodeQrImage(near(WORKING_SIDE), { sharper: () => near(WORKING_SIDE * 2) });
     return result?.text ?? null;
   },
 

@@ -2,7 +2,7 @@
  * EXIF orientation: read the tag from a JPEG APP1 segment and apply it to RGBA pixels. Phones store photos
  * sideways and set this tag; ignoring it publishes sideways images.
  */
-import { pixels32, type RgbaImage } from "./types";
+import { pixels32, type GrayImage, type RgbaImage } from "./types";
 
 /**
  * Reads the Orientation tag (0x0112) of IFD0 from an APP1 payload ("Exif\0\0" + TIFF). Returns 1..8, or null
@@ -59,14 +59,27 @@ export function uprightSize(header: { width: number; height: number; orientation
  */
 export function applyOrientation(img: RgbaImage, orientation: number): RgbaImage {
   if (orientation <= 1 || orientation > 8) return img;
-  const { width: w, height: h } = img;
-  const src = pixels32(img.data);
-  const swap = swapsAxes(orientation);
-  const ow = swap ? h : w;
-  const oh = swap ? w : h;
-  const out = new Uint8Array(ow * oh * 4);
-  const dst = new Uint32Array(out.buffer);
-  // For each stored pixel (x, y), where it lands in the upright image.
+  const out = new Uint8Array(img.data.length);
+  reorient(pixels32(img.data), new Uint32Array(out.buffer), img.width, img.height, orientation);
+  return { ...uprightSize({ ...img, orientation }), data: out };
+}
+
+/**
+ * `applyOrientation` for a one-channel image (a JPEG's luma).
+ *
+ * @example
+ * applyOrientationGray(luma, 8); // a 40x20 stored plane becomes 20x40
+ */
+export function applyOrientationGray(img: GrayImage, orientation: number): GrayImage {
+  if (orientation <= 1 || orientation > 8) return img;
+  const out = new Uint8Array(img.data.length);
+  reorient(img.data, out, img.width, img.height, orientation);
+  return { ...uprightSize({ ...img, orientation }), data: out };
+}
+
+/** Copies each stored pixel of a w x h image (one element each) to where it lands in the upright image. */
+function reorient<T extends Uint8Array | Uint32Array>(src: T, dst: T, w: number, h: number, orientation: number): void {
+  const ow = swapsAxes(orientation) ? h : w;
   for (let y = 0; y < h; y++) {
     const row = y * w;
     for (let x = 0; x < w; x++) {
@@ -84,5 +97,4 @@ export function applyOrientation(img: RgbaImage, orientation: number): RgbaImage
       dst[dy * ow + dx] = src[row + x]!;
     }
   }
-  return { width: ow, height: oh, data: out };
 }

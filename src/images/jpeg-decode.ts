@@ -1,6 +1,6 @@
 /**
  * A JPEG decoder in plain TypeScript with DCT-domain scaling (ITU T.81 baseline, extended sequential and
- * progressive Huffman; 8-bit; 1 or 3 components).
+ * progressive Huffman; 8-bit; grey, YCbCr, RGB, CMYK and YCCK).
  *
  * Why it exists: photon decodes every pixel of a 12 MP photo into WASM memory that never shrinks, only for us
  * to throw three quarters of them away in the resize. Evaluating the inverse DCT on a 4x4, 2x2 or 1x1 grid
@@ -8,12 +8,17 @@
  * IDCT, colour conversion and resize all work on a quarter (or less) of the pixels, and nothing lands in WASM.
  * Any N/8 scale is supported (libjpeg-turbo's scale_num), so the decoded size lands just above the target.
  *
- * Anything outside that set (CMYK/YCCK, unusual sampling factors, 12-bit, a table that is missing) returns
- * null and the caller falls back to photon; corrupt entropy data throws a plain Error, which the caller also
- * treats as "let photon decide", so the 422/500 behaviour stays photon's.
+ * Four-component JPEGs are read as Adobe writes them (Photoshop's convention, which libjpeg-based readers and
+ * photon follow with or without the APP14 marker): the stored values are inverted inks, and Adobe transform 2
+ * means YCCK (YCbCr for the inverted C, M, Y; K as it is). They become RGB without an ICC profile,
+ * R = C * K / 255 on the stored values, as photon converts them.
+ *
+ * Anything outside that set (unusual sampling factors, 12-bit, a table that is missing) returns null and the
+ * caller falls back to photon; corrupt entropy data throws a plain Error, which the caller also treats as
+ * "let photon decide", so the 422/500 behaviour stays photon's.
  */
 import type { Plane, YCbCrImage } from "./planes";
-import type { RgbaImage } from "./types";
+import type { GrayImage, RgbaImage } from "./types";
 
 /** The decoded image plus the scale that was used: `eighths` / 8 (1..8; 8 is full size). */
 export interface ScaledDecode extends RgbaImage {
@@ -64,6 +69,11 @@ interface Component {
   usedBlocksPerColumn: number;
   /** Scaled pixels per block side (8 / denominator) and the output plane (blocksPerLine * size wide). */
   plane: Uint8ClampedArray;
+  /**
+   * Decoded only as far as reading the file needs, never stored (the chroma of a luma-only decode): no plane,
+   * no coefficients, no IDCT; a progressive scan of only such components is not entropy-decoded at all.
+   */
+  skip: boolean;
   /**
    * Progressive only: the coefficients the IDCT will read (the top-left size x size of every block, row by
    * row), quantised. The rest of each block is never read, so only whether it is nonzero is kept, in
@@ -147,14 +157,15 @@ export function decodeJpegScaled(bytes: Uint8Array, minWidth = Infinity, minHeig
 /**
  * Like `decodeJpegScaled`, but hands back the YCbCr planes as decoded (chroma still subsampled) instead of
  * RGBA, for the JPEG -> JPEG path. Returns null for everything `decodeJpegScaled` would, and also for
- * RGB-stored JPEGs (those take the RGBA path); greyscale comes back with neutral 1x1 chroma planes.
+ * RGB-stored and CMYK JPEGs, refused at their frame header (those take the RGBA path); greyscale comes back
+ * with neutral 1x1 chroma planes.
  *
  * @example
  * const img = decodeJpegPlanes(bytes, 1440, 1080); // 4000x3000 4:2:0 -> Y 1500x1125, Cb/Cr 750x563
  */
 export function decodeJpegPlanes(bytes: Uint8Array, minWidth = Infinity, minHeight = Infinity): (YCbCrImage & { eighths: number }) | null {
   try {
-    const { frame, adobeTransform } = decode(bytes, minWidth, minHeight);
+    const { frame, adobeTransform } = decode(bytes, minWidth, minHeight, "planes");
     const [c0, c1, c2] = frame.components;
     const size = frame.size;
     const width = Math.ceil((frame.width * size) / 8);
@@ -164,7 +175,7 @@ export function decodeJpegPlanes(bytes: Uint8Array, minWidth = Infinity, minHeig
       const neutral = (): Plane => ({ width: 1, height: 1, stride: 1, data: new Uint8Array([128]) });
       return { width, height, y: { width, height, stride: c0.blocksPerLine * size, data: c0.plane }, cb: neutral(), cr: neutral(), eighths: size };
     }
-    if (!c0 || !c1 || !c2 || adobeTransform === 0 || (c0.id === 0x52 && c1.id === 0x47 && c2.id === 0x42)) return null;
+    if (frame.components.length !== 3 || !c0 || !c1 || !c2 || rgbStored(frame, adobeTransform)) return null;
     const plane = (c: Component): Plane => ({
       width: Math.ceil((width * c.h) / frame.hMax),
       height: Math.ceil((height * c.v) / frame.vMax),
@@ -178,7 +189,49 @@ export function decodeJpegPlanes(bytes: Uint8Array, minWidth = Infinity, minHeig
   }
 }
 
-function decode(b: Uint8Array, minWidth: number, minHeight: number): { frame: Frame; adobeTransform: number } {
+/**
+ * The luma of a JPEG at the smallest N/8 scale that is still at least `minWidth` x `minHeight` (stored
+ * orientation), for a reader that only needs brightness (the QR reader): the Y plane of a YCbCr JPEG, the
+ * plane of a grey one. The chroma is read past, never stored: a progressive file's chroma scans are skipped
+ * whole, and neither their coefficients, planes, IDCT nor an RGBA image are made, so a 12 MP photo costs its
+ * luma plane instead of that plus a four-times-larger RGBA copy. Null where `decodeJpegScaled` would be, and
+ * for JPEGs whose colours are not YCbCr (RGB-stored, CMYK, YCCK) or whose luma is subsampled.
+ *
+ * @example
+ * const gray = decodeJpegGray(bytes, 1600, 1200); // 4000x3000 4:2:0 -> 2000x1500 grey, eighths 4
+ */
+export function decodeJpegGray(bytes: Uint8Array, minWidth = Infinity, minHeight = Infinity): (GrayImage & { eighths: number }) | null {
+  try {
+    const { frame } = decode(bytes, minWidth, minHeight, "luma");
+    const luma = frame.components[0]!;
+    const size = frame.size;
+    const width = Math.ceil((frame.width * size) / 8);
+    const height = Math.ceil((frame.height * size) / 8);
+    const stride = luma.blocksPerLine * size;
+    const plane = luma.plane;
+    // Rows packed to the image's width in place (each row moves left, never over one not yet moved).
+    for (let y = 1; y < height; y++) plane.copyWithin(y * width, y * stride, y * stride + width);
+    return { width, height, data: new Uint8Array(plane.buffer, plane.byteOffset, width * height), eighths: size };
+  } catch (e) {
+    if (e instanceof Unsupported) return null;
+    throw e;
+  }
+}
+
+/** Whether a three-component frame holds RGB as it is: Adobe transform 0, or component ids 'R', 'G', 'B'. */
+function rgbStored(frame: Frame, adobeTransform: number): boolean {
+  const [c0, c1, c2] = frame.components;
+  return frame.components.length === 3 && (adobeTransform === 0 || (c0!.id === 0x52 && c1!.id === 0x47 && c2!.id === 0x42));
+}
+
+/**
+ * What a decode is for, so a file that cannot give it is refused at its frame header, before any entropy
+ * decoding: RGBA from any colour model; YCbCr planes (not CMYK, not RGB-stored); luma alone (the same, and
+ * the chroma never stored).
+ */
+type Want = "rgba" | "planes" | "luma";
+
+function decode(b: Uint8Array, minWidth: number, minHeight: number, want: Want = "rgba"): { frame: Frame; adobeTransform: number } {
   const quant: (Int32Array | undefined)[] = [];
   const dcTables: (Huffman | undefined)[] = [];
   const acTables: (Huffman | undefined)[] = [];
@@ -210,7 +263,7 @@ function decode(b: Uint8Array, minWidth: number, minHeight: number): { frame: Fr
         break;
       case 0xc0: case 0xc1: case 0xc2: {
         if (frame) throw new Unsupported("more than one frame");
-        frame = readFrame(seg, marker === 0xc2, minWidth, minHeight);
+        frame = readFrame(seg, marker === 0xc2, minWidth, minHeight, want);
         break;
       }
       case 0xda: {
@@ -224,8 +277,11 @@ function decode(b: Uint8Array, minWidth: number, minHeight: number): { frame: Fr
     pos = end;
   }
   if (!frame) throw new Error("no frame");
+  // An Adobe marker after the frame (unusual, but legal) can still say the three components are RGB.
+  if (want !== "rgba" && rgbStored(frame, adobeTransform)) throw new Unsupported("RGB-stored JPEG");
   if (frame.progressive) {
     for (const c of frame.components) {
+      if (c.skip) continue;
       const q = quant[c.tq];
       if (!q) throw new Unsupported("missing quantisation table");
       idctAll(c, q, frame.size);
@@ -308,13 +364,14 @@ function buildHuffman(counts: Uint8Array, values: Uint8Array): Huffman {
   return { lookup, fast, maxCode, valueOffset, values };
 }
 
-function readFrame(seg: Uint8Array, progressive: boolean, minWidth: number, minHeight: number): Frame {
+function readFrame(seg: Uint8Array, progressive: boolean, minWidth: number, minHeight: number, want: Want): Frame {
   if (seg[0] !== 8) throw new Unsupported("precision");
   const height = (seg[1]! << 8) | seg[2]!;
   const width = (seg[3]! << 8) | seg[4]!;
   const n = seg[5]!;
   if (width === 0 || height === 0) throw new Unsupported("height defined by DNL");
-  if (n !== 1 && n !== 3) throw new Unsupported("component count");
+  if (n !== 1 && n !== 3 && n !== 4) throw new Unsupported("component count");
+  if (want !== "rgba" && n === 4) throw new Unsupported("CMYK JPEG");
   if (seg.length < 6 + 3 * n) throw new Error("frame header too short");
   const raw: { id: number; h: number; v: number; tq: number }[] = [];
   for (let i = 0; i < n; i++) {
@@ -325,13 +382,16 @@ function readFrame(seg: Uint8Array, progressive: boolean, minWidth: number, minH
   const hMax = Math.max(...raw.map((c) => c.h));
   const vMax = Math.max(...raw.map((c) => c.v));
   if (raw.some((c) => c.tq > 3) || !samplingSupported(raw.map((c) => (c.h << 4) | c.v))) throw new Unsupported("sampling factors");
+  if (want === "luma" && (raw[0]!.h !== hMax || raw[0]!.v !== vMax)) throw new Unsupported("subsampled luma");
+  if (want !== "rgba" && n === 3 && raw[0]!.id === 0x52 && raw[1]!.id === 0x47 && raw[2]!.id === 0x42) throw new Unsupported("RGB-stored JPEG");
   const size = chooseEighths(width, height, minWidth, minHeight);
   const mcusPerLine = Math.ceil(width / (8 * hMax));
   const mcusPerColumn = Math.ceil(height / (8 * vMax));
-  const components = raw.map((c): Component => {
+  const components = raw.map((c, i): Component => {
     const blocksPerLine = mcusPerLine * c.h;
     const blocksPerColumn = mcusPerColumn * c.v;
-    const blocks = blocksPerLine * blocksPerColumn;
+    const skip = want === "luma" && i > 0;
+    const blocks = skip ? 0 : blocksPerLine * blocksPerColumn;
     return {
       ...c,
       blocksPerLine,
@@ -339,6 +399,7 @@ function readFrame(seg: Uint8Array, progressive: boolean, minWidth: number, minH
       usedBlocksPerLine: Math.ceil(Math.ceil((width * c.h) / hMax) / 8),
       usedBlocksPerColumn: Math.ceil(Math.ceil((height * c.v) / vMax) / 8),
       plane: new Uint8ClampedArray(blocks * size * size),
+      skip,
       coefficients: null,
       nonzero: null,
       dcTable: null,
@@ -349,9 +410,10 @@ function readFrame(seg: Uint8Array, progressive: boolean, minWidth: number, minH
   if (progressive) {
     // size x size values per block, plus the nonzero bits of the others when the window is not the whole block.
     const perBlock = 2 * size * size + (size < 8 ? 8 : 0);
-    const bytes = components.reduce((s, c) => s + c.blocksPerLine * c.blocksPerColumn * perBlock, 0);
+    const kept = components.filter((c) => !c.skip);
+    const bytes = kept.reduce((s, c) => s + c.blocksPerLine * c.blocksPerColumn * perBlock, 0);
     if (bytes > MAX_COEFFICIENT_BYTES) throw new Unsupported("progressive image too large to hold its coefficients");
-    for (const c of components) {
+    for (const c of kept) {
       const blocks = c.blocksPerLine * c.blocksPerColumn;
       c.coefficients = new Int16Array(blocks * size * size);
       c.nonzero = size < 8 ? new Uint8Array(blocks * 8) : null;
@@ -455,6 +517,8 @@ function decodeScan(
 ): number {
   const header = readScanHeader(seg, frame, dcTables, acTables);
   const { data, length, restarts, next } = unstuff(b, dataStart, unstuffed);
+  // A progressive scan of components not kept (a luma-only decode's chroma) changes nothing kept.
+  if (frame.progressive && header.comps.every((c) => c.skip)) return next;
   const reader: BitReader = { data, length, p: 0, buf: 0, cnt: 0, eobrun: 0 };
   const blocks = frame.progressive ? new ProgressiveBlocks(reader, header, frame.size) : new BaselineBlocks(reader, header.comps, frame, quant);
   forEachBlock(header.comps, frame, restartInterval, restarts, reader, blocks);
@@ -546,18 +610,20 @@ class BaselineBlocks implements BlockStep {
 
   constructor(private readonly reader: BitReader, comps: Component[], frame: Frame, quant: (Int32Array | undefined)[]) {
     const size = (this.size = frame.size);
-    this.parts = comps.map((c) => baselineComponent(c, quant[c.tq], size));
+    this.parts = comps.map((c) => baselineComponent(c, quant[c.tq], c.skip ? 0 : size));
   }
 
   block(c: Component, ci: number, row: number, col: number): void {
     const part = this.parts[ci]!;
     const size = this.size;
     c.pred = decodeBaselineBlock(this.reader, part, c.pred, this.blk);
-    idct(this.blk, size, c.plane, row * size * part.stride + col * size, part.stride);
+    // A component not kept has every AC coefficient dropped into the spare slot; only its DC needs clearing.
+    if (c.skip) this.blk[0] = 0;
+    else idct(this.blk, size, c.plane, row * size * part.stride + col * size, part.stride);
   }
 }
 
-/** A component's tables for a sequential scan at IDCT size `size`. */
+/** A component's tables for a sequential scan at IDCT size `size` (0: nothing of the block is kept). */
 function baselineComponent(c: Component, q: Int32Array | undefined, size: number): BaselineComponent {
   if (!c.dcTable || !c.acTable || !q) throw new Error("scan uses a table that was not defined");
   const qz = new Int32Array(64);
@@ -728,6 +794,15 @@ class ProgressiveBlocks implements BlockStep {
   block(c: Component, _ci: number, row: number, col: number): void {
     const { r, b } = this;
     const { ss, se, ah, al } = this.scan;
+    if (c.skip) {
+      // Only an interleaved DC scan gets here with a component not kept (AC scans hold one component, and a
+      // scan of only such components is passed over whole): read its bits, keep nothing.
+      if (ss !== 0) throw new Error("an AC scan holds more than one component");
+      if (ah !== 0) bits(r, 1);
+      else if (!c.dcTable) throw new Error("scan uses a table that was not defined");
+      else c.pred += extend(r, huff(r, c.dcTable));
+      return;
+    }
     b.coef = c.coefficients!;
     b.nz = c.nonzero;
     const block = row * c.blocksPerLine + col;
@@ -1058,8 +1133,8 @@ function toRgba(frame: Frame, adobeTransform: number): RgbaImage {
     }
     return { width, height, data: out };
   }
-  // Adobe transform 0 with three components, or component ids 'R','G','B', means RGB stored as is.
-  const rgb = adobeTransform === 0 || (c0!.id === 0x52 && c1.id === 0x47 && c2.id === 0x42);
+  if (frame.components.length === 4) return cmykToRgba(frame, adobeTransform === 2, width, height, out);
+  const rgb = rgbStored(frame, adobeTransform);
   const planes = [c0!, c1, c2];
   const shiftX = planes.map((c) => (c.h === frame.hMax ? 0 : 1));
   const shiftY = planes.map((c) => (c.v === frame.vMax ? 0 : 1));
@@ -1075,6 +1150,51 @@ function toRgba(frame: Frame, adobeTransform: number): RgbaImage {
       for (let x = 0; x < width; x++) px[i + x] = p0[r0 + (x >> sx0)]! | (p1[r1 + (x >> sx1)]! << 8) | (p2[r2 + (x >> sx2)]! << 16) | 0xff000000;
     } else {
       ycbcrRow(px, i, width, p0, r0, sx0, p1, r1, sx1, p2, r2, sx2);
+    }
+  }
+  return { width, height, data: out };
+}
+
+/**
+ * A four-component frame to RGBA (`out`, width x height): CMYK as stored (inverted inks), or YCCK, whose first
+ * three planes are YCbCr for the inverted C, M, Y (libjpeg's C = 255 - R of the YCbCr). Each colour is the
+ * stored C (M, Y) times the stored K over 255, rounded: (255 - c)(255 - k) / 255 in inks, photon's and
+ * libjpeg's reading without an ICC profile.
+ */
+function cmykToRgba(frame: Frame, ycck: boolean, width: number, height: number, out: Uint8Array): RgbaImage {
+  const size = frame.size;
+  const planes = frame.components;
+  const shiftX = planes.map((c) => (c.h === frame.hMax ? 0 : 1));
+  const shiftY = planes.map((c) => (c.v === frame.vMax ? 0 : 1));
+  const strides = planes.map((c) => c.blocksPerLine * size);
+  const [p0, p1, p2, p3] = planes.map((c) => c.plane) as [Uint8ClampedArray, Uint8ClampedArray, Uint8ClampedArray, Uint8ClampedArray];
+  const [sx0, sx1, sx2, sx3] = shiftX as [number, number, number, number];
+  const clamp = CLAMP;
+  // x * k / 255 rounded, for x, k in 0..255: t = x * k + 128; (t + (t >> 8)) >> 8.
+  const times = (x: number, k: number) => { const t = x * k + 128; return (t + (t >> 8)) >> 8; };
+  for (let y = 0; y < height; y++) {
+    const r0 = (y >> shiftY[0]!) * strides[0]!;
+    const r1 = (y >> shiftY[1]!) * strides[1]!;
+    const r2 = (y >> shiftY[2]!) * strides[2]!;
+    const r3 = (y >> shiftY[3]!) * strides[3]!;
+    let o = y * width * 4;
+    for (let x = 0; x < width; x++, o += 4) {
+      let c = p0[r0 + (x >> sx0)]!;
+      let m = p1[r1 + (x >> sx1)]!;
+      let ye = p2[r2 + (x >> sx2)]!;
+      const k = p3[r3 + (x >> sx3)]!;
+      if (ycck) {
+        const a = c + 256;
+        const cb = m;
+        const cr = ye;
+        c = 255 - clamp[a + R_CR[cr]!]!;
+        m = 255 - clamp[a + G_CBCR[(cb << 8) | cr]!]!;
+        ye = 255 - clamp[a + B_CB[cb]!]!;
+      }
+      out[o] = times(c, k);
+      out[o + 1] = times(m, k);
+      out[o + 2] = times(ye, k);
+      out[o + 3] = 255;
     }
   }
   return { width, height, data: out };

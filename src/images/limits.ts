@@ -10,7 +10,9 @@
  *   the scaled result, the garbage they leave) grow with the image, and at 40 MP pass 128 MB;
  * - an image only photon decodes (WebP, interlaced PNG, a JPEG our decoder does not take) with more
  *   pixels than that is refused from its header with 422 INVALID_IMAGE naming the limit, before any
- *   decoding (`checkDecodeLimits`, called where a request's image is first sniffed);
+ *   decoding (`checkDecodeLimits`, called where a request's image is first sniffed); so is a progressive
+ *   CMYK JPEG, whose four full-size components' coefficients our decoder holds until the last scan (at the
+ *   QR reader's scale, 83 MB for 12.5 MP);
  * - a PNG with more pixels than that streams through our decoder even where photon would be faster;
  * - photon never gets an image above it, even as the fallback for data our decoders find corrupt (that is a
  *   422 then, `assertWholeDecodeAllowed`).
@@ -46,13 +48,14 @@ export function streamsPng(header: ImageHeader, limits: DecodeLimits = DEFAULT_D
 }
 
 /**
- * Whether only photon decodes this image (so it is decoded whole): WebP, interlaced PNG, and JPEGs our
- * decoder leaves to photon (CMYK/YCCK, sampling factors other than 1 or 2 per axis).
+ * Whether this image costs a whole decode's memory whatever size the work needs: WebP, interlaced PNG and
+ * JPEGs with sampling factors other than 1 or 2 per axis, which only photon decodes, and progressive CMYK or
+ * YCCK JPEGs, whose coefficients for four full-size components our decoder holds until the last scan.
  */
-export function onlyPhotonDecodes(header: ImageHeader): boolean {
+export function decodedWhole(header: ImageHeader): boolean {
   if (header.format === "webp") return true;
   if (header.format === "png") return header.interlaced;
-  return header.components === 4 || !samplingSupported(header.sampling);
+  return (header.components === 4 && header.progressive) || !samplingSupported(header.sampling);
 }
 
 /**
@@ -71,11 +74,11 @@ export function checkDecodeLimits(header: ImageHeader, limits: DecodeLimits = DE
         "Scale it down to fit and send it again.",
     );
   }
-  if (!onlyPhotonDecodes(header) || pixels(header) <= limits.wholeDecodePixels) return;
+  if (!decodedWhole(header) || pixels(header) <= limits.wholeDecodePixels) return;
   throw new ApiError(
     "INVALID_IMAGE",
     `The image is ${kindOf(header)} of ${header.width}x${header.height} (${megapixels(pixels(header))} million pixels); ` +
-      `this server decodes such images only up to ${megapixels(limits.wholeDecodePixels)} million pixels. Send it as a baseline or progressive JPEG (YCbCr) or a non-interlaced PNG, ` +
+      `this server decodes such images only up to ${megapixels(limits.wholeDecodePixels)} million pixels. Send it as a standard JPEG (baseline, or progressive and not CMYK) or a non-interlaced PNG, ` +
       `which may have up to ${megapixels(Math.min(limits.maxPixels, MAX_IMAGE_PIXELS))} million pixels, or make it smaller.`,
   );
 }
@@ -97,7 +100,7 @@ export function assertWholeDecodeAllowed(header: ImageHeader, limits: DecodeLimi
 function kindOf(header: ImageHeader): string {
   if (header.format === "webp") return "a WebP";
   if (header.format === "png") return "an interlaced PNG";
-  return header.components === 4 ? "a CMYK JPEG" : "a JPEG with unusual chroma subsampling";
+  return header.components === 4 && samplingSupported(header.sampling) ? "a progressive CMYK JPEG" : "a JPEG with unusual chroma subsampling";
 }
 
 const pixels = (h: ImageHeader) => h.width * h.height;

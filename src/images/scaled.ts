@@ -12,11 +12,11 @@
  */
 import { resizePremultiplied, unpremultiply } from "./alpha";
 import { decodeImage } from "./codec";
-import { applyOrientation } from "./exif";
+import { applyOrientation, applyOrientationGray } from "./exif";
 import { readImageHeader, type ImageHeader } from "./sniff";
-import type { RgbaImage } from "./types";
+import type { GrayImage, LumaImage, RgbaImage } from "./types";
 import { checkComplete } from "./integrity";
-import { decodeJpegScaled } from "./jpeg-decode";
+import { decodeJpegGray, decodeJpegScaled } from "./jpeg-decode";
 import { decodePngAtLeast, decodePngAtMost } from "./png-decode";
 import { DEFAULT_DECODE_LIMITS, streamsPng, type DecodeLimits } from "./limits";
 
@@ -156,4 +156,27 @@ export function decodeNear(bytes: Uint8Array, side: number, limits: DecodeLimits
   } catch {
     return decodeImage(bytes, limits); // corrupt by our reading: photon gives the verdict (within the limits)
   }
+}
+
+/**
+ * The upright luma of a JPEG near `side`, as `decodeNear` sizes it, for a reader that needs only brightness:
+ * the chroma is never stored and no RGBA is made (`decodeJpegGray`). Null for any other image, and for a
+ * JPEG that decoder does not take (CMYK, RGB-stored, unusual sampling) or finds corrupt: the caller then
+ * uses `decodeNear`, which gives the verdict.
+ *
+ * @example
+ * decodeLumaNear(jpeg6000x4000, 3200)?.width; // 3750 (5/8 scale), one byte per pixel
+ */
+export function decodeLumaNear(bytes: Uint8Array, side: number): LumaImage | null {
+  const header = readImageHeader(bytes);
+  if (header.format !== "jpeg") return null;
+  checkComplete(bytes, header);
+  const k = Math.min(1, side / Math.max(header.width, header.height));
+  let luma: GrayImage | null = null;
+  try {
+    luma = decodeJpegGray(bytes, Math.ceil(header.width * k), Math.ceil(header.height * k));
+  } catch {
+    // corrupt by our decoder's reading: decodeNear gives the verdict
+  }
+  return luma && { ...applyOrientationGray({ width: luma.width, height: luma.height, data: luma.data }, header.orientation), kind: "luma" };
 }

@@ -17,6 +17,14 @@ export interface GrayImage {
   data: Uint8Array;
 }
 
+/**
+ * An image's brightness alone, for a reader that needs no colour (the QR reader), made without an RGBA copy
+ * (a JPEG's luma plane); tagged so it is never taken for RGBA, whose shape is the same.
+ */
+export interface LumaImage extends GrayImage {
+  kind: "luma";
+}
+
 /** A Uint32 view of RGBA bytes (one element per pixel); copies only when the bytes are not 4-aligned. */
 export function pixels32(data: Uint8Array): Uint32Array {
   const aligned = data.byteOffset % 4 === 0 ? data : data.slice();

@@ -23,7 +23,7 @@
 import jsQR from "jsqr";
 import type { ReaderOptions } from "zxing-wasm/reader";
 import { resizeGray } from "../images/resize";
-import type { GrayImage, RgbaImage } from "../images/types";
+import type { GrayImage, LumaImage, RgbaImage } from "../images/types";
 import { grayToRgba, toGray } from "./raster";
 import { readWithZxing } from "./zxing-loader";
 
@@ -55,16 +55,16 @@ export interface DecodeQrOptions {
    * when that pass runs (the request's upload decoded again at twice the working side, so the passes before
    * it never hold the larger image). Default: `image` itself.
    */
-  sharper?: () => RgbaImage;
+  sharper?: () => RgbaImage | LumaImage;
 }
 
 /**
- * Decodes the first QR code in `image`, or returns null.
+ * Decodes the first QR code in `image` (RGBA, or a JPEG's luma alone), or returns null.
  *
  * @example
  * await decodeQrImage({ width, height, data }); // { text: "hello", pass: "zxing" }
  */
-export async function decodeQrImage(image: RgbaImage, options: DecodeQrOptions = {}): Promise<DecodedQr | null> {
+export async function decodeQrImage(image: RgbaImage | LumaImage, options: DecodeQrOptions = {}): Promise<DecodedQr | null> {
   const longest = Math.max(image.width, image.height);
   const factor = Math.max(1, Math.ceil(longest / WORKING_SIDE));
   const working = toGray(image, factor);

@@ -1,6 +1,7 @@
 /**
  * The largest images the limits accept, made at run time: a photo-like picture (seeded, so every run makes
- * the same bytes) at a given pixel count, encoded as PNG, progressive JPEG, CMYK JPEG or WebP, with as much
+ * the same bytes) at a given pixel count, encoded as PNG, progressive JPEG, CMYK JPEG (baseline or progressive)
+ * or WebP, with as much
  * texture as fits under a byte cap. Texture is what makes a file large and its decode real: a flat picture
  * compresses to nothing and never exercises the inflate or the entropy decoder.
  *
@@ -17,7 +18,7 @@ import QRCode from "qrcode";
 import sharp, { type Sharp } from "sharp";
 import { seeded } from "../../src/photo/local/raster";
 
-export type LargeFormat = "png" | "jpeg-progressive" | "jpeg-cmyk" | "webp";
+export type LargeFormat = "png" | "jpeg-progressive" | "jpeg-cmyk" | "jpeg-cmyk-progressive" | "webp";
 
 export interface LargeImage {
   format: LargeFormat;
@@ -46,7 +47,13 @@ export interface QrMark {
   side: number;
 }
 
-const MIME: Record<LargeFormat, string> = { png: "image/png", "jpeg-progressive": "image/jpeg", "jpeg-cmyk": "image/jpeg", webp: "image/webp" };
+const MIME: Record<LargeFormat, string> = {
+  png: "image/png",
+  "jpeg-progressive": "image/jpeg",
+  "jpeg-cmyk": "image/jpeg",
+  "jpeg-cmyk-progressive": "image/jpeg",
+  webp: "image/webp",
+};
 
 /** How each format is written: sharp's encoders as a camera or an editor would use them. */
 function encoder(format: LargeFormat): (img: Sharp) => Sharp {
@@ -57,6 +64,8 @@ function encoder(format: LargeFormat): (img: Sharp) => Sharp {
       return (img) => img.jpeg({ quality: 90, progressive: true });
     case "jpeg-cmyk":
       return (img) => img.toColourspace("cmyk").jpeg({ quality: 90 });
+    case "jpeg-cmyk-progressive":
+      return (img) => img.toColourspace("cmyk").jpeg({ quality: 90, progressive: true });
     case "webp":
       return (img) => img.webp({ quality: 80, effort: 0 });
   }

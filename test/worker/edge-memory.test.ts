@@ -5,11 +5,11 @@
  *
  * Paths: media by base64 and by URL (area C), QR decoding and a QR code with a logo (area A), a product photo,
  * a logo and a reference image (area B, on the local compositor, which decodes all three). Images (made at run
- * time, seeded, each carrying a QR code so the decode is checked too): a photo-like PNG and a progressive JPEG
- * at the edge's pixel limit (12.5 MP, EDGE_DECODE_LIMITS.maxPixels) and under 10 MB (as much texture as fits); a CMYK JPEG and a WebP at
- * the edge's whole-decode limit (2 MP; only photon decodes them, see src/images/limits.ts); and, to be
- * refused from their headers, a PNG, a progressive JPEG, a CMYK JPEG and a WebP whose headers say 40 MP (the
- * most Node accepts), and a CMYK JPEG and a WebP whose headers say a little over 2 MP.
+ * time, seeded, each carrying a QR code so the decode is checked too): a photo-like PNG, a progressive JPEG
+ * and a (baseline) CMYK JPEG at the edge's pixel limit (12.5 MP, EDGE_DECODE_LIMITS.maxPixels) and under
+ * 10 MB (as much texture as fits); a progressive CMYK JPEG and a WebP at the edge's whole-decode limit (2 MP;
+ * see src/images/limits.ts); and, to be refused from their headers, each of those whose header says 40 MP
+ * (the most Node accepts), and a progressive CMYK JPEG and a WebP whose headers say a little over 2 MP.
  *
  * How memory is measured: Miniflare runs workerd as a child process, so /proc gives its resident memory
  * (VmRSS) and peak (VmHWM, reset through clear_refs before each request). The Worker is restarted for each
@@ -109,18 +109,26 @@ beforeAll(async () => {
   fixtures.push(
     await make(`PNG ${mp(LARGEST)}`, "png", LARGEST),
     await make(`progressive JPEG ${mp(LARGEST)}`, "jpeg-progressive", LARGEST),
-    await make("CMYK JPEG 2 MP", "jpeg-cmyk", WHOLE),
+    await make(`CMYK JPEG ${mp(LARGEST)}`, "jpeg-cmyk", LARGEST),
+    await make("progressive CMYK JPEG 2 MP", "jpeg-cmyk-progressive", WHOLE),
     await make("WebP 2 MP", "webp", WHOLE),
   );
   // Headers that say more than the data holds: a refusal must come from the header, not a decode.
-  const [png, progressive, cmyk, webp] = fixtures as [Fixture, Fixture, Fixture, Fixture];
+  const [png, progressive, cmyk, progressiveCmyk, webp] = fixtures as [Fixture, Fixture, Fixture, Fixture, Fixture];
   const { maxPixels, wholeDecodePixels } = EDGE_DECODE_LIMITS;
   refused.push(
     { ...png, name: "PNG 40 MP (header)", bytes: pngHeaderOnly(FULL.width, FULL.height), ...FULL, limit: maxPixels },
     { ...progressive, name: "progressive JPEG 40 MP (header)", bytes: patchJpegSize(progressive.bytes, FULL.width, FULL.height), ...FULL, limit: maxPixels },
     { ...cmyk, name: "CMYK JPEG 40 MP (header)", bytes: patchJpegSize(cmyk.bytes, FULL.width, FULL.height), ...FULL, limit: maxPixels },
+    { ...progressiveCmyk, name: "progressive CMYK JPEG 40 MP (header)", bytes: patchJpegSize(progressiveCmyk.bytes, FULL.width, FULL.height), ...FULL, limit: maxPixels },
     { ...webp, name: "WebP 40 MP (header)", bytes: patchWebpSize(webp.bytes, FULL.width, FULL.height), ...FULL, limit: maxPixels },
-    { ...cmyk, name: `CMYK JPEG ${mp(OVER_WHOLE)} (header)`, bytes: patchJpegSize(cmyk.bytes, OVER_WHOLE.width, OVER_WHOLE.height), ...OVER_WHOLE, limit: wholeDecodePixels },
+    {
+      ...progressiveCmyk,
+      name: `progressive CMYK JPEG ${mp(OVER_WHOLE)} (header)`,
+      bytes: patchJpegSize(progressiveCmyk.bytes, OVER_WHOLE.width, OVER_WHOLE.height),
+      ...OVER_WHOLE,
+      limit: wholeDecodePixels,
+    },
     { ...webp, name: `WebP ${mp(OVER_WHOLE)} (header)`, bytes: patchWebpSize(webp.bytes, OVER_WHOLE.width, OVER_WHOLE.height), ...OVER_WHOLE, limit: wholeDecodePixels },
   );
 
