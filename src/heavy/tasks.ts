@@ -41,7 +41,11 @@ export const HEAVY_TASKS = {
    */
   async qrDecode(input: { bytes: Uint8Array; limits?: DecodeLimits }): Promise<string | null> {
     const near = (side: number) => decodeLumaNear(input.bytes, side) ?? decodeNear(input.bytes, side, input.limits);
-    const result = await decodeQrImage(near(WORKING_SIDE), { sharper: () => near(WORKING_SIDE * 2) });
+    const image = near(WORKING_SIDE);
+    // Decoded at full size already (a photo under 8/7 of the working side): another decode gives nothing more.
+    const stored = readImageHeader(input.bytes);
+    const whole = Math.max(image.width, image.height) >= Math.max(stored.width, stored.height);
+    const result = await decodeQrImage(image, whole ? {} : { sharper: () => near(WORKING_SIDE * 2) });
     return result?.text ?? null;
   },
 

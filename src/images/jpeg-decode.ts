@@ -239,7 +239,7 @@ function decode(b: Uint8Array, minWidth: number, minHeight: number, want: Want =
   let restartInterval = 0;
   let adobeTransform = -1;
   let pos = 2;
-  const unstuffed: UnstuffBuffer = { bytes: null, dirty: 0 };
+  const window = new Uint8Array(WINDOW + MARGIN);
   if (b[0] !== 0xff || b[1] !== 0xd8) throw new Error("not a JPEG");
   for (;;) {
     if (pos + 2 > b.length) throw new Error("JPEG ends inside its headers");
@@ -268,7 +268,7 @@ function decode(b: Uint8Array, minWidth: number, minHeight: number, want: Want =
       }
       case 0xda: {
         if (!frame) throw new Error("scan before frame");
-        pos = decodeScan(b, end, seg, frame, quant, dcTables, acTables, restartInterval, unstuffed);
+        pos = decodeScan(b, end, seg, frame, quant, dcTables, acTables, restartInterval, window);
         continue;
       }
       default:
@@ -423,50 +423,146 @@ function readFrame(seg: Uint8Array, progressive: boolean, minWidth: number, minH
 }
 
 /**
- * One buffer for the unstuffed data of every scan of a decode (a progressive file has ten or more scans), and
- * how far scans before have written into it (`dirty`): beyond that it is still zero.
+ * The unstuffed entropy data of a scan is read through a window of this many bytes, refilled from the file
+ * as the decode moves on: the bit reader needs no marker checks, and a decode holds 64 KiB for it instead
+ * of a copy of the whole file (10 MB for the largest JPEG a Worker takes, twice over when an image is
+ * decoded at two sizes).
  */
-interface UnstuffBuffer {
-  bytes: Uint8Array | null;
-  dirty: number;
+const WINDOW = 64 * 1024;
+/**
+ * What is left in the window when it is refilled, checked before each MCU: more than one MCU can read (at
+ * most 10 blocks of about 210 bytes each, every coefficient with the longest code and value).
+ */
+const MARGIN = 4096;
+
+/** Where the unstuffing of a scan stands. */
+const enum Source {
+  /** More data follows what the window holds. */
+  More,
+  /** Stopped at an RSTn marker (consumed), until the reader's restart interval ends. */
+  AtRestart,
+  /** The scan's data ended, at a marker other than RSTn (`next`) or at the end of the file. */
+  Ended,
 }
 
 /**
- * Copies the entropy-coded data after SOS, with the 0xFF00 stuffing removed, into the decode's one buffer, so
- * the bit reader needs no marker checks; RSTn positions are recorded as offsets into it. The view returned
- * runs to 8 bytes past the end of the file, zero after the scan's data, as a fresh buffer would be (zero
- * padding lets the fast bit reader run off the end without a bounds check per byte). A fresh buffer per scan
- * left the rest of the file's size behind each time: 35 MB for a 5 MB progressive photo, which in a Worker
- * counted against the isolate's 128 MB until V8 collected it.
+ * The bit reader of a scan: the window of unstuffed data (`data`, valid up to `length`, zero after as far as
+ * it was ever written), the next byte `p`, and the `cnt` bits not yet used in the low bits of `buf`; the
+ * progressive end-of-band run, which restarts also reset; and the file it unstuffs from: the next byte
+ * `sp`, how far it got, the marker that ends the scan (`next`), and how far the window was ever written
+ * (`dirty`).
  */
-function unstuff(b: Uint8Array, start: number, buffer: UnstuffBuffer): { data: Uint8Array; length: number; restarts: number[]; next: number } {
-  buffer.bytes ??= new Uint8Array(b.length + 8);
-  const data = buffer.bytes.subarray(0, b.length - start + 8);
-  const restarts: number[] = [];
-  let o = 0;
-  let p = start;
-  while (p < b.length) {
+interface BitReader {
+  data: Uint8Array;
+  length: number;
+  p: number;
+  buf: number;
+  cnt: number;
+  eobrun: number;
+  src: Uint8Array;
+  sp: number;
+  state: Source;
+  next: number;
+  dirty: number;
+}
+
+/** A reader for the scan whose entropy data starts at `start` in `b`, its window filled. */
+function scanReader(b: Uint8Array, start: number, window: Uint8Array): BitReader {
+  const r: BitReader = { data: window, length: 0, p: 0, buf: 0, cnt: 0, eobrun: 0, src: b, sp: start, state: Source.More, next: b.length, dirty: window.length };
+  refill(r);
+  return r;
+}
+
+/**
+ * Moves what the reader has not read to the front of the window and unstuffs more of the scan after it
+ * (0xFF00 becomes 0xFF, fill bytes are dropped), up to a full window, an RSTn marker or the scan's end. Past
+ * the data the window reads zero, as the end of a fresh buffer would: zero padding lets the fast bit reader
+ * run off the end without a bounds check per byte.
+ */
+function refill(r: BitReader): void {
+  const { data, src: b } = r;
+  const keep = Math.max(0, r.length - r.p);
+  data.copyWithin(0, r.p, r.p + keep);
+  let o = keep;
+  let p = r.sp;
+  r.p = 0;
+  while (r.state === Source.More) {
+    if (o >= WINDOW) break;
+    if (p >= b.length) { r.state = Source.Ended; break; }
     // Whole runs up to the next 0xFF at native speed (in entropy data that is one byte in ~256).
     let ff = b.indexOf(0xff, p);
     if (ff < 0) ff = b.length;
-    if (ff > p) {
-      data.set(b.subarray(p, ff), o);
-      o += ff - p;
-      p = ff;
-      if (p >= b.length) break;
+    const run = Math.min(ff - p, WINDOW - o);
+    if (run > 0) {
+      data.set(b.subarray(p, p + run), o);
+      o += run;
+      p += run;
+      continue;
     }
     let q = p + 1;
     while (q < b.length && b[q] === 0xff) q++; // fill bytes
-    if (q >= b.length) { p = q; break; }
+    if (q >= b.length) { p = q; r.state = Source.Ended; break; }
     const m = b[q]!;
     if (m === 0x00) { data[o++] = 0xff; p = q + 1; continue; }
-    if (m >= 0xd0 && m <= 0xd7) { restarts.push(o); p = q + 1; continue; }
-    p = q - 1; // the scan ends at any other marker: hand its position back to the header loop
-    break;
+    p = q + 1;
+    if (m >= 0xd0 && m <= 0xd7) { r.state = Source.AtRestart; break; }
+    r.state = Source.Ended;
+    r.next = q - 1; // the scan ends at any other marker: its position goes back to the header loop
   }
-  if (buffer.dirty > o) data.fill(0, o, buffer.dirty);
-  buffer.dirty = Math.max(buffer.dirty, o);
-  return { data, length: o, restarts, next: p };
+  r.sp = p;
+  r.length = o;
+  if (r.dirty > o) data.fill(0, o, r.dirty);
+  r.dirty = r.state === Source.More ? WINDOW : o;
+}
+
+/**
+ * The reader at the start of the next restart interval: past the next RSTn marker, its bits and end-of-band
+ * run dropped. Throws when the scan has no more RSTn marker.
+ */
+function restart(r: BitReader): void {
+  if (r.state === Source.More) {
+    // The interval's data runs on past what was read: skip to its marker without unstuffing it.
+    const at = nextMarker(r.src, r.sp, true);
+    r.sp = at.resume;
+    r.state = at.restart ? Source.AtRestart : Source.Ended;
+    r.next = at.next;
+  }
+  if (r.state !== Source.AtRestart) throw new Error("restart marker missing");
+  r.state = Source.More;
+  r.length = 0;
+  r.p = 0;
+  r.buf = 0;
+  r.cnt = 0;
+  r.eobrun = 0;
+  refill(r);
+}
+
+/**
+ * The next marker at or after `p` that is not stuffing (0xFF00), nor, unless `stopAtRestart`, RSTn: whether it
+ * is RSTn, where the data after it resumes, and the position of the marker that ends the scan (the end of
+ * the file when there is none).
+ */
+function nextMarker(b: Uint8Array, p: number, stopAtRestart: boolean): { restart: boolean; resume: number; next: number } {
+  for (;;) {
+    const ff = b.indexOf(0xff, p);
+    if (ff < 0) return { restart: false, resume: b.length, next: b.length };
+    let q = ff + 1;
+    while (q < b.length && b[q] === 0xff) q++;
+    if (q >= b.length) return { restart: false, resume: q, next: q };
+    const m = b[q]!;
+    if (m === 0x00) { p = q + 1; continue; }
+    if (m >= 0xd0 && m <= 0xd7) {
+      if (stopAtRestart) return { restart: true, resume: q + 1, next: b.length };
+      p = q + 1;
+      continue;
+    }
+    return { restart: false, resume: q + 1, next: q - 1 };
+  }
+}
+
+/** The position of the marker that ends the reader's scan, past whatever of it was not read. */
+function scanEnd(r: BitReader): number {
+  return r.state === Source.Ended ? r.next : nextMarker(r.src, r.sp, false).next;
 }
 
 /** A code longer than LOOKUP_BITS, from the next 16 bits: (length << 8) | symbol. */
@@ -510,33 +606,20 @@ function readScanHeader(seg: Uint8Array, frame: Frame, dcTables: (Huffman | unde
 /**
  * Decodes one scan (SOS segment `seg`, entropy data from `dataStart`) into the frame: a sequential scan straight
  * into the scaled planes, a progressive one into the coefficients. Returns the position of the next marker.
+ * `window` is the decode's one window for every scan (a progressive file has ten or more).
  */
 function decodeScan(
   b: Uint8Array, dataStart: number, seg: Uint8Array, frame: Frame, quant: (Int32Array | undefined)[],
-  dcTables: (Huffman | undefined)[], acTables: (Huffman | undefined)[], restartInterval: number, unstuffed: UnstuffBuffer,
+  dcTables: (Huffman | undefined)[], acTables: (Huffman | undefined)[], restartInterval: number, window: Uint8Array,
 ): number {
   const header = readScanHeader(seg, frame, dcTables, acTables);
-  const { data, length, restarts, next } = unstuff(b, dataStart, unstuffed);
   // A progressive scan of components not kept (a luma-only decode's chroma) changes nothing kept.
-  if (frame.progressive && header.comps.every((c) => c.skip)) return next;
-  const reader: BitReader = { data, length, p: 0, buf: 0, cnt: 0, eobrun: 0 };
+  if (frame.progressive && header.comps.every((c) => c.skip)) return nextMarker(b, dataStart, false).next;
+  const reader = scanReader(b, dataStart, window);
   const blocks = frame.progressive ? new ProgressiveBlocks(reader, header, frame.size) : new BaselineBlocks(reader, header.comps, frame, quant);
-  forEachBlock(header.comps, frame, restartInterval, restarts, reader, blocks);
+  forEachBlock(header.comps, frame, restartInterval, reader, blocks);
   for (const c of frame.components) c.pred = 0;
-  return next;
-}
-
-/**
- * The bit reader of a scan: the unstuffed data (zero-padded), the next byte `p`, and the `cnt` bits not yet
- * used in the low bits of `buf`; plus the progressive end-of-band run, which restarts also reset.
- */
-interface BitReader {
-  data: Uint8Array;
-  length: number;
-  p: number;
-  buf: number;
-  cnt: number;
-  eobrun: number;
+  return scanEnd(reader);
 }
 
 /**
@@ -553,24 +636,17 @@ interface BlockStep {
  * used blocks row by row for a single one), realigning the reader and resetting the predictions at each
  * restart interval.
  */
-function forEachBlock(
-  comps: Component[], frame: Frame, restartInterval: number, restarts: number[], reader: BitReader,
-  step: BlockStep,
-): void {
+function forEachBlock(comps: Component[], frame: Frame, restartInterval: number, reader: BitReader, step: BlockStep): void {
   const single = comps.length === 1;
   const first = comps[0]!;
   const perLine = single ? first.usedBlocksPerLine : frame.mcusPerLine;
   const total = single ? first.usedBlocksPerLine * first.usedBlocksPerColumn : frame.mcusPerLine * frame.mcusPerColumn;
-  let restartIndex = 0;
   for (let m = 0; m < total; m++) {
     if (restartInterval > 0 && m > 0 && m % restartInterval === 0) {
-      const at = restarts[restartIndex++];
-      if (at === undefined) throw new Error("restart marker missing");
-      reader.p = at;
-      reader.buf = 0;
-      reader.cnt = 0;
-      reader.eobrun = 0;
+      restart(reader);
       for (const c of comps) c.pred = 0;
+    } else if (reader.state === Source.More && reader.length - reader.p < MARGIN) {
+      refill(reader);
     }
     const mr = (m / perLine) | 0;
     const mc = m - mr * perLine;

@@ -79,6 +79,21 @@ describe("decodeJpegScaled", () => {
     }
   });
 
+  it("reads entropy data many times longer than its 64 KiB window, baseline and progressive", async () => {
+    const { width, height } = { width: 1200, height: 900 };
+    const noise = Buffer.alloc(width * height * 3);
+    let seed = 7;
+    for (let i = 0; i < noise.length; i++) noise[i] = (seed = (seed * 1103515245 + 12345) >>> 0) >>> 24;
+    for (const progressive of [false, true]) {
+      // 4:4:4: on noise, libjpeg's smoothing chroma upsampling and ours would differ more than the decoders do.
+      const jpeg = await sharp(noise, { raw: { width, height, channels: 3 } }).jpeg({ quality: 95, progressive, chromaSubsampling: "4:4:4" }).toBuffer();
+      expect(jpeg.length).toBeGreaterThan(8 * 64 * 1024);
+      const ours = decodeJpegScaled(jpeg)!;
+      const ref = await sharp(jpeg).raw().toBuffer({ resolveWithObject: true });
+      expect(psnr(ours.data, ref.data, ref.info.channels), `progressive ${progressive}`).toBeGreaterThan(40);
+    }
+  });
+
   it("throws on garbage entropy data", async () => {
     const good = await makePhotoJpeg(64, 64, 90);
     const bad = Uint8Array.from(good);
