@@ -35,10 +35,12 @@ import type { DecodeLimits } from "./images/limits";
  * that. Photon holds about 12 bytes per pixel at its peak in WebAssembly memory that never shrinks, which
  * the isolate can afford only for small images: WebP, interlaced PNG and JPEGs with unusual subsampling (only
  * photon decodes those) and progressive CMYK JPEGs (our decoder holds four full-size components'
- * coefficients) above `wholeDecodePixels` are refused with 422 naming that limit, and PNGs above it stream
- * through our decoder. Baseline CMYK JPEGs decode at N/8 like any other JPEG, up to `maxPixels`. Measured in workerd with test/worker/edge-memory.test.ts; docs/architecture.md, "Memory in workerd", has the figures.
+ * coefficients) above `wholeDecodePixels` are refused with 422 naming that limit. Every non-interlaced PNG
+ * streams through our decoder (`streamedPngPixels: 0`), so photon's memory grows only for what only it
+ * decodes: that growth stays with the isolate. Baseline CMYK JPEGs decode at N/8 like any other JPEG, up to
+ * `maxPixels`. Measured in workerd with test/worker/edge-memory.test.ts; docs/architecture.md, "Memory in workerd", has the figures.
  */
-export const EDGE_DECODE_LIMITS: DecodeLimits = { maxPixels: 12_500_000, wholeDecodePixels: 2_000_000 };
+export const EDGE_DECODE_LIMITS: DecodeLimits = { maxPixels: 12_500_000, wholeDecodePixels: 2_000_000, streamedPngPixels: 0 };
 
 export interface EdgeContext {
   waitUntil(promise: Promise<unknown>): void;

@@ -10,15 +10,18 @@
 import { resizeRgba } from "./resize";
 import type { RgbaImage } from "./types";
 
-/** Resizes a straight-alpha image and returns it premultiplied. */
-export function resizePremultiplied(img: RgbaImage, width: number, height: number): RgbaImage {
+/**
+ * Resizes a straight-alpha image and returns it premultiplied. A caller that `owns` the pixels lets them be
+ * premultiplied in place (they are spent), instead of in a copy of the whole image.
+ */
+export function resizePremultiplied(img: RgbaImage, width: number, height: number, owned = false): RgbaImage {
   const s = img.data;
   if (isOpaque(s)) {
     // Premultiplying changes no pixel: resize them as they are, without a premultiplied copy of the whole image
     // (12 MB for a 3 MP photo), and still hand back an image of its own.
     return width === img.width && height === img.height ? { width, height, data: s.slice() } : resizeRgba(img, width, height);
   }
-  const pre = premultiply(img, false);
+  const pre = premultiply(img, owned);
   return resizeRgba(pre, width, height);
 }
 

@@ -17,8 +17,9 @@ import type { RgbaImage } from "./types";
 /**
  * Sniffs, checks limits and decodes to RGBA with the EXIF orientation applied (JPEG). Corrupt or unsupported
  * data throws ApiError INVALID_IMAGE (422); over 10 MB throws PAYLOAD_TOO_LARGE (413). Never a 500 for input.
- * Photon decodes it, unless it has more pixels than `limits` let photon decode whole: then a PNG streams
- * through our decoder at full size, and anything else is a 422 (see limits.ts).
+ * Photon decodes it, unless it has more pixels than `limits` let photon decode whole (then a PNG streams
+ * through our decoder at full size, and anything else is a 422, see limits.ts), or it is a PNG and the
+ * deployment keeps every PNG off photon (`streamedPngPixels: 0`, the edge).
  *
  * @example
  * const { width, height, data } = decodeImage(bytes); // data: RGBA, width * height * 4 bytes
@@ -26,7 +27,7 @@ import type { RgbaImage } from "./types";
 export function decodeImage(bytes: Uint8Array, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): RgbaImage {
   const header = readImageHeader(bytes);
   checkComplete(bytes, header);
-  if (streamsPng(header, limits) && header.width * header.height > limits.wholeDecodePixels) {
+  if (streamsPng(header, limits) && (header.width * header.height > limits.wholeDecodePixels || limits.streamedPngPixels === 0)) {
     try {
       const png = decodePngAtMost(bytes, Infinity);
       if (png) return png;

@@ -18,33 +18,39 @@
  *   422 then, `assertWholeDecodeAllowed`).
  *
  * @example
- * const limits: DecodeLimits = { maxPixels: 12_500_000, wholeDecodePixels: 2_000_000 };
+ * const limits: DecodeLimits = { maxPixels: 12_500_000, wholeDecodePixels: 2_000_000, streamedPngPixels: 0 };
  * checkDecodeLimits(readImageHeader(webpBytes), limits); // 422 above 2 MP (any image above 12.5 MP)
  */
 import { ApiError } from "../http/errors";
 import { samplingSupported } from "./jpeg-decode";
 import { MAX_IMAGE_PIXELS, type ImageHeader } from "./sniff";
 
+/** Node's threshold for PNGs through the streaming decoder (DecodeLimits.streamedPngPixels). */
+export const STREAMED_PNG_PIXELS = 8_000_000;
+
 export interface DecodeLimits {
   /** The most pixels any image may have (Infinity: no limit beyond the 40 MP every image is held to). */
   maxPixels: number;
   /** The most pixels photon may decode whole (Infinity: no limit beyond the 40 MP every image has). */
   wholeDecodePixels: number;
+  /**
+   * Non-interlaced PNGs above this many pixels go through our streaming decoder, smaller ones to photon
+   * (`wholeDecodePixels` lowers it too). Ours never holds the whole image and its memory is the JS heap's
+   * to give back; photon's Rust inflate is about twice as fast (2.2 MB PNG: 38 ms against 91 ms), but grows
+   * a WebAssembly memory that never shrinks.
+   */
+  streamedPngPixels: number;
 }
 
-/** Node's: every image up to the 40 MP `readImageHeader` holds them to, and photon decodes whatever only it can. */
-export const DEFAULT_DECODE_LIMITS: DecodeLimits = { maxPixels: Infinity, wholeDecodePixels: Infinity };
-
 /**
- * PNGs above this many pixels are decoded by our streaming decoder, smaller ones by photon: ours never
- * holds the whole image (a 40 MP PNG costs 40 MB instead of photon's 600 MB), photon's Rust inflate is
- * about twice as fast (2.2 MB PNG: 38 ms against 91 ms). `wholeDecodePixels` lowers it.
+ * Node's: every image up to the 40 MP `readImageHeader` holds them to, photon decodes whatever only it can,
+ * and PNGs up to 8 MP (a 40 MP PNG costs 40 MB through our decoder instead of photon's 600 MB).
  */
-export const STREAMED_PNG_PIXELS = 8_000_000;
+export const DEFAULT_DECODE_LIMITS: DecodeLimits = { maxPixels: Infinity, wholeDecodePixels: Infinity, streamedPngPixels: STREAMED_PNG_PIXELS };
 
 /** Whether a PNG goes through the streaming decoder: non-interlaced and above the photon threshold. */
 export function streamsPng(header: ImageHeader, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): boolean {
-  return header.format === "png" && !header.interlaced && pixels(header) > Math.min(STREAMED_PNG_PIXELS, limits.wholeDecodePixels);
+  return header.format === "png" && !header.interlaced && pixels(header) > Math.min(limits.streamedPngPixels, limits.wholeDecodePixels);
 }
 
 /**
@@ -64,7 +70,7 @@ export function decodedWhole(header: ImageHeader): boolean {
  * limit, the image's size and what to send instead).
  *
  * @example
- * checkDecodeLimits(header, { maxPixels: 12_500_000, wholeDecodePixels: 2_000_000 }); // a 3000x2000 WebP: 422
+ * checkDecodeLimits(header, EDGE_DECODE_LIMITS); // a 3000x2000 WebP: 422
  */
 export function checkDecodeLimits(header: ImageHeader, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): void {
   if (pixels(header) > limits.maxPixels) {

@@ -9,7 +9,11 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { crc32, deflateSync } from "node:zlib";
 import sharp from "sharp";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { PhotonImage } from "@cf-wasm/photon";
+import { EDGE_DECODE_LIMITS } from "../../src/edge-services";
+import { decodeImage } from "../../src/images";
+import { decodeAtLeast, decodeAtMost } from "../../src/images/scaled";
 import { encodePng } from "../../src/images/png";
 import { decodePngAtLeast, decodePngAtMost, MAX_ROW_BYTES } from "../../src/images/png-decode";
 import { MAX_IMAGE_PIXELS } from "../../src/images/sniff";
@@ -655,3 +659,21 @@ function runFuzz(cases: FuzzCase[], hangMs: number): Promise<FuzzOutcome[]> {
     });
   });
 }
+
+describe("which decoder a PNG goes to", () => {
+  it("on the edge every non-interlaced PNG streams through ours, and photon never sees it; on Node a small one goes to photon", async () => {
+    const png = await sharp({ create: { width: 300, height: 200, channels: 4, background: { r: 200, g: 40, b: 90, alpha: 0.5 } } }).png().toBuffer();
+    const photon = vi.spyOn(PhotonImage, "new_from_byteslice");
+    try {
+      const node = decodeImage(png);
+      expect(photon).toHaveBeenCalledTimes(1);
+      for (const edge of [decodeImage(png, EDGE_DECODE_LIMITS), decodeAtMost(png, 100, EDGE_DECODE_LIMITS), decodeAtLeast(png, 250, EDGE_DECODE_LIMITS)]) {
+        expect(edge.width).toBeGreaterThan(0);
+      }
+      expect(photon).toHaveBeenCalledTimes(1);
+      expect(Buffer.from(decodeImage(png, EDGE_DECODE_LIMITS).data).equals(Buffer.from(node.data))).toBe(true);
+    } finally {
+      photon.mockRestore();
+    }
+  });
+});

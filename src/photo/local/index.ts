@@ -53,7 +53,7 @@ export function LocalGenerator(options: { limits?: DecodeLimits } = {}): ImageGe
       if (request.reference) style = styleFromReference(decodeAtMost(request.reference.bytes, 256, options.limits), style);
       const cut = cutOutAtDrawnSize(openPhoto(request.product.bytes, options.limits), style, W, H);
       request.signal?.throwIfAborted();
-      return composeScene(cut, style, W, H);
+      return composeScene(cut, style, W, H, true);
     },
   };
 }
@@ -84,14 +84,15 @@ export function cutOutAtDrawnSize(source: PhotoSource, style: SceneStyle, W: num
 }
 
 /**
- * Composes an already cut-out product (straight alpha) into the style's scene at W x H.
+ * Composes an already cut-out product (straight alpha) into the style's scene at W x H. With `owned`, the
+ * cut-out's pixels are the caller's to spend: premultiplied where they are, not in a copy.
  *
  * @example
  * const scene = composeScene(cutOut(photo).image, sceneStyleFor("studio-glossy", ""), 1024, 1024);
  */
-export function composeScene(cut: RgbaImage, style: SceneStyle, W: number, H: number): RgbaImage {
+export function composeScene(cut: RgbaImage, style: SceneStyle, W: number, H: number, owned = false): RgbaImage {
   const frame = layoutFor(style, cut.width, cut.height, W, H);
-  const product = resizePremultiplied(cut, frame.pw, frame.ph);
+  const product = resizePremultiplied(cut, frame.pw, frame.ph, owned);
   const canvas = renderBackdrop(style, frame);
   drawPropShadow(canvas, style, frame);
   drawProp(canvas, style, frame);
