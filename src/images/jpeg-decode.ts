@@ -194,23 +194,28 @@ export function decodeJpegPlanes(bytes: Uint8Array, minWidth = Infinity, minHeig
  * orientation), for a reader that only needs brightness (the QR reader): the Y plane of a YCbCr JPEG, the
  * plane of a grey one. The chroma is read past, never stored: a progressive file's chroma scans are skipped
  * whole, and neither their coefficients, planes, IDCT nor an RGBA image are made, so a 12 MP photo costs its
- * luma plane instead of that plus a four-times-larger RGBA copy. Null where `decodeJpegScaled` would be, and
- * for JPEGs whose colours are not YCbCr (RGB-stored, CMYK, YCCK) or whose luma is subsampled.
+ * luma plane instead of that plus a four-times-larger RGBA copy. A CMYK or YCCK JPEG keeps its four planes
+ * and gets the luma of its colours written over the first, still without an RGBA image. Null where
+ * `decodeJpegScaled` would be, and for RGB-stored JPEGs and those whose first plane is subsampled.
  *
  * @example
  * const gray = decodeJpegGray(bytes, 1600, 1200); // 4000x3000 4:2:0 -> 2000x1500 grey, eighths 4
  */
 export function decodeJpegGray(bytes: Uint8Array, minWidth = Infinity, minHeight = Infinity): (GrayImage & { eighths: number }) | null {
   try {
-    const { frame } = decode(bytes, minWidth, minHeight, "luma");
-    const luma = frame.components[0]!;
+    const { frame, adobeTransform } = decode(bytes, minWidth, minHeight, "luma");
+    const first = frame.components[0]!;
     const size = frame.size;
     const width = Math.ceil((frame.width * size) / 8);
     const height = Math.ceil((frame.height * size) / 8);
-    const stride = luma.blocksPerLine * size;
-    const plane = luma.plane;
-    // Rows packed to the image's width in place (each row moves left, never over one not yet moved).
-    for (let y = 1; y < height; y++) plane.copyWithin(y * width, y * stride, y * stride + width);
+    const stride = first.blocksPerLine * size;
+    const plane = first.plane;
+    if (frame.components.length === 4) {
+      cmykConvert(frame, adobeTransform === 2, width, height, plane, true);
+    } else {
+      // Rows packed to the image's width in place (each row moves left, never over one not yet moved).
+      for (let y = 1; y < height; y++) plane.copyWithin(y * width, y * stride, y * stride + width);
+    }
     return { width, height, data: new Uint8Array(plane.buffer, plane.byteOffset, width * height), eighths: size };
   } catch (e) {
     if (e instanceof Unsupported) return null;
@@ -371,7 +376,7 @@ function readFrame(seg: Uint8Array, progressive: boolean, minWidth: number, minH
   const n = seg[5]!;
   if (width === 0 || height === 0) throw new Unsupported("height defined by DNL");
   if (n !== 1 && n !== 3 && n !== 4) throw new Unsupported("component count");
-  if (want !== "rgba" && n === 4) throw new Unsupported("CMYK JPEG");
+  if (want === "planes" && n === 4) throw new Unsupported("CMYK JPEG");
   if (seg.length < 6 + 3 * n) throw new Error("frame header too short");
   const raw: { id: number; h: number; v: number; tq: number }[] = [];
   for (let i = 0; i < n; i++) {
@@ -390,7 +395,7 @@ function readFrame(seg: Uint8Array, progressive: boolean, minWidth: number, minH
   const components = raw.map((c, i): Component => {
     const blocksPerLine = mcusPerLine * c.h;
     const blocksPerColumn = mcusPerColumn * c.v;
-    const skip = want === "luma" && i > 0;
+    const skip = want === "luma" && n === 3 && i > 0;
     const blocks = skip ? 0 : blocksPerLine * blocksPerColumn;
     return {
       ...c,
@@ -1238,6 +1243,16 @@ function toRgba(frame: Frame, adobeTransform: number): RgbaImage {
  * libjpeg's reading without an ICC profile.
  */
 function cmykToRgba(frame: Frame, ycck: boolean, width: number, height: number, out: Uint8Array): RgbaImage {
+  cmykConvert(frame, ycck, width, height, out, false);
+  return { width, height, data: out };
+}
+
+/**
+ * The colours of `cmykToRgba`, written as RGBA, or with `gray` as their BT.601 luma (the QR reader's
+ * weights), one byte per pixel; the luma may be written over the first plane (it must be full size), since
+ * each pixel lands at or before where it was read.
+ */
+function cmykConvert(frame: Frame, ycck: boolean, width: number, height: number, out: Uint8Array | Uint8ClampedArray, gray: boolean): void {
   const size = frame.size;
   const planes = frame.components;
   const shiftX = planes.map((c) => (c.h === frame.hMax ? 0 : 1));
@@ -1253,8 +1268,8 @@ function cmykToRgba(frame: Frame, ycck: boolean, width: number, height: number, 
     const r1 = (y >> shiftY[1]!) * strides[1]!;
     const r2 = (y >> shiftY[2]!) * strides[2]!;
     const r3 = (y >> shiftY[3]!) * strides[3]!;
-    let o = y * width * 4;
-    for (let x = 0; x < width; x++, o += 4) {
+    let o = y * width * (gray ? 1 : 4);
+    for (let x = 0; x < width; x++) {
       let c = p0[r0 + (x >> sx0)]!;
       let m = p1[r1 + (x >> sx1)]!;
       let ye = p2[r2 + (x >> sx2)]!;
@@ -1267,13 +1282,20 @@ function cmykToRgba(frame: Frame, ycck: boolean, width: number, height: number, 
         m = 255 - clamp[a + G_CBCR[(cb << 8) | cr]!]!;
         ye = 255 - clamp[a + B_CB[cb]!]!;
       }
-      out[o] = times(c, k);
-      out[o + 1] = times(m, k);
-      out[o + 2] = times(ye, k);
+      const r = times(c, k);
+      const g = times(m, k);
+      const b = times(ye, k);
+      if (gray) {
+        out[o++] = (r * 77 + g * 150 + b * 29) >> 8;
+        continue;
+      }
+      out[o] = r;
+      out[o + 1] = g;
+      out[o + 2] = b;
       out[o + 3] = 255;
+      o += 4;
     }
   }
-  return { width, height, data: out };
 }
 
 /**

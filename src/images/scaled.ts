@@ -160,8 +160,8 @@ export function decodeNear(bytes: Uint8Array, side: number, limits: DecodeLimits
 
 /**
  * The upright luma of a JPEG near `side`, as `decodeNear` sizes it, for a reader that needs only brightness:
- * the chroma is never stored and no RGBA is made (`decodeJpegGray`). Null for any other image, and for a
- * JPEG that decoder does not take (CMYK, RGB-stored, unusual sampling) or finds corrupt: the caller then
+ * no RGBA is made and a YCbCr JPEG's chroma is never stored (`decodeJpegGray`). Null for any other image,
+ * and for a JPEG that decoder does not take (RGB-stored, unusual sampling) or finds corrupt: the caller then
  * uses `decodeNear`, which gives the verdict.
  *
  * @example

@@ -166,9 +166,23 @@ describe("decodeJpegGray", () => {
     expect(same).toBe(false);
   });
 
-  it("returns null where the colours are not YCbCr: CMYK, and RGB stored as it is", async () => {
+  it("gives a CMYK or YCCK JPEG's luma exactly as the reader's grey of its colours, at every N/8 scale", async () => {
+    const cmyk = await sharp(await makePhotoJpeg(203, 131, 95)).toColourspace("cmyk").jpeg({ quality: 90 }).toBuffer();
+    const ycck = Buffer.from(cmyk);
+    ycck[ycck.indexOf(Buffer.from("Adobe")) + 11] = 2;
+    for (const jpeg of [cmyk, ycck]) {
+      for (let n = 1; n <= 8; n++) {
+        const min = Math.ceil((203 * n) / 8);
+        const gray = decodeJpegGray(jpeg, min, 1)!;
+        const colour = decodeJpegScaled(jpeg, min, 1)!;
+        expect([gray.width, gray.height, gray.eighths]).toEqual([colour.width, colour.height, n]);
+        expect(Buffer.from(gray.data).equals(Buffer.from(toGray(colour).data)), `${n}/8`).toBe(true);
+      }
+    }
+  });
+
+  it("returns null for RGB stored as it is", async () => {
     const photo = await makePhotoJpeg(64, 48, 95);
-    expect(decodeJpegGray(await sharp(photo).toColourspace("cmyk").jpeg().toBuffer())).toBeNull();
     const rgb = Buffer.from(await sharp(photo).jpeg({ quality: 90, chromaSubsampling: "4:4:4" }).toBuffer());
     // Component ids 'R', 'G', 'B', in the frame and in the scan.
     const sof = rgb.indexOf(Buffer.from([0xff, 0xc0]));
