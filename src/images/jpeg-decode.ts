@@ -225,8 +225,13 @@ export function decodeJpegGray(bytes: Uint8Array, minWidth = Infinity, minHeight
 
 /** Whether a three-component frame holds RGB as it is: Adobe transform 0, or component ids 'R', 'G', 'B'. */
 function rgbStored(frame: Frame, adobeTransform: number): boolean {
-  const [c0, c1, c2] = frame.components;
-  return frame.components.length === 3 && (adobeTransform === 0 || (c0!.id === 0x52 && c1!.id === 0x47 && c2!.id === 0x42));
+  return frame.components.length === 3 && (adobeTransform === 0 || rgbIds(frame.components));
+}
+
+/** Whether three components are named 'R', 'G', 'B'. */
+function rgbIds(components: { id: number }[]): boolean {
+  const [c0, c1, c2] = components;
+  return components.length === 3 && c0!.id === 0x52 && c1!.id === 0x47 && c2!.id === 0x42;
 }
 
 /**
@@ -388,7 +393,7 @@ function readFrame(seg: Uint8Array, progressive: boolean, minWidth: number, minH
   const vMax = Math.max(...raw.map((c) => c.v));
   if (raw.some((c) => c.tq > 3) || !samplingSupported(raw.map((c) => (c.h << 4) | c.v))) throw new Unsupported("sampling factors");
   if (want === "luma" && (raw[0]!.h !== hMax || raw[0]!.v !== vMax)) throw new Unsupported("subsampled luma");
-  if (want !== "rgba" && n === 3 && raw[0]!.id === 0x52 && raw[1]!.id === 0x47 && raw[2]!.id === 0x42) throw new Unsupported("RGB-stored JPEG");
+  if (want !== "rgba" && rgbIds(raw)) throw new Unsupported("RGB-stored JPEG");
   const size = chooseEighths(width, height, minWidth, minHeight);
   const mcusPerLine = Math.ceil(width / (8 * hMax));
   const mcusPerColumn = Math.ceil(height / (8 * vMax));
