@@ -14,7 +14,9 @@ import type { PhotoRequest } from "../../src/photo/request";
 import { parseGenerateRequest } from "../../src/qr/schemas";
 import { decodeQrCode, generateQrCode } from "../../src/qr/service";
 import { fuzzServices } from "../fuzz/properties";
-import { photoPixels, psnr } from "../helpers/images";
+import { patchJpegSize, photoPixels, psnr } from "../helpers/images";
+import { EDGE_DECODE_LIMITS } from "../../src/edge-services";
+import { checkDecodeLimits } from "../../src/images/limits";
 import { useNodeZxing } from "../qr/zxing-node";
 
 let baseline: Buffer;
@@ -131,5 +133,28 @@ describe("refused with a 422 that names the variant, at every entry point", () =
   ])("%s", async (_name, marker, precision, refusal) => {
     const outcomes = await everyEntryPoint(patchFrame(baseline, marker, precision));
     for (const [entry, outcome] of Object.entries(outcomes)) expect(outcome, entry).toMatch(refusal);
+  });
+});
+
+describe("the edge's limits for CMYK JPEGs", () => {
+  it("takes a baseline CMYK JPEG up to the pixel limit, and refuses a progressive one above the whole-decode limit by name", async () => {
+    const raw = await photoPixels(96, 64);
+    const base = () => sharp(raw, { raw: { width: 96, height: 64, channels: 3 } }).toColourspace("cmyk");
+    // Headers that say 3000x2000 (6 MP): above the 2 MP whole-decode limit, under the 12.5 MP pixel limit.
+    const baseline = patchJpegSize(await base().jpeg({ quality: 90 }).toBuffer(), 3000, 2000);
+    const progressive = patchJpegSize(await base().jpeg({ quality: 90, progressive: true }).toBuffer(), 3000, 2000);
+    expect(() => checkDecodeLimits(readImageHeader(baseline), EDGE_DECODE_LIMITS)).not.toThrow();
+    const refusal = (() => {
+      try {
+        checkDecodeLimits(readImageHeader(progressive), EDGE_DECODE_LIMITS);
+      } catch (err) {
+        return err as ApiError;
+      }
+      return null;
+    })();
+    expect(refusal?.code).toBe("INVALID_IMAGE");
+    expect(refusal?.message).toMatch(/^The image is a progressive CMYK JPEG of 3000x2000 \(6 million pixels\); this server decodes such images only up to 2 million pixels\./);
+    // Node decodes both kinds whatever their size.
+    expect(() => checkDecodeLimits(readImageHeader(progressive))).not.toThrow();
   });
 });
