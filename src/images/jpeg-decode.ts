@@ -168,8 +168,7 @@ export function decodeJpegPlanes(bytes: Uint8Array, minWidth = Infinity, minHeig
     const { frame, adobeTransform } = decode(bytes, minWidth, minHeight, "planes");
     const [c0, c1, c2] = frame.components;
     const size = frame.size;
-    const width = Math.ceil((frame.width * size) / 8);
-    const height = Math.ceil((frame.height * size) / 8);
+    const { width, height } = scaledSize(frame);
     if (c0 && !c1) {
       // Greyscale: neutral chroma (one sample each, stretched over the image).
       const neutral = (): Plane => ({ width: 1, height: 1, stride: 1, data: new Uint8Array([128]) });
@@ -206,8 +205,7 @@ export function decodeJpegGray(bytes: Uint8Array, minWidth = Infinity, minHeight
     const { frame, adobeTransform } = decode(bytes, minWidth, minHeight, "luma");
     const first = frame.components[0]!;
     const size = frame.size;
-    const width = Math.ceil((frame.width * size) / 8);
-    const height = Math.ceil((frame.height * size) / 8);
+    const { width, height } = scaledSize(frame);
     const stride = first.blocksPerLine * size;
     const plane = first.plane;
     if (frame.components.length === 4) {
@@ -509,8 +507,7 @@ function refill(r: BitReader): void {
       p += run;
       continue;
     }
-    let q = p + 1;
-    while (q < b.length && b[q] === 0xff) q++; // fill bytes
+    const q = pastFill(b, p);
     if (q >= b.length) { p = q; r.state = Source.Ended; break; }
     const m = b[q]!;
     if (m === 0x00) { data[o++] = 0xff; p = q + 1; continue; }
@@ -556,8 +553,7 @@ function nextMarker(b: Uint8Array, p: number, stopAtRestart: boolean): { restart
   for (;;) {
     const ff = b.indexOf(0xff, p);
     if (ff < 0) return { restart: false, resume: b.length, next: b.length };
-    let q = ff + 1;
-    while (q < b.length && b[q] === 0xff) q++;
+    const q = pastFill(b, ff);
     if (q >= b.length) return { restart: false, resume: q, next: q };
     const m = b[q]!;
     if (m === 0x00) { p = q + 1; continue; }
@@ -568,6 +564,13 @@ function nextMarker(b: Uint8Array, p: number, stopAtRestart: boolean): { restart
     }
     return { restart: false, resume: q + 1, next: q - 1 };
   }
+}
+
+/** The position of the marker code after the 0xFF at `ff` and any 0xFF fill bytes after it (b.length if none). */
+function pastFill(b: Uint8Array, ff: number): number {
+  let q = ff + 1;
+  while (q < b.length && b[q] === 0xff) q++;
+  return q;
 }
 
 /** The position of the marker that ends the reader's scan, past whatever of it was not read. */
@@ -1201,8 +1204,7 @@ function col4(w: Float64Array, x: number, f0: number, f1: number, f2: number, f3
 
 function toRgba(frame: Frame, adobeTransform: number): RgbaImage {
   const size = frame.size;
-  const width = Math.ceil((frame.width * size) / 8);
-  const height = Math.ceil((frame.height * size) / 8);
+  const { width, height } = scaledSize(frame);
   const out = new Uint8Array(width * height * 4);
   const px = new Uint32Array(out.buffer);
   const [c0, c1, c2] = frame.components;
@@ -1219,18 +1221,17 @@ function toRgba(frame: Frame, adobeTransform: number): RgbaImage {
     }
     return { width, height, data: out };
   }
-  if (frame.components.length === 4) return cmykToRgba(frame, adobeTransform === 2, width, height, out);
+  if (frame.components.length === 4) {
+    cmykConvert(frame, adobeTransform === 2, width, height, out, false);
+    return { width, height, data: out };
+  }
   const rgb = rgbStored(frame, adobeTransform);
-  const planes = [c0!, c1, c2];
-  const shiftX = planes.map((c) => (c.h === frame.hMax ? 0 : 1));
-  const shiftY = planes.map((c) => (c.v === frame.vMax ? 0 : 1));
-  const strides = planes.map((c) => c.blocksPerLine * size);
-  const [p0, p1, p2] = planes.map((c) => c.plane) as [Uint8ClampedArray, Uint8ClampedArray, Uint8ClampedArray];
-  const sx1 = shiftX[1]!, sx2 = shiftX[2]!, sx0 = shiftX[0]!;
+  const [l0, l1, l2] = planeLayout(frame) as [PlaneLayout, PlaneLayout, PlaneLayout];
+  const { plane: p0, sx: sx0 } = l0, { plane: p1, sx: sx1 } = l1, { plane: p2, sx: sx2 } = l2;
   for (let y = 0; y < height; y++) {
-    const r0 = (y >> shiftY[0]!) * strides[0]!;
-    const r1 = (y >> shiftY[1]!) * strides[1]!;
-    const r2 = (y >> shiftY[2]!) * strides[2]!;
+    const r0 = (y >> l0.sy) * l0.stride;
+    const r1 = (y >> l1.sy) * l1.stride;
+    const r2 = (y >> l2.sy) * l2.stride;
     const i = y * width;
     if (rgb) {
       for (let x = 0; x < width; x++) px[i + x] = p0[r0 + (x >> sx0)]! | (p1[r1 + (x >> sx1)]! << 8) | (p2[r2 + (x >> sx2)]! << 16) | 0xff000000;
@@ -1241,38 +1242,50 @@ function toRgba(frame: Frame, adobeTransform: number): RgbaImage {
   return { width, height, data: out };
 }
 
-/**
- * A four-component frame to RGBA (`out`, width x height): CMYK as stored (inverted inks), or YCCK, whose first
- * three planes are YCbCr for the inverted C, M, Y (libjpeg's C = 255 - R of the YCbCr). Each colour is the
- * stored C (M, Y) times the stored K over 255, rounded: (255 - c)(255 - k) / 255 in inks, photon's and
- * libjpeg's reading without an ICC profile.
- */
-function cmykToRgba(frame: Frame, ycck: boolean, width: number, height: number, out: Uint8Array): RgbaImage {
-  cmykConvert(frame, ycck, width, height, out, false);
-  return { width, height, data: out };
+/** The size of the decoded image at the frame's scale. */
+function scaledSize(frame: Frame): { width: number; height: number } {
+  return { width: Math.ceil((frame.width * frame.size) / 8), height: Math.ceil((frame.height * frame.size) / 8) };
 }
 
 /**
- * The colours of `cmykToRgba`, written as RGBA, or with `gray` as their BT.601 luma (the QR reader's
- * weights), one byte per pixel; the luma may be written over the first plane (it must be full size), since
- * each pixel lands at or before where it was read.
+ * How one component's plane maps to output pixels: its samples, its row stride, and the shift of x and y
+ * (1 for a plane at half the resolution of the largest, whose samples each cover two pixels).
+ */
+interface PlaneLayout {
+  plane: Uint8ClampedArray;
+  stride: number;
+  sx: number;
+  sy: number;
+}
+
+function planeLayout(frame: Frame): PlaneLayout[] {
+  return frame.components.map((c) => ({
+    plane: c.plane,
+    stride: c.blocksPerLine * frame.size,
+    sx: c.h === frame.hMax ? 0 : 1,
+    sy: c.v === frame.vMax ? 0 : 1,
+  }));
+}
+
+/**
+ * A four-component frame's colours: CMYK as stored (inverted inks), or YCCK, whose first three planes are
+ * YCbCr for the inverted C, M, Y (libjpeg's C = 255 - R of the YCbCr). Each colour is the stored C (M, Y)
+ * times the stored K over 255, rounded: (255 - c)(255 - k) / 255 in inks, photon's and libjpeg's reading
+ * without an ICC profile. Written into `out` (width x height) as RGBA, or with `gray` as their BT.601 luma
+ * (the QR reader's weights), one byte per pixel; the luma may be written over the first plane (it must be
+ * full size), since each pixel lands at or before where it was read.
  */
 function cmykConvert(frame: Frame, ycck: boolean, width: number, height: number, out: Uint8Array | Uint8ClampedArray, gray: boolean): void {
-  const size = frame.size;
-  const planes = frame.components;
-  const shiftX = planes.map((c) => (c.h === frame.hMax ? 0 : 1));
-  const shiftY = planes.map((c) => (c.v === frame.vMax ? 0 : 1));
-  const strides = planes.map((c) => c.blocksPerLine * size);
-  const [p0, p1, p2, p3] = planes.map((c) => c.plane) as [Uint8ClampedArray, Uint8ClampedArray, Uint8ClampedArray, Uint8ClampedArray];
-  const [sx0, sx1, sx2, sx3] = shiftX as [number, number, number, number];
+  const [l0, l1, l2, l3] = planeLayout(frame) as [PlaneLayout, PlaneLayout, PlaneLayout, PlaneLayout];
+  const { plane: p0, sx: sx0 } = l0, { plane: p1, sx: sx1 } = l1, { plane: p2, sx: sx2 } = l2, { plane: p3, sx: sx3 } = l3;
   const clamp = CLAMP;
   // x * k / 255 rounded, for x, k in 0..255: t = x * k + 128; (t + (t >> 8)) >> 8.
   const times = (x: number, k: number) => { const t = x * k + 128; return (t + (t >> 8)) >> 8; };
   for (let y = 0; y < height; y++) {
-    const r0 = (y >> shiftY[0]!) * strides[0]!;
-    const r1 = (y >> shiftY[1]!) * strides[1]!;
-    const r2 = (y >> shiftY[2]!) * strides[2]!;
-    const r3 = (y >> shiftY[3]!) * strides[3]!;
+    const r0 = (y >> l0.sy) * l0.stride;
+    const r1 = (y >> l1.sy) * l1.stride;
+    const r2 = (y >> l2.sy) * l2.stride;
+    const r3 = (y >> l3.sy) * l3.stride;
     let o = y * width * (gray ? 1 : 4);
     for (let x = 0; x < width; x++) {
       let c = p0[r0 + (x >> sx0)]!;

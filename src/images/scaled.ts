@@ -57,9 +57,15 @@ export function decodeAtLeast(bytes: Uint8Array, atLeast: number, limits: Decode
  */
 function decodeScaled(bytes: Uint8Array, header: ImageHeader, atLeast: number, limit: number, limits: DecodeLimits): RgbaImage | null {
   checkComplete(bytes, header);
-  const k = Math.min(1, atLeast / Math.max(header.width, header.height));
-  const scaled = decodeStoredAtLeast(bytes, header, Math.ceil(header.width * k), Math.ceil(header.height * k), limits);
+  const min = storedAtLeast(header, atLeast);
+  const scaled = decodeStoredAtLeast(bytes, header, min.width, min.height, limits);
   return scaled && applyOrientation(shrinkTo(scaled, limit), header.orientation);
+}
+
+/** The stored size, scaled so its longer side is `side` (never above the stored size), rounded up. */
+function storedAtLeast(header: ImageHeader, side: number): { width: number; height: number } {
+  const k = Math.min(1, side / Math.max(header.width, header.height));
+  return { width: Math.ceil(header.width * k), height: Math.ceil(header.height * k) };
 }
 
 /**
@@ -171,10 +177,10 @@ export function decodeLumaNear(bytes: Uint8Array, side: number): LumaImage | nul
   const header = readImageHeader(bytes);
   if (header.format !== "jpeg") return null;
   checkComplete(bytes, header);
-  const k = Math.min(1, side / Math.max(header.width, header.height));
+  const min = storedAtLeast(header, side);
   let luma: GrayImage | null = null;
   try {
-    luma = decodeJpegGray(bytes, Math.ceil(header.width * k), Math.ceil(header.height * k));
+    luma = decodeJpegGray(bytes, min.width, min.height);
   } catch {
     // corrupt by our decoder's reading: decodeNear gives the verdict
   }

@@ -9,6 +9,15 @@ import { toGray } from "../../src/qr/raster";
 import { encodeJpegBaseline } from "../../src/images/jpeg-encode";
 import { makePhotoJpeg, psnr } from "../helpers/images";
 
+/** The YCbCr and grey JPEGs libjpeg writes, as sharp's options name them. */
+const variants: [string, (s: Sharp) => Sharp][] = [
+  ["baseline 4:2:0", (s) => s.jpeg({ quality: 90 })],
+  ["baseline 4:4:4", (s) => s.jpeg({ quality: 90, chromaSubsampling: "4:4:4" })],
+  ["progressive 4:2:0", (s) => s.jpeg({ quality: 90, progressive: true })],
+  ["grey", (s) => s.greyscale().jpeg({ quality: 90 })],
+  ["mozjpeg (progressive, trellis)", (s) => s.jpeg({ quality: 85, mozjpeg: true })],
+];
+
 describe("decodeJpegScaled", () => {
   it("picks the smallest N/8 that stays at or above the target", () => {
     expect(chooseEighths(4000, 3000, 1440, 1080)).toBe(3);
@@ -16,13 +25,6 @@ describe("decodeJpegScaled", () => {
     expect(chooseEighths(800, 600, 800, 600)).toBe(8);
   });
 
-  const variants: [string, (s: Sharp) => Sharp][] = [
-    ["baseline 4:2:0", (s) => s.jpeg({ quality: 90 })],
-    ["baseline 4:4:4", (s) => s.jpeg({ quality: 90, chromaSubsampling: "4:4:4" })],
-    ["progressive 4:2:0", (s) => s.jpeg({ quality: 90, progressive: true })],
-    ["grey", (s) => s.greyscale().jpeg({ quality: 90 })],
-    ["mozjpeg (progressive, trellis)", (s) => s.jpeg({ quality: 85, mozjpeg: true })],
-  ];
   for (const [name, encode] of variants) {
     it(`matches libjpeg at full size: ${name}`, async () => {
       const photo = await makePhotoJpeg(203, 131, 95);
@@ -103,13 +105,6 @@ describe("decodeJpegScaled", () => {
 });
 
 describe("decodeJpegGray", () => {
-  const variants: [string, (s: Sharp) => Sharp][] = [
-    ["baseline 4:2:0", (s) => s.jpeg({ quality: 90 })],
-    ["baseline 4:4:4 with restart markers", (s) => s.jpeg({ quality: 90, chromaSubsampling: "4:4:4" })],
-    ["progressive 4:2:0", (s) => s.jpeg({ quality: 90, progressive: true })],
-    ["grey", (s) => s.greyscale().jpeg({ quality: 90 })],
-    ["mozjpeg (progressive, trellis)", (s) => s.jpeg({ quality: 85, mozjpeg: true })],
-  ];
   for (const [name, encode] of variants) {
     it(`gives the luma of the colour decode at every N/8 scale: ${name}`, async () => {
       const jpeg = await encode(sharp(await makePhotoJpeg(203, 131, 95))).toBuffer();
