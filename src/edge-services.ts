@@ -32,10 +32,11 @@ import type { DecodeLimits } from "./images/limits";
  * 422 naming the limit: 12.5 MP keeps a 4032x3024 phone photo and takes 17-69 MiB off the peaks of the
  * largest progressive JPEGs against 40 MP. It does not bring every path within the isolate's 128 MB: area B's
  * own canvas and output, PNGs near 10 MB and the QR reader still pass it, and lower limits do not change
- * that. Photon holds about 12 bytes per pixel at its peak in WebAssembly memory that never shrinks, which
- * the isolate can afford only for small images: WebP, interlaced PNG and JPEGs with unusual subsampling (only
- * photon decodes those) and progressive CMYK JPEGs (our decoder holds four full-size components'
- * coefficients) above `wholeDecodePixels` are refused with 422 naming that limit. Every non-interlaced PNG
+ * that. Whole decodes the isolate affords only for small images: WebP (our decoder, about 6 bytes per pixel,
+ * given back after the request), interlaced PNG and JPEGs with unusual subsampling (only photon decodes
+ * those: about 12 bytes per pixel at its peak in WebAssembly memory that never shrinks) and progressive
+ * CMYK JPEGs (our decoder holds four full-size components' coefficients) above `wholeDecodePixels` are
+ * refused with 422 naming that limit. Every non-interlaced PNG
  * streams through our decoder (`streamedPngPixels: 0`), so photon's memory grows only for what only it
  * decodes: that growth stays with the isolate. Baseline CMYK JPEGs decode at N/8 like any other JPEG, up to
  * `maxPixels`. Measured in workerd with test/worker/edge-memory.test.ts; docs/architecture.md, "Memory in workerd", has the figures.

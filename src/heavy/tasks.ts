@@ -40,7 +40,7 @@ export const HEAVY_TASKS = {
    * reads.
    */
   async qrDecode(input: { bytes: Uint8Array; limits?: DecodeLimits }): Promise<string | null> {
-    const near = (side: number) => decodeLumaNear(input.bytes, side) ?? decodeNear(input.bytes, side, input.limits);
+    const near = (side: number) => decodeLumaNear(input.bytes, side, input.limits) ?? decodeNear(input.bytes, side, input.limits);
     const image = near(WORKING_SIDE);
     // Decoded at full size already (a photo under 8/7 of the working side): another decode gives nothing more.
     const stored = readImageHeader(input.bytes);

@@ -1,5 +1,6 @@
 /**
- * Decoding, encoding and resizing on @cf-wasm/photon (Rust `image` compiled to WASM).
+ * Whole decodes (WebP through our decoder, the rest on @cf-wasm/photon, Rust `image` compiled to WASM), and
+ * encoding on photon.
  *
  * The bare specifier resolves per runtime through the package's export conditions: `node` (tsx, vitest, the
  * Node server) loads the WASM from an inlined copy, `workerd` (wrangler's bundle) imports the .wasm module.
@@ -11,15 +12,17 @@ import { applyOrientation } from "./exif";
 import { checkComplete } from "./integrity";
 import { assertWholeDecodeAllowed, DEFAULT_DECODE_LIMITS, streamsPng, type DecodeLimits } from "./limits";
 import { decodePngAtMost } from "./png-decode";
-import { readImageHeader } from "./sniff";
+import { readImageHeader, type ImageHeader } from "./sniff";
 import type { RgbaImage } from "./types";
+import { decodeWebp } from "./webp-decode";
 
 /**
  * Sniffs, checks limits and decodes to RGBA with the EXIF orientation applied (JPEG). Corrupt or unsupported
  * data throws ApiError INVALID_IMAGE (422); over 10 MB throws PAYLOAD_TOO_LARGE (413). Never a 500 for input.
- * Photon decodes it, unless it has more pixels than `limits` let photon decode whole (then a PNG streams
- * through our decoder at full size, and anything else is a 422, see limits.ts), or it is a PNG and the
- * deployment keeps every PNG off photon (`streamedPngPixels: 0`, the edge).
+ * A WebP goes through our decoder (webp-decode.ts), anything else through photon, unless it has more
+ * pixels than `limits` let either decode whole (then a PNG streams through our decoder at full size, and
+ * anything else is a 422, see limits.ts), or it is a PNG and the deployment keeps every PNG off photon
+ * (`streamedPngPixels: 0`, the edge).
  *
  * @example
  * const { width, height, data } = decodeImage(bytes); // data: RGBA, width * height * 4 bytes
@@ -35,9 +38,22 @@ export function decodeImage(bytes: Uint8Array, limits: DecodeLimits = DEFAULT_DE
       // corrupt by our reading; photon may not have it at this size, so the guard below decides
     }
   }
+  return applyOrientation(decodeWhole(bytes, header, limits), header.orientation);
+}
+
+/**
+ * The image at full size in its stored orientation, for what no decoder of ours shrinks while decoding:
+ * a WebP through webp-decode.ts, anything else through photon. Never above the deployment's whole-decode
+ * limit (422 then, `assertWholeDecodeAllowed`); corrupt data is a 422 too.
+ */
+export function decodeWhole(bytes: Uint8Array, header: ImageHeader, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): RgbaImage {
   assertWholeDecodeAllowed(header, limits);
-  const decoded = withDecoded(bytes, (img) => ({ width: img.get_width(), height: img.get_height(), data: img.get_raw_pixels() }));
-  return applyOrientation(decoded, header.orientation);
+  if (header.format !== "webp") return withDecoded(bytes, (img) => ({ width: img.get_width(), height: img.get_height(), data: img.get_raw_pixels() }));
+  try {
+    return decodeWebp(bytes);
+  } catch (cause) {
+    throw corrupt(cause);
+  }
 }
 
 /**
@@ -49,13 +65,18 @@ export function withDecoded<T>(bytes: Uint8Array, use: (img: PhotonImage) => T):
   try {
     img = PhotonImage.new_from_byteslice(bytes);
   } catch (cause) {
-    throw new ApiError("INVALID_IMAGE", "The image data is corrupt or uses a feature we cannot decode; re-save it as a standard JPEG, PNG or WebP.", { cause });
+    throw corrupt(cause);
   }
   try {
     return use(img);
   } finally {
     img.free();
   }
+}
+
+/** The 422 for data a decoder could not read. */
+export function corrupt(cause: unknown): ApiError {
+  return new ApiError("INVALID_IMAGE", "The image data is corrupt or uses a feature we cannot decode; re-save it as a standard JPEG, PNG or WebP.", { cause });
 }
 
 /** Copies RGBA into WASM, runs `use`, frees. */

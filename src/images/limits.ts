@@ -1,15 +1,16 @@
 /**
- * What a deployment lets decode: how many pixels any image may have (`maxPixels`), and how many photon may
- * decode whole (`wholeDecodePixels`). Our own decoders shrink while they decode (JPEG at N/8 inside
- * the IDCT, PNG box-filtered as it inflates), so their memory follows the size the work needs; photon
- * decodes every pixel into WebAssembly memory that never shrinks, copies it twice more on the way out, and
- * costs about 12 bytes per pixel at its peak. That is fine on Node, and not in a Worker's 128 MB: there
- * the edge services builder sets both (src/edge-services.ts):
+ * What a deployment lets decode: how many pixels any image may have (`maxPixels`), and how many may be
+ * decoded whole (`wholeDecodePixels`). Our JPEG and PNG decoders shrink while they decode (JPEG at N/8
+ * inside the IDCT, PNG box-filtered as it inflates), so their memory follows the size the work needs. A
+ * whole decode holds every pixel: our WebP decoder (VP8 predicts each block from its decoded neighbours,
+ * so it cannot decode smaller) about 6 bytes per pixel in memory the garbage collector gives back; photon,
+ * for the rest, about 12 bytes per pixel at its peak in WebAssembly memory that never shrinks. That is fine
+ * on Node, and not in a Worker's 128 MB: there the edge services builder sets both (src/edge-services.ts):
  * - any image with more pixels than `maxPixels` is refused from its header with 422 INVALID_IMAGE naming
  *   the limit and the image's size, before any decoding: our decoders' peaks (the inflate or entropy decode,
  *   the scaled result, the garbage they leave) grow with the image, and at 40 MP pass 128 MB;
- * - an image only photon decodes (WebP, interlaced PNG, a JPEG our decoder does not take) with more
- *   pixels than that is refused from its header with 422 INVALID_IMAGE naming the limit, before any
+ * - an image decoded whole (WebP, and what only photon decodes: interlaced PNG, a JPEG our decoder does not
+ *   take) with more pixels than that is refused from its header with 422 INVALID_IMAGE naming the limit, before any
  *   decoding (`checkDecodeLimits`, called where a request's image is first sniffed); so is a progressive
  *   CMYK JPEG, whose four full-size components' coefficients our decoder holds until the last scan (at the
  *   QR reader's scale, 83 MB for 12.5 MP);
@@ -31,7 +32,7 @@ export const STREAMED_PNG_PIXELS = 8_000_000;
 export interface DecodeLimits {
   /** The most pixels any image may have (Infinity: no limit beyond the 40 MP every image is held to). */
   maxPixels: number;
-  /** The most pixels photon may decode whole (Infinity: no limit beyond the 40 MP every image has). */
+  /** The most pixels decoded whole, by photon or our WebP decoder (Infinity: no limit beyond the 40 MP every image has). */
   wholeDecodePixels: number;
   /**
    * Non-interlaced PNGs above this many pixels go through our streaming decoder, smaller ones to photon
@@ -43,7 +44,7 @@ export interface DecodeLimits {
 }
 
 /**
- * Node's: every image up to the 40 MP `readImageHeader` holds them to, photon decodes whatever only it can,
+ * Node's: every image up to the 40 MP `readImageHeader` holds them to, whole decodes of any size,
  * and PNGs up to 8 MP (a 40 MP PNG costs 40 MB through our decoder instead of photon's 600 MB).
  */
 export const DEFAULT_DECODE_LIMITS: DecodeLimits = { maxPixels: Infinity, wholeDecodePixels: Infinity, streamedPngPixels: STREAMED_PNG_PIXELS };
@@ -54,8 +55,8 @@ export function streamsPng(header: ImageHeader, limits: DecodeLimits = DEFAULT_D
 }
 
 /**
- * Whether this image costs a whole decode's memory whatever size the work needs: WebP, interlaced PNG and
- * JPEGs with sampling factors other than 1 or 2 per axis, which only photon decodes, and progressive CMYK or
+ * Whether this image costs a whole decode's memory whatever size the work needs: WebP (our decoder), interlaced
+ * PNG and JPEGs with sampling factors other than 1 or 2 per axis, which only photon decodes, and progressive CMYK or
  * YCCK JPEGs, whose coefficients for four full-size components our decoder holds until the last scan.
  */
 export function decodedWhole(header: ImageHeader): boolean {
@@ -66,7 +67,7 @@ export function decodedWhole(header: ImageHeader): boolean {
 
 /**
  * Refuses, from the header alone, an image with more pixels than the deployment accepts at all, or one that
- * only photon decodes with more pixels than the deployment lets photon decode (422 INVALID_IMAGE naming the
+ * is decoded whole with more pixels than the deployment lets be decoded whole (422 INVALID_IMAGE naming the
  * limit, the image's size and what to send instead).
  *
  * @example
@@ -90,8 +91,9 @@ export function checkDecodeLimits(header: ImageHeader, limits: DecodeLimits = DE
 }
 
 /**
- * The last guard before photon: an image above the deployment's whole-decode limit never reaches it, even as
- * the fallback for data our own decoders found corrupt (422, as the corruption would have been).
+ * The last guard before a whole decode (photon, or our WebP decoder): an image above the deployment's
+ * whole-decode limit never reaches one, even as the fallback for data our shrinking decoders found corrupt
+ * (422, as the corruption would have been).
  */
 export function assertWholeDecodeAllowed(header: ImageHeader, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): void {
   checkDecodeLimits(header, limits);

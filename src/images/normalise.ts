@@ -3,7 +3,7 @@
  * JPEG under 8 MB.
  */
 import { ApiError } from "../http/errors";
-import { flattenAlpha, withDecoded } from "./codec";
+import { decodeWhole, flattenAlpha } from "./codec";
 import { applyOrientation, swapsAxes } from "./exif";
 import { decodeJpegPlanes } from "./jpeg-decode";
 import { decodeStoredAtLeast } from "./scaled";
@@ -68,7 +68,7 @@ export async function normaliseToJpeg(bytes: Uint8Array, limits: DecodeLimits = 
   const storedH = swap ? target.width : target.height;
   const planar = header.format === "jpeg" ? planesAtLeast(bytes, storedW, storedH, header.orientation) : null;
   if (planar && planar !== CORRUPT) return encodeUnder8MB((quality) => encodeJpegPlanes(planar, quality), planar.width, planar.height);
-  const decoded = planar === CORRUPT ? decodeWithPhoton(bytes, header, limits) : decodeAtLeast(bytes, header, storedW, storedH, limits);
+  const decoded = planar === CORRUPT ? decodeWhole(bytes, header, limits) : decodeAtLeast(bytes, header, storedW, storedH, limits);
   // Flatten before resizing so transparent pixels' hidden colour cannot bleed into the edges.
   const opaque = header.format === "jpeg" ? decoded : flattenAlpha(decoded);
   const upright = applyOrientation(resizeRgba(opaque, storedW, storedH), header.orientation);
@@ -110,15 +110,9 @@ function planesAtLeast(bytes: Uint8Array, storedW: number, storedH: number, orie
 /**
  * Decodes to at least `minWidth` x `minHeight` (stored orientation): small where the format allows
  * (decodeStoredAtLeast: a JPEG shrunk inside the IDCT, which keeps a 40 MP photo out of photon's WASM
- * memory, a large PNG box-filtered as it streams), else whole by photon, which then decides between a
- * picture and a 422 exactly as before.
+ * memory, a large PNG box-filtered as it streams), else whole (decodeWhole: our WebP decoder or photon),
+ * which then decides between a picture and a 422 exactly as before.
  */
 function decodeAtLeast(bytes: Uint8Array, header: ImageHeader, minWidth: number, minHeight: number, limits: DecodeLimits): RgbaImage {
-  return decodeStoredAtLeast(bytes, header, minWidth, minHeight, limits) ?? decodeWithPhoton(bytes, header, limits);
-}
-
-/** Photon's whole decode, for what only it takes; never above the whole-decode limit (limits.ts). */
-function decodeWithPhoton(bytes: Uint8Array, header: ImageHeader, limits: DecodeLimits): RgbaImage {
-  assertWholeDecodeAllowed(header, limits);
-  return withDecoded(bytes, (img) => ({ width: img.get_width(), height: img.get_height(), data: img.get_raw_pixels() }));
+  return decodeStoredAtLeast(bytes, header, minWidth, minHeight, limits) ?? decodeWhole(bytes, header, limits);
 }

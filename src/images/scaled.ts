@@ -18,7 +18,8 @@ import type { GrayImage, LumaImage, RgbaImage } from "./types";
 import { checkComplete } from "./integrity";
 import { decodeJpegGray, decodeJpegScaled } from "./jpeg-decode";
 import { decodePngAtLeast, decodePngAtMost } from "./png-decode";
-import { DEFAULT_DECODE_LIMITS, streamsPng, type DecodeLimits } from "./limits";
+import { assertWholeDecodeAllowed, DEFAULT_DECODE_LIMITS, streamsPng, type DecodeLimits } from "./limits";
+import { decodeWebpLuma } from "./webp-decode";
 
 export { STREAMED_PNG_PIXELS, streamsPng } from "./limits";
 
@@ -165,16 +166,19 @@ export function decodeNear(bytes: Uint8Array, side: number, limits: DecodeLimits
 }
 
 /**
- * The upright luma of a JPEG near `side`, as `decodeNear` sizes it, for a reader that needs only brightness:
- * no RGBA is made and a YCbCr JPEG's chroma is never stored (`decodeJpegGray`). Null for any other image,
- * and for a JPEG that decoder does not take (RGB-stored, unusual sampling) or finds corrupt: the caller then
- * uses `decodeNear`, which gives the verdict.
+ * The upright luma of a JPEG near `side`, as `decodeNear` sizes it, or of a lossy WebP at full size, for a
+ * reader that needs only brightness: no RGBA is made and a YCbCr JPEG's chroma is never stored
+ * (`decodeJpegGray`); a WebP's chroma is decoded but never upsampled. A WebP above the deployment's
+ * whole-decode limit is a 422. Null for a PNG, a lossless WebP or one with alpha, and for a JPEG that decoder
+ * does not take (RGB-stored, unusual sampling) or an image either finds corrupt: the caller then uses
+ * `decodeNear`, which gives the verdict.
  *
  * @example
  * decodeLumaNear(jpeg6000x4000, 3200)?.width; // 3750 (5/8 scale), one byte per pixel
  */
-export function decodeLumaNear(bytes: Uint8Array, side: number): LumaImage | null {
+export function decodeLumaNear(bytes: Uint8Array, side: number, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): LumaImage | null {
   const header = readImageHeader(bytes);
+  if (header.format === "webp") return webpLuma(bytes, header, limits);
   if (header.format !== "jpeg") return null;
   checkComplete(bytes, header);
   const min = storedAtLeast(header, side);
@@ -185,4 +189,15 @@ export function decodeLumaNear(bytes: Uint8Array, side: number): LumaImage | nul
     // corrupt by our decoder's reading: decodeNear gives the verdict
   }
   return luma && { ...applyOrientationGray({ width: luma.width, height: luma.height, data: luma.data }, header.orientation), kind: "luma" };
+}
+
+/** A lossy WebP's luma plane at full size (VP8 cannot decode smaller); null for lossless or alpha files. */
+function webpLuma(bytes: Uint8Array, header: ImageHeader, limits: DecodeLimits): LumaImage | null {
+  checkComplete(bytes, header);
+  assertWholeDecodeAllowed(header, limits);
+  try {
+    return decodeWebpLuma(bytes);
+  } catch {
+    return null; // corrupt: decodeNear gives the verdict
+  }
 }

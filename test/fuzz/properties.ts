@@ -26,6 +26,7 @@ import { bytesFromBase64, decodePngAtMost, normaliseToJpeg, readImageHeader, sni
 import { readJpegOrientation } from "../../src/images/exif";
 import { decodeJpegScaled } from "../../src/images/jpeg-decode";
 import { decodeAtMost } from "../../src/images/scaled";
+import { decodeWebp, decodeWebpLuma } from "../../src/images/webp-decode";
 import { loadInputs } from "../../src/photo/generate";
 import { parseModelCatalog } from "../../src/photo/models";
 import type { PhotoRequest } from "../../src/photo/request";
@@ -39,6 +40,8 @@ import { photoPixels } from "../helpers/images";
 export interface Corpus {
   images: Uint8Array[];
   pngs: Uint8Array[];
+  /** Lossy, lossy with alpha, lossless and lossless palette WebPs (the corpus's `images` hold the first). */
+  webps: Uint8Array[];
   /** QR codes (PNG and JPEG), so the decode path also reads codes. */
   codes: Uint8Array[];
 }
@@ -80,10 +83,15 @@ export async function buildCorpus(): Promise<Corpus> {
     base().toColourspace("rgb16").png().toBuffer(),
     base().png({ progressive: true }).toBuffer(),
   ]);
-  const webps = await bytes([base().webp({ quality: 70 }).toBuffer()]);
+  const webps = await bytes([
+    base().webp({ quality: 70 }).toBuffer(),
+    base().ensureAlpha(0.5).webp({ quality: 60, alphaQuality: 80 }).toBuffer(),
+    base().webp({ lossless: true }).toBuffer(),
+    base().ensureAlpha().png({ palette: true, colours: 6 }).toBuffer().then((png) => sharp(png).webp({ lossless: true }).toBuffer()),
+  ]);
   const code = await QRCode.toBuffer("https://example.com/fuzz", { width: 120, margin: 2 });
   const codes = await bytes([Promise.resolve(code), sharp(code).jpeg({ quality: 85 }).toBuffer()]);
-  return { images: [...jpegs, ...pngs, ...webps], pngs, codes };
+  return { images: [...jpegs, ...pngs, webps[0]!], pngs, webps, codes };
 }
 
 // --- mutations ----------------------------------------------------------------------------------------------
@@ -220,6 +228,25 @@ export const PROPERTIES: FuzzProperty[] = [
         if (img) wellFormed(img, Math.max(header.width, header.height), "decodeJpegScaled");
       } catch (err) {
         if (err instanceof FuzzFailure || !(err instanceof Error)) throw err; // callers catch Errors and let photon decide
+      }
+    },
+  },
+  {
+    name: "webp-decoder",
+    covers: "the TypeScript WebP decoder (decodeWebp, decodeWebpLuma): lossy, alpha, lossless and palette files; an image or an Error",
+    weight: 3,
+    arbitrary: (c) => mutated(c.webps),
+    check: (bytes: Uint8Array) => {
+      try {
+        wellFormed(decodeWebp(bytes), 1 << 14, "decodeWebp");
+      } catch (err) {
+        if (err instanceof FuzzFailure || !(err instanceof Error)) throw err; // decodeWhole turns an Error into a 422
+      }
+      try {
+        const luma = decodeWebpLuma(bytes);
+        if (luma) ensure(luma.data.length === luma.width * luma.height, `decodeWebpLuma: ${luma.data.length} bytes for ${luma.width}x${luma.height}`);
+      } catch (err) {
+        if (err instanceof FuzzFailure || !(err instanceof Error)) throw err;
       }
     },
   },
