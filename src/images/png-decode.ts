@@ -22,7 +22,10 @@
  * inflated; IEND is not required, and compressed data past the zlib trailer is not read (libpng also
  * treats it as benign).
  *
- * Returns null for what it does not handle: interlaced (Adam7) images, and rows wider than MAX_ROW_BYTES.
+ * Adam7-interlaced images are decoded too, at full size first (a pass's rows are not whole rows), then
+ * shrunk: their memory is the whole image's (createInterlacedSink).
+ *
+ * Returns null for what it does not handle: rows wider than MAX_ROW_BYTES.
  * Throws an Error for corrupt data: bad signature, missing IHDR/IDAT/PLTE, truncated chunks or image data,
  * unknown critical chunks, chunks out of order, invalid header values, PLTE or tRNS lengths, filter types
  * or palette indices, inflate errors, and more image data than the header implies.
@@ -51,7 +54,7 @@ export const MAX_ROW_BYTES = 16 * 1024 * 1024;
  * longer side to at most `maxSide`: each factor x factor block (smaller at the right and bottom edges)
  * becomes one pixel, its alpha the block's mean and its colour the alpha-weighted mean, so transparent
  * pixels do not darken the colour (a fully transparent block is 0,0,0,0). Factor 1 is a plain decode.
- * Returns null for interlaced PNGs (decode those whole); throws an Error for corrupt data or more than
+ * Returns null for rows wider than MAX_ROW_BYTES (decode those whole); throws an Error for corrupt data or more than
  * MAX_IMAGE_PIXELS pixels (checked from IHDR, before anything is allocated).
  *
  * @example
@@ -83,7 +86,7 @@ type Sizing = { maxSide: number } | { atLeast: { width: number; height: number }
 
 function decodePng(bytes: Uint8Array, sizing: Sizing): RgbaImage | null {
   if (bytes.length < 8 || SIGNATURE.some((v, i) => bytes[i] !== v)) throw corrupt("it does not start with the PNG signature");
-  let colour: PngColour | null = null;
+  let colour: InterlacedColour | null = null;
   let scanlines: Scanlines | null = null;
   let idatDone = false;
   let sawTrns = false;
@@ -101,7 +104,6 @@ function decodePng(bytes: Uint8Array, sizing: Sizing): RgbaImage | null {
     if (!colour) {
       if (type !== "IHDR") throw corrupt("its first chunk is not IHDR");
       colour = readHeader(data);
-      if (!colour) return null; // interlaced
       continue;
     }
     if (type === "IDAT") {
@@ -134,8 +136,8 @@ function decodePng(bytes: Uint8Array, sizing: Sizing): RgbaImage | null {
   return scanlines.finish();
 }
 
-/** The colour facts from IHDR, or null for an interlaced image. Throws above MAX_IMAGE_PIXELS. */
-function readHeader(d: Uint8Array): PngColour | null {
+/** The colour facts from IHDR. Throws above MAX_IMAGE_PIXELS. */
+function readHeader(d: Uint8Array): InterlacedColour {
   if (d.length !== 13) throw corrupt(`its IHDR chunk is ${d.length} bytes, not 13`);
   const width = u32(d, 0);
   const height = u32(d, 4);
@@ -148,8 +150,12 @@ function readHeader(d: Uint8Array): PngColour | null {
       `The PNG is ${width}x${height} (${((width * height) / 1e6).toFixed(1)} million pixels); images may have at most ${MAX_IMAGE_PIXELS / 1e6} million pixels.`,
     );
   }
-  if (interlace === 1) return null;
-  return { width, height, depth, colourType, palette: null, paletteSize: 0, key: null };
+  return { width, height, depth, colourType, palette: null, paletteSize: 0, key: null, interlaced: interlace === 1 };
+}
+
+/** The colour facts, and whether the image is Adam7-interlaced. */
+interface InterlacedColour extends PngColour {
+  interlaced: boolean;
 }
 
 function readPalette(colour: PngColour, d: Uint8Array): void {
@@ -188,9 +194,13 @@ interface Scanlines {
  * The IDAT consumer: an inflater (zlib header, inflate calls) feeding a row sink (scanline
  * assembly and the row pipeline). Null when a scanline is wider than MAX_ROW_BYTES.
  */
-function createScanlines(colour: PngColour, sizing: Sizing): Scanlines | null {
+function createScanlines(colour: InterlacedColour, sizing: Sizing): Scanlines | null {
   const plan = planRows(colour, sizing);
   if (!plan) return null;
+  if (colour.interlaced) {
+    const sink = createInterlacedSink(colour, plan);
+    return { push: createInflater(sink, sink.expected), finish: sink.finish };
+  }
   const sink = createRowSink(colour, plan);
   return { push: createInflater(sink, (plan.stride + 1) * colour.height), finish: sink.finish };
 }
@@ -306,6 +316,103 @@ function createRowSink(colour: PngColour, plan: RowPlan): RowSink {
     finish() {
       if (y < height) throw corrupt(`its image data ends after ${y} of ${height} rows`);
       return { width: outWidth, height: outHeight, data: rows!.out };
+    },
+  };
+}
+
+/** Adam7's seven passes: the first column and row each samples, and the steps between samples. */
+const ADAM7 = [
+  [0, 0, 8, 8],
+  [4, 0, 8, 8],
+  [0, 4, 4, 8],
+  [2, 0, 4, 4],
+  [0, 2, 2, 4],
+  [1, 0, 2, 2],
+  [0, 1, 1, 2],
+] as const;
+
+/**
+ * The sink of an Adam7-interlaced image: seven reduced images one after another, each with its own scanline
+ * width and filters, whose pixels are scattered into the full-size RGBA image (a pass's rows are not whole
+ * rows, so nothing can be shrunk before the last pass). When shrinking, the full image then goes through the
+ * box filter row by row. Holds the full image, so callers keep interlaced PNGs to a whole-decode limit.
+ */
+function createInterlacedSink(colour: PngColour, plan: RowPlan): RowSink & { expected: number } {
+  const { width, height, depth, colourType } = colour;
+  const { bpp } = plan;
+  const bitsPerPixel = depth * CHANNELS[colourType]!;
+  const passes = ADAM7.map(([x0, y0, dx, dy]) => {
+    const w = Math.max(0, Math.ceil((width - x0) / dx));
+    const h = Math.max(0, Math.ceil((height - y0) / dy));
+    return { x0, y0, dx, dy, w, h, stride: Math.ceil((w * bitsPerPixel) / 8), convert: rowConverter({ ...colour, width: w }) };
+  }).filter((p) => p.w > 0 && p.h > 0);
+  const expected = passes.reduce((n, p) => n + (p.stride + 1) * p.h, 0);
+  let image: Uint32Array | null = null;
+  let cur = new Uint8Array(0);
+  let prev = new Uint8Array(0);
+  let rgba = new Uint8Array(0);
+  let pass = 0;
+  let y = 0;
+  let filter = -1;
+  let filled = 0;
+
+  function startPass(): void {
+    const p = passes[pass]!;
+    cur = new Uint8Array(bpp + p.stride);
+    prev = new Uint8Array(bpp + p.stride);
+    rgba = new Uint8Array(p.w * 4);
+  }
+
+  function finishRow(): void {
+    const p = passes[pass]!;
+    unfilter(filter, cur, prev, bpp);
+    p.convert(cur, bpp, rgba);
+    const px = new Uint32Array(rgba.buffer);
+    const row = (p.y0 + y * p.dy) * width;
+    for (let i = 0, x = p.x0; i < p.w; i++, x += p.dx) image![row + x] = px[i]!;
+    [cur, prev] = [prev, cur];
+    filter = -1;
+    filled = 0;
+    if (++y === p.h) {
+      y = 0;
+      if (++pass < passes.length) startPass();
+    }
+  }
+
+  return {
+    expected,
+    take(data) {
+      if (!image) {
+        image = new Uint32Array(width * height);
+        startPass();
+      }
+      let i = 0;
+      while (i < data.length) {
+        if (pass === passes.length) throw corrupt(`its image data is longer than its ${width}x${height} size implies`);
+        if (filter < 0) {
+          filter = data[i++]!;
+          if (filter > 4) throw corrupt(`row ${y} of pass ${pass + 1} has unknown filter type ${filter}`);
+          continue;
+        }
+        const n = Math.min(passes[pass]!.stride - filled, data.length - i);
+        cur.set(data.subarray(i, i + n), bpp + filled);
+        filled += n;
+        i += n;
+        if (filled === passes[pass]!.stride) finishRow();
+      }
+    },
+    complete: () => pass === passes.length,
+    finish() {
+      if (pass < passes.length) throw corrupt(`its image data ends in pass ${pass + 1} of ${passes.length}`);
+      const full = new Uint8Array(image!.buffer);
+      if (!plan.blocks) return { width, height, data: full };
+      const out = new Uint8Array(plan.outWidth * plan.outHeight * 4);
+      const box = createBoxShrink(plan.blocks.cols, plan.blocks.rows, out);
+      for (let r = 0; r < height; r++) {
+        box.rgba.set(full.subarray(r * width * 4, (r + 1) * width * 4));
+        box.addRow(r, false);
+      }
+      return { width: plan.outWidth, height: plan.outHeight, data: out };
     },
   };
 }
