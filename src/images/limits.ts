@@ -9,7 +9,7 @@
  * - any image with more pixels than `maxPixels` is refused from its header with 422 INVALID_IMAGE naming
  *   the limit and the image's size, before any decoding: our decoders' peaks (the inflate or entropy decode,
  *   the scaled result, the garbage they leave) grow with the image, and at 40 MP pass 128 MB;
- * - an image decoded whole (WebP, and what only photon decodes: interlaced PNG, a JPEG our decoder does not
+ * - an image decoded whole (WebP, interlaced PNG, and what only photon decodes: a JPEG our decoder does not
  *   take) with more pixels than that is refused from its header with 422 INVALID_IMAGE naming the limit, before any
  *   decoding (`checkDecodeLimits`, called where a request's image is first sniffed); so is a progressive
  *   CMYK JPEG, whose four full-size components' coefficients our decoder holds until the last scan (at the
@@ -35,7 +35,7 @@ export interface DecodeLimits {
   /** The most pixels decoded whole, by photon or our WebP decoder (Infinity: no limit beyond the 40 MP every image has). */
   wholeDecodePixels: number;
   /**
-   * Non-interlaced PNGs above this many pixels go through our streaming decoder, smaller ones to photon
+   * PNGs above this many pixels go through our streaming decoder, smaller ones to photon
    * (`wholeDecodePixels` lowers it too). Ours never holds the whole image and its memory is the JS heap's
    * to give back; photon's Rust inflate is about twice as fast (2.2 MB PNG: 38 ms against 91 ms), but grows
    * a WebAssembly memory that never shrinks.
@@ -49,14 +49,20 @@ export interface DecodeLimits {
  */
 export const DEFAULT_DECODE_LIMITS: DecodeLimits = { maxPixels: Infinity, wholeDecodePixels: Infinity, streamedPngPixels: STREAMED_PNG_PIXELS };
 
-/** Whether a PNG goes through the streaming decoder: non-interlaced and above the photon threshold. */
+/**
+ * Whether a PNG goes through our decoder (png-decode.ts): above the photon threshold. An interlaced one is
+ * decoded at full size there before any shrinking, so it is held to the whole-decode limit (above it, the
+ * caller's whole-decode guard refuses it).
+ */
 export function streamsPng(header: ImageHeader, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): boolean {
-  return header.format === "png" && !header.interlaced && pixels(header) > Math.min(limits.streamedPngPixels, limits.wholeDecodePixels);
+  if (header.format !== "png" || (header.interlaced && pixels(header) > limits.wholeDecodePixels)) return false;
+  return pixels(header) > Math.min(limits.streamedPngPixels, limits.wholeDecodePixels);
 }
 
 /**
- * Whether this image costs a whole decode's memory whatever size the work needs: WebP (our decoder), interlaced
- * PNG and JPEGs with sampling factors other than 1 or 2 per axis, which only photon decodes, and progressive CMYK or
+ * Whether this image costs a whole decode's memory whatever size the work needs: WebP and interlaced PNG
+ * (our decoders, at full size), JPEGs with sampling factors other than 1 or 2 per axis, which only photon
+ * decodes, and progressive CMYK or
  * YCCK JPEGs, whose coefficients for four full-size components our decoder holds until the last scan.
  */
 export function decodedWhole(header: ImageHeader): boolean {

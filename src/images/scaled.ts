@@ -73,9 +73,9 @@ function storedAtLeast(header: ImageHeader, side: number): { width: number; heig
  * The image in its stored orientation at least `minWidth` x `minHeight`, decoded small where the format
  * allows: a JPEG at the smallest N/8 scale that reaches it, a large PNG box-filtered while it is inflated
  * (to the size asked for, give or take a pixel, when it is at least twice that; else whole, so never below
- * it). Null for other formats and for what our decoders
- * do not take (interlaced PNGs, some JPEG variants, and data they find corrupt: photon is more lenient
- * with some damage, so the verdict stays its own).
+ * it; an interlaced one is decoded whole first). Null for other formats and for what our decoders do not
+ * take (some JPEG variants, PNGs small enough for photon on Node, and data they find corrupt: photon is
+ * more lenient with some damage, so the verdict stays its own).
  *
  * @example
  * decodeStoredAtLeast(jpeg4000x3000, header, 1440, 1080); // 1500 x 1125 (3/8 scale)

@@ -252,7 +252,7 @@ export const PROPERTIES: FuzzProperty[] = [
   },
   {
     name: "png-decoder",
-    covers: "the streaming PNG decoder (decodePngAtMost): an image, null (interlaced, decoded whole) or an Error",
+    covers: "the streaming PNG decoder (decodePngAtMost), interlaced files too: an image or an Error",
     weight: 3,
     arbitrary: (c) => fc.record({ bytes: mutated(c.pngs), maxSide: fc.integer({ min: 1, max: 128 }) }),
     check: ({ bytes, maxSide }: { bytes: Uint8Array; maxSide: number }) => {

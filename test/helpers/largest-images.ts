@@ -18,7 +18,7 @@ import QRCode from "qrcode";
 import sharp, { type Sharp } from "sharp";
 import { seeded } from "../../src/photo/local/raster";
 
-export type LargeFormat = "png" | "jpeg-progressive" | "jpeg-cmyk" | "jpeg-cmyk-progressive" | "webp";
+export type LargeFormat = "png" | "png-interlaced" | "jpeg-progressive" | "jpeg-cmyk" | "jpeg-cmyk-progressive" | "webp";
 
 export interface LargeImage {
   format: LargeFormat;
@@ -49,6 +49,7 @@ export interface QrMark {
 
 const MIME: Record<LargeFormat, string> = {
   png: "image/png",
+  "png-interlaced": "image/png",
   "jpeg-progressive": "image/jpeg",
   "jpeg-cmyk": "image/jpeg",
   "jpeg-cmyk-progressive": "image/jpeg",
@@ -60,6 +61,8 @@ function encoder(format: LargeFormat): (img: Sharp) => Sharp {
   switch (format) {
     case "png":
       return (img) => img.png({ compressionLevel: 6, adaptiveFiltering: true });
+    case "png-interlaced":
+      return (img) => img.png({ compressionLevel: 6, adaptiveFiltering: true, progressive: true });
     case "jpeg-progressive":
       return (img) => img.jpeg({ quality: 90, progressive: true });
     case "jpeg-cmyk":
