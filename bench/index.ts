@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: every benchmark prints this project's figure beside a peer measured in the same run,
- * and the ratio. Run one area with `npm run bench -- qr` (or images, social, photo, fairness, png, schedule, edge, qr-http, social-http).
+ * and the ratio. Run one area with `npm run bench -- qr` (or images, social, photo, fairness, png, webp, schedule, edge, qr-http, social-http).
  */
 const BENCHES: Record<string, () => Promise<void>> = {
   qr: async () => (await import("./qr")).benchQr(),
@@ -9,6 +9,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   photo: async () => (await import("./photo")).benchPhoto(),
   fairness: async () => (await import("./fairness")).benchFairness(),
   png: async () => (await import("./png-decode")).benchPngDecode(),
+  webp: async () => (await import("./webp-decode")).benchWebpDecode(),
   schedule: async () => (await import("./schedule")).benchSchedule(),
   "qr-http": async () => (await import("./qr-http")).benchQrHttp(),
   edge: async () => (await import("./edge")).benchEdge(),

@@ -141,6 +141,7 @@ function yuvToRgba(f: Vp8Frame, alpha: Uint8Array | null): RgbaImage {
   const cw = (width + 1) >> 1;
   const ch = (height + 1) >> 1;
   const out = new Uint8Array(width * height * 4);
+  const px = new Uint32Array(out.buffer);
   const rowU = new Int32Array(cw);
   const rowV = new Int32Array(cw);
   for (let y = 0; y < height; y++) {
@@ -151,19 +152,18 @@ function yuvToRgba(f: Vp8Frame, alpha: Uint8Array | null): RgbaImage {
       rowV[i] = 3 * f.v[near * uvStride + i]! + f.v[far * uvStride + i]!;
     }
     const yRow = y * yStride;
-    const o = y * width * 4;
+    const o = y * width;
     for (let j = 0; j < cw; j++) {
       const x = 2 * j;
       const left = j > 0 ? j - 1 : 0;
       const right = j + 1 < cw ? j + 1 : j;
       const u3 = 3 * rowU[j]! + 8;
       const v3 = 3 * rowV[j]! + 8;
-      putPixel(out, o + 4 * x, LUMA[f.y[yRow + x]!]!, (u3 + rowU[left]!) >> 4, (v3 + rowV[left]!) >> 4);
-      if (x + 1 < width) putPixel(out, o + 4 * x + 4, LUMA[f.y[yRow + x + 1]!]!, (u3 + rowU[right]!) >> 4, (v3 + rowV[right]!) >> 4);
+      px[o + x] = opaque(LUMA[f.y[yRow + x]!]!, (u3 + rowU[left]!) >> 4, (v3 + rowV[left]!) >> 4);
+      if (x + 1 < width) px[o + x + 1] = opaque(LUMA[f.y[yRow + x + 1]!]!, (u3 + rowU[right]!) >> 4, (v3 + rowV[right]!) >> 4);
     }
   }
   if (alpha) for (let i = 0; i < alpha.length; i++) out[i * 4 + 3] = alpha[i]!;
-  else for (let i = 3; i < out.length; i += 4) out[i] = 255;
   return { width, height, data: out };
 }
 
@@ -181,10 +181,9 @@ for (let i = 0; i < 256; i++) {
   U_BLUE[i] = ((i * 33050) >> 8) - 17685;
 }
 
-function putPixel(out: Uint8Array, o: number, luma: number, u: number, v: number): void {
-  out[o] = clip8(luma + V_RED[v]!);
-  out[o + 1] = clip8(luma - U_GREEN[u]! - V_GREEN[v]!);
-  out[o + 2] = clip8(luma + U_BLUE[u]!);
+/** An opaque pixel as a little-endian RGBA word (alpha 255 in the top byte). */
+function opaque(luma: number, u: number, v: number): number {
+  return clip8(luma + V_RED[v]!) | (clip8(luma - U_GREEN[u]! - V_GREEN[v]!) << 8) | (clip8(luma + U_BLUE[u]!) << 16) | 0xff000000;
 }
 
 /** libwebp's 6-bit fixed point to a byte, clamped. */
