@@ -124,6 +124,8 @@ export function chooseEighths(width: number, height: number, minWidth: number, m
  * samplingSupported([0x22, 0x11, 0x11]); // true (4:2:0)
  * samplingSupported([0x31, 0x11, 0x11]); // false (3:1 horizontally)
  */
+const POWERS = new Set([1, 2, 4]);
+
 export function samplingSupported(sampling: number[]): boolean {
   if (sampling.length === 1) return true;
   const hs = sampling.map((s) => s >> 4);
@@ -132,7 +134,7 @@ export function samplingSupported(sampling: number[]): boolean {
   const vMax = Math.max(...vs);
   return hs.every((h, i) => {
     const v = vs[i]!;
-    return h >= 1 && v >= 1 && (hMax / h === 1 || hMax / h === 2) && (vMax / v === 1 || vMax / v === 2);
+    return h >= 1 && v >= 1 && POWERS.has(hMax / h) && POWERS.has(vMax / v);
   });
 }
 
@@ -1262,8 +1264,8 @@ function planeLayout(frame: Frame): PlaneLayout[] {
   return frame.components.map((c) => ({
     plane: c.plane,
     stride: c.blocksPerLine * frame.size,
-    sx: c.h === frame.hMax ? 0 : 1,
-    sy: c.v === frame.vMax ? 0 : 1,
+    sx: Math.log2(frame.hMax / c.h),
+    sy: Math.log2(frame.vMax / c.v),
   }));
 }
 
