@@ -30,18 +30,18 @@ import type { DecodeLimits } from "./images/limits";
 /**
  * What a Worker decodes (src/images/limits.ts). Any image above `maxPixels` is refused from its header with
  * 422 naming the limit: 12.5 MP keeps a 4032x3024 phone photo and takes 17-69 MiB off the peaks of the
- * largest progressive JPEGs against 40 MP. It does not bring every path within the isolate's 128 MB: area B's
- * own canvas and output, PNGs near 10 MB and the QR reader still pass it, and lower limits do not change
- * that. Whole decodes the isolate affords only for small images: WebP (our decoder, about 6 bytes per pixel,
- * given back after the request), interlaced PNG and JPEGs with unusual subsampling (only photon decodes
- * those: about 12 bytes per pixel at its peak in WebAssembly memory that never shrinks) and progressive
- * CMYK JPEGs (our decoder holds four full-size components' coefficients) above `wholeDecodePixels` are
- * refused with 422 naming that limit. Every non-interlaced PNG
- * streams through our decoder (`streamedPngPixels: 0`), so photon's memory grows only for what only it
- * decodes: that growth stays with the isolate. Baseline CMYK JPEGs decode at N/8 like any other JPEG, up to
- * `maxPixels`. Measured in workerd with test/worker/edge-memory.test.ts; docs/architecture.md, "Memory in workerd", has the figures.
+ * largest progressive JPEGs against 40 MP. Whole decodes the isolate affords only for small images: WebP and interlaced PNG (our decoders,
+ * about 6 bytes per pixel, given back after the request) and progressive CMYK JPEGs (our decoder holds four
+ * full-size components' coefficients) above `wholeDecodePixels` are refused with 422 naming that limit.
+ * Photon never decodes here (`photon: false`): its WebAssembly memory grows with each decode and never
+ * shrinks, so the isolate would carry one request's image into every later one. Every PNG goes through our
+ * decoder (`streamedPngPixels: 0`), a JPEG with 3:1 subsampling (which only photon reads) is refused from
+ * its header, and data our decoders find corrupt is a 422. Baseline CMYK JPEGs decode at N/8 like any
+ * other JPEG, up to `maxPixels`. With these limits every image path stays under 128 MiB by V8's count with
+ * the largest image of each format, and no request grows a WebAssembly memory: test/worker/edge-memory.test.ts
+ * measures and asserts it in workerd; docs/architecture.md, "Memory in workerd", has the figures.
  */
-export const EDGE_DECODE_LIMITS: DecodeLimits = { maxPixels: 12_500_000, wholeDecodePixels: 2_000_000, streamedPngPixels: 0 };
+export const EDGE_DECODE_LIMITS: DecodeLimits = { maxPixels: 12_500_000, wholeDecodePixels: 2_000_000, streamedPngPixels: 0, photon: false };
 
 export interface EdgeContext {
   waitUntil(promise: Promise<unknown>): void;
@@ -144,7 +144,7 @@ export function buildEdgeServices(env: Record<string, unknown>, ctx: EdgeContext
     tokens: AesGcmTokenCipher(config.tokenEncryptionKey),
     defer,
     platformFetch: (input, init) => fetch(input, init),
-    generator: createGenerator(config, { storage, log }),
+    generator: createGenerator(config, { storage, log, imageLimits: EDGE_DECODE_LIMITS }),
     heavy: isolateHeavyWork(config),
     imageLimits: EDGE_DECODE_LIMITS,
     async close() {

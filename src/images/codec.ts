@@ -11,6 +11,7 @@ import { ApiError } from "../http/errors";
 import { applyOrientation } from "./exif";
 import { checkComplete } from "./integrity";
 import { assertWholeDecodeAllowed, DEFAULT_DECODE_LIMITS, streamsPng, type DecodeLimits } from "./limits";
+import { decodeJpegScaled } from "./jpeg-decode";
 import { decodePngAtMost } from "./png-decode";
 import { readImageHeader, type ImageHeader } from "./sniff";
 import type { RgbaImage } from "./types";
@@ -19,10 +20,11 @@ import { decodeWebp } from "./webp-decode";
 /**
  * Sniffs, checks limits and decodes to RGBA with the EXIF orientation applied (JPEG). Corrupt or unsupported
  * data throws ApiError INVALID_IMAGE (422); over 10 MB throws PAYLOAD_TOO_LARGE (413). Never a 500 for input.
- * A WebP goes through our decoder (webp-decode.ts), anything else through photon, unless it has more
- * pixels than `limits` let either decode whole (then a PNG streams through our decoder at full size, and
- * anything else is a 422, see limits.ts), or it is a PNG and the deployment keeps every PNG off photon
- * (`streamedPngPixels: 0`, the edge).
+ * A JPEG goes through our decoder at full size and a WebP through ours (webp-decode.ts); a PNG through
+ * ours when it has more pixels than `limits` let photon decode whole or the deployment keeps every PNG off
+ * photon (`streamedPngPixels: 0`, the edge), else photon; and what our decoders refuse (a JPEG with 3:1
+ * subsampling, data they find corrupt) through photon where the deployment lets photon decode at all
+ * (`photon`), within its whole-decode limit (see limits.ts). Otherwise a 422.
  *
  * @example
  * const { width, height, data } = decodeImage(bytes); // data: RGBA, width * height * 4 bytes
@@ -38,17 +40,30 @@ export function decodeImage(bytes: Uint8Array, limits: DecodeLimits = DEFAULT_DE
       // corrupt by our reading; photon may not have it at this size, so the guard below decides
     }
   }
+  if (header.format === "jpeg") {
+    try {
+      const jpeg = decodeJpegScaled(bytes);
+      if (jpeg) return applyOrientation({ width: jpeg.width, height: jpeg.height, data: jpeg.data }, header.orientation);
+    } catch {
+      // corrupt by our reading: photon gives the verdict, where the deployment lets it (decodeWhole)
+    }
+  }
   return applyOrientation(decodeWhole(bytes, header, limits), header.orientation);
 }
 
 /**
  * The image at full size in its stored orientation, for what no decoder of ours shrinks while decoding:
- * a WebP through webp-decode.ts, anything else through photon. Never above the deployment's whole-decode
- * limit (422 then, `assertWholeDecodeAllowed`); corrupt data is a 422 too.
+ * a WebP through webp-decode.ts, anything else through photon (never where `limits.photon` is off: a 422
+ * then). Never above the deployment's whole-decode limit (422 then, `assertWholeDecodeAllowed`); corrupt
+ * data is a 422 too.
  */
 export function decodeWhole(bytes: Uint8Array, header: ImageHeader, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): RgbaImage {
   assertWholeDecodeAllowed(header, limits);
-  if (header.format !== "webp") return withDecoded(bytes, (img) => ({ width: img.get_width(), height: img.get_height(), data: img.get_raw_pixels() }));
+  if (header.format !== "webp") {
+    // Our decoders have refused it (corrupt by their reading, or a JPEG they do not take); photon decides.
+    if (!limits.photon) throw corrupt(new Error("photon is off in this deployment"));
+    return withDecoded(bytes, (img) => ({ width: img.get_width(), height: img.get_height(), data: img.get_raw_pixels() }));
+  }
   try {
     return decodeWebp(bytes);
   } catch (cause) {

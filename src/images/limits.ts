@@ -19,7 +19,7 @@
  *   422 then, `assertWholeDecodeAllowed`).
  *
  * @example
- * const limits: DecodeLimits = { maxPixels: 12_500_000, wholeDecodePixels: 2_000_000, streamedPngPixels: 0 };
+ * const limits: DecodeLimits = { maxPixels: 12_500_000, wholeDecodePixels: 2_000_000, streamedPngPixels: 0, photon: false };
  * checkDecodeLimits(readImageHeader(webpBytes), limits); // 422 above 2 MP (any image above 12.5 MP)
  */
 import { ApiError } from "../http/errors";
@@ -41,13 +41,19 @@ export interface DecodeLimits {
    * a WebAssembly memory that never shrinks.
    */
   streamedPngPixels: number;
+  /**
+   * Whether photon may decode at all. Off on the edge: photon's WebAssembly memory grows with each decode
+   * and never shrinks, so there a JPEG our decoder does not take (3:1 subsampling) is refused from its
+   * header, and data our decoders find corrupt is a 422 without photon's second opinion.
+   */
+  photon: boolean;
 }
 
 /**
  * Node's: every image up to the 40 MP `readImageHeader` holds them to, whole decodes of any size,
  * and PNGs up to 8 MP (a 40 MP PNG costs 40 MB through our decoder instead of photon's 600 MB).
  */
-export const DEFAULT_DECODE_LIMITS: DecodeLimits = { maxPixels: Infinity, wholeDecodePixels: Infinity, streamedPngPixels: STREAMED_PNG_PIXELS };
+export const DEFAULT_DECODE_LIMITS: DecodeLimits = { maxPixels: Infinity, wholeDecodePixels: Infinity, streamedPngPixels: STREAMED_PNG_PIXELS, photon: true };
 
 /**
  * Whether a PNG goes through our decoder (png-decode.ts): above the photon threshold. An interlaced one is
@@ -87,6 +93,13 @@ export function checkDecodeLimits(header: ImageHeader, limits: DecodeLimits = DE
         "Scale it down to fit and send it again.",
     );
   }
+  if (!limits.photon && header.format === "jpeg" && !samplingSupported(header.sampling)) {
+    throw new ApiError(
+      "INVALID_IMAGE",
+      `The image is a JPEG with unusual chroma subsampling (${samplingName(header.sampling)}); this server does not decode those. ` +
+        "Re-save it as a standard JPEG (4:2:0, 4:2:2 or 4:4:4 chroma subsampling) or a PNG.",
+    );
+  }
   if (!decodedWhole(header) || pixels(header) <= limits.wholeDecodePixels) return;
   throw new ApiError(
     "INVALID_IMAGE",
@@ -114,10 +127,13 @@ export function assertWholeDecodeAllowed(header: ImageHeader, limits: DecodeLimi
 function kindOf(header: ImageHeader): string {
   if (header.format === "webp") return "a WebP";
   if (header.format === "png") return "an interlaced PNG";
-  return header.components === 4 && samplingSupported(header.sampling) ? "a progressive CMYK JPEG" : "a JPEG with unusual chroma subsampling";
+  return header.components === 4 && samplingSupported(header.sampling) ? "a progressive CMYK JPEG" : `a JPEG with unusual chroma subsampling (${samplingName(header.sampling)})`;
 }
 
 const pixels = (h: ImageHeader) => h.width * h.height;
+
+/** Each component's sampling factors as H x V: "3x1, 1x1, 1x1". */
+const samplingName = (sampling: number[]) => sampling.map((s) => `${s >> 4}x${s & 15}`).join(", ");
 
 /** Millions of pixels with one decimal, without a trailing ".0": 12.5, 2, 40. */
 const megapixels = (n: number) => (n / 1e6).toFixed(1).replace(/\.0$/, "");

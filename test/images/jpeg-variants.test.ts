@@ -4,10 +4,16 @@
  * decodes the same bytes (colour conversion without an ICC profile, see againstSharpCmyk); 12-bit and arithmetic-coded JPEGs, which sharp cannot write, are made by patching
  * a baseline JPEG's frame header, and each is refused with a 422 that says what is wrong.
  */
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PhotonImage } from "@cf-wasm/photon";
 import sharp from "sharp";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ApiError } from "../../src/http/errors";
 import { decodeImage, normaliseToJpeg, readImageHeader, sniffImage } from "../../src/images";
+import { decodeWhole } from "../../src/images/codec";
 import { decodeAtMost } from "../../src/images/scaled";
 import { loadInputs } from "../../src/photo/generate";
 import type { PhotoRequest } from "../../src/photo/request";
@@ -156,5 +162,62 @@ describe("the edge's limits for CMYK JPEGs", () => {
     expect(refusal?.message).toMatch(/^The image is a progressive CMYK JPEG of 3000x2000 \(6 million pixels\); this server decodes such images only up to 2 million pixels\./);
     // Node decodes both kinds whatever their size.
     expect(() => checkDecodeLimits(readImageHeader(progressive))).not.toThrow();
+  });
+});
+
+describe("chroma subsampled by 4 (libjpeg-turbo's cjpeg) and by 3", () => {
+  // cjpeg writes any sampling factors; Debian's libjpeg-turbo-progs, which .ci/run installs.
+  const haveCjpeg = spawnSync("cjpeg", ["-version"]).status === 0;
+  if (process.env.CI && !haveCjpeg) throw new Error("cjpeg is missing: .ci/run installs Debian's libjpeg-turbo-progs");
+  if (!haveCjpeg) console.warn("jpeg-variants: the cjpeg cases are skipped; apt-get install libjpeg-turbo-progs to run them");
+  const withCjpeg = it.skipIf(!haveCjpeg);
+  const dir = mkdtempSync(join(tmpdir(), "cjpeg-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  async function cjpeg(sample: string, progressive = false): Promise<Buffer> {
+    const [width, height] = [203, 131];
+    const ppm = join(dir, "in.ppm");
+    writeFileSync(ppm, Buffer.concat([Buffer.from(`P6\n${width} ${height}\n255\n`), await photoPixels(width, height)]));
+    const out = join(dir, "out.jpg");
+    execFileSync("cjpeg", ["-quality", "90", "-sample", sample, ...(progressive ? ["-progressive"] : []), "-outfile", out, ppm]);
+    return readFileSync(out);
+  }
+
+  withCjpeg("decodes 4:1:1, 1x4, 4x2 and 4x1 + 2x1 (baseline and progressive) as libjpeg does, at full size and scaled, on the edge too", async () => {
+    for (const sample of ["4x1,1x1,1x1", "1x4,1x1,1x1", "4x2,1x1,1x1", "4x1,2x1,1x1"]) {
+      for (const progressive of [false, true]) {
+        const jpeg = await cjpeg(sample, progressive);
+        const photon = vi.spyOn(PhotonImage, "new_from_byteslice");
+        try {
+          const ours = decodeImage(jpeg, EDGE_DECODE_LIMITS);
+          const reference = await sharp(jpeg).ensureAlpha().raw().toBuffer();
+          expect(psnr(ours.data, reference, 4), `${sample}${progressive ? " progressive" : ""}`).toBeGreaterThan(50);
+          expect(decodeAtMost(jpeg, 60, EDGE_DECODE_LIMITS).width).toBeLessThanOrEqual(60);
+          expect((await normaliseToJpeg(jpeg, EDGE_DECODE_LIMITS)).width).toBeGreaterThanOrEqual(203);
+          expect(photon).not.toHaveBeenCalled();
+        } finally {
+          photon.mockRestore();
+        }
+      }
+    }
+  });
+
+  withCjpeg("refuses 3:1 subsampling from the header on the edge (photon would decode it), and decodes it through photon on Node", async () => {
+    const jpeg = await cjpeg("3x1,1x1,1x1");
+    expect(() => checkDecodeLimits(readImageHeader(jpeg), EDGE_DECODE_LIMITS)).toThrow(
+      /^The image is a JPEG with unusual chroma subsampling \(3x1, 1x1, 1x1\); this server does not decode those\. Re-save it as a standard JPEG/,
+    );
+    expect(() => sniffImage(jpeg, EDGE_DECODE_LIMITS)).toThrow(ApiError);
+    const photon = vi.spyOn(PhotonImage, "new_from_byteslice");
+    try {
+      expect(() => decodeWhole(jpeg, readImageHeader(jpeg), EDGE_DECODE_LIMITS)).toThrow(/unusual chroma subsampling/);
+      // photon, the last resort for what our decoders refuse, never runs on the edge: a 422 instead.
+      expect(() => decodeWhole(baseline, readImageHeader(baseline), EDGE_DECODE_LIMITS)).toThrow(/corrupt or uses a feature we cannot decode/);
+      expect(photon).not.toHaveBeenCalled();
+      expect(psnr(decodeImage(jpeg).data, await sharp(jpeg).ensureAlpha().raw().toBuffer(), 4)).toBeGreaterThan(45);
+      expect(photon).toHaveBeenCalledTimes(1);
+    } finally {
+      photon.mockRestore();
+    }
   });
 });

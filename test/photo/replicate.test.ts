@@ -3,8 +3,10 @@
  * through an injected sleep that records what was asked for, so the tests check behaviour (what was waited,
  * what was sent) without waiting.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { PhotonImage } from "@cf-wasm/photon";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import sharp from "sharp";
+import { EDGE_DECODE_LIMITS } from "../../src/edge-services";
 import { JsonLogger } from "../../src/adapters/logger";
 import { MemoryStorage } from "../../src/adapters/storage/memory";
 import { ReplicateGenerator, type ReplicateGeneratorOptions } from "../../src/photo/providers/replicate";
@@ -122,6 +124,20 @@ describe("replicate generator: happy paths", () => {
     expect(download?.headers.authorization).toBeUndefined();
     const served = await fetch(`${fake.url.replace(/\/v1$/, "")}/files/${id}.png`).then((r) => r.arrayBuffer());
     expect(Buffer.from(stored!.bytes).equals(Buffer.from(served))).toBe(true);
+  });
+
+  it("decodes the output with the deployment's decoders: photon on Node for a 1 MP PNG, never with the edge's limits", async () => {
+    const photon = vi.spyOn(PhotonImage, "new_from_byteslice");
+    try {
+      const node = await rig().generate();
+      expect(photon).toHaveBeenCalledTimes(1);
+      const edge = await rig({ imageLimits: EDGE_DECODE_LIMITS }).generate();
+      expect(photon).toHaveBeenCalledTimes(1);
+      expect([edge.width, edge.height]).toEqual([1024, 1024]);
+      expect(Buffer.from(edge.data).equals(Buffer.from(node.data))).toBe(true);
+    } finally {
+      photon.mockRestore();
+    }
   });
 
   it("sends the product then the reference as storage URLs, says which is which, and asks for png without text", async () => {

@@ -13,6 +13,7 @@
  */
 import Replicate, { type Prediction } from "replicate";
 import { decodeImage, type RgbaImage } from "../../images";
+import { DEFAULT_DECODE_LIMITS, type DecodeLimits } from "../../images/limits";
 import { readCapped } from "../../adapters/fetch/fetch-core";
 import type { Logger, Storage } from "../../services";
 import { GenerationError, type ImageGenerator, type SceneRequest } from "../types";
@@ -37,6 +38,12 @@ export interface ReplicateGeneratorOptions {
   maxRateLimitWaitMs?: number;
   /** Injected sleep (tests record the waits instead of waiting). Default setTimeout. */
   sleep?: (ms: number) => Promise<void>;
+  /**
+   * The deployment's decode limits: of them only which decoders read an output (every PNG through ours,
+   * photon or not) applies; an output's size is the model's, capped by MAX_OUTPUT_BYTES, not the inputs'
+   * pixel limits (a 4K output has more pixels than the edge takes as input).
+   */
+  imageLimits?: DecodeLimits;
 }
 
 /** Largest output we download; a 4096 px PNG is well under this. */
@@ -95,7 +102,7 @@ export function ReplicateGenerator(options: ReplicateGeneratorOptions): ImageGen
         log.warn("replicate prediction without output", fields);
         throw new GenerationError("GENERATION_FAILED", "The image model finished without an image; try again, or change the prompt.", true);
       }
-      const image = await copyAndDecode({ fetch: fetchImpl, storage: options.storage, log, timeoutMs }, done.id, url, request.signal);
+      const image = await copyAndDecode({ fetch: fetchImpl, storage: options.storage, log, timeoutMs, limits: outputLimits(options.imageLimits) }, done.id, url, request.signal);
       // Models do not always honour aspect_ratio; the caller crops to size, but a big miss is worth knowing.
       const skew = Math.abs(image.width / image.height / (request.width / request.height) - 1);
       const level = skew > 0.02 ? "warn" : "info";
@@ -127,6 +134,11 @@ function timeoutError(byCaller: boolean, timeoutMs: number): GenerationError {
   return new GenerationError("GENERATION_TIMEOUT", message, true);
 }
 
+/** The deployment's choice of decoders for an output, without its pixel limits for inputs. */
+function outputLimits(limits: DecodeLimits = DEFAULT_DECODE_LIMITS): DecodeLimits {
+  return { ...DEFAULT_DECODE_LIMITS, streamedPngPixels: limits.streamedPngPixels, photon: limits.photon };
+}
+
 /** Best-effort cancel on a fresh signal (ours has fired by now); Cancel-After backs it up. */
 async function cancelQuietly(client: Replicate, predictionId: string, log: Logger): Promise<boolean> {
   try {
@@ -142,11 +154,13 @@ interface OutputDeps {
   fetch: typeof fetch;
   storage: ReplicateGeneratorOptions["storage"];
   log: Logger;
+  /** Which decoders read the output (outputLimits). */
+  limits: DecodeLimits;
   timeoutMs: number;
 }
 
 /** Downloads the output (capped, with a timeout), stores the raw bytes, then decodes them. */
-async function copyAndDecode({ fetch: fetchImpl, storage, log, timeoutMs }: OutputDeps, predictionId: string, url: string, callerSignal: AbortSignal | undefined): Promise<RgbaImage> {
+async function copyAndDecode({ fetch: fetchImpl, storage, log, timeoutMs, limits }: OutputDeps, predictionId: string, url: string, callerSignal: AbortSignal | undefined): Promise<RgbaImage> {
   const signals = [AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS), ...(callerSignal ? [callerSignal] : [])];
   let bytes: Uint8Array;
   try {
@@ -167,7 +181,7 @@ async function copyAndDecode({ fetch: fetchImpl, storage, log, timeoutMs }: Outp
   if (!format) throw new GenerationError("GENERATION_FAILED", "The image model returned something that is not a PNG, JPEG or WebP image; try again.", true);
   await storage.put(`photo/raw/${predictionId}.${format.ext}`, bytes, format.contentType);
   try {
-    return decodeImage(bytes);
+    return decodeImage(bytes, limits);
   } catch (error) {
     log.warn("replicate output not decodable", { predictionId, bytes: bytes.length, error: error instanceof Error ? error.message : "unknown" });
     throw new GenerationError("GENERATION_FAILED", "The image model returned an image this service cannot read; try again, or pick a lower resolution.", true);
