@@ -115,17 +115,20 @@ export function chooseEighths(width: number, height: number, minWidth: number, m
   return 8;
 }
 
+/** The subsampling ratios the planes' shift-based upsampling handles (each sample covers 1, 2 or 4 pixels). */
+const POWERS = new Set([1, 2, 4]);
+
 /**
  * Whether this decoder takes a frame with these sampling factors (each `h << 4 | v`, as written in SOF):
- * one component whatever it declares, else every component subsampled by 1 or 2 on each axis relative to
- * the largest (4:4:4, 4:2:2, 4:4:0, 4:2:0). Anything else is left to photon.
+ * one component whatever it declares, else every component subsampled by 1, 2 or 4 on each axis relative
+ * to the largest (4:4:4, 4:2:2, 4:4:0, 4:2:0, 4:1:1, 1x4, 4x2). Anything else (a ratio of 3) is left to
+ * photon.
  *
  * @example
  * samplingSupported([0x22, 0x11, 0x11]); // true (4:2:0)
+ * samplingSupported([0x41, 0x11, 0x11]); // true (4:1:1)
  * samplingSupported([0x31, 0x11, 0x11]); // false (3:1 horizontally)
  */
-const POWERS = new Set([1, 2, 4]);
-
 export function samplingSupported(sampling: number[]): boolean {
   if (sampling.length === 1) return true;
   const hs = sampling.map((s) => s >> 4);
@@ -1251,7 +1254,8 @@ function scaledSize(frame: Frame): { width: number; height: number } {
 
 /**
  * How one component's plane maps to output pixels: its samples, its row stride, and the shift of x and y
- * (1 for a plane at half the resolution of the largest, whose samples each cover two pixels).
+ * (1 for a plane at half the resolution of the largest, whose samples each cover two pixels; 2 for a
+ * quarter).
  */
 interface PlaneLayout {
   plane: Uint8ClampedArray;

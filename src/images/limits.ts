@@ -5,7 +5,8 @@
  * whole decode holds every pixel: our WebP decoder (VP8 predicts each block from its decoded neighbours,
  * so it cannot decode smaller) about 6 bytes per pixel in memory the garbage collector gives back; photon,
  * for the rest, about 12 bytes per pixel at its peak in WebAssembly memory that never shrinks. That is fine
- * on Node, and not in a Worker's 128 MB: there the edge services builder sets both (src/edge-services.ts):
+ * on Node, and not in a Worker's 128 MB: there the edge services builder sets both, and turns photon off
+ * (`photon`; src/edge-services.ts):
  * - any image with more pixels than `maxPixels` is refused from its header with 422 INVALID_IMAGE naming
  *   the limit and the image's size, before any decoding: our decoders' peaks (the inflate or entropy decode,
  *   the scaled result, the garbage they leave) grow with the image, and at 40 MP pass 128 MB;
@@ -16,7 +17,8 @@
  *   QR reader's scale, 83 MB for 12.5 MP);
  * - a PNG with more pixels than that streams through our decoder even where photon would be faster;
  * - photon never gets an image above it, even as the fallback for data our decoders find corrupt (that is a
- *   422 then, `assertWholeDecodeAllowed`).
+ *   422 then, `assertWholeDecodeAllowed`); with `photon` off it gets nothing, and a JPEG only it reads
+ *   (subsampled by 3) is refused from its header.
  *
  * @example
  * const limits: DecodeLimits = { maxPixels: 12_500_000, wholeDecodePixels: 2_000_000, streamedPngPixels: 0, photon: false };
@@ -67,8 +69,7 @@ export function streamsPng(header: ImageHeader, limits: DecodeLimits = DEFAULT_D
 
 /**
  * Whether this image costs a whole decode's memory whatever size the work needs: WebP and interlaced PNG
- * (our decoders, at full size), JPEGs with sampling factors other than 1 or 2 per axis, which only photon
- * decodes, and progressive CMYK or
+ * (our decoders, at full size), JPEGs subsampled by 3, which only photon decodes, and progressive CMYK or
  * YCCK JPEGs, whose coefficients for four full-size components our decoder holds until the last scan.
  */
 export function decodedWhole(header: ImageHeader): boolean {
