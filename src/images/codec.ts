@@ -1,6 +1,7 @@
 /**
- * Whole decodes (WebP through our decoder, the rest on @cf-wasm/photon, Rust `image` compiled to WASM), and
- * encoding on photon.
+ * Decoding a whole image (decodeImage, decodeWhole): our TypeScript decoders first (JPEG, PNG, WebP), and
+ * @cf-wasm/photon (Rust `image` compiled to WASM) for what they decline, where the deployment lets photon
+ * decode; and photon's encoders.
  *
  * The bare specifier resolves per runtime through the package's export conditions: `node` (tsx, vitest, the
  * Node server) loads the WASM from an inlined copy, `workerd` (wrangler's bundle) imports the .wasm module.

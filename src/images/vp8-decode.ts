@@ -647,7 +647,10 @@ function predictSquare(ws: Uint8Array, at: number, size: number, mode: number): 
 const avg2 = (a: number, b: number) => (a + b + 1) >> 1;
 const avg3 = (a: number, b: number, c: number) => (a + 2 * b + c + 2) >> 2;
 
-/** 4x4 luma prediction (section 12.3), from the 8 pixels above (4 of them above-right), 4 left and the corner. */
+/**
+ * 4x4 luma prediction (section 12.3), from the 8 pixels above (4 of them above-right), 4 left and the corner.
+ * The directional modes write each pixel at `at + y * 32 + x` (BPS is 32) with the value the spec gives it.
+ */
 function predict4(ws: Uint8Array, at: number, mode: number): void {
   const t = at - BPS;
   const X = ws[t - 1]!;

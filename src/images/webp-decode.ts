@@ -30,13 +30,8 @@ interface Chunks {
  */
 export function decodeWebp(bytes: Uint8Array): RgbaImage {
   const chunks = readChunks(bytes);
-  if (chunks.kind === "VP8L") {
-    const img = decodeVp8l(chunks.data);
-    checkCanvas(chunks, img.width, img.height);
-    return img;
-  }
+  if (chunks.kind === "VP8L") return decodeVp8l(chunks.data);
   const frame = decodeVp8(chunks.data);
-  checkCanvas(chunks, frame.width, frame.height);
   const alpha = chunks.alpha ? decodeAlpha(chunks.alpha, frame.width, frame.height) : null;
   return yuvToRgba(frame, alpha);
 }
@@ -52,7 +47,6 @@ export function decodeWebpLuma(bytes: Uint8Array): LumaImage | null {
   const chunks = readChunks(bytes);
   if (chunks.kind !== "VP8 " || chunks.alpha) return null;
   const frame = decodeVp8(chunks.data);
-  checkCanvas(chunks, frame.width, frame.height);
   const { width, height, yStride } = frame;
   const data = new Uint8Array(width * height);
   for (let y = 0; y < height; y++) data.set(frame.y.subarray(y * yStride, y * yStride + width), y * width);
@@ -71,7 +65,11 @@ function readChunks(b: Uint8Array): Chunks {
     const start = at + 8;
     if (start + size > end) throw new Error(`WebP ${name.trim()} chunk is truncated`);
     const data = b.subarray(start, start + size);
-    if (name === "VP8 " || name === "VP8L") return { kind: name, data, alpha: name === "VP8 " ? alpha : null, canvas };
+    if (name === "VP8 " || name === "VP8L") {
+      const chunks = { kind: name, data, alpha: name === "VP8 " ? alpha : null, canvas };
+      checkCanvas(chunks);
+      return chunks;
+    }
     if (name === "VP8X") {
       if (size < 10) throw new Error("WebP VP8X chunk is truncated");
       canvas = { width: 1 + (data[4]! | (data[5]! << 8) | (data[6]! << 16)), height: 1 + (data[7]! | (data[8]! << 8) | (data[9]! << 16)) };
@@ -85,8 +83,27 @@ function readChunks(b: Uint8Array): Chunks {
   throw new Error("WebP has no VP8 or VP8L chunk");
 }
 
-function checkCanvas(chunks: Chunks, width: number, height: number): void {
-  if (chunks.canvas && (chunks.canvas.width !== width || chunks.canvas.height !== height)) {
+/**
+ * An extended file's canvas must be its image's size, read from the frame header before anything is
+ * decoded: the caller checked the canvas against its pixel limits, and a frame header claiming more must
+ * not make the decoder allocate for it.
+ */
+function checkCanvas(chunks: Chunks): void {
+  if (!chunks.canvas) return;
+  const d = chunks.data;
+  let width: number;
+  let height: number;
+  if (chunks.kind === "VP8L") {
+    if (d.length < 5) throw new Error("WebP VP8L header is truncated");
+    const bits = (d[1]! | (d[2]! << 8) | (d[3]! << 16) | (d[4]! << 24)) >>> 0;
+    width = (bits & 0x3fff) + 1;
+    height = ((bits >>> 14) & 0x3fff) + 1;
+  } else {
+    if (d.length < 10) throw new Error("WebP VP8 frame header is truncated");
+    width = (d[6]! | (d[7]! << 8)) & 0x3fff;
+    height = (d[8]! | (d[9]! << 8)) & 0x3fff;
+  }
+  if (chunks.canvas.width !== width || chunks.canvas.height !== height) {
     throw new Error(`WebP canvas ${chunks.canvas.width}x${chunks.canvas.height} differs from its image ${width}x${height}`);
   }
 }

@@ -199,6 +199,13 @@ describe("the container and the entry points", () => {
       expect(riffLength(cut)).toBe(cut.length - 8);
       expect(() => decodeWebp(cut)).toThrow(Error);
     }
+    // An extended file whose frame claims far more than its canvas (which the caller checked): refused
+    // from the frame header, before planes for 16383x16383 are allocated.
+    const extended = Buffer.from(await sharp(photoPng).withIccProfile("p3").webp({ quality: 80 }).toBuffer());
+    const frame = extended.indexOf("VP8 ");
+    extended.writeUInt16LE(16383, frame + 8 + 6);
+    extended.writeUInt16LE(16383, frame + 8 + 8);
+    expect(() => decodeWebp(extended)).toThrow(/canvas 203x131 differs from its image 16383x16383/);
     const notWebp = new TextEncoder().encode("RIFF\u0004\u0000\u0000\u0000WAVEfmt ");
     expect(() => decodeWebp(notWebp)).toThrow(/not a WebP/);
   });
