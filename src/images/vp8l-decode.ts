@@ -61,6 +61,12 @@ interface Code {
 /** The five codes of an entropy group: green (with lengths and cache indices), red, blue, alpha, distance. */
 type Group = [Code, Code, Code, Code, Code];
 
+/** What one image's decode shares: the lookup-table entries left to spend, and scratch code lengths (all zero between codes). */
+interface DecodeState {
+  entries: number;
+  lengths: Uint8Array;
+}
+
 /** Reads bits least significant first, with up to 32 buffered. Past the end it reads zeros and remembers. */
 class BitReader {
   private bits = 0;
@@ -141,7 +147,7 @@ export function decodeVp8lAlpha(data: Uint8Array, width: number, height: number)
 
 /** The main image: its transforms, then its pixels, then the transforms undone. */
 function decodeImage(br: BitReader, width: number, height: number): Uint32Array {
-  const budget = { entries: MAX_TABLE_ENTRIES };
+  const state: DecodeState = { entries: MAX_TABLE_ENTRIES, lengths: new Uint8Array(256 + 24 + (1 << 11)) };
   const steps: TransformStep[] = [];
   let xsize = width;
   while (br.read(1)) {
@@ -149,27 +155,27 @@ function decodeImage(br: BitReader, width: number, height: number): Uint32Array 
     if (steps.some((s) => s.type === type)) throw new Error("VP8L transform repeats");
     if (type === Transform.Predictor || type === Transform.CrossColour) {
       const bits = br.read(3) + 2;
-      const sub = decodeStream(br, ceilShift(xsize, bits), ceilShift(height, bits), false, budget);
+      const sub = decodeStream(br, ceilShift(xsize, bits), ceilShift(height, bits), false, state);
       steps.push({ type, bits, width: xsize, data: sub });
     } else if (type === Transform.SubtractGreen) {
       steps.push({ type, bits: 0, width: xsize, data: new Uint32Array(0) });
     } else {
       const colours = br.read(8) + 1;
-      const palette = decodeStream(br, colours, 1, false, budget);
+      const palette = decodeStream(br, colours, 1, false, state);
       for (let i = 1; i < colours; i++) palette[i] = addPixels(palette[i]!, palette[i - 1]!);
       const bits = colours > 16 ? 0 : colours > 4 ? 1 : colours > 2 ? 2 : 3;
       steps.push({ type, bits, width: xsize, data: palette });
       xsize = ceilShift(xsize, bits);
     }
   }
-  let pixels = decodeStream(br, xsize, height, true, budget);
+  let pixels = decodeStream(br, xsize, height, true, state);
   if (br.overrun) throw new Error("VP8L data ends early");
   for (let s = steps.length - 1; s >= 0; s--) pixels = undo(steps[s]!, pixels, height);
   return pixels;
 }
 
 /** An entropy-coded image: the main image (`main`, may use entropy groups) or a transform's or group map's. */
-function decodeStream(br: BitReader, xsize: number, ysize: number, main: boolean, budget: { entries: number }): Uint32Array {
+function decodeStream(br: BitReader, xsize: number, ysize: number, main: boolean, state: DecodeState): Uint32Array {
   let cacheBits = 0;
   if (br.read(1)) {
     cacheBits = br.read(4);
@@ -178,29 +184,31 @@ function decodeStream(br: BitReader, xsize: number, ysize: number, main: boolean
   let groupBits = 0;
   let groupMap: Uint32Array | null = null;
   let groupWidth = 0;
-  const groupOf: number[] = [];
   let groupCount = 1;
   if (main && br.read(1)) {
     groupBits = br.read(3) + 2;
     groupWidth = ceilShift(xsize, groupBits);
-    groupMap = decodeStream(br, groupWidth, ceilShift(ysize, groupBits), false, budget);
+    groupMap = decodeStream(br, groupWidth, ceilShift(ysize, groupBits), false, state);
     for (let i = 0; i < groupMap.length; i++) {
       const g = (groupMap[i]! >>> 8) & 0xffff;
       groupMap[i] = g;
       if (g >= groupCount) groupCount = g + 1;
-      groupOf[g] = 1;
     }
   }
-  // Every group's codes are read in order, but only those the map uses are kept.
+  // Every group's codes are read in order, but only those the map uses get lookup tables: a file may
+  // declare tens of thousands of groups it never uses, and building their tables would cost far more
+  // time than reading them. `index` maps a group's number to its place in `groups` (-1: unused).
+  const index = new Int32Array(groupCount).fill(groupMap ? -1 : 0);
+  if (groupMap) for (let i = 0; i < groupMap.length; i++) index[groupMap[i]!] = 0;
   const groups: Group[] = [];
   for (let g = 0; g < groupCount; g++) {
-    const group = readGroup(br, cacheBits, budget);
-    if (groupMap && !groupOf[g]) continue;
-    groupOf[g] = groups.length;
-    groups.push(group);
+    const group = readGroup(br, cacheBits, state, index[g] === 0);
     if (br.overrun) throw new Error("VP8L data ends early");
+    if (!group) continue;
+    index[g] = groups.length;
+    groups.push(group);
   }
-  if (groupMap) for (let i = 0; i < groupMap.length; i++) groupMap[i] = groupOf[groupMap[i]!]!;
+  if (groupMap) for (let i = 0; i < groupMap.length; i++) groupMap[i] = index[groupMap[i]!]!;
 
   const total = xsize * ysize;
   const out = new Uint32Array(total);
@@ -252,62 +260,78 @@ function decodeStream(br: BitReader, xsize: number, ysize: number, main: boolean
   return out;
 }
 
-function readGroup(br: BitReader, cacheBits: number, budget: { entries: number }): Group {
+/** Reads an entropy group's five codes; their lookup tables only when `build` (else null). */
+function readGroup(br: BitReader, cacheBits: number, state: DecodeState, build: boolean): Group | null {
   const sizes = [256 + 24 + (cacheBits ? 1 << cacheBits : 0), 256, 256, 256, 40];
-  return sizes.map((size) => readCode(br, size, budget)) as Group;
+  const codes = sizes.map((size) => readCode(br, size, state, build));
+  return build ? (codes as Group) : null;
 }
 
-/** Reads one prefix code (simple: one or two symbols listed; normal: code lengths, themselves prefix-coded). */
-function readCode(br: BitReader, alphabet: number, budget: { entries: number }): Code {
-  const lengths = new Uint8Array(alphabet);
+/**
+ * Reads one prefix code (simple: one or two symbols listed; normal: code lengths, themselves prefix-coded)
+ * and checks it; its lookup table only when `build` (else null).
+ */
+function readCode(br: BitReader, alphabet: number, state: DecodeState, build = true): Code | null {
   if (br.read(1)) {
     const two = br.read(1);
     const first = br.read(br.read(1) ? 8 : 1);
-    if (first >= alphabet) throw new Error("VP8L prefix code symbol is out of range");
-    lengths[first] = 1;
-    if (two) {
-      const second = br.read(8);
-      if (second >= alphabet) throw new Error("VP8L prefix code symbol is out of range");
-      lengths[second] = 1;
-    }
-    return buildCode(lengths, budget);
+    const second = two ? br.read(8) : first;
+    if (first >= alphabet || second >= alphabet) throw new Error("VP8L prefix code symbol is out of range");
+    // One symbol (or the same one twice): a code of no bits. Two: one bit each, the smaller symbol first.
+    if (!build) return null;
+    if (first === second) return spend(state, { root: 0, table: Int32Array.of(first << 8) });
+    return spend(state, { root: 1, table: Int32Array.of((Math.min(first, second) << 8) | 1, (Math.max(first, second) << 8) | 1) });
   }
   const lengthLengths = new Uint8Array(19);
   const count = 4 + br.read(4);
   for (let i = 0; i < count; i++) lengthLengths[CODE_LENGTH_ORDER[i]!] = br.read(3);
-  const lengthCode = buildCode(lengthLengths, budget);
+  const lengthCode = buildCode(lengthLengths, 19, state)!;
   let maxSymbol = alphabet;
   if (br.read(1)) {
     maxSymbol = 2 + br.read(2 + 2 * br.read(3));
     if (maxSymbol > alphabet) throw new Error("VP8L code length count is out of range");
   }
+  // The scratch lengths are zero beyond `symbol`, so the work is in proportion to what the file spells out.
+  const lengths = state.lengths;
   let previous = 8;
-  for (let symbol = 0; symbol < alphabet && maxSymbol-- > 0; ) {
-    const c = br.symbol(lengthCode);
-    if (c < 16) {
-      lengths[symbol++] = c;
-      if (c) previous = c;
-      continue;
+  let symbol = 0;
+  try {
+    while (symbol < alphabet && maxSymbol-- > 0) {
+      const c = br.symbol(lengthCode);
+      if (c < 16) {
+        lengths[symbol++] = c;
+        if (c) previous = c;
+        continue;
+      }
+      const repeat = c === 16 ? 3 + br.read(2) : c === 17 ? 3 + br.read(3) : 11 + br.read(7);
+      if (symbol + repeat > alphabet) throw new Error("VP8L code lengths overflow the alphabet");
+      if (c === 16) lengths.fill(previous, symbol, symbol + repeat);
+      symbol += repeat;
     }
-    const repeat = c === 16 ? 3 + br.read(2) : c === 17 ? 3 + br.read(3) : 11 + br.read(7);
-    if (symbol + repeat > alphabet) throw new Error("VP8L code lengths overflow the alphabet");
-    lengths.fill(c === 16 ? previous : 0, symbol, symbol + repeat);
-    symbol += repeat;
+    if (br.overrun) throw new Error("VP8L data ends early");
+    return buildCode(lengths, symbol, state, build);
+  } finally {
+    lengths.fill(0, 0, symbol);
   }
-  if (br.overrun) throw new Error("VP8L data ends early");
-  return buildCode(lengths, budget);
+}
+
+/** Charges a built code's table to the decode's budget. */
+function spend(state: DecodeState, code: Code): Code {
+  state.entries -= code.table.length;
+  if (state.entries < 0) throw new Error("VP8L prefix codes are too many or too long");
+  return code;
 }
 
 /**
  * A canonical prefix code's lookup table from its code lengths (at most 15). One used symbol gives a code of
  * no bits; otherwise the code must be complete.
  */
-function buildCode(lengths: Uint8Array, budget: { entries: number }): Code {
+function buildCode(lengths: Uint8Array, end: number, state: DecodeState, build = true): Code | null {
   const counts = new Int32Array(16);
   let used = 0;
   let only = 0;
   let maxLength = 0;
-  for (let s = 0; s < lengths.length; s++) {
+  for (let s = 0; s < end; s++) {
     const l = lengths[s]!;
     if (!l) continue;
     counts[l] = counts[l]! + 1;
@@ -316,13 +340,14 @@ function buildCode(lengths: Uint8Array, budget: { entries: number }): Code {
     if (l > maxLength) maxLength = l;
   }
   if (used === 0) throw new Error("VP8L prefix code has no symbols");
-  if (used === 1) return { root: 0, table: Int32Array.of(only << 8) };
+  if (used === 1) return build ? spend(state, { root: 0, table: Int32Array.of(only << 8) }) : null;
   let left = 1;
   for (let l = 1; l < 16; l++) {
     left = (left << 1) - counts[l]!;
     if (left < 0) throw new Error("VP8L prefix code is over-subscribed");
   }
   if (left !== 0) throw new Error("VP8L prefix code is incomplete");
+  if (!build) return null;
 
   const root = Math.min(ROOT_BITS, maxLength);
   const next = new Int32Array(16);
@@ -331,9 +356,9 @@ function buildCode(lengths: Uint8Array, budget: { entries: number }): Code {
     next[l] = code;
   }
   // Codes longer than the root share a second-level table per root prefix, sized for the longest of them.
-  const codes = new Int32Array(lengths.length);
+  const codes = new Int32Array(end);
   const subBits = new Uint8Array(1 << root);
-  for (let s = 0; s < lengths.length; s++) {
+  for (let s = 0; s < end; s++) {
     const l = lengths[s]!;
     if (!l) continue;
     codes[s] = reverse(next[l]!, l);
@@ -350,10 +375,8 @@ function buildCode(lengths: Uint8Array, budget: { entries: number }): Code {
     subAt[p] = size;
     size += 1 << subBits[p]!;
   }
-  budget.entries -= size;
-  if (budget.entries < 0) throw new Error("VP8L prefix codes are too many or too long");
   const table = new Int32Array(size);
-  for (let s = 0; s < lengths.length; s++) {
+  for (let s = 0; s < end; s++) {
     const l = lengths[s]!;
     if (!l) continue;
     const code = codes[s]!;
@@ -366,7 +389,7 @@ function buildCode(lengths: Uint8Array, budget: { entries: number }): Code {
     table[prefix] = (subAt[prefix]! << 8) | 0x80 | bits;
     for (let k = code >>> root; k < 1 << bits; k += 1 << (l - root)) table[subAt[prefix]! + k] = (s << 8) | l;
   }
-  return { root, table };
+  return spend(state, { root, table });
 }
 
 function reverse(code: number, length: number): number {

@@ -154,6 +154,58 @@ describe("decodeWebp: lossless (VP8L), identical to libwebp", () => {
   });
 });
 
+describe("decodeWebp: a lossless file that declares 65,536 entropy groups and uses one", () => {
+  /** Writes bits least significant first, as VP8L reads them. */
+  class BitWriter {
+    private bytes: number[] = [];
+    private bit = 0;
+    write(value: number, count: number): this {
+      for (let i = 0; i < count; i++) {
+        if (this.bit === 0) this.bytes.push(0);
+        this.bytes[this.bytes.length - 1]! |= ((value >> i) & 1) << this.bit;
+        this.bit = (this.bit + 1) & 7;
+      }
+      return this;
+    }
+    /** A simple prefix code of one 8-bit symbol: no bits per pixel. */
+    symbol(value: number): this {
+      return this.write(1, 1).write(0, 1).write(1, 1).write(value, 8);
+    }
+    done(): Uint8Array {
+      return Uint8Array.from(this.bytes);
+    }
+  }
+
+  it("reads every group's codes, builds the used one's, and maps the pixels to it", () => {
+    const w = new BitWriter().write(0x2f, 8).write(15, 14).write(15, 14).write(1, 1).write(0, 3); // 16x16
+    w.write(0, 1); // no transform
+    w.write(0, 1); // no colour cache
+    w.write(1, 1).write(0, 3); // entropy groups, 4x4 blocks: a 4x4 entropy image follows
+    // The entropy image: no cache, one group whose codes give every pixel red 0xff, green 0xff (group 65535).
+    w.write(0, 1).symbol(0xff).symbol(0xff).symbol(0).symbol(0).symbol(0);
+    // Groups 0..65534 (unused): five simple codes of one 1-bit symbol each.
+    for (let g = 0; g < 65535 * 5; g++) w.write(1, 1).write(0, 1).write(0, 1).write(1, 1);
+    // Group 65535: green 0x80, red 0x40, blue 0x20, alpha 0xc0, distance 0.
+    w.symbol(0x80).symbol(0x40).symbol(0x20).symbol(0xc0).symbol(0);
+    const vp8l = w.done();
+    const riff = new Uint8Array(20 + vp8l.length + (vp8l.length & 1));
+    const view = new DataView(riff.buffer);
+    riff.set(new TextEncoder().encode("RIFF"), 0);
+    view.setUint32(4, riff.length - 8, true);
+    riff.set(new TextEncoder().encode("WEBPVP8L"), 8);
+    view.setUint32(16, vp8l.length, true);
+    riff.set(vp8l, 20);
+    const img = decodeWebp(riff);
+    expect([img.width, img.height]).toEqual([16, 16]);
+    for (let i = 0; i < 256; i++) expect(Array.from(img.data.subarray(i * 4, i * 4 + 4))).toEqual([0x40, 0x80, 0x20, 0xc0]);
+    // The same file cut inside the unused groups' codes is truncated, not read as zeros.
+    const cut = riff.slice(0, 20 + 1000);
+    new DataView(cut.buffer).setUint32(4, cut.length - 8, true);
+    new DataView(cut.buffer).setUint32(16, 1000, true);
+    expect(() => decodeWebp(cut)).toThrow(/VP8L data ends early/);
+  });
+});
+
 describe("the container and the entry points", () => {
   withTools("reads an extended (VP8X) file with an ICC profile chunk before the image", async () => {
     const webp = new Uint8Array(await sharp(photoPng).withIccProfile("p3").webp({ quality: 80 }).toBuffer());
