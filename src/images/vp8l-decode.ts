@@ -9,8 +9,9 @@
  * Bounds on untrusted input, beside the pixel limit the caller checks from the header: every prefix code must
  * be complete (or have one symbol), a backward reference must stay inside the pixels decoded so far, the
  * codes' lookup tables together may hold at most MAX_TABLE_ENTRIES (a file with thousands of entropy groups
- * of long codes would otherwise allocate far more memory than its size suggests), and reading past the end
- * of the data is an error.
+ * of long codes would otherwise allocate far more memory than its size suggests), only the entropy groups the
+ * image uses get lookup tables (the others' codes are read and checked), code lengths cost what the file
+ * spells out rather than the alphabet's size, and reading past the end of the data is an error.
  *
  * Throws an Error for corrupt data.
  */
