@@ -1,18 +1,19 @@
 /**
  * Decoding a whole image (decodeImage, decodeWhole): our TypeScript decoders first (JPEG, PNG, WebP), and
- * @cf-wasm/photon (Rust `image` compiled to WASM) for what they decline, where the deployment lets photon
- * decode; and photon's encoders.
+ * photon (Rust `image` compiled to WebAssembly) for what they decline, where the build has it and the
+ * deployment lets it decode; and whole-image PNG and JPEG encoding on our encoders.
  *
- * The bare specifier resolves per runtime through the package's export conditions: `node` (tsx, vitest, the
- * Node server) loads the WASM from an inlined copy, `workerd` (wrangler's bundle) imports the .wasm module.
- * Every PhotonImage lives in WASM memory and must be freed; the helpers here never hand one out.
+ * `#photon` is a package.json import: photon-node.ts on Node (tsx, vitest, the server), photon-none.ts in
+ * workerd (condition "workerd"), so the Worker's bundle holds no photon.
  */
-import { PhotonImage } from "@cf-wasm/photon";
+import { photon } from "#photon";
 import { ApiError } from "../http/errors";
 import { applyOrientation } from "./exif";
 import { checkComplete } from "./integrity";
 import { assertWholeDecodeAllowed, DEFAULT_DECODE_LIMITS, streamsPng, type DecodeLimits } from "./limits";
 import { decodeJpegScaled } from "./jpeg-decode";
+import { encodeJpegBaseline } from "./jpeg-encode";
+import { encodePng as writePng } from "./png";
 import { decodePngAtMost } from "./png-decode";
 import { readImageHeader, type ImageHeader } from "./sniff";
 import type { RgbaImage } from "./types";
@@ -62,8 +63,12 @@ export function decodeWhole(bytes: Uint8Array, header: ImageHeader, limits: Deco
   assertWholeDecodeAllowed(header, limits);
   if (header.format !== "webp") {
     // Our decoders have refused it (corrupt by their reading, or a JPEG they do not take); photon decides.
-    if (!limits.photon) throw corrupt(new Error("photon is off in this deployment"));
-    return withDecoded(bytes, (img) => ({ width: img.get_width(), height: img.get_height(), data: img.get_raw_pixels() }));
+    if (!limits.photon || !photon) throw corrupt(new Error("photon does not decode in this deployment"));
+    try {
+      return photon.decode(bytes);
+    } catch (cause) {
+      throw corrupt(cause); // a WebAssembly trap too: a 422, never a 500
+    }
   }
   try {
     return decodeWebp(bytes);
@@ -72,38 +77,9 @@ export function decodeWhole(bytes: Uint8Array, header: ImageHeader, limits: Deco
   }
 }
 
-/**
- * Decodes with photon and runs `use` on the image, always freeing it. Callers have run the header and
- * integrity checks; a WASM trap here still becomes a 422, never a 500.
- */
-export function withDecoded<T>(bytes: Uint8Array, use: (img: PhotonImage) => T): T {
-  let img: PhotonImage;
-  try {
-    img = PhotonImage.new_from_byteslice(bytes);
-  } catch (cause) {
-    throw corrupt(cause);
-  }
-  try {
-    return use(img);
-  } finally {
-    img.free();
-  }
-}
-
 /** The 422 for data a decoder could not read. */
 export function corrupt(cause: unknown): ApiError {
   return new ApiError("INVALID_IMAGE", "The image data is corrupt or uses a feature we cannot decode; re-save it as a standard JPEG, PNG or WebP.", { cause });
-}
-
-/** Copies RGBA into WASM, runs `use`, frees. */
-export function withRgba<T>(rgba: RgbaImage, use: (img: PhotonImage) => T): T {
-  assertRgba(rgba);
-  const img = new PhotonImage(rgba.data, rgba.width, rgba.height);
-  try {
-    return use(img);
-  } finally {
-    img.free();
-  }
 }
 
 /**
@@ -113,7 +89,9 @@ export function withRgba<T>(rgba: RgbaImage, use: (img: PhotonImage) => T): T {
  * const png = encodePng({ width: 2, height: 1, data: new Uint8Array([255, 0, 0, 255, 0, 0, 255, 128]) });
  */
 export function encodePng(img: RgbaImage): Uint8Array {
-  return withRgba(img, (p) => p.get_bytes());
+  assertRgba(img);
+  const row = img.width * 4;
+  return writePng({ width: img.width, height: img.height, color: { kind: "rgba" }, writeRow: (y, out) => out.set(img.data.subarray(y * row, (y + 1) * row)) });
 }
 
 /**
@@ -125,8 +103,9 @@ export function encodePng(img: RgbaImage): Uint8Array {
  * const jpeg = encodeJpeg(rgba, 85);
  */
 export function encodeJpeg(img: RgbaImage, quality = 85, background: [number, number, number] = [255, 255, 255]): Uint8Array {
+  assertRgba(img);
   const q = Math.max(1, Math.min(100, Math.round(quality)));
-  return withRgba(flattenAlpha(img, background), (p) => p.get_bytes_jpeg(q));
+  return encodeJpegBaseline(flattenAlpha(img, background), q);
 }
 
 /** Composites RGBA over an opaque background colour; returns the same object when already opaque. */

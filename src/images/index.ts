@@ -1,6 +1,6 @@
 /**
  * The shared image pipeline: safe bytes in (URL through the SafeFetcher, or Base64), sniff + header limits,
- * decode with photon, normalise. Used by QR (logos, decoding), social (media, post images) and photo.
+ * decode (our decoders; photon on Node for what they decline), normalise. Used by QR (logos, decoding), social (media, post images) and photo.
  *
  * @example
  * const bytes = await loadImageBytes(services.fetcher, { url });

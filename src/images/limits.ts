@@ -24,6 +24,7 @@
  * const limits: DecodeLimits = { maxPixels: 12_500_000, wholeDecodePixels: 2_000_000, streamedPngPixels: 0, photon: false };
  * checkDecodeLimits(readImageHeader(webpBytes), limits); // 422 above 2 MP (any image above 12.5 MP)
  */
+import { photon } from "#photon";
 import { ApiError } from "../http/errors";
 import { samplingSupported } from "./jpeg-decode";
 import { MAX_IMAGE_PIXELS, type ImageHeader } from "./sniff";
@@ -53,9 +54,16 @@ export interface DecodeLimits {
 
 /**
  * Node's: every image up to the 40 MP `readImageHeader` holds them to, whole decodes of any size,
- * and PNGs up to 8 MP (a 40 MP PNG costs 40 MB through our decoder instead of photon's 600 MB).
+ * and PNGs up to 8 MP through photon (a 40 MP PNG costs 40 MB through our decoder instead of photon's
+ * 600 MB). In a build without photon (workerd, `#photon`), every PNG through ours and photon off, so code
+ * that uses the defaults there never reaches for it.
  */
-export const DEFAULT_DECODE_LIMITS: DecodeLimits = { maxPixels: Infinity, wholeDecodePixels: Infinity, streamedPngPixels: STREAMED_PNG_PIXELS, photon: true };
+export const DEFAULT_DECODE_LIMITS: DecodeLimits = {
+  maxPixels: Infinity,
+  wholeDecodePixels: Infinity,
+  streamedPngPixels: photon ? STREAMED_PNG_PIXELS : 0,
+  photon: photon !== null,
+};
 
 /**
  * Whether a PNG goes through our decoder (png-decode.ts): above the photon threshold. An interlaced one is

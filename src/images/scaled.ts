@@ -25,8 +25,8 @@ export { STREAMED_PNG_PIXELS, streamsPng } from "./limits";
 
 /**
  * Decodes `bytes` (upright, EXIF orientation applied) with its longer side at most `limit`. Bad input
- * throws decodeImage's ApiError (INVALID_IMAGE, PAYLOAD_TOO_LARGE). `limits` bounds what photon decodes
- * whole (see limits.ts).
+ * throws decodeImage's ApiError (INVALID_IMAGE, PAYLOAD_TOO_LARGE). `limits` bounds what is decoded whole
+ * and whether photon may decode (see limits.ts).
  *
  * @example
  * decodeAtMost(jpeg4000x3000, 1536); // 1536 x 1152
@@ -39,8 +39,8 @@ export function decodeAtMost(bytes: Uint8Array, limit: number, limits: DecodeLim
 /**
  * Decodes `bytes` (upright) with its longer side at least `atLeast` where the image has that many pixels,
  * as cheaply as the format allows and without shrinking further: a JPEG at N/8 scale (at most 8/7 of it), a
- * PNG split into blocks (about that size when it is at least twice as large, else whole), or whole where
- * photon decodes it. For a caller that resizes to an exact size
+ * PNG split into blocks (about that size when it is at least twice as large, else whole), or whole
+ * (decodeImage: a WebP, or what only photon reads). For a caller that resizes to an exact size
  * next, which then takes one resize instead of two (in a Worker, each is two full-size buffers of garbage).
  *
  * @example
@@ -53,8 +53,8 @@ export function decodeAtLeast(bytes: Uint8Array, atLeast: number, limits: Decode
 
 /**
  * The image with its longer side at least `atLeast` (when it has that many pixels), decoded small where
- * the format allows (decodeStoredAtLeast); upright, shrunk to `limit` if above it. Null where photon has
- * to decode it whole (or give the verdict). A truncated file is refused here, as decodeImage would.
+ * the format allows (decodeStoredAtLeast); upright, shrunk to `limit` if above it. Null where it is
+ * decoded whole (decodeImage: a WebP, or photon's verdict). A truncated file is refused here, as decodeImage would.
  */
 function decodeScaled(bytes: Uint8Array, header: ImageHeader, atLeast: number, limit: number, limits: DecodeLimits): RgbaImage | null {
   checkComplete(bytes, header);
@@ -90,7 +90,7 @@ export function decodeStoredAtLeast(
     }
     if (streamsPng(header, limits)) return decodePngAtLeast(bytes, Math.max(1, minWidth), Math.max(1, minHeight));
   } catch {
-    // corrupt by our decoder's reading: photon gives the verdict
+    // corrupt by our decoder's reading: decodeImage gives the verdict (photon's, where the build has it)
   }
   return null;
 }
@@ -161,7 +161,7 @@ export function decodeNear(bytes: Uint8Array, side: number, limits: DecodeLimits
   try {
     return decodePngAtMost(bytes, side) ?? decodeImage(bytes, limits);
   } catch {
-    return decodeImage(bytes, limits); // corrupt by our reading: photon gives the verdict (within the limits)
+    return decodeImage(bytes, limits); // corrupt by our reading: decodeImage gives the verdict (within the limits)
   }
 }
 

@@ -25,6 +25,12 @@ export interface LumaImage extends GrayImage {
   kind: "luma";
 }
 
+/** Photon's decoder, where the build has it (`#photon`: photon-node.ts on Node, none in workerd). */
+export interface PhotonCodec {
+  /** Decodes any JPEG, PNG or WebP whole to RGBA; throws for what it cannot read. */
+  decode(bytes: Uint8Array): RgbaImage;
+}
+
 /** A Uint32 view of RGBA bytes (one element per pixel); copies only when the bytes are not 4-aligned. */
 export function pixels32(data: Uint8Array): Uint32Array {
   const aligned = data.byteOffset % 4 === 0 ? data : data.slice();

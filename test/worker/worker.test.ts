@@ -59,6 +59,14 @@ describe("the Worker bundle", () => {
     expect(gzipped).toBeLessThan(GZIP_LIMIT);
   });
 
+  it("holds no photon: `#photon` resolves to photon-none.ts under the workerd condition", async () => {
+    const files = await readdir(edge.outDir);
+    expect(files.filter((f) => /photon/.test(f))).toEqual([]);
+    const source = await readFile(join(edge.outDir, "worker.js"), "utf8");
+    expect(source).toContain("src/images/photon-none.ts");
+    expect(source).not.toContain("@cf-wasm/photon");
+  });
+
   it("contains no Node-only module", async () => {
     const source = await readFile(join(edge.outDir, "worker.js"), "utf8");
     // esbuild marks each bundled module with a `// <path>` comment.
