@@ -10,7 +10,7 @@ import { photon } from "#photon";
 import { ApiError } from "../http/errors";
 import { applyOrientation } from "./exif";
 import { checkComplete } from "./integrity";
-import { assertWholeDecodeAllowed, DEFAULT_DECODE_LIMITS, streamsPng, type DecodeLimits } from "./limits";
+import { assertWholeDecodeAllowed, DEFAULT_DECODE_LIMITS, pngsOffPhoton, streamsPng, type DecodeLimits } from "./limits";
 import { decodeJpegScaled } from "./jpeg-decode";
 import { encodeJpegBaseline } from "./jpeg-encode";
 import { encodePng as writePng } from "./png";
@@ -24,7 +24,7 @@ import { decodeWebp } from "./webp-decode";
  * data throws ApiError INVALID_IMAGE (422); over 10 MB throws PAYLOAD_TOO_LARGE (413). Never a 500 for input.
  * A JPEG goes through our decoder at full size and a WebP through ours (webp-decode.ts); a PNG through
  * ours when it has more pixels than `limits` let photon decode whole or the deployment keeps every PNG off
- * photon (`streamedPngPixels: 0`, the edge), else photon; and what our decoders refuse (a JPEG with 3:1
+ * photon (`pngsOffPhoton`: the edge, or no photon in the build), else photon; and what our decoders refuse (a JPEG with 3:1
  * subsampling, data they find corrupt) through photon where the deployment lets photon decode at all
  * (`photon`), within its whole-decode limit (see limits.ts). Otherwise a 422.
  *
@@ -34,7 +34,7 @@ import { decodeWebp } from "./webp-decode";
 export function decodeImage(bytes: Uint8Array, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): RgbaImage {
   const header = readImageHeader(bytes);
   checkComplete(bytes, header);
-  if (streamsPng(header, limits) && (header.width * header.height > limits.wholeDecodePixels || limits.streamedPngPixels === 0)) {
+  if (streamsPng(header, limits) && (header.width * header.height > limits.wholeDecodePixels || pngsOffPhoton(limits))) {
     try {
       const png = decodePngAtMost(bytes, Infinity);
       if (png) return png;

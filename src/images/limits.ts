@@ -39,7 +39,7 @@ export interface DecodeLimits {
   wholeDecodePixels: number;
   /**
    * PNGs above this many pixels go through our streaming decoder, smaller ones to photon
-   * (`wholeDecodePixels` lowers it too). Ours never holds the whole image and its memory is the JS heap's
+   * (`wholeDecodePixels` lowers it too; without photon, every PNG goes through ours). Ours never holds the whole image and its memory is the JS heap's
    * to give back; photon's Rust inflate is about twice as fast (2.2 MB PNG: 38 ms against 91 ms), but grows
    * a WebAssembly memory that never shrinks.
    */
@@ -55,24 +55,24 @@ export interface DecodeLimits {
 /**
  * Node's: every image up to the 40 MP `readImageHeader` holds them to, whole decodes of any size,
  * and PNGs up to 8 MP through photon (a 40 MP PNG costs 40 MB through our decoder instead of photon's
- * 600 MB). In a build without photon (workerd, `#photon`), every PNG through ours and photon off, so code
- * that uses the defaults there never reaches for it.
+ * 600 MB). In a build without photon (workerd, `#photon`) photon is off, so code that uses the defaults
+ * there never reaches for it.
  */
-export const DEFAULT_DECODE_LIMITS: DecodeLimits = {
-  maxPixels: Infinity,
-  wholeDecodePixels: Infinity,
-  streamedPngPixels: photon ? STREAMED_PNG_PIXELS : 0,
-  photon: photon !== null,
-};
+export const DEFAULT_DECODE_LIMITS: DecodeLimits = { maxPixels: Infinity, wholeDecodePixels: Infinity, streamedPngPixels: STREAMED_PNG_PIXELS, photon: photon !== null };
+
+/** Whether every PNG stays off photon: photon is off, or the deployment sends every PNG through ours. */
+export function pngsOffPhoton(limits: DecodeLimits): boolean {
+  return !limits.photon || limits.streamedPngPixels === 0;
+}
 
 /**
- * Whether a PNG goes through our decoder (png-decode.ts): above the photon threshold. An interlaced one is
- * decoded at full size there before any shrinking, so it is held to the whole-decode limit (above it, the
- * caller's whole-decode guard refuses it).
+ * Whether a PNG goes through our decoder (png-decode.ts): above the photon threshold, or any PNG when photon
+ * is off. An interlaced one is decoded at full size there before any shrinking, so it is held to the
+ * whole-decode limit (above it, the caller's whole-decode guard refuses it).
  */
 export function streamsPng(header: ImageHeader, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): boolean {
   if (header.format !== "png" || (header.interlaced && pixels(header) > limits.wholeDecodePixels)) return false;
-  return pixels(header) > Math.min(limits.streamedPngPixels, limits.wholeDecodePixels);
+  return pngsOffPhoton(limits) || pixels(header) > Math.min(limits.streamedPngPixels, limits.wholeDecodePixels);
 }
 
 /**
