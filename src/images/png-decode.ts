@@ -265,16 +265,14 @@ function allocateRows(colour: PngColour, plan: RowPlan): Rows {
 
 function createRowSink(colour: PngColour, plan: RowPlan): RowSink {
   const { width, height } = colour;
-  const { stride, bpp, outWidth, outHeight } = plan;
+  const { bpp, outWidth, outHeight } = plan;
   const outRow = outWidth * 4;
   const convert = rowConverter(colour);
-  // The scanline being assembled: its filter byte (-1 before it arrives) and how many of its bytes are in.
-  let filter = -1;
-  let filled = 0;
+  const line: Scanline = { filter: -1, filled: 0 };
   let y = 0;
   let rows: Rows | null = null;
 
-  function finishRow(r: Rows): void {
+  function finishRow(r: Rows, filter: number): void {
     const row = r.cur;
     unfilter(filter, row, r.prev, bpp);
     // A row equal to the one above (flat areas, bombs) is not converted again.
@@ -289,28 +287,18 @@ function createRowSink(colour: PngColour, plan: RowPlan): RowSink {
     r.cur = r.prev;
     r.prev = row;
     y++;
-    filter = -1;
-    filled = 0;
   }
 
+  const target: ScanlineTarget = {
+    size: `${width}x${height}`,
+    row: () => (y === height ? null : rows!.cur),
+    where: () => `row ${y}`,
+    complete: (filter) => finishRow(rows!, filter),
+  };
   return {
     take(data) {
       rows ??= allocateRows(colour, plan);
-      const r = rows;
-      let i = 0;
-      while (i < data.length) {
-        if (y === height) throw corrupt(`its image data is longer than its ${width}x${height} size implies`);
-        if (filter < 0) {
-          filter = data[i++]!;
-          if (filter > 4) throw corrupt(`row ${y} has unknown filter type ${filter}`);
-          continue;
-        }
-        const n = Math.min(stride - filled, data.length - i);
-        r.cur.set(data.subarray(i, i + n), bpp + filled);
-        filled += n;
-        i += n;
-        if (filled === stride) finishRow(r);
-      }
+      takeScanlines(data, line, bpp, target);
     },
     complete: () => y === height,
     finish() {
@@ -318,6 +306,53 @@ function createRowSink(colour: PngColour, plan: RowPlan): RowSink {
       return { width: outWidth, height: outHeight, data: rows!.out };
     },
   };
+}
+
+/** A scanline being assembled: its filter byte (-1 before it arrives) and how many of its bytes are in. */
+interface Scanline {
+  filter: number;
+  filled: number;
+}
+
+/** Where a sink's scanlines go (takeScanlines). */
+interface ScanlineTarget {
+  /** The image's size, for the error when data runs on. */
+  size: string;
+  /** The buffer of the scanline being filled (`bpp` zero bytes, then the scanline), or null once all arrived. */
+  row(): Uint8Array | null;
+  /** Names that scanline, for the error when its filter type is unknown. */
+  where(): string;
+  /** Takes a whole scanline, with its filter type. */
+  complete(filter: number): void;
+}
+
+/**
+ * Splits inflated bytes into scanlines, the part both sinks share: each is a filter byte (0..4), then the
+ * bytes that fill the target's row buffer after its `bpp` zero bytes; each whole one goes to `complete`.
+ * More data than the image holds, or an unknown filter type, throws.
+ */
+function takeScanlines(data: Uint8Array, line: Scanline, bpp: number, target: ScanlineTarget): void {
+  let i = 0;
+  while (i < data.length) {
+    const row = target.row();
+    if (!row) throw corrupt(`its image data is longer than its ${target.size} size implies`);
+    if (line.filter < 0) {
+      line.filter = data[i++]!;
+      if (line.filter > 4) throw corrupt(`${target.where()} has unknown filter type ${line.filter}`);
+      continue;
+    }
+    const stride = row.length - bpp;
+    const n = Math.min(stride - line.filled, data.length - i);
+    row.set(data.subarray(i, i + n), bpp + line.filled);
+    line.filled += n;
+    i += n;
+    if (line.filled === stride) {
+      const filter = line.filter;
+      line.filter = -1;
+      line.filled = 0;
+      target.complete(filter);
+    }
+  }
 }
 
 /** Adam7's seven passes: the first column and row each samples, and the steps between samples. */
@@ -347,38 +382,42 @@ function createInterlacedSink(colour: PngColour, plan: RowPlan): RowSink & { exp
     return { x0, y0, dx, dy, w, h, stride: Math.ceil((w * bitsPerPixel) / 8), convert: rowConverter({ ...colour, width: w }) };
   }).filter((p) => p.w > 0 && p.h > 0);
   const expected = passes.reduce((n, p) => n + (p.stride + 1) * p.h, 0);
+  const line: Scanline = { filter: -1, filled: 0 };
   let image: Uint32Array | null = null;
   let cur = new Uint8Array(0);
   let prev = new Uint8Array(0);
   let rgba = new Uint8Array(0);
+  let px = new Uint32Array(0);
   let pass = 0;
   let y = 0;
-  let filter = -1;
-  let filled = 0;
 
   function startPass(): void {
     const p = passes[pass]!;
     cur = new Uint8Array(bpp + p.stride);
     prev = new Uint8Array(bpp + p.stride);
     rgba = new Uint8Array(p.w * 4);
+    px = new Uint32Array(rgba.buffer);
   }
 
-  function finishRow(): void {
+  function finishRow(filter: number): void {
     const p = passes[pass]!;
     unfilter(filter, cur, prev, bpp);
     p.convert(cur, bpp, rgba);
-    const px = new Uint32Array(rgba.buffer);
     const row = (p.y0 + y * p.dy) * width;
     for (let i = 0, x = p.x0; i < p.w; i++, x += p.dx) image![row + x] = px[i]!;
     [cur, prev] = [prev, cur];
-    filter = -1;
-    filled = 0;
     if (++y === p.h) {
       y = 0;
       if (++pass < passes.length) startPass();
     }
   }
 
+  const target: ScanlineTarget = {
+    size: `${width}x${height}`,
+    row: () => (pass === passes.length ? null : cur),
+    where: () => `row ${y} of pass ${pass + 1}`,
+    complete: finishRow,
+  };
   return {
     expected,
     take(data) {
@@ -386,20 +425,7 @@ function createInterlacedSink(colour: PngColour, plan: RowPlan): RowSink & { exp
         image = new Uint32Array(width * height);
         startPass();
       }
-      let i = 0;
-      while (i < data.length) {
-        if (pass === passes.length) throw corrupt(`its image data is longer than its ${width}x${height} size implies`);
-        if (filter < 0) {
-          filter = data[i++]!;
-          if (filter > 4) throw corrupt(`row ${y} of pass ${pass + 1} has unknown filter type ${filter}`);
-          continue;
-        }
-        const n = Math.min(passes[pass]!.stride - filled, data.length - i);
-        cur.set(data.subarray(i, i + n), bpp + filled);
-        filled += n;
-        i += n;
-        if (filled === passes[pass]!.stride) finishRow();
-      }
+      takeScanlines(data, line, bpp, target);
     },
     complete: () => pass === passes.length,
     finish() {
