@@ -212,28 +212,34 @@ function parseWebp(b: Uint8Array): ImageHeader {
   if (b.length < 30) throw invalid("The WebP is truncated: its header is incomplete.");
   const chunk = ascii(b, 12, 4);
   const d = 20;
-  let width: number;
-  let height: number;
   if (chunk === "VP8X") {
     const flags = b[d]!;
     if (flags & 0x02 || hasRiffChunk(b, "ANIM") || hasRiffChunk(b, "ANMF")) {
       throw invalid(`Animated WebP is not supported. ${SUPPORTED}`);
     }
-    width = 1 + (b[d + 4]! | (b[d + 5]! << 8) | (b[d + 6]! << 16));
-    height = 1 + (b[d + 7]! | (b[d + 8]! << 8) | (b[d + 9]! << 16));
   } else if (chunk === "VP8 ") {
     if (b[d + 3] !== 0x9d || b[d + 4] !== 0x01 || b[d + 5] !== 0x2a) throw invalid("The WebP is corrupt: its VP8 frame header is invalid.");
-    width = u16le(b, d + 6) & 0x3fff;
-    height = u16le(b, d + 8) & 0x3fff;
   } else if (chunk === "VP8L") {
     if (b[d] !== 0x2f) throw invalid("The WebP is corrupt: its lossless header is invalid.");
-    const bits = b[d + 1]! | (b[d + 2]! << 8) | (b[d + 3]! << 16) | (b[d + 4]! << 24);
-    width = 1 + (bits & 0x3fff);
-    height = 1 + ((bits >>> 14) & 0x3fff);
   } else {
     throw invalid("The WebP is corrupt: it has no VP8, VP8L or VP8X chunk.");
   }
+  const { width, height } = webpChunkSize(chunk, b, d);
   return { format: "webp", mimeType: MIME.webp, width, height, orientation: 1, components: 0, sampling: [], progressive: false, interlaced: false };
+}
+
+/**
+ * The size a WebP chunk declares, from its payload at `at`: a VP8X chunk's canvas, a VP8 key frame's or a
+ * VP8L image's. The caller has checked the chunk's type and that its header is there (10 bytes; 5 for VP8L).
+ *
+ * @example
+ * webpChunkSize("VP8 ", bytes, 20); // a simple lossy file's frame size
+ */
+export function webpChunkSize(kind: "VP8X" | "VP8 " | "VP8L", b: Uint8Array, at: number): { width: number; height: number } {
+  if (kind === "VP8X") return { width: 1 + (b[at + 4]! | (b[at + 5]! << 8) | (b[at + 6]! << 16)), height: 1 + (b[at + 7]! | (b[at + 8]! << 8) | (b[at + 9]! << 16)) };
+  if (kind === "VP8 ") return { width: u16le(b, at + 6) & 0x3fff, height: u16le(b, at + 8) & 0x3fff };
+  const bits = u32le(b, at + 1);
+  return { width: 1 + (bits & 0x3fff), height: 1 + ((bits >>> 14) & 0x3fff) };
 }
 
 function hasRiffChunk(b: Uint8Array, name: string): boolean {

@@ -9,13 +9,13 @@
  *
  * Throws an Error for a file that is not a WebP or whose data is corrupt.
  */
+import { ascii, u32le, webpChunkSize } from "./sniff";
 import type { LumaImage, RgbaImage } from "./types";
 import { decodeVp8, type Vp8Frame } from "./vp8-decode";
 import { decodeVp8l, decodeVp8lAlpha } from "./vp8l-decode";
 
 interface Chunks {
-  /** "VP8 " or "VP8L" */
-  kind: string;
+  kind: "VP8 " | "VP8L";
   data: Uint8Array;
   alpha: Uint8Array | null;
   /** The canvas size an extended (VP8X) file declares, or null. */
@@ -54,25 +54,24 @@ export function decodeWebpLuma(bytes: Uint8Array): LumaImage | null {
 }
 
 function readChunks(b: Uint8Array): Chunks {
-  const ascii = (at: number) => String.fromCharCode(b[at]!, b[at + 1]!, b[at + 2]!, b[at + 3]!);
-  if (b.length < 20 || ascii(0) !== "RIFF" || ascii(8) !== "WEBP") throw new Error("not a WebP file");
+  if (b.length < 20 || ascii(b, 0, 4) !== "RIFF" || ascii(b, 8, 4) !== "WEBP") throw new Error("not a WebP file");
   const end = Math.min(b.length, 8 + u32le(b, 4));
   let canvas: Chunks["canvas"] = null;
   let alpha: Uint8Array | null = null;
   for (let at = 12; at + 8 <= end; ) {
-    const name = ascii(at);
+    const name = ascii(b, at, 4);
     const size = u32le(b, at + 4);
     const start = at + 8;
     if (start + size > end) throw new Error(`WebP ${name.trim()} chunk is truncated`);
     const data = b.subarray(start, start + size);
     if (name === "VP8 " || name === "VP8L") {
-      const chunks = { kind: name, data, alpha: name === "VP8 " ? alpha : null, canvas };
+      const chunks: Chunks = { kind: name, data, alpha: name === "VP8 " ? alpha : null, canvas };
       checkCanvas(chunks);
       return chunks;
     }
     if (name === "VP8X") {
       if (size < 10) throw new Error("WebP VP8X chunk is truncated");
-      canvas = { width: 1 + (data[4]! | (data[5]! << 8) | (data[6]! << 16)), height: 1 + (data[7]! | (data[8]! << 8) | (data[9]! << 16)) };
+      canvas = webpChunkSize("VP8X", data, 0);
     } else if (name === "ALPH") {
       alpha = data;
     } else if (name === "ANIM" || name === "ANMF") {
@@ -90,19 +89,8 @@ function readChunks(b: Uint8Array): Chunks {
  */
 function checkCanvas(chunks: Chunks): void {
   if (!chunks.canvas) return;
-  const d = chunks.data;
-  let width: number;
-  let height: number;
-  if (chunks.kind === "VP8L") {
-    if (d.length < 5) throw new Error("WebP VP8L header is truncated");
-    const bits = (d[1]! | (d[2]! << 8) | (d[3]! << 16) | (d[4]! << 24)) >>> 0;
-    width = (bits & 0x3fff) + 1;
-    height = ((bits >>> 14) & 0x3fff) + 1;
-  } else {
-    if (d.length < 10) throw new Error("WebP VP8 frame header is truncated");
-    width = (d[6]! | (d[7]! << 8)) & 0x3fff;
-    height = (d[8]! | (d[9]! << 8)) & 0x3fff;
-  }
+  if (chunks.data.length < (chunks.kind === "VP8L" ? 5 : 10)) throw new Error(`WebP ${chunks.kind.trim()} header is truncated`);
+  const { width, height } = webpChunkSize(chunks.kind, chunks.data, 0);
   if (chunks.canvas.width !== width || chunks.canvas.height !== height) {
     throw new Error(`WebP canvas ${chunks.canvas.width}x${chunks.canvas.height} differs from its image ${width}x${height}`);
   }
@@ -206,4 +194,3 @@ function opaque(luma: number, u: number, v: number): number {
 /** libwebp's 6-bit fixed point to a byte, clamped. */
 const clip8 = (v: number) => (v < 0 ? 0 : v > 16383 ? 255 : v >> 6);
 
-const u32le = (b: Uint8Array, i: number) => (b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24)) >>> 0;
