@@ -21,7 +21,7 @@ import { ApiError, type ErrorDetail } from "../http/errors";
 import { planSocialSize, readImageHeader, uprightSize, type NormalisedJpeg } from "../images";
 import { isUuid } from "../lib/encoding";
 import type { Services } from "../services";
-import type { Platform } from "./accounts";
+import { PLATFORMS, type Platform } from "./accounts";
 import { bareHashtag, checkPlatformRules, photoplatformAspectOk } from "./caption";
 import {
   claimKey,
@@ -143,18 +143,22 @@ async function answerLostKey(services: Services, userId: string, key: string): P
 // ---------------------------------------------------------------- posts without images
 
 /**
- * A post without images in two round trips: its targets are read and checked, then one statement takes the
- * Idempotency-Key straight to `done`, inserts the post and one delivery per target, and returns the
- * deliveries; the answer is built from what was written. Null when the general path must answer instead,
- * exactly as it always has: the key exists (replay, 409, 410, takeover of a crashed request), or the
- * submission is refused (the general path claims the key first, so a retry of a stored post stays a replay
- * even if its account has since been disconnected, and then reports the refusal and releases the key).
+ * A post without images in one round trip: its targets' platforms are read from their ids (an account's id is
+ * `platform:platformAccountId`) and checked against the platforms' rules here, then one statement checks that
+ * every target is the caller's connected account with an active token, takes the Idempotency-Key straight to
+ * `done`, inserts the post and one delivery per target, and returns the deliveries; the answer is built from
+ * what was written. Null when the general path must answer instead, exactly as it always has: the key exists
+ * (replay, 409, 410, takeover of a crashed request), or the submission is refused, here or by the statement's
+ * account check (the general path claims the key first, so a retry of a stored post stays a replay even if its
+ * account has since been disconnected, and then reports the refusal and releases the key).
  * Nothing is left behind on a null: the key, the post and the deliveries are written together or not at all.
  */
 async function createTextPost(services: Services, userId: string, key: { key: string; fingerprint: string }, s: Submission): Promise<CreatePostResult | null> {
-  let targets: Target[];
+  const targets = s.accountIds.map((id) => ({ id, platform: id.slice(0, id.indexOf(":")) as Platform }));
+  if (targets.some((t) => !PLATFORMS.includes(t.platform))) return null;
   try {
-    targets = await validateTargets(services, userId, s);
+    checkSubmission(services, s);
+    checkTargets(s, targets);
   } catch (err) {
     if (err instanceof ApiError) return null;
     throw err;
@@ -179,6 +183,7 @@ async function createTextPost(services: Services, userId: string, key: { key: st
     stored,
     due: (scheduledFor ?? now).toISOString(),
     targets: JSON.stringify(targets.map((t) => ({ account_id: t.id, platform: t.platform }))),
+    targetCount: targets.length,
   });
   if (rows.length === 0) return null;
   const jobs = await enqueueDeliveries(services, rows.map((r) => r.id), s.scheduledFor);
@@ -187,15 +192,22 @@ async function createTextPost(services: Services, userId: string, key: { key: st
 }
 
 /**
- * `createTextPost`'s one statement, prepared once per database handle (db/prepared.ts): the key taken straight
- * to `done`, the post, and a delivery per target (`targets`: JSON [{account_id, platform}]), returning the
- * deliveries by account id. Nothing is inserted when the key exists.
+ * `createTextPost`'s one statement, prepared once per database handle (db/prepared.ts): every target
+ * (`targets`: JSON [{account_id, platform}], `targetCount` of them) checked to be the user's account on that
+ * platform with an active token, then the key taken straight to `done`, the post, and a delivery per target,
+ * returning the deliveries by account id. Nothing is inserted when a target fails the check or the key exists.
  */
 function textPostStatement(db: Services["db"]) {
   const p = (name: string) => sql.placeholder(name);
+  const targets = sql`json_to_recordset(${p("targets")}::json) as t(account_id text, platform text)`;
+  const ready = db.$with("ready", { n: sql<number>`n`.as("n") }).as(
+    sql`select count(*)::int as n from ${targets} join ${socialAccounts} a
+      on a.user_id = ${p("userId")} and a.id = t.account_id and a.platform = t.platform and a.token_status = 'active'`,
+  );
   const keyRow = db.$with("key", { postId: sql<string>`post_id`.as("post_id") }).as(
     sql`insert into ${idempotencyKeys} (user_id, key, fingerprint, state, post_id, response_status, locked_until, created_at, updated_at)
-      values (${p("userId")}, ${p("key")}, ${p("fingerprint")}, 'done', ${p("postId")}, ${p("status")}, null, ${p("at")}, ${p("at")})
+      select ${p("userId")}, ${p("key")}, ${p("fingerprint")}, 'done', ${p("postId")}, ${p("status")}, null, ${p("at")}, ${p("at")}
+      from ready where ready.n = ${p("targetCount")}::int
       on conflict do nothing returning post_id`,
   );
   const postRow = db.$with("post", { id: sql<string>`id`.as("id") }).as(
@@ -206,24 +218,15 @@ function textPostStatement(db: Services["db"]) {
   const added = db.$with("added", getTableColumns(deliveries)).as(
     sql`insert into ${deliveries} (post_id, user_id, account_id, platform, status, next_attempt_at, created_at, updated_at)
       select post.id, ${p("userId")}, t.account_id, t.platform, 'pending', ${p("due")}::timestamptz, ${p("at")}, ${p("at")}
-      from post cross join json_to_recordset(${p("targets")}::json) as t(account_id text, platform text) returning *`,
+      from post cross join ${targets} returning *`,
   );
-  return db.with(keyRow, postRow, added).select().from(added).orderBy(asc(added.accountId));
+  return db.with(ready, keyRow, postRow, added).select().from(added).orderBy(asc(added.accountId));
 }
 
 // ---------------------------------------------------------------- validation (no image work)
 
 async function validateTargets(services: Services, userId: string, s: Submission): Promise<Target[]> {
-  const now = services.clock.now().getTime();
-  if (s.scheduledFor) {
-    const at = Date.parse(s.scheduledFor);
-    if (at <= now) throw field("scheduledFor", "must be in the future");
-    if (at - now > MAX_SCHEDULE_AHEAD_MS) throw field("scheduledFor", "must be at most one year ahead");
-  }
-  if (s.caption.trim() === "" && s.images.length === 0) {
-    throw field("caption", "a post needs a caption or at least one image");
-  }
-
+  checkSubmission(services, s);
   const rows = await services.db
     .select({ id: socialAccounts.id, platform: socialAccounts.platform, tokenStatus: socialAccounts.tokenStatus })
     .from(socialAccounts)
@@ -242,13 +245,31 @@ async function validateTargets(services: Services, userId: string, s: Submission
     });
   }
   const targets = s.accountIds.map((id) => ({ id, platform: byId.get(id)!.platform as Platform }));
+  checkTargets(s, targets);
+  return targets;
+}
+
+/** What validates a submission without the database: the schedule's window, and that it has something to post. */
+function checkSubmission(services: Services, s: Submission): void {
+  const now = services.clock.now().getTime();
+  if (s.scheduledFor) {
+    const at = Date.parse(s.scheduledFor);
+    if (at <= now) throw field("scheduledFor", "must be in the future");
+    if (at - now > MAX_SCHEDULE_AHEAD_MS) throw field("scheduledFor", "must be at most one year ahead");
+  }
+  if (s.caption.trim() === "" && s.images.length === 0) {
+    throw field("caption", "a post needs a caption or at least one image");
+  }
+}
+
+/** Each target's platform rules (caption length, hashtags, images), all problems at once. */
+function checkTargets(s: Submission, targets: readonly Target[]): void {
   const problems: ErrorDetail[] = [];
   for (const t of targets) {
     const problem = checkPlatformRules(t.platform, t.id, { caption: s.caption, hashtags: s.hashtags, imageCount: s.images.length });
     if (problem) problems.push(problem);
   }
   if (problems.length > 0) throw invalid(problems);
-  return targets;
 }
 
 async function validateMedia(services: Services, userId: string, s: Submission, targets: Target[]): Promise<Map<string, MediaRow>> {
