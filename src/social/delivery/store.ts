@@ -3,8 +3,9 @@
  * produced: every later write of that attempt requires `status = 'publishing' AND attempts = <claim>`, so a
  * publisher whose lock expired and was taken over can no longer write anything.
  */
-import { and, eq, inArray, isNotNull, lte, ne, sql } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, lte, ne, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../../db/client";
+import { prepared } from "../../../db/prepared";
 import { deliveries, posts, socialAccounts } from "../../../db/schema";
 import { groupCommit } from "./group-commit";
 
@@ -24,12 +25,12 @@ export interface PostAndAccount {
   account: typeof socialAccounts.$inferSelect | null;
 }
 
-/** Claimable: pending, or failed with a retry time; due by `now`; post not cancelled. */
-const claimable = (now: Date) =>
+/** Claimable: pending, or failed with a retry time; due by `now` (a time, or an SQL timestamptz); post not cancelled. */
+const claimable = (now: Date | SQL) =>
   and(
     inArray(deliveries.status, ["pending", "failed"]),
     isNotNull(deliveries.nextAttemptAt),
-    lte(deliveries.nextAttemptAt, now),
+    now instanceof Date ? lte(deliveries.nextAttemptAt, now) : sql`${deliveries.nextAttemptAt} <= ${now}`,
     sql`not exists (select 1 from ${posts} where ${posts.id} = ${deliveries.postId} and ${posts.cancelledAt} is not null)`,
   );
 
@@ -64,25 +65,45 @@ export interface ClaimDueOptions {
  * are skipped, not waited for; the outer conditions are checked again on the locked rows.
  */
 export async function claimDue(db: Db, now: Date, limit: number, lockMs: number, options: ClaimDueOptions = {}): Promise<Claim[]> {
-  const dueBy = new Date(now.getTime() + (options.aheadMs ?? 0));
-  const due = db
-    .select({ id: deliveries.id })
-    .from(deliveries)
-    .where(and(claimable(dueBy), notIn(options.exclude ?? [])))
-    .orderBy(deliveries.nextAttemptAt)
-    .limit(limit)
-    .for("update", { skipLocked: true });
-  const rows = await db
-    .update(deliveries)
-    .set(claimSet(now, lockMs))
-    // array(...) runs the LIMITed subquery exactly once; a plain IN may become a join that runs it again per row.
-    .where(and(sql`${deliveries.id} = any(array(${due}))`, claimable(dueBy)))
-    .returning();
+  const rows = await prepared(db, "claim_due", () => claimDueStatement(db)).execute({
+    now: now.toISOString(),
+    dueBy: new Date(now.getTime() + (options.aheadMs ?? 0)).toISOString(),
+    lockedUntil: new Date(now.getTime() + lockMs).toISOString(),
+    limit,
+    exclude: JSON.stringify(options.exclude ?? []),
+  });
   if (!rows.length) return [];
   const loaded = await loadPostsAndAccounts(db, rows);
   return rows
     .sort((a, b) => a.nextAttemptAt!.getTime() - b.nextAttemptAt!.getTime())
     .map((row) => ({ row, attempt: row.attempts, loaded: loaded.get(row.id) ?? { post: null, account: null } }));
+}
+
+/**
+ * Ids given as one JSON array parameter (`name`): the statement's text stays the same however many there are,
+ * so it is prepared once (db/prepared.ts) instead of built and planned again for every batch.
+ */
+const jsonIds = (name: string) => sql`(select value::uuid from json_array_elements_text(${sql.placeholder(name)}::json))`;
+
+/** `claimDue`'s statement: times as ISO placeholders, the ids to leave alone as a JSON array. */
+function claimDueStatement(db: Db) {
+  const p = (name: string) => sql`${sql.placeholder(name)}::timestamptz`;
+  const dueBy = p("dueBy");
+  const due = db
+    .select({ id: deliveries.id })
+    .from(deliveries)
+    .where(and(claimable(dueBy), sql`${deliveries.id} not in ${jsonIds("exclude")}`))
+    .orderBy(deliveries.nextAttemptAt)
+    .limit(sql.placeholder("limit"))
+    .for("update", { skipLocked: true });
+  return (
+    db
+      .update(deliveries)
+      .set({ status: "publishing", attempts: sql`${deliveries.attempts} + 1`, lockedUntil: p("lockedUntil"), lastAttemptAt: p("now"), updatedAt: p("now") })
+      // array(...) runs the LIMITed subquery exactly once; a plain IN may become a join that runs it again per row.
+      .where(and(sql`${deliveries.id} = any(array(${due}))`, claimable(dueBy)))
+      .returning()
+  );
 }
 
 function held(claim: Claim) {
@@ -143,14 +164,14 @@ function batchesOf(db: Db) {
 }
 
 function flushMarks(db: Db, items: HeldWrite[]): Promise<boolean[]> {
-  return heldIn(
-    items,
+  const statement = prepared(db, "mark_maybe_sent", () =>
     db
       .update(deliveries)
-      .set({ ambiguous: true, updatedAt: latest(items) })
-      .where(and(eq(deliveries.status, "publishing"), fencedBy(items)))
+      .set({ ambiguous: true, updatedAt: sql`${sql.placeholder("now")}::timestamptz` })
+      .where(and(eq(deliveries.status, "publishing"), sql`(${deliveries.id}, ${deliveries.attempts}) in ${heldRows("held")}`))
       .returning({ id: deliveries.id, attempts: deliveries.attempts }),
   );
+  return heldIn(items, statement.execute({ now: latest(items).toISOString(), held: JSON.stringify(items.map((i) => ({ id: i.claim.row.id, attempt: i.claim.attempt }))) }));
 }
 
 interface PublishedWrite extends HeldWrite {
@@ -158,12 +179,7 @@ interface PublishedWrite extends HeldWrite {
 }
 
 function flushPublished(db: Db, items: PublishedWrite[]): Promise<boolean[]> {
-  const values = sql.join(
-    items.map((i) => sql`(${i.claim.row.id}::uuid, ${i.claim.attempt}::int, ${i.providerPostId}::text, ${i.now.toISOString()}::timestamptz)`),
-    sql`, `,
-  );
-  return heldIn(
-    items,
+  const statement = prepared(db, "record_published", () =>
     db
       .update(deliveries)
       .set({
@@ -177,18 +193,16 @@ function flushPublished(db: Db, items: PublishedWrite[]): Promise<boolean[]> {
         errorMessage: null,
         updatedAt: sql`v.published_at`,
       })
-      .from(sql`(values ${values}) as v(id, attempt, provider_post_id, published_at)`)
+      .from(sql`json_to_recordset(${sql.placeholder("published")}::json) as v(id uuid, attempt int, provider_post_id text, published_at timestamptz)`)
       .where(and(eq(deliveries.status, "publishing"), sql`${deliveries.id} = v.id`, sql`${deliveries.attempts} = v.attempt`))
       .returning({ id: deliveries.id, attempts: deliveries.attempts }),
   );
+  const published = items.map((i) => ({ id: i.claim.row.id, attempt: i.claim.attempt, provider_post_id: i.providerPostId, published_at: i.now.toISOString() }));
+  return heldIn(items, statement.execute({ published: JSON.stringify(published) }));
 }
 
-/** Rows held by any of these claims: (id, attempt) each. */
-const fencedBy = (items: readonly HeldWrite[]) =>
-  sql`(${deliveries.id}, ${deliveries.attempts}) in (${sql.join(
-    items.map((i) => sql`(${i.claim.row.id}::uuid, ${i.claim.attempt}::int)`),
-    sql`, `,
-  )})`;
+/** The (id, attempt) pairs of held claims, given as one JSON parameter [{id, attempt}] (`name`). */
+const heldRows = (name: string) => sql`(select h.id, h.attempt from json_to_recordset(${sql.placeholder(name)}::json) as h(id uuid, attempt int))`;
 
 /**
  * Per claim, whether the write reached its row: matched on id and attempt, so an older claim of the same row
@@ -243,12 +257,15 @@ export async function loadPostAndAccount(db: Db, row: DeliveryRow): Promise<Post
 
 /** Posts and accounts of several targets in one statement, by delivery id. */
 async function loadPostsAndAccounts(db: Db, rows: readonly DeliveryRow[]): Promise<Map<string, PostAndAccount>> {
-  const found = await db
-    .select({ id: deliveries.id, post: posts, account: socialAccounts })
-    .from(deliveries)
-    .innerJoin(posts, eq(posts.id, deliveries.postId))
-    .leftJoin(socialAccounts, and(eq(socialAccounts.userId, deliveries.userId), eq(socialAccounts.id, deliveries.accountId)))
-    .where(inArray(deliveries.id, rows.map((r) => r.id)));
+  const statement = prepared(db, "load_posts_and_accounts", () =>
+    db
+      .select({ id: deliveries.id, post: posts, account: socialAccounts })
+      .from(deliveries)
+      .innerJoin(posts, eq(posts.id, deliveries.postId))
+      .leftJoin(socialAccounts, and(eq(socialAccounts.userId, deliveries.userId), eq(socialAccounts.id, deliveries.accountId)))
+      .where(sql`${deliveries.id} in ${jsonIds("ids")}`),
+  );
+  const found = await statement.execute({ ids: JSON.stringify(rows.map((r) => r.id)) });
   return new Map(found.map((f) => [f.id, { post: f.post, account: f.account }]));
 }
 
@@ -261,13 +278,14 @@ export async function knownProviderPostIds(db: Db, row: DeliveryRow): Promise<Se
   return new Set(rows.map((r) => r.id!).filter(Boolean));
 }
 
-const notIn = (ids: readonly string[]) => (ids.length ? sql`${deliveries.id} not in (${sql.join(ids.map((id) => sql`${id}`), sql`, `)})` : undefined);
-
 /** When the next outstanding delivery (not in `exclude`) is due, or null when none is. */
 export async function nextDueAt(db: Db, exclude: readonly string[] = []): Promise<Date | null> {
-  const [row] = await db
-    .select({ at: sql<string | Date | null>`min(${deliveries.nextAttemptAt})` })
-    .from(deliveries)
-    .where(and(inArray(deliveries.status, ["pending", "failed"]), isNotNull(deliveries.nextAttemptAt), notIn(exclude)));
+  const statement = prepared(db, "next_due_at", () =>
+    db
+      .select({ at: sql<string | Date | null>`min(${deliveries.nextAttemptAt})` })
+      .from(deliveries)
+      .where(and(inArray(deliveries.status, ["pending", "failed"]), isNotNull(deliveries.nextAttemptAt), sql`${deliveries.id} not in ${jsonIds("exclude")}`)),
+  );
+  const [row] = await statement.execute({ exclude: JSON.stringify(exclude) });
   return row?.at ? new Date(row.at) : null;
 }
