@@ -27,6 +27,11 @@ export async function readParams(c: Context<AppEnv>): Promise<Params> {
   if (type.includes("application/json")) {
     const body = (await c.req.json().catch(() => ({}))) as Record<string, unknown>;
     for (const [k, v] of Object.entries(body ?? {})) params[k] = typeof v === "string" ? v : JSON.stringify(v);
+  } else if (type.includes("application/x-www-form-urlencoded")) {
+    // What the Graph client sends: read as text, not through parseBody (which builds a web Response and its
+    // stream to run formData() on it, for every publish). A repeated name keeps its last value, as there.
+    const body = await c.req.text().catch(() => "");
+    for (const [k, v] of new URLSearchParams(body)) params[k] = v;
   } else {
     const body = await c.req.parseBody().catch(() => ({}));
     for (const [k, v] of Object.entries(body)) if (typeof v === "string") params[k] = v;
