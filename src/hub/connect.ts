@@ -11,6 +11,7 @@ import type { Context } from "hono";
 import { socialAccounts } from "../../db/schema";
 import type { Services } from "../services";
 import { graphBaseUrl } from "../social/platforms";
+import { accountIdOf } from "../social/accounts";
 import type { HubEnv } from "./env";
 import { HubError } from "./errors";
 import { SANDBOX_APP } from "../social/sandbox/pages";
@@ -130,7 +131,7 @@ async function saveAccount(services: Services, userId: string, platform: "pagepl
   const values = { name: name.slice(0, 200), tokenCiphertext: await services.tokens.encrypt(token), tokenStatus: "active", tokenError: null, updatedAt: services.clock.now() };
   await services.db
     .insert(socialAccounts)
-    .values({ id: `${platform}:${platformAccountId}`, userId, platform, platformAccountId, ...values })
+    .values({ id: accountIdOf(platform, platformAccountId), userId, platform, platformAccountId, ...values })
     .onConflictDoUpdate({ target: [socialAccounts.userId, socialAccounts.id], set: values });
 }
 

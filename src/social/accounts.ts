@@ -8,6 +8,16 @@ import { socialAccounts } from "../../db/schema";
 export type Platform = "pageplatform" | "photoplatform";
 export const PLATFORMS: readonly Platform[] = ["pageplatform", "photoplatform"];
 
+/** An account's id: `platform:platformAccountId`. Every id is made here (the hub, the sandbox), so its platform can be read back from it. */
+export const accountIdOf = (platform: Platform, platformAccountId: string) => `${platform}:${platformAccountId}`;
+
+/** The platform an account id names (`accountIdOf`), or null when it names none. */
+export function platformOfAccountId(id: string): Platform | null {
+  const colon = id.indexOf(":");
+  const platform = id.slice(0, colon) as Platform;
+  return colon > 0 && PLATFORMS.includes(platform) ? platform : null;
+}
+
 export interface Capabilities {
   text: boolean;
   maxImages: number;

@@ -21,7 +21,7 @@ import { ApiError, type ErrorDetail } from "../http/errors";
 import { planSocialSize, readImageHeader, uprightSize, type NormalisedJpeg } from "../images";
 import { isUuid } from "../lib/encoding";
 import type { Services } from "../services";
-import { PLATFORMS, type Platform } from "./accounts";
+import { platformOfAccountId, type Platform } from "./accounts";
 import { bareHashtag, checkPlatformRules, photoplatformAspectOk } from "./caption";
 import {
   claimKey,
@@ -143,9 +143,9 @@ async function answerLostKey(services: Services, userId: string, key: string): P
 // ---------------------------------------------------------------- posts without images
 
 /**
- * A post without images in one round trip: its targets' platforms are read from their ids (an account's id is
- * `platform:platformAccountId`) and checked against the platforms' rules here, then one statement checks that
- * every target is the caller's connected account with an active token, takes the Idempotency-Key straight to
+ * A post without images in one round trip: its targets' platforms are read from their ids
+ * (`platformOfAccountId`) and checked against the platforms' rules here, then one statement checks that every
+ * target is the caller's connected account with an active token, takes the Idempotency-Key straight to
  * `done`, inserts the post and one delivery per target, and returns the deliveries; the answer is built from
  * what was written. Null when the general path must answer instead, exactly as it always has: the key exists
  * (replay, 409, 410, takeover of a crashed request), or the submission is refused, here or by the statement's
@@ -154,8 +154,9 @@ async function answerLostKey(services: Services, userId: string, key: string): P
  * Nothing is left behind on a null: the key, the post and the deliveries are written together or not at all.
  */
 async function createTextPost(services: Services, userId: string, key: { key: string; fingerprint: string }, s: Submission): Promise<CreatePostResult | null> {
-  const targets = s.accountIds.map((id) => ({ id, platform: id.slice(0, id.indexOf(":")) as Platform }));
-  if (targets.some((t) => !PLATFORMS.includes(t.platform))) return null;
+  const platforms = s.accountIds.map(platformOfAccountId);
+  if (platforms.includes(null)) return null;
+  const targets = s.accountIds.map((id, i) => ({ id, platform: platforms[i]! }));
   try {
     checkSubmission(services, s);
     checkTargets(s, targets);

@@ -16,7 +16,7 @@ import { rateLimit } from "../../http/rate-limit";
 import { ApiError } from "../../http/errors";
 import { parseWith, readJson } from "../../http/json";
 import { NoQuerySchema, parseQuery } from "../../http/validate";
-import { PLATFORMS, toAccountRecord } from "../accounts";
+import { accountIdOf, PLATFORMS, toAccountRecord } from "../accounts";
 import { parseHashtags } from "../platforms/caption";
 import { FAULT_KINDS } from "./graph-errors";
 import * as store from "./store";
@@ -51,7 +51,7 @@ export function createSandboxControlRoutes(): Hono<AppEnv> {
     const platformAccountId = body.platformAccountId ?? store.newGraphId();
     const token = store.newSandboxToken(body.platform);
     await store.saveToken(db, token, { owner: c.var.userId, platformAccountId });
-    const id = `${body.platform}:${platformAccountId}`;
+    const id = accountIdOf(body.platform, platformAccountId);
     const values = { name: body.name, tokenCiphertext: await tokens.encrypt(token), tokenStatus: "active", tokenError: null, updatedAt: clock.now() };
     const [row] = await db
       .insert(socialAccounts)
