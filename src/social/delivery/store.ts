@@ -30,14 +30,15 @@ const claimable = (now: Date | SQL) =>
   and(
     inArray(deliveries.status, ["pending", "failed"]),
     isNotNull(deliveries.nextAttemptAt),
-    now instanceof Date ? lte(deliveries.nextAttemptAt, now) : sql`${deliveries.nextAttemptAt} <= ${now}`,
+    lte(deliveries.nextAttemptAt, now),
     sql`not exists (select 1 from ${posts} where ${posts.id} = ${deliveries.postId} and ${posts.cancelledAt} is not null)`,
   );
 
-const claimSet = (now: Date, lockMs: number) => ({
+/** The claim's writes: publishing, the next attempt, locked until `lockedUntil` (times, or SQL timestamptz values). */
+const claimSet = (now: Date | SQL, lockedUntil: Date | SQL) => ({
   status: "publishing",
   attempts: sql`${deliveries.attempts} + 1`,
-  lockedUntil: new Date(now.getTime() + lockMs),
+  lockedUntil,
   lastAttemptAt: now,
   updatedAt: now,
 });
@@ -46,7 +47,7 @@ const claimSet = (now: Date, lockMs: number) => ({
 export async function claimDelivery(db: Db, id: string, now: Date, lockMs: number): Promise<Claim | null> {
   const [row] = await db
     .update(deliveries)
-    .set(claimSet(now, lockMs))
+    .set(claimSet(now, new Date(now.getTime() + lockMs)))
     .where(and(eq(deliveries.id, id), claimable(now)))
     .returning();
   return row ? { row, attempt: row.attempts } : null;
@@ -99,7 +100,7 @@ function claimDueStatement(db: Db) {
   return (
     db
       .update(deliveries)
-      .set({ status: "publishing", attempts: sql`${deliveries.attempts} + 1`, lockedUntil: p("lockedUntil"), lastAttemptAt: p("now"), updatedAt: p("now") })
+      .set(claimSet(p("now"), p("lockedUntil")))
       // array(...) runs the LIMITed subquery exactly once; a plain IN may become a join that runs it again per row.
       .where(and(sql`${deliveries.id} = any(array(${due}))`, claimable(dueBy)))
       .returning()
