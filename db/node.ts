@@ -1,5 +1,6 @@
 /**
- * Node-only database drivers: PGlite (embedded, data on disk or in memory) and node-postgres.
+ * Node-only database drivers: PGlite (embedded, data on disk or in memory; its statements kept named, see
+ * db/pglite-statements.ts) and node-postgres.
  * Migrations are applied from db/migrations by Drizzle's migrator for the driver in use.
  *
  * @example
@@ -7,7 +8,7 @@
  * const handle = await openNodeDb({ url: "postgres://localhost/test" });
  */
 import { fileURLToPath } from "node:url";
-import { PGlite } from "@electric-sql/pglite";
+import { StatementCachingPGlite } from "./pglite-statements";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
@@ -51,7 +52,7 @@ export async function openNodeDb(options: NodeDbOptions): Promise<DbHandle> {
     await openAll(pool, size);
     return { db: db as unknown as Db, driver: "node-postgres", close: () => pool.end() };
   }
-  const client = options.pgliteDir ? new PGlite(options.pgliteDir) : new PGlite();
+  const client = options.pgliteDir ? new StatementCachingPGlite(options.pgliteDir) : new StatementCachingPGlite();
   await client.waitReady;
   const db = drizzlePglite({ client, schema });
   if (options.migrate !== false) await migratePglite(db, { migrationsFolder: MIGRATIONS_DIR });

@@ -1,7 +1,8 @@
 /**
  * Statements prepared once per database handle: Drizzle builds a statement's SQL once instead of on every
  * call (about a millisecond for a large one), and node-postgres sends it as a named statement, which
- * PostgreSQL parses and plans once per connection. Values that change per call are `sql.placeholder`s,
+ * PostgreSQL parses and plans once per connection (PGlite keeps every statement it is given named, prepared
+ * or not: db/pglite-statements.ts). Values that change per call are `sql.placeholder`s,
  * given to `execute`.
  *
  * Only handles marked with `nameStatements` (node-postgres and PGlite, in db/node.ts) get named statements.

@@ -8,6 +8,8 @@ import { eq, sql } from "drizzle-orm";
 import { WebSocket } from "ws";
 import { createNeonDb, type Db, type DbHandle } from "../../db/client";
 import { openNodeDb } from "../../db/node";
+import { MAX_STATEMENTS, StatementCachingPGlite } from "../../db/pglite-statements";
+import { PGlite } from "@electric-sql/pglite";
 import { apiKeys, posts, users, type PostImage } from "../../db/schema";
 import { createApiKey, createUser, findUserByEmail, revokeApiKey, verifyApiKey } from "../../src/http/api-keys";
 import { createTestApp } from "../helpers/harness";
@@ -180,5 +182,86 @@ describe("the app on the machine's PostgreSQL", () => {
       await h.drain();
       await h.close();
     }
+  });
+});
+
+describe("PGlite keeps its statements (db/pglite-statements.ts)", () => {
+  let kept: StatementCachingPGlite;
+  let plain: PGlite;
+  beforeAll(async () => {
+    kept = new StatementCachingPGlite();
+    plain = new PGlite();
+    for (const client of [kept, plain]) await client.exec("create table t (id int primary key, body jsonb, tags text[], at timestamptz, ok boolean, big bigint)");
+    cleanups.push(() => kept.close(), () => plain.close());
+  });
+
+  it("answers every run of a statement with its own values, as PGlite does, parsing it once", async () => {
+    const insert = "insert into t (id, body, tags, at, ok, big) values ($1, $2, $3, $4, $5, $6) returning *";
+    const before = kept.keptStatements;
+    for (let id = 1; id <= 20; id++) {
+      const values = [id, { n: id, s: `"q" ü ${id}` }, [`a${id}`, "b,c", 'd"e'], new Date(Date.UTC(2030, 0, id)), id % 2 === 0, 2n ** 40n + BigInt(id)];
+      const ours = await kept.query(insert, values);
+      const theirs = await plain.query(insert, values);
+      expect(ours).toEqual(theirs);
+      expect(ours.rows).toHaveLength(1);
+    }
+    expect(kept.keptStatements).toBe(before + 1);
+    const read = "select * from t where id = any($1::int[]) order by id";
+    expect(await kept.query(read, [[3, 4, 99]])).toEqual(await plain.query(read, [[3, 4, 99]]));
+    expect(await kept.query(read, [[5]], { rowMode: "array" })).toEqual(await plain.query(read, [[5]], { rowMode: "array" }));
+  });
+
+  it("reports a failed run with its Postgres code and runs the statement again after it", async () => {
+    const insert = "insert into t (id) values ($1)";
+    await kept.query(insert, [100]);
+    const err = await kept.query(insert, [100]).catch((e: unknown) => e);
+    expect(pgCode(err)).toBe("23505");
+    expect((err as { query?: string }).query).toBe(insert);
+    expect(kept.isInTransaction()).toBe(false);
+    await kept.query(insert, [101]);
+    expect((await kept.query<{ n: number }>("select count(*)::int as n from t where id in (100, 101)")).rows[0]!.n).toBe(2);
+
+    const broken = await kept.query("selec 1").catch((e: unknown) => e);
+    expect(pgCode(broken)).toBe("42601");
+    expect((await kept.query<{ one: number }>("select 1 as one")).rows).toEqual([{ one: 1 }]);
+  });
+
+  it("keeps at most MAX_STATEMENTS, and a statement let go runs again", async () => {
+    for (let i = 0; i < MAX_STATEMENTS + 20; i++) {
+      const { rows } = await kept.query<{ n: number }>(`select $1::int + ${i} as n`, [i]);
+      expect(rows[0]!.n).toBe(2 * i);
+    }
+    expect(kept.keptStatements).toBe(MAX_STATEMENTS);
+    expect((await kept.query<{ n: number }>("select $1::int + 0 as n", [7])).rows[0]!.n).toBe(7);
+  });
+
+  it("parses a statement afresh when its table's columns change", async () => {
+    await kept.exec("create table shapes (id int)");
+    await kept.query("insert into shapes values (1)");
+    expect((await kept.query("select * from shapes")).rows).toEqual([{ id: 1 }]);
+    await kept.exec("alter table shapes add column name text default 'square'");
+    expect((await kept.query("select * from shapes")).rows).toEqual([{ id: 1, name: "square" }]);
+  });
+
+  it("runs kept statements inside transactions, which commit or roll back as a whole", async () => {
+    const insert = "insert into t (id) values ($1)";
+    await kept.transaction(async (tx) => {
+      await tx.query(insert, [200]);
+      await tx.query(insert, [201]);
+    });
+    const failed = await kept
+      .transaction(async (tx) => {
+        await tx.query(insert, [202]);
+        await tx.query(insert, [200]);
+      })
+      .catch((e: unknown) => e);
+    expect(pgCode(failed)).toBe("23505");
+    await kept.transaction(async (tx) => {
+      await tx.query(insert, [203]);
+      await tx.rollback();
+    });
+    const ids = (await kept.query<{ id: number }>("select id from t where id between 200 and 299 order by id")).rows.map((r) => r.id);
+    expect(ids).toEqual([200, 201]);
+    expect(kept.isInTransaction()).toBe(false);
   });
 });
