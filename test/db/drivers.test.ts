@@ -9,7 +9,7 @@ import { WebSocket } from "ws";
 import { createNeonDb, type Db, type DbHandle } from "../../db/client";
 import { openNodeDb } from "../../db/node";
 import { MAX_STATEMENTS, StatementCachingPGlite } from "../../db/pglite-statements";
-import { PGlite } from "@electric-sql/pglite";
+import { PGlite, types } from "@electric-sql/pglite";
 import { apiKeys, posts, users, type PostImage } from "../../db/schema";
 import { createApiKey, createUser, findUserByEmail, revokeApiKey, verifyApiKey } from "../../src/http/api-keys";
 import { createTestApp } from "../helpers/harness";
@@ -209,6 +209,12 @@ describe("PGlite keeps its statements (db/pglite-statements.ts)", () => {
     const read = "select * from t where id = any($1::int[]) order by id";
     expect(await kept.query(read, [[3, 4, 99]])).toEqual(await plain.query(read, [[3, 4, 99]]));
     expect(await kept.query(read, [[5]], { rowMode: "array" })).toEqual(await plain.query(read, [[5]], { rowMode: "array" }));
+    // A caller's parsers (Drizzle brings its own for dates) win for their types; the rest stay PGlite's.
+    const parsers = { [types.INT4]: (v: string) => `int ${v}`, [types.TIMESTAMPTZ]: (v: string) => v };
+    const withParsers = await kept.query<Record<string, unknown>>(read, [[6]], { parsers });
+    expect(withParsers).toEqual(await plain.query(read, [[6]], { parsers }));
+    expect(withParsers.rows[0]).toMatchObject({ id: "int 6", big: 2 ** 40 + 6, ok: true, body: { n: 6, s: '"q" ü 6' } });
+    expect(typeof withParsers.rows[0]!.at).toBe("string");
   });
 
   it("reports a failed run with its Postgres code and runs the statement again after it", async () => {
