@@ -18,6 +18,7 @@
  * await client.query("select $1::int + 1 as n", [2]); // bound and executed only
  */
 import { PGlite, parse, protocol, type QueryOptions, type Results, type Transaction } from "@electric-sql/pglite";
+import { concat } from "../src/lib/encoding";
 
 const { serialize } = protocol;
 
@@ -116,17 +117,6 @@ export class StatementCachingPGlite extends PGlite {
     this.#kept.set(text, kept);
     return kept;
   }
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /** PGlite's errors carry the query that failed; these do too. */

@@ -26,9 +26,8 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { base64Start, bytesFromBase64Stream } from "../images/base64";
-import { concat } from "../images/png";
 import { MAX_IMAGE_BYTES } from "../images/sniff";
-import { Base64Stream, sha256Hex } from "../lib/encoding";
+import { Base64Stream, concat, sha256Hex } from "../lib/encoding";
 import type { AppEnv } from "./env";
 import { ApiError } from "./errors";
 import { isJsonContentType } from "./json";

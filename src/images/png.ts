@@ -14,7 +14,7 @@
  */
 import { zlibSync } from "fflate";
 import { ZStream, zlibDeflate, zlibDeflateInit2, Z_BUF_ERROR, Z_DEFAULT_STRATEGY, Z_FINISH, Z_NO_FLUSH, Z_OK, Z_STREAM_END } from "pako";
-import { crc32 } from "../lib/encoding";
+import { concat, crc32 } from "../lib/encoding";
 
 export type BitDepth = 1 | 2 | 4 | 8;
 export type PaletteEntry = readonly [r: number, g: number, b: number, a?: number];
@@ -251,18 +251,6 @@ function paeth(a: number, b: number, c: number): number {
   const pc = Math.abs(p - c);
   if (pa <= pb && pa <= pc) return a;
   return pb <= pc ? b : c;
-}
-
-/** The parts one after another in one buffer (the one part itself when there is only one). */
-export function concat(parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let offset = 0;
-  for (const p of parts) {
-    out.set(p, offset);
-    offset += p.length;
-  }
-  return out;
 }
 
 /**

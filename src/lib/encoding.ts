@@ -51,6 +51,18 @@ export async function sha256Hex(input: string | Uint8Array): Promise<string> {
 
 let nativeSha256Hex: ((input: string | Uint8Array) => string) | null = null;
 
+/** The parts one after another in one buffer (the one part itself when there is only one). */
+export function concat(parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let offset = 0;
+  for (const p of parts) {
+    out.set(p, offset);
+    offset += p.length;
+  }
+  return out;
+}
+
 /**
  * A synchronous SHA-256 (Node: node:crypto, set in functions/node) for `sha256Hex`: the same digest without
  * WebCrypto's round trip through the thread pool, which every authenticated request pays for its API key's hash.
