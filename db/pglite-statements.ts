@@ -10,7 +10,9 @@
  * and out of a transaction, takes this path (what Drizzle's statements call); `exec` and queries with a blob
  * or explicit parameter types run as PGlite runs them. Results, errors and notices are PGlite's own (its
  * protocol serializer and result parser). The kept statements are bounded: past `MAX_STATEMENTS` the least
- * recently used one is closed.
+ * recently used one is closed. A kept statement whose table changed its columns since (PostgreSQL's "cached
+ * plan must not change result type") is parsed afresh: retried once outside a transaction; inside one that
+ * transaction fails, as the change would make it fail on PostgreSQL with node-postgres's named statements.
  *
  * @example
  * const client = new StatementCachingPGlite(".data/pg");
@@ -79,11 +81,12 @@ export class StatementCachingPGlite extends PGlite {
       // One call into PostgreSQL for the run: an error stops at the Sync, which ends the implicit transaction.
       messages = await exec(serialize.bind({ statement: kept.name, values }), serialize.describe({ type: "P" }), serialize.execute({}), serialize.sync());
     } catch (err) {
-      // A table under a kept statement changed its columns (PostgreSQL re-plans other changes itself): parse
-      // it afresh. Outside a transaction only; inside one the error has aborted it, as it would have anyway.
-      if (kept && !retried && (err as { code?: string }).code === "0A000" && !this.isInTransaction()) {
+      // A table under a kept statement changed its columns (PostgreSQL re-plans other changes itself): the
+      // statement is parsed afresh. Outside a transaction the run is retried once; inside one the error has
+      // aborted it, and the next transaction gets the fresh statement.
+      if (kept && isStalePlan(err)) {
         await this.#forget(text, exec);
-        return this.#run<T>(text, params, options, true);
+        if (!retried && !this.isInTransaction()) return this.#run<T>(text, params, options, true);
       }
       throw withQuery(err, text, params, options);
     }
@@ -110,13 +113,24 @@ export class StatementCachingPGlite extends PGlite {
       this.#kept.set(text, hit);
       return hit;
     }
-    if (this.#kept.size >= MAX_STATEMENTS) await this.#forget(this.#kept.keys().next().value!, exec);
     const name = `pglite_s${++this.#counter}`;
     const described = await exec(serialize.parse({ name, text }), serialize.describe({ type: "S", name }), serialize.sync());
     const kept = { name, paramTypes: parse.parseDescribeStatementResults(described) };
+    // Only a statement that parsed takes a place (and may push out the least recently used one).
+    if (this.#kept.size >= MAX_STATEMENTS) await this.#forget(this.#kept.keys().next().value!, exec);
     this.#kept.set(text, kept);
     return kept;
   }
+}
+
+/**
+ * PostgreSQL's "cached plan must not change result type" (feature_not_supported, raised while revalidating a
+ * kept plan), told apart from any other 0A000 by where it was raised, so that no other error runs a
+ * statement twice.
+ */
+function isStalePlan(err: unknown): boolean {
+  const e = err as { code?: string; routine?: string };
+  return e.code === "0A000" && e.routine === "RevalidateCachedQuery";
 }
 
 /** PGlite's errors carry the query that failed; these do too. */

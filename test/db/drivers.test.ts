@@ -195,6 +195,9 @@ describe("PGlite keeps its statements (db/pglite-statements.ts)", () => {
     cleanups.push(() => kept.close(), () => plain.close());
   });
 
+  /** The named statements PostgreSQL holds for this session (the counting statement is itself kept). */
+  const serverStatements = async () => (await kept.query<{ n: number }>("select count(*)::int as n from pg_prepared_statements")).rows[0]!.n;
+
   it("answers every run of a statement with its own values, as PGlite does, parsing it once", async () => {
     const insert = "insert into t (id, body, tags, at, ok, big) values ($1, $2, $3, $4, $5, $6) returning *";
     const before = kept.keptStatements;
@@ -206,6 +209,8 @@ describe("PGlite keeps its statements (db/pglite-statements.ts)", () => {
       expect(ours.rows).toHaveLength(1);
     }
     expect(kept.keptStatements).toBe(before + 1);
+    // PostgreSQL holds exactly the statements kept: each text parsed once, none left behind.
+    expect(await serverStatements()).toBe(kept.keptStatements);
     const read = "select * from t where id = any($1::int[]) order by id";
     expect(await kept.query(read, [[3, 4, 99]])).toEqual(await plain.query(read, [[3, 4, 99]]));
     expect(await kept.query(read, [[5]], { rowMode: "array" })).toEqual(await plain.query(read, [[5]], { rowMode: "array" }));
@@ -238,7 +243,23 @@ describe("PGlite keeps its statements (db/pglite-statements.ts)", () => {
       expect(rows[0]!.n).toBe(2 * i);
     }
     expect(kept.keptStatements).toBe(MAX_STATEMENTS);
+    expect(await serverStatements()).toBe(MAX_STATEMENTS);
     expect((await kept.query<{ n: number }>("select $1::int + 0 as n", [7])).rows[0]!.n).toBe(7);
+  });
+
+  it("passes notices on once per run", async () => {
+    const notices: string[] = [];
+    const text = "do $$ begin raise notice 'hello'; end $$";
+    for (let i = 0; i < 2; i++) await kept.query(text, [], { onNotice: (n) => notices.push(n.message ?? "") });
+    expect(notices).toEqual(["hello", "hello"]);
+  });
+
+  it("runs a statement that fails for another reason once (no retry but the stale plan's)", async () => {
+    await kept.exec(`create sequence calls; create function refuse() returns int language plpgsql as $$
+      begin perform nextval('calls'); raise exception 'not here' using errcode = 'feature_not_supported'; end $$`);
+    const err = await kept.query("select refuse()").catch((e: unknown) => e);
+    expect(pgCode(err)).toBe("0A000");
+    expect((await kept.query<{ n: number }>("select last_value::int as n from calls")).rows[0]!.n).toBe(1);
   });
 
   it("parses a statement afresh when its table's columns change", async () => {
@@ -247,6 +268,12 @@ describe("PGlite keeps its statements (db/pglite-statements.ts)", () => {
     expect((await kept.query("select * from shapes")).rows).toEqual([{ id: 1 }]);
     await kept.exec("alter table shapes add column name text default 'square'");
     expect((await kept.query("select * from shapes")).rows).toEqual([{ id: 1, name: "square" }]);
+
+    // Inside a transaction the stale statement aborts that transaction; the next one parses it afresh.
+    await kept.exec("alter table shapes alter column id type bigint");
+    const stale = await kept.transaction((tx) => tx.query("select * from shapes")).catch((e: unknown) => e);
+    expect(pgCode(stale)).toBe("0A000");
+    expect((await kept.transaction((tx) => tx.query("select * from shapes"))).rows).toEqual([{ id: 1, name: "square" }]);
   });
 
   it("runs kept statements inside transactions, which commit or roll back as a whole", async () => {
@@ -262,10 +289,18 @@ describe("PGlite keeps its statements (db/pglite-statements.ts)", () => {
       })
       .catch((e: unknown) => e);
     expect(pgCode(failed)).toBe("23505");
+    let closed: unknown;
     await kept.transaction(async (tx) => {
       await tx.query(insert, [203]);
       await tx.rollback();
+      closed = await tx.query(insert, [204]).catch((e: unknown) => e);
     });
+    expect(String(closed)).toMatch(/closed/);
+    // A text first seen inside a transaction is kept like any other.
+    const text = "select count(*) from t where id > $1";
+    await kept.transaction((tx) => tx.query(text, [0]));
+    const named = await kept.query<{ n: number }>("select count(*)::int as n from pg_prepared_statements where statement = $1", [text]);
+    expect(named.rows[0]!.n).toBe(1);
     const ids = (await kept.query<{ id: number }>("select id from t where id between 200 and 299 order by id")).rows.map((r) => r.id);
     expect(ids).toEqual([200, 201]);
     expect(kept.isInTransaction()).toBe(false);
