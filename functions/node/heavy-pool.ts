@@ -16,7 +16,9 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Worker } from "node:worker_threads";
 import { Piscina } from "piscina";
 import type { Config } from "../../src/config";
-import { inlineRunner, LimitedHeavyWork, type HeavyRunner, type HeavyWork } from "../../src/heavy";
+import { inlineRunner, LimitedHeavyWork, type HeavyInput, type HeavyOutput, type HeavyRunner, type HeavyTaskName, type HeavyWork } from "../../src/heavy";
+import type { NormalisedJpeg } from "../../src/images";
+import { abandonPipe, pipeControl } from "../../src/images/plane-pipe";
 import { movable, unwrap, type Reply } from "../../src/heavy/wire";
 import { trimMalloc } from "./malloc";
 
@@ -34,14 +36,39 @@ let bundle: Promise<string | null> | undefined;
 export function NodeHeavyWork(limits: Config["heavy"]): HeavyWork {
   const threads = limits.threads ?? Math.min(8, Math.max(1, availableParallelism()));
   if (threads === 0) return LimitedHeavyWork({ ...limits, slots: Math.max(1, limits.perUser) }, inlineRunner);
-  const runner: HeavyRunner = async (name, input, handOver) => {
+  const runner: HeavyRunner = async (name, input, handOver, spare) => {
     const pool = await poolFor(threads, limits.idleSeconds);
-    // Piscina's TransferList type infers the wrong postMessage overload under current @types/node.
-    const transferList = movable(handOver) as unknown as RunOptions["transferList"];
-    return unwrap(await (pool.run({ name, input }, { transferList }) as Promise<Reply<never>>));
+    if (spare && name === "normaliseMedia") return (await normaliseSplit(pool, input as HeavyInput<"normaliseMedia">)) as never;
+    return (await runIn(pool, name, input, movable(handOver))) as never;
   };
   // Closing an app leaves the shared threads to end when idle (they never keep the process alive).
-  return LimitedHeavyWork({ ...limits, slots: threads }, runner);
+  return LimitedHeavyWork({ ...limits, slots: threads, pairs: threads >= 2 ? ["normaliseMedia"] : [] }, runner);
+}
+
+function runIn<N extends HeavyTaskName>(pool: Piscina, name: N, input: HeavyInput<N>, transfer?: readonly Transferable[]): Promise<HeavyOutput<N>> {
+  // Piscina's TransferList type infers the wrong postMessage overload under current @types/node.
+  const transferList = transfer as unknown as RunOptions["transferList"];
+  return (pool.run({ name, input }, { transferList }) as Promise<Reply<HeavyOutput<N>>>).then(unwrap);
+}
+
+/**
+ * A media upload normalised by two threads at once (src/images/plane-pipe.ts): the head decodes while the
+ * tail resizes and encodes the rows already decoded. The upload goes to shared memory (one copy), so that
+ * if the tail ever fails after the head has handed it the planes, the job runs once more on one thread.
+ */
+async function normaliseSplit(pool: Piscina, input: HeavyInput<"normaliseMedia">): Promise<NormalisedJpeg> {
+  const bytes = new Uint8Array(new SharedArrayBuffer(input.bytes.length));
+  bytes.set(input.bytes);
+  const control = pipeControl();
+  const { port1, port2 } = new MessageChannel();
+  const head = runIn(pool, "normaliseMediaHead", { ...input, bytes, pipe: { control, port: port1 } }, [port1]);
+  const tail = runIn(pool, "normaliseMediaTail", { pipe: { control, port: port2 } }, [port2]);
+  // A head that failed or whose thread died before saying Done or Alone must not leave the tail waiting.
+  const [headResult, tailResult] = await Promise.allSettled([head.finally(() => abandonPipe(control)), tail]);
+  if (headResult.status === "rejected") throw headResult.reason;
+  if (headResult.value) return headResult.value;
+  if (tailResult.status === "fulfilled" && tailResult.value) return tailResult.value;
+  return runIn(pool, "normaliseMedia", { ...input, bytes });
 }
 
 function poolFor(threads: number, idleSeconds: number): Promise<Piscina> {

@@ -18,6 +18,8 @@ configureNodeEngines();
 /** The fresh arrays (made by the task, kept by nothing in the thread) in each task's value. */
 const RESULT_BYTES: { [N in HeavyTaskName]?: (value: HeavyOutput<N>) => Uint8Array[] } = {
   normaliseMedia: (value) => [value.bytes],
+  normaliseMediaHead: (value) => (value ? [value.bytes] : []),
+  normaliseMediaTail: (value) => (value ? [value.bytes] : []),
   photoFinish: (value) => [value.bytes, value.thumbnail],
 };
 

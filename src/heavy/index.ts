@@ -19,7 +19,7 @@ export { HEAVY_TASKS, type HeavyInput, type HeavyOutput, type HeavyTaskName, typ
  * Runs one task somewhere, without limits. `handOver`: byte arrays of the input the caller will not touch
  * again, which a runner on another thread may move there instead of copying (they are then empty here).
  */
-export type HeavyRunner = <N extends HeavyTaskName>(name: N, input: HeavyInput<N>, handOver?: readonly Uint8Array[]) => Promise<HeavyOutput<N>>;
+export type HeavyRunner = <N extends HeavyTaskName>(name: N, input: HeavyInput<N>, handOver?: readonly Uint8Array[], spare?: boolean) => Promise<HeavyOutput<N>>;
 
 export interface HeavyLimits {
   /** Jobs running at once in all (the pool's threads). */
@@ -35,6 +35,12 @@ export interface HeavyLimits {
    * `finally`, and a timer cannot outlive the request either, so the next acquire reclaims it).
    */
   leaseMs?: number;
+  /**
+   * Tasks the runner can split over two slots (`spare` true): such a job takes a second slot when one is
+   * free and no job is waiting, so a lone upload uses two threads and a busy pool still runs one job a
+   * slot. The second slot counts against nobody's `perUser`.
+   */
+  pairs?: readonly HeavyTaskName[];
 }
 
 export interface HeavyWork {
@@ -87,6 +93,19 @@ export function LimitedHeavyWork(limits: HeavyLimits, runner: HeavyRunner): Heav
         queue.running--;
         if (queue.running === 0 && queue.waiting.length === 0) users.delete(userId);
         pump();
+      },
+    };
+    holders.add(holder);
+    return holder.release;
+  };
+
+  /** A second slot for a job that can use one, when a slot is free and no job waits for it. */
+  const takeSpare = (): (() => void) | undefined => {
+    if (!free() || waiting > 0) return undefined;
+    const holder = {
+      since: Date.now(),
+      release: () => {
+        if (holders.delete(holder)) pump();
       },
     };
     holders.add(holder);
@@ -149,11 +168,13 @@ export function LimitedHeavyWork(limits: HeavyLimits, runner: HeavyRunner): Heav
   return {
     async run<N extends HeavyTaskName>(userId: string, name: N, input: HeavyInput<N>, handOver?: readonly Uint8Array[]): Promise<HeavyOutput<N>> {
       const release = await acquire(userId);
+      const spare = limits.pairs?.includes(name) ? takeSpare() : undefined;
       const started = Date.now();
       try {
-        return await runner(name, input, handOver);
+        return await runner(name, input, handOver, spare !== undefined);
       } finally {
         typicalMs = typicalMs * 0.8 + (Date.now() - started) * 0.2;
+        spare?.();
         release();
       }
     },

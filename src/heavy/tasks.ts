@@ -9,6 +9,9 @@
  */
 import { encodePng, normaliseToJpeg, resizeRgba, type DecodeLimits, type NormalisedJpeg, type RgbaImage } from "../images";
 import { encodeJpegBaseline } from "../images/jpeg-encode";
+import { DEFAULT_DECODE_LIMITS } from "../images/limits";
+import { normaliseHead, normaliseTail } from "../images/normalise";
+import type { PlanePipe } from "../images/plane-pipe";
 import { decodeAtLeast, decodeAtMost, decodeLumaNear, decodeNear } from "../images/scaled";
 import { uprightSize } from "../images/exif";
 import { readImageHeader } from "../images/sniff";
@@ -63,6 +66,19 @@ export const HEAVY_TASKS = {
   /** A media upload made into the platforms' JPEG (upright, sRGB, within 1440 x 1800). */
   normaliseMedia(input: { bytes: Uint8Array; limits?: DecodeLimits }): Promise<NormalisedJpeg> {
     return normaliseToJpeg(input.bytes, input.limits);
+  },
+
+  /**
+   * `normaliseMedia` split over two threads (src/images/plane-pipe.ts), run at the same time on the same
+   * pipe: the head decodes, the tail resizes and encodes the rows decoded so far. The head answers null when
+   * the tail has the JPEG; the tail answers null when the head kept the work.
+   */
+  normaliseMediaHead(input: { bytes: Uint8Array; limits?: DecodeLimits; pipe: PlanePipe }): Promise<NormalisedJpeg | null> {
+    return normaliseHead(input.bytes, input.limits ?? DEFAULT_DECODE_LIMITS, input.pipe);
+  },
+
+  normaliseMediaTail(input: { pipe: PlanePipe }): Promise<NormalisedJpeg | null> {
+    return normaliseTail(input.pipe);
   },
 
   /** A template's demo image: the demo product render in the template's scene, size x size, as a PNG. */

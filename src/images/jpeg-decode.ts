@@ -168,9 +168,11 @@ export function decodeJpegScaled(bytes: Uint8Array, minWidth = Infinity, minHeig
  * @example
  * const img = decodeJpegPlanes(bytes, 1440, 1080); // 4000x3000 4:2:0 -> Y 1500x1125, Cb/Cr 750x563
  */
-export function decodeJpegPlanes(bytes: Uint8Array, minWidth = Infinity, minHeight = Infinity): (YCbCrImage & { eighths: number }) | null {
+export function decodeJpegPlanes(
+  bytes: Uint8Array, minWidth = Infinity, minHeight = Infinity, sink?: PlaneSink,
+): (YCbCrImage & { eighths: number }) | null {
   try {
-    const { frame, adobeTransform } = decode(bytes, minWidth, minHeight, "planes");
+    const { frame, adobeTransform } = decode(bytes, minWidth, minHeight, "planes", sink);
     const [c0, c1, c2] = frame.components;
     const size = frame.size;
     const { width, height } = scaledSize(frame);
@@ -191,6 +193,38 @@ export function decodeJpegPlanes(bytes: Uint8Array, minWidth = Infinity, minHeig
     if (e instanceof Unsupported) return null;
     throw e;
   }
+}
+
+/** One plane of a YCbCr frame as `PlaneSink.planes` is told it, before any of it is decoded. */
+export interface SinkPlane {
+  /** Samples that hold the image (the rest of each row, and the rows below, are the MCU grid's padding). */
+  width: number;
+  height: number;
+  /** Samples from one row to the next, and rows in all: the plane's memory is `stride * rows` samples. */
+  stride: number;
+  rows: number;
+  /** Rows of this plane each MCU row of the frame completes. */
+  rowsPerMcuRow: number;
+}
+
+/**
+ * Where a planes decode puts its planes and says how far it has got: for a reader in another thread that
+ * works on the rows while the rest are still being decoded (normalisation's pipeline, plane-pipe.ts).
+ */
+export interface PlaneSink {
+  /**
+   * Called once, with the Y, Cb and Cr planes of a sequential (baseline) YCbCr frame at the chosen scale,
+   * before any entropy decoding; returns the memory for each (`stride * rows` samples, zeroed), or null
+   * to have none of it (the decode then goes on as without a sink). Not called for greyscale, progressive
+   * or refused frames.
+   */
+  planes(planes: SinkPlane[], size: { width: number; height: number }): Uint8ClampedArray[] | null;
+  /**
+   * The MCU rows of every plane decoded so far. Called after each MCU row of a scan that holds all three
+   * components; a file that sends them in separate scans calls nothing, and every row is final only once
+   * the decode returns.
+   */
+  rows(mcuRows: number): void;
 }
 
 /**
@@ -244,7 +278,7 @@ function rgbIds(components: { id: number }[]): boolean {
  */
 type Want = "rgba" | "planes" | "luma";
 
-function decode(b: Uint8Array, minWidth: number, minHeight: number, want: Want = "rgba"): { frame: Frame; adobeTransform: number } {
+function decode(b: Uint8Array, minWidth: number, minHeight: number, want: Want = "rgba", sink?: PlaneSink): { frame: Frame; adobeTransform: number } {
   const quant: (Int32Array | undefined)[] = [];
   const dcTables: (Huffman | undefined)[] = [];
   const acTables: (Huffman | undefined)[] = [];
@@ -276,12 +310,13 @@ function decode(b: Uint8Array, minWidth: number, minHeight: number, want: Want =
         break;
       case 0xc0: case 0xc1: case 0xc2: {
         if (frame) throw new Unsupported("more than one frame");
-        frame = readFrame(seg, marker === 0xc2, minWidth, minHeight, want);
+        frame = readFrame(seg, marker === 0xc2, minWidth, minHeight, want, !!sink);
+        if (sink) offerPlanes(frame, sink);
         break;
       }
       case 0xda: {
         if (!frame) throw new Error("scan before frame");
-        pos = decodeScan(b, end, seg, frame, quant, dcTables, acTables, restartInterval, window);
+        pos = decodeScan(b, end, seg, frame, quant, dcTables, acTables, restartInterval, window, sink);
         continue;
       }
       default:
@@ -301,6 +336,32 @@ function decode(b: Uint8Array, minWidth: number, minHeight: number, want: Want =
     }
   }
   return { frame, adobeTransform };
+}
+
+/**
+ * Hands a sequential three-component frame's plane geometry to `sink` and decodes into the memory it gives
+ * instead of the planes `readFrame` made.
+ */
+function offerPlanes(frame: Frame, sink: PlaneSink): void {
+  const size = frame.size;
+  const samples = (c: Component) => (c.skip ? 0 : c.blocksPerLine * c.blocksPerColumn * size * size);
+  const own = () => frame.components.forEach((c) => (c.plane = new Uint8ClampedArray(samples(c))));
+  if (frame.progressive || frame.components.length !== 3) return own();
+  const { width, height } = scaledSize(frame);
+  const planes = frame.components.map((c): SinkPlane => ({
+    width: Math.ceil((width * c.h) / frame.hMax),
+    height: Math.ceil((height * c.v) / frame.vMax),
+    stride: c.blocksPerLine * size,
+    rows: c.blocksPerColumn * size,
+    rowsPerMcuRow: c.v * size,
+  }));
+  const memory = sink.planes(planes, { width, height });
+  if (!memory) return own();
+  frame.components.forEach((c, i) => {
+    const plane = memory[i]!;
+    if (plane.length !== samples(c)) throw new RangeError(`plane ${i} needs ${samples(c)} samples, was given ${plane.length}`);
+    c.plane = plane;
+  });
 }
 
 function readQuant(seg: Uint8Array, quant: (Int32Array | undefined)[]): void {
@@ -377,7 +438,8 @@ function buildHuffman(counts: Uint8Array, values: Uint8Array): Huffman {
   return { lookup, fast, maxCode, valueOffset, values };
 }
 
-function readFrame(seg: Uint8Array, progressive: boolean, minWidth: number, minHeight: number, want: Want): Frame {
+/** The frame header; with `planesLater`, the planes are left empty for `offerPlanes` to provide. */
+function readFrame(seg: Uint8Array, progressive: boolean, minWidth: number, minHeight: number, want: Want, planesLater = false): Frame {
   if (seg[0] !== 8) throw new Unsupported("precision");
   const height = (seg[1]! << 8) | seg[2]!;
   const width = (seg[3]! << 8) | seg[4]!;
@@ -411,7 +473,7 @@ function readFrame(seg: Uint8Array, progressive: boolean, minWidth: number, minH
       blocksPerColumn,
       usedBlocksPerLine: Math.ceil(Math.ceil((width * c.h) / hMax) / 8),
       usedBlocksPerColumn: Math.ceil(Math.ceil((height * c.v) / vMax) / 8),
-      plane: new Uint8ClampedArray(blocks * size * size),
+      plane: new Uint8ClampedArray(planesLater ? 0 : blocks * size * size),
       skip,
       coefficients: null,
       nonzero: null,
@@ -628,14 +690,16 @@ function readScanHeader(seg: Uint8Array, frame: Frame, dcTables: (Huffman | unde
  */
 function decodeScan(
   b: Uint8Array, dataStart: number, seg: Uint8Array, frame: Frame, quant: (Int32Array | undefined)[],
-  dcTables: (Huffman | undefined)[], acTables: (Huffman | undefined)[], restartInterval: number, window: Uint8Array,
+  dcTables: (Huffman | undefined)[], acTables: (Huffman | undefined)[], restartInterval: number, window: Uint8Array, sink?: PlaneSink,
 ): number {
   const header = readScanHeader(seg, frame, dcTables, acTables);
   // A progressive scan of components not kept (a luma-only decode's chroma) changes nothing kept.
   if (frame.progressive && header.comps.every((c) => c.skip)) return nextMarker(b, dataStart, false).next;
   const reader = scanReader(b, dataStart, window);
   const blocks = frame.progressive ? new ProgressiveBlocks(reader, header, frame.size) : new BaselineBlocks(reader, header.comps, frame, quant);
-  forEachBlock(header.comps, frame, restartInterval, reader, blocks);
+  // Rows are final as each MCU row ends only when this one scan holds every component.
+  const whole = !frame.progressive && header.comps.length === frame.components.length && frame.components.length > 1;
+  forEachBlock(header.comps, frame, restartInterval, reader, blocks, whole ? sink : undefined);
   for (const c of frame.components) c.pred = 0;
   return scanEnd(reader);
 }
@@ -654,7 +718,7 @@ interface BlockStep {
  * used blocks row by row for a single one), realigning the reader and resetting the predictions at each
  * restart interval.
  */
-function forEachBlock(comps: Component[], frame: Frame, restartInterval: number, reader: BitReader, step: BlockStep): void {
+function forEachBlock(comps: Component[], frame: Frame, restartInterval: number, reader: BitReader, step: BlockStep, sink?: PlaneSink): void {
   const single = comps.length === 1;
   const first = comps[0]!;
   const perLine = single ? first.usedBlocksPerLine : frame.mcusPerLine;
@@ -678,6 +742,7 @@ function forEachBlock(comps: Component[], frame: Frame, restartInterval: number,
         for (let h = 0; h < c.h; h++) step.block(c, ci, mr * c.v + v, mc * c.h + h);
       }
     }
+    if (sink && mc === perLine - 1) sink.rows(mr + 1);
   }
 }
 

@@ -146,11 +146,13 @@ function rgbaToYCbCr420(img: RgbaImage): YCbCrImage {
 /**
  * Encodes YCbCr planes (Y at `width` x `height`, Cb and Cr at half size rounded up) as a baseline JFIF JPEG,
  * 4:2:0, at `quality` 1..100, with no colour conversion: the JPEG -> JPEG path of normalisation.
+ * `beforeRow(my)`, when given, is called before MCU row `my` is read (Y rows to 16 * (my + 1), chroma rows
+ * to 8 * (my + 1)), so the planes can still be filling while the rows above are encoded.
  *
  * @example
  * const jpeg = encodeJpegPlanes({ width, height, y, cb, cr }, 85);
  */
-export function encodeJpegPlanes(img: YCbCrImage, quality = 85): Uint8Array {
+export function encodeJpegPlanes(img: YCbCrImage, quality = 85, beforeRow?: (my: number) => void): Uint8Array {
   const { width, height, y: yp, cb, cr } = img;
   const cw = (width + 1) >> 1;
   const ch = (height + 1) >> 1;
@@ -174,6 +176,7 @@ export function encodeJpegPlanes(img: YCbCrImage, quality = 85): Uint8Array {
   const coef = new Int32Array(64);
   let predY = 0, predCb = 0, predCr = 0;
   for (let my = 0; my < mcuH; my++) {
+    beforeRow?.(my);
     for (let mx = 0; mx < mcuW; mx++) {
       for (let b = 0; b < 4; b++) {
         const x0 = mx * 16 + (b & 1) * 8, y0 = my * 16 + (b >> 1) * 8;

@@ -5,12 +5,13 @@
 import { ApiError } from "../http/errors";
 import { decodeWhole, flattenAlpha } from "./codec";
 import { applyOrientation, swapsAxes } from "./exif";
-import { decodeJpegPlanes } from "./jpeg-decode";
+import { decodeJpegPlanes, type SinkPlane } from "./jpeg-decode";
 import { decodeStoredAtLeast } from "./scaled";
 import { assertWholeDecodeAllowed, DEFAULT_DECODE_LIMITS, type DecodeLimits } from "./limits";
 import { encodeJpegBaseline, encodeJpegPlanes } from "./jpeg-encode";
-import { orientPlane, resizePlane, type YCbCrImage } from "./planes";
-import { resizeRgba } from "./resize";
+import { PipeAbandoned, PipeHead, PipeTail, type PlanePipe } from "./plane-pipe";
+import { orientPlane, resizePlane, type Plane, type YCbCrImage } from "./planes";
+import { resizeRgba, StreamedResample } from "./resize";
 import { checkComplete } from "./integrity";
 import { readImageHeader, type ImageHeader } from "./sniff";
 import type { RgbaImage } from "./types";
@@ -59,6 +60,26 @@ export function planSocialSize(width: number, height: number): { width: number; 
  * const { bytes, width, height } = await normaliseToJpeg(upload); // width <= 1440, height <= 1800
  */
 export async function normaliseToJpeg(bytes: Uint8Array, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): Promise<NormalisedJpeg> {
+  return normalise(bytes, limits)!;
+}
+
+/**
+ * The head of normalisation split over two threads (plane-pipe.ts): `normaliseToJpeg`, except that a
+ * baseline YCbCr JPEG whose planes the tail can stream is only decoded here, into memory the tail reads as
+ * the rows arrive; then the answer is null and the tail's `normaliseTail` has the JPEG. Anything else (and
+ * a JPEG found corrupt or unsupported part way) is done here as `normaliseToJpeg` does it, the tail told
+ * to stop.
+ */
+export async function normaliseHead(bytes: Uint8Array, limits: DecodeLimits, pipe: PlanePipe): Promise<NormalisedJpeg | null> {
+  const head = new PipeHead(pipe);
+  try {
+    return normalise(bytes, limits, head);
+  } finally {
+    head.close();
+  }
+}
+
+function normalise(bytes: Uint8Array, limits: DecodeLimits, head?: PipeHead): NormalisedJpeg | null {
   const header = readImageHeader(bytes);
   checkComplete(bytes, header);
   const swap = swapsAxes(header.orientation);
@@ -66,14 +87,65 @@ export async function normaliseToJpeg(bytes: Uint8Array, limits: DecodeLimits = 
   // Resize before rotating: rotating the small image is far cheaper than rotating the original.
   const storedW = swap ? target.height : target.width;
   const storedH = swap ? target.width : target.height;
-  const planar = header.format === "jpeg" ? planesAtLeast(bytes, storedW, storedH, header.orientation) : null;
+  const planar = header.format === "jpeg" ? planesAtLeast(bytes, storedW, storedH, header.orientation, head) : null;
+  if (planar === HANDED_OVER) return null;
   if (planar && planar !== CORRUPT) return encodeUnder8MB((quality) => encodeJpegPlanes(planar, quality), planar.width, planar.height);
+  head?.close(); // a decode that streamed and then failed: the tail stops before the fallback's long work
   const decoded = planar === CORRUPT ? decodeWhole(bytes, header, limits) : decodeAtLeast(bytes, header, storedW, storedH, limits);
   // Flatten before resizing so transparent pixels' hidden colour cannot bleed into the edges.
   const opaque = header.format === "jpeg" ? decoded : flattenAlpha(decoded);
   const upright = applyOrientation(resizeRgba(opaque, storedW, storedH), header.orientation);
   // Flattened above, so the encoder's ignoring of alpha is safe; 4:2:0 in JS beats photon's 4:4:4 encode.
   return encodeUnder8MB((quality) => encodeJpegBaseline(upright, quality), upright.width, upright.height);
+}
+
+/**
+ * The tail of normalisation split over two threads: waits for the head to read the frame, then resizes
+ * each plane's rows as they are decoded (StreamedResample: the same result as `resizePlane`) and encodes
+ * each MCU row once its rows are there, or, for an image to be rotated, encodes after the last. Null when
+ * the head kept the work, gave up part way or went quiet for `timeoutMs`.
+ */
+export async function normaliseTail(pipe: PlanePipe, timeoutMs = 60_000): Promise<NormalisedJpeg | null> {
+  const tail = new PipeTail(pipe, Date.now() + timeoutMs);
+  const offer = await tail.offer();
+  if (!offer) return null;
+  const { width, height, orientation } = offer.target;
+  const cw = (width + 1) >> 1;
+  const ch = (height + 1) >> 1;
+  const streams = offer.planes.map((p, i) => {
+    const src = { width: p.width, height: p.height, stride: p.stride, channels: 1, data: new Uint8Array(offer.memory[i]!) };
+    return StreamedResample.of(src, i === 0 ? width : cw, i === 0 ? height : ch)!;
+  });
+  /** Output rows up to `yRows` of Y and `cRows` of Cb and Cr, waiting for the decoder where it has to. */
+  const fill = (yRows: number, cRows: number) => {
+    streams.forEach((stream, i) => {
+      const rows = i === 0 ? yRows : cRows;
+      stream.advance(tail.rowsOf(offer.planes[i]!, stream.need(rows)), rows);
+    });
+  };
+  try {
+    const [y, cb, cr] = streams.map((s): Plane => ({ width: s.out.width, height: s.out.height, stride: s.out.stride, data: s.out.data }));
+    if (orientation <= 1) {
+      const image = { width, height, y: y!, cb: cb!, cr: cr! };
+      const first = encodeJpegPlanes(image, QUALITIES[0], (my) => fill(Math.min(height, 16 * (my + 1)), Math.min(ch, 8 * (my + 1))));
+      if (first.length < SOCIAL_IMAGE.maxBytes) return { bytes: first, width, height, mimeType: "image/jpeg" };
+      return encodeUnder8MB((quality) => encodeJpegPlanes(image, quality), width, height);
+    }
+    fill(height, ch);
+    const oy = orientPlane(y!, orientation);
+    const image = { width: oy.width, height: oy.height, y: oy, cb: orientPlane(cb!, orientation), cr: orientPlane(cr!, orientation) };
+    return encodeUnder8MB((quality) => encodeJpegPlanes(image, quality), image.width, image.height);
+  } catch (err) {
+    if (err instanceof PipeAbandoned) return null;
+    throw err;
+  }
+}
+
+/** Whether the tail can stream these planes to a stored `width` x `height` (no plane shrinks by 2 or more). */
+function streamable(planes: SinkPlane[], width: number, height: number): boolean {
+  const cw = (width + 1) >> 1;
+  const ch = (height + 1) >> 1;
+  return planes.length === 3 && planes.every((p, i) => p.width < 2 * (i === 0 ? width : cw) && p.height < 2 * (i === 0 ? height : ch));
 }
 
 function encodeUnder8MB(encode: (quality: number) => Uint8Array, width: number, height: number): NormalisedJpeg {
@@ -85,20 +157,29 @@ function encodeUnder8MB(encode: (quality: number) => Uint8Array, width: number, 
 }
 
 const CORRUPT = Symbol("corrupt");
+/** The planes went to the pipeline's tail, which resizes and encodes them. */
+const HANDED_OVER = Symbol("handed over");
 
 /**
  * The JPEG -> JPEG fast path: YCbCr planes from the scaled decode, each resized (chroma straight to the
  * encoder's 4:2:0 size) and oriented on its own, never converted to RGB and back. Null (RGBA path instead)
  * for greyscale, RGB-stored and anything the TypeScript decoder leaves to photon, including corrupt data.
  */
-function planesAtLeast(bytes: Uint8Array, storedW: number, storedH: number, orientation: number): YCbCrImage | typeof CORRUPT | null {
+function planesAtLeast(
+  bytes: Uint8Array, storedW: number, storedH: number, orientation: number, head?: PipeHead,
+): YCbCrImage | typeof CORRUPT | typeof HANDED_OVER | null {
+  const sink = head?.sink({ width: storedW, height: storedH, orientation }, (planes) => streamable(planes, storedW, storedH));
   let img: YCbCrImage | null;
   try {
-    img = decodeJpegPlanes(bytes, storedW, storedH);
+    img = decodeJpegPlanes(bytes, storedW, storedH, sink);
   } catch {
     return CORRUPT; // corrupt by our reading: photon is more lenient with some damage, so the verdict stays its own
   }
   if (!img) return null;
+  if (head?.streaming) {
+    head.done();
+    return HANDED_OVER;
+  }
   const cw = (storedW + 1) >> 1;
   const ch = (storedH + 1) >> 1;
   const y = orientPlane(resizePlane(img.y, storedW, storedH), orientation);

@@ -35,9 +35,7 @@ const HALF = 1 << (BITS - 1);
  * const y = resample({ width: 1500, height: 1125, stride: 1500, channels: 1, data }, 1440, 1080);
  */
 export function resample(src: Samples, width: number, height: number): Samples {
-  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width * height > 100_000_000) {
-    throw new RangeError(`resize target ${width}x${height} is not a valid size`);
-  }
+  assertTarget(width, height);
   const rowEnd = (src.height - 1) * src.stride + src.width * src.channels;
   if (src.width < 1 || src.height < 1 || src.stride < src.width * src.channels || src.data.length < rowEnd) {
     throw new RangeError(`${src.data.length} samples cannot hold ${src.width}x${src.height}x${src.channels} at stride ${src.stride}`);
@@ -49,6 +47,12 @@ export function resample(src: Samples, width: number, height: number): Samples {
   if (p.width !== width) p = resampleRows(p, width);
   if (p.height !== height) p = resampleColumns(p, height);
   return p;
+}
+
+function assertTarget(width: number, height: number): void {
+  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width * height > 100_000_000) {
+    throw new RangeError(`resize target ${width}x${height} is not a valid size`);
+  }
 }
 
 /**
@@ -263,10 +267,13 @@ function padTaps(srcSize: number, { start, count, weights, maxTaps }: Taps): num
   return t;
 }
 
-/** The horizontal pass. Weights are non-negative and sum to ONE, so every result is already 0..255. */
-function resampleRows(src: Samples, dw: number): Samples {
+/**
+ * The horizontal pass, into `out` (row y at y * dw * channels) when given. Weights are non-negative and sum
+ * to ONE, so every result is already 0..255.
+ */
+function resampleRows(src: Samples, dw: number, taps = triangleTaps(src.width, dw), out: Uint8Array = new Uint8Array(dw * src.channels * src.height)): Samples {
   const { height: h, stride, channels: C, data: s } = src;
-  const { start, count, weights, maxTaps, fixed } = triangleTaps(src.width, dw);
+  const { start, count, weights, maxTaps, fixed } = taps;
   const rowLen = dw * C;
   if (fixed === 2 && C === 1) {
     const w0 = new Int32Array(dw), at = new Int32Array(dw);
@@ -274,16 +281,15 @@ function resampleRows(src: Samples, dw: number): Samples {
       w0[x] = weights[x * maxTaps]!;
       at[x] = start[x]!;
     }
-    return { width: dw, height: h, stride: rowLen, channels: 1, data: rows2Gray(src, dw, at, w0) };
+    return { width: dw, height: h, stride: rowLen, channels: 1, data: rows2Gray(src, dw, at, w0, out) };
   }
-  const out = new Uint8Array(rowLen * h);
   if (fixed === 3) {
     const w0 = new Int32Array(dw), w1 = new Int32Array(dw), w2 = new Int32Array(dw), at = new Int32Array(dw);
     for (let x = 0; x < dw; x++) {
       w0[x] = weights[x * maxTaps]!; w1[x] = weights[x * maxTaps + 1]!; w2[x] = weights[x * maxTaps + 2]!;
       at[x] = start[x]! * C;
     }
-    if (C === 1) return { width: dw, height: h, stride: rowLen, channels: 1, data: rows3Gray(src, dw, at, w0, w1, w2) };
+    if (C === 1) return { width: dw, height: h, stride: rowLen, channels: 1, data: rows3Gray(src, dw, at, w0, w1, w2, out) };
     for (let y = 0; y < h; y++) {
       const row = y * stride;
       let oi = y * rowLen;
@@ -331,9 +337,8 @@ function resampleRows(src: Samples, dw: number): Samples {
  */
 type RowPairKernel = (s: Samples["data"], out: Uint8Array, row: number, second: number, oi: number, oj: number) => void;
 
-function rowPairs(src: Samples, dw: number, kernel: RowPairKernel): Uint8Array {
+function rowPairs(src: Samples, dw: number, kernel: RowPairKernel, out: Uint8Array): Uint8Array {
   const { height: h, stride, data } = src;
-  const out = new Uint8Array(dw * h);
   for (let y = 0; y < h; y += 2) {
     const two = y + 1 < h;
     kernel(data, out, y * stride, two ? stride : 0, y * dw, two ? (y + 1) * dw : y * dw);
@@ -342,7 +347,7 @@ function rowPairs(src: Samples, dw: number, kernel: RowPairKernel): Uint8Array {
 }
 
 /** The 3-tap horizontal pass on one channel (the JPEG planes' common case). */
-function rows3Gray(src: Samples, dw: number, at: Int32Array, w0: Int32Array, w1: Int32Array, w2: Int32Array): Uint8Array {
+function rows3Gray(src: Samples, dw: number, at: Int32Array, w0: Int32Array, w1: Int32Array, w2: Int32Array, into: Uint8Array): Uint8Array {
   return rowPairs(src, dw, (s, out, row, second, oi, oj) => {
     for (let x = 0; x < dw; x++) {
       const si = row + at[x]!;
@@ -351,14 +356,14 @@ function rows3Gray(src: Samples, dw: number, at: Int32Array, w0: Int32Array, w1:
       out[oj + x] = (HALF + s[sj]! * a + s[sj + 1]! * b + s[sj + 2]! * c) >> BITS;
       out[oi + x] = (HALF + s[si]! * a + s[si + 1]! * b + s[si + 2]! * c) >> BITS;
     }
-  });
+  }, into);
 }
 
 /**
  * The 2-tap horizontal pass on one channel (a slight shrink of a JPEG plane): the second weight is ONE minus
  * the first, so each output is one multiply, `a + (b - a) * w1`.
  */
-function rows2Gray(src: Samples, dw: number, at: Int32Array, w0: Int32Array): Uint8Array {
+function rows2Gray(src: Samples, dw: number, at: Int32Array, w0: Int32Array, into: Uint8Array): Uint8Array {
   return rowPairs(src, dw, (s, out, row, second, oi, oj) => {
     for (let x = 0; x < dw; x++) {
       const si = row + at[x]!;
@@ -367,17 +372,19 @@ function rows2Gray(src: Samples, dw: number, at: Int32Array, w0: Int32Array): Ui
       out[oj + x] = ((c << BITS) + HALF + (s[si + second + 1]! - c) * w) >> BITS;
       out[oi + x] = ((a << BITS) + HALF + (s[si + 1]! - a) * w) >> BITS;
     }
-  });
+  }, into);
 }
 
-/** The vertical pass: rows of `width * channels` samples, blind to how they group into pixels. */
-function resampleColumns(src: Samples, dh: number): Samples {
+/**
+ * The vertical pass: rows of `width * channels` samples, blind to how they group into pixels. Only output
+ * rows `from` to `to` (all by default) are made, into `out` when given.
+ */
+function resampleColumns(src: Samples, dh: number, taps = triangleTaps(src.height, dh), from = 0, to = dh, out: Uint8Array = new Uint8Array(src.width * src.channels * dh)): Samples {
   const { stride, channels: C, data: s } = src;
   const w = src.width * C;
-  const { start, count, weights, maxTaps, fixed } = triangleTaps(src.height, dh);
-  const out = new Uint8Array(w * dh);
+  const { start, count, weights, maxTaps, fixed } = taps;
   if (fixed === 3 || fixed === 2) {
-    for (let y = 0; y < dh; y++) {
+    for (let y = from; y < to; y++) {
       const wi = y * maxTaps;
       const w0 = weights[wi]!, w1 = weights[wi + 1]!;
       const s0 = start[y]! * stride;
@@ -398,7 +405,7 @@ function resampleColumns(src: Samples, dh: number): Samples {
     return { width: src.width, height: dh, stride: w, channels: C, data: out };
   }
   const acc = new Int32Array(w);
-  for (let y = 0; y < dh; y++) {
+  for (let y = from; y < to; y++) {
     acc.fill(HALF);
     const wi = y * maxTaps;
     // Row at a time keeps memory access sequential; walking columns thrashes the cache on wide images.
@@ -411,4 +418,72 @@ function resampleColumns(src: Samples, dh: number): Samples {
     for (let x = 0; x < w; x++) out[oi + x] = acc[x]! >> BITS;
   }
   return { width: src.width, height: dh, stride: w, channels: C, data: out };
+}
+
+/**
+ * `resample` of a plane whose rows arrive top to bottom (a JPEG still being decoded in another thread):
+ * `need(rows)` is how many source rows the first `rows` output rows read, and `advance(available, rows)` makes
+ * output rows up to `rows` from the first `available` source rows (at least `need(rows)` of them). The
+ * result, `out`, is exactly `resample`'s. `of` returns null where `resample` would average blocks first (a
+ * shrink by 2 or more), which this does not do.
+ *
+ * @example
+ * const y = StreamedResample.of(plane, 1440, 1080)!;
+ * y.advance(rowsDecoded, 16); // once rowsDecoded >= y.need(16)
+ */
+export class StreamedResample {
+  readonly out: Samples;
+  /** The horizontal pass's output (the source itself when the width stays), filled `across` rows so far. */
+  private readonly across: Samples;
+  private acrossRows = 0;
+  private outRows = 0;
+  private readonly acrossData: Uint8Array;
+  private readonly outData: Uint8Array;
+
+  private constructor(
+    private readonly src: Samples,
+    private readonly rowTaps: Taps | null,
+    private readonly columnTaps: Taps | null,
+    width: number,
+    height: number,
+  ) {
+    const C = src.channels;
+    this.acrossData = new Uint8Array(rowTaps ? width * C * src.height : 0);
+    this.outData = new Uint8Array(columnTaps ? width * C * height : 0);
+    this.across = rowTaps ? { width, height: src.height, stride: width * C, channels: C, data: this.acrossData } : src;
+    this.out = columnTaps ? { width, height, stride: width * C, channels: C, data: this.outData } : this.across;
+  }
+
+  static of(src: Samples, width: number, height: number): StreamedResample | null {
+    assertTarget(width, height);
+    if (Math.floor(src.width / width) > 1 || Math.floor(src.height / height) > 1) return null;
+    const rowTaps = width !== src.width ? triangleTaps(src.width, width) : null;
+    const columnTaps = height !== src.height ? triangleTaps(src.height, height) : null;
+    return new StreamedResample(src, rowTaps, columnTaps, width, height);
+  }
+
+  need(rows: number): number {
+    const last = Math.min(rows, this.out.height) - 1;
+    if (last < 0) return 0;
+    const t = this.columnTaps;
+    return t ? Math.min(this.src.height, t.start[last]! + (t.fixed || t.count[last]!)) : last + 1;
+  }
+
+  advance(available: number, rows: number): void {
+    const { src, across } = this;
+    const ready = Math.min(available, src.height);
+    if (this.rowTaps && ready > this.acrossRows) {
+      const from = this.acrossRows;
+      const band = { ...src, height: ready - from, data: src.data.subarray(from * src.stride) };
+      resampleRows(band, across.width, this.rowTaps, this.acrossData.subarray(from * across.stride, ready * across.stride));
+      this.acrossRows = ready;
+    } else if (!this.rowTaps) {
+      this.acrossRows = ready;
+    }
+    const to = Math.min(rows, this.out.height);
+    if (to <= this.outRows) return;
+    if (this.need(to) > this.acrossRows) throw new RangeError(`output rows to ${to} need ${this.need(to)} source rows, ${this.acrossRows} have arrived`);
+    if (this.columnTaps) resampleColumns(across, this.out.height, this.columnTaps, this.outRows, to, this.outData);
+    this.outRows = to;
+  }
 }

@@ -1,0 +1,175 @@
+/**
+ * Normalisation split over two threads (Node's heavy-work pool, when two of its threads are free): the head
+ * decodes the JPEG's YCbCr planes into shared memory and says after each MCU row how far it has got; the
+ * tail resizes and encodes the rows already decoded while the head decodes the next ones. The entropy
+ * decode is one sequential pass, so instead of decode, then resize, then encode on one thread, the tail's
+ * resize and encode (about a third of the work) run beside the decode.
+ *
+ * The pipe is a small shared word array and a message port, both made by the request thread:
+ * - `STATE`: Waiting until the head has read the frame; then Streaming (the planes were posted on the port),
+ *   Alone (the head does everything itself: not a JPEG, progressive, greyscale, a shrink the tail does not
+ *   stream), Done (every row decoded: the tail's result is the answer) or Failed (the head gave up after
+ *   Streaming, or its thread died: the tail stops, and the head's own result, or error, is the answer).
+ * - `ROWS`: MCU rows decoded; set to FINAL with Done and Failed, so one wait on it sees every change.
+ *
+ * @example
+ * // head thread: normaliseToJpeg(bytes, limits, new PipeHead(pipe)) -> null once the tail has it
+ * // tail thread: normaliseTail(pipe) -> the NormalisedJpeg, or null when the head kept the work
+ */
+import type { PlaneSink, SinkPlane } from "./jpeg-decode";
+
+/** What the request thread makes and hands to both threads. */
+export interface PlanePipe {
+  control: SharedArrayBuffer;
+  port: MessagePort;
+}
+
+/** The planes as the head posts them: their geometry, their shared memory, and what the tail makes of them. */
+export interface PlaneOffer {
+  planes: SinkPlane[];
+  memory: SharedArrayBuffer[];
+  /** The stored orientation's output size and the EXIF orientation to apply after. */
+  target: { width: number; height: number; orientation: number };
+}
+
+const STATE = 0;
+const ROWS = 1;
+const FINAL = 0x7fffffff;
+
+export const enum PipeState {
+  Waiting = 0,
+  Streaming = 1,
+  Alone = 2,
+  Done = 3,
+  Failed = 4,
+}
+
+/** A new pipe's control words (the request thread makes the port pair). */
+export function pipeControl(): SharedArrayBuffer {
+  return new SharedArrayBuffer(8);
+}
+
+/**
+ * The request thread's side once the head's task has ended or died: a head that never said Done or Alone
+ * is Failed, so a tail still waiting stops.
+ */
+export function abandonPipe(control: SharedArrayBuffer): void {
+  const words = new Int32Array(control);
+  if (Atomics.compareExchange(words, STATE, PipeState.Waiting, PipeState.Failed) === PipeState.Waiting) return wake(words);
+  if (Atomics.compareExchange(words, STATE, PipeState.Streaming, PipeState.Failed) === PipeState.Streaming) wake(words);
+}
+
+function wake(words: Int32Array): void {
+  Atomics.store(words, ROWS, FINAL);
+  Atomics.notify(words, ROWS);
+  Atomics.notify(words, STATE);
+}
+
+/**
+ * The head's side: a `PlaneSink` for the decoder that offers the planes to the tail when `streamable` says
+ * the tail can take them, and publishes the rows as they are decoded.
+ */
+export class PipeHead {
+  private readonly words: Int32Array;
+
+  constructor(private readonly pipe: PlanePipe) {
+    this.words = new Int32Array(pipe.control);
+  }
+
+  /** Whether the tail has the planes (Streaming or Done). */
+  get streaming(): boolean {
+    const state = Atomics.load(this.words, STATE);
+    return state === PipeState.Streaming || state === PipeState.Done;
+  }
+
+  /** The sink for a decode whose planes the tail is to resize to `target` (stored orientation). */
+  sink(target: PlaneOffer["target"], streamable: (planes: SinkPlane[]) => boolean): PlaneSink {
+    return {
+      planes: (planes) => {
+        if (Atomics.load(this.words, STATE) !== PipeState.Waiting || !streamable(planes)) return null;
+        const memory = planes.map((p) => new SharedArrayBuffer(p.stride * p.rows));
+        const offer: PlaneOffer = { planes, memory, target };
+        this.pipe.port.postMessage(offer);
+        if (Atomics.compareExchange(this.words, STATE, PipeState.Waiting, PipeState.Streaming) !== PipeState.Waiting) return null;
+        Atomics.notify(this.words, STATE);
+        return memory.map((m) => new Uint8ClampedArray(m));
+      },
+      rows: (mcuRows) => {
+        Atomics.store(this.words, ROWS, mcuRows);
+        Atomics.notify(this.words, ROWS);
+      },
+    };
+  }
+
+  /** Every row is decoded: the tail's result is the answer. */
+  done(): void {
+    if (Atomics.compareExchange(this.words, STATE, PipeState.Streaming, PipeState.Done) === PipeState.Streaming) wake(this.words);
+  }
+
+  /**
+   * The head keeps (or takes back) the work: Alone before any offer, Failed after one. Called when the
+   * head's task ends in any way; after `done` it changes nothing.
+   */
+  close(): void {
+    if (Atomics.compareExchange(this.words, STATE, PipeState.Waiting, PipeState.Alone) === PipeState.Waiting) wake(this.words);
+    else abandonPipe(this.pipe.control);
+  }
+}
+
+/** Raised in the tail when the head gave up or went quiet: the tail's task then answers null. */
+export class PipeAbandoned extends Error {}
+
+/**
+ * The tail's side: waits (asynchronously) for the head to read the frame, then hands over the planes, or
+ * null when the head keeps the work; afterwards `rowsOf` blocks the tail's thread until a plane has the
+ * rows asked for. Every wait ends by `deadline` (ms since the epoch) with PipeAbandoned.
+ */
+export class PipeTail {
+  private readonly words: Int32Array;
+
+  constructor(
+    private readonly pipe: PlanePipe,
+    private readonly deadline: number,
+  ) {
+    this.words = new Int32Array(pipe.control);
+  }
+
+  async offer(): Promise<PlaneOffer | null> {
+    const message = new Promise<PlaneOffer>((resolve) => {
+      this.pipe.port.onmessage = (event: MessageEvent<PlaneOffer>) => resolve(event.data);
+    });
+    try {
+      for (;;) {
+        const state = Atomics.load(this.words, STATE);
+        if (state === PipeState.Streaming || state === PipeState.Done) return await message;
+        if (state !== PipeState.Waiting) return null;
+        const left = this.deadline - Date.now();
+        if (left <= 0) return null;
+        const wait = Atomics.waitAsync(this.words, STATE, PipeState.Waiting, left);
+        if (wait.async) await wait.value;
+      }
+    } finally {
+      this.pipe.port.close();
+    }
+  }
+
+  /**
+   * Blocks until `plane` (of `offer.planes`) has at least `rows` rows decoded, and returns how many it has;
+   * throws PipeAbandoned when the head failed or the deadline passed.
+   */
+  rowsOf(plane: SinkPlane, rows: number): number {
+    const want = Math.min(rows, plane.height);
+    for (;;) {
+      const mcuRows = Atomics.load(this.words, ROWS);
+      if (mcuRows === FINAL) {
+        if (Atomics.load(this.words, STATE) !== PipeState.Done) throw new PipeAbandoned("the head gave up");
+        return plane.height;
+      }
+      const have = Math.min(plane.height, mcuRows * plane.rowsPerMcuRow);
+      if (have >= want) return have;
+      const left = this.deadline - Date.now();
+      if (left <= 0) throw new PipeAbandoned("the head went quiet");
+      Atomics.wait(this.words, ROWS, mcuRows, left);
+    }
+  }
+}

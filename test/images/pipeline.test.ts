@@ -1,0 +1,234 @@
+/**
+ * Normalisation split over two threads (src/images/plane-pipe.ts): the head decodes a JPEG's planes in a
+ * worker thread while the tail, on this thread, resizes and encodes the rows already decoded. For every
+ * kind of input the pair answers exactly what `normaliseToJpeg` answers on one thread, byte for byte; the
+ * tail does the work for the JPEGs it can stream and stands aside for the rest (and when the head finds the
+ * data corrupt part way); through the heavy-work pool and through POST /media the answer is the same; and
+ * the limiter gives such a job a second thread only when one is free and nothing waits.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import sharp from "sharp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NodeHeavyWork } from "../../functions/node/heavy-pool";
+import { LimitedHeavyWork, type HeavyRunner } from "../../src/heavy";
+import { normaliseToJpeg, type NormalisedJpeg } from "../../src/images";
+import { normaliseTail } from "../../src/images/normalise";
+import { pipeControl, type PlanePipe } from "../../src/images/plane-pipe";
+import { resample, StreamedResample, type Samples } from "../../src/images/resize";
+import { makePhotoJpeg, makePng, photoPixels } from "../helpers/images";
+import { createSocialTestApp, type SocialTestApp } from "../helpers/social";
+
+const tsx = createRequire(import.meta.url).resolve("tsx/cjs/api");
+const headEntry = fileURLToPath(new URL("./pipeline-head.worker.ts", import.meta.url));
+
+type HeadAnswer = { value?: NormalisedJpeg | null; error?: { name: string; message: string; code?: string } };
+
+/** Runs the head in a new worker thread and the tail here, on one pipe; both answers. */
+async function split(bytes: Uint8Array): Promise<{ head: HeadAnswer; tail: NormalisedJpeg | null }> {
+  const control = pipeControl();
+  const { port1, port2 } = new MessageChannel();
+  const worker = new Worker(`require(${JSON.stringify(tsx)}).require(${JSON.stringify(headEntry)}, ${JSON.stringify(headEntry)});`, { eval: true });
+  try {
+    const head = new Promise<HeadAnswer>((resolve, reject) => {
+      worker.once("message", resolve);
+      worker.once("error", reject);
+    });
+    const pipe: PlanePipe = { control, port: port1 };
+    worker.postMessage({ bytes, pipe }, [port1]);
+    const tail = await normaliseTail({ control, port: port2 }, 60_000);
+    return { head: await head, tail };
+  } finally {
+    await worker.terminate();
+  }
+}
+
+const same = (a: Uint8Array, b: Uint8Array) => a.length === b.length && Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0;
+
+/** A PPM of photo-like pixels, encoded by libjpeg's cjpeg with `args` (sampling, restarts, scan scripts). */
+function cjpeg(dir: string, raw: Buffer, width: number, height: number, args: string[]): Buffer {
+  const ppm = join(dir, "in.ppm");
+  writeFileSync(ppm, Buffer.concat([Buffer.from(`P6\n${width} ${height}\n255\n`), raw]));
+  return execFileSync("cjpeg", [...args, ppm]);
+}
+
+interface Case {
+  name: string;
+  bytes: Buffer;
+  /** Whether the tail resizes and encodes it (else the head does it all). */
+  streamed: boolean;
+}
+
+const cases: Case[] = [];
+let dir: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "pipeline-"));
+  const raw = await photoPixels(1600, 1200);
+  const photo = () => sharp(raw, { raw: { width: 1600, height: 1200, channels: 3 } });
+  writeFileSync(join(dir, "separate.scans"), "0;\n1;\n2;\n");
+  const corrupt = Buffer.from(await makePhotoJpeg(1600, 1200));
+  const sos = corrupt.indexOf(Buffer.from([0xff, 0xda]));
+  const middle = sos + Math.floor((corrupt.length - sos) / 2);
+  // Stuffed 0xFF bytes about half way down: all one bits, which no Huffman table has as a code.
+  for (let i = middle; i < middle + 2000; i += 2) corrupt.set([0xff, 0x00], i);
+  cases.push(
+    { name: "a 4:2:0 photo shrunk at 5/8 and resized", bytes: await makePhotoJpeg(2400, 1800), streamed: true },
+    { name: "an odd size (chroma rounded up)", bytes: await makePhotoJpeg(1001, 777), streamed: true },
+    { name: "a small photo enlarged to 320 wide", bytes: await makePhotoJpeg(200, 150), streamed: true },
+    { name: "EXIF orientation 6 (the tail rotates after the last row)", bytes: await photo().withMetadata({ orientation: 6 }).jpeg().toBuffer(), streamed: true },
+    { name: "a restart marker every MCU row", bytes: cjpeg(dir, raw, 1600, 1200, ["-sample", "2x2", "-restart", "1"]), streamed: true },
+    { name: "Y, Cb and Cr in three separate scans (no row is final before the end)", bytes: cjpeg(dir, raw, 1600, 1200, ["-scans", join(dir, "separate.scans")]), streamed: true },
+    { name: "entropy data corrupt half way (the head stops the tail and gives photon's verdict)", bytes: corrupt, streamed: false },
+    { name: "4:2:2 (its chroma shrinks by 2: not streamed)", bytes: cjpeg(dir, raw, 1600, 1200, ["-sample", "2x1"]), streamed: false },
+    { name: "4:4:4 shrunk (its chroma shrinks by 2: not streamed)", bytes: await photo().jpeg({ chromaSubsampling: "4:4:4" }).toBuffer(), streamed: false },
+    { name: "greyscale (one component)", bytes: await photo().toColourspace("b-w").jpeg().toBuffer(), streamed: false },
+    { name: "progressive", bytes: await photo().jpeg({ progressive: true }).toBuffer(), streamed: false },
+    { name: "a PNG", bytes: await makePng(900, 700), streamed: false },
+  );
+}, 60_000);
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("normalisation on two threads answers what one thread answers", () => {
+  it("for every kind of input, byte for byte; the tail does the work exactly for the JPEGs it can stream", async () => {
+    for (const c of cases) {
+      const { head, tail } = await split(c.bytes);
+      const refusal = await normaliseToJpeg(c.bytes).then(() => undefined, (err: { code?: string }) => err.code);
+      if (refusal) {
+        // Photon's verdict on the corrupt file, given by the head as on one thread.
+        expect([tail, head.error?.code], c.name).toEqual([null, refusal]);
+        continue;
+      }
+      const alone = await normaliseToJpeg(c.bytes);
+      expect(head.error, c.name).toBeUndefined();
+      if (c.streamed) {
+        expect(head.value, c.name).toBeNull();
+        expect(tail, c.name).not.toBeNull();
+      } else {
+        expect(tail, c.name).toBeNull();
+        expect(head.value, c.name).not.toBeNull();
+      }
+      const answer = (c.streamed ? tail : head.value)!;
+      expect([answer.width, answer.height], c.name).toEqual([alone.width, alone.height]);
+      expect(same(answer.bytes, alone.bytes), c.name).toBe(true);
+    }
+  }, 120_000);
+
+  it("a refusal is the head's, as on one thread, and the tail stands aside", async () => {
+    const narrow = await makePhotoJpeg(100, 1000); // enlarging it to 320 wide would pass 1800 high
+    await expect(normaliseToJpeg(narrow)).rejects.toMatchObject({ code: "INVALID_IMAGE" });
+    const { head, tail } = await split(narrow);
+    expect(tail).toBeNull();
+    expect(head.error).toMatchObject({ code: "INVALID_IMAGE" });
+  }, 60_000);
+
+  it("the tail gives up when no head ever answers", async () => {
+    const control = pipeControl();
+    const { port2 } = new MessageChannel();
+    const started = Date.now();
+    expect(await normaliseTail({ control, port: port2 }, 300)).toBeNull();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+  });
+});
+
+describe("through the heavy-work pool and POST /media", () => {
+  let h: SocialTestApp;
+  beforeAll(async () => {
+    h = await createSocialTestApp({ env: { HEAVY_THREADS: "2" } });
+  });
+  afterAll(() => h?.close());
+
+  it("a pool of two threads answers what one thread answers, for a streamed JPEG and for one done whole", async () => {
+    const heavy = NodeHeavyWork({ threads: 2, perUser: 2, queuePerUser: 4, queue: 8, idleSeconds: 5 });
+    for (const c of [cases[0]!, cases[7]!]) {
+      const answer = await heavy.run("u", "normaliseMedia", { bytes: new Uint8Array(c.bytes) });
+      expect(same(answer.bytes, (await normaliseToJpeg(c.bytes)).bytes), c.name).toBe(true);
+    }
+    expect(heavy.load()).toEqual({ running: 0, waiting: 0 });
+  }, 60_000);
+
+  it("POST /media stores the same JPEG as one thread makes", async () => {
+    const { apiKey } = await h.createUser();
+    const photo = cases[0]!.bytes;
+    const res = await h.app.request("/api/v1/social/media", { method: "POST", headers: h.json(apiKey), body: JSON.stringify({ base64: photo.toString("base64"), mimeType: "image/jpeg" }) });
+    expect(res.status).toBe(201);
+    const { data } = (await res.json()) as { data: { url: string; width: number; height: number } };
+    const file = await h.app.request(new URL(data.url).pathname);
+    expect(same(new Uint8Array(await file.arrayBuffer()), (await normaliseToJpeg(photo)).bytes)).toBe(true);
+  }, 60_000);
+});
+
+describe("the limiter's second slot", () => {
+  it("a pairing job takes a second slot when one is free and none waits; another user's job then waits, and the slots all come back", async () => {
+    const spares: boolean[] = [];
+    const finish: Array<() => void> = [];
+    const runner = ((_name: string, _input: unknown, _handOver: unknown, spare?: boolean) => {
+      spares.push(spare === true);
+      return new Promise((resolve) => finish.push(() => resolve("done")));
+    }) as unknown as HeavyRunner;
+    const heavy = LimitedHeavyWork({ slots: 2, perUser: 1, queuePerUser: 2, queue: 4, pairs: ["normaliseMedia"] }, runner);
+    const tick = () => new Promise((r) => setTimeout(r, 5));
+
+    const first = heavy.run("alice", "normaliseMedia", { bytes: new Uint8Array() });
+    await tick();
+    expect(spares).toEqual([true]);
+    expect(heavy.load()).toEqual({ running: 2, waiting: 0 }); // alice's job holds both slots, her perUser of 1 notwithstanding
+
+    const second = heavy.run("bob", "normaliseMedia", { bytes: new Uint8Array() });
+    const third = heavy.run("carol", "qrDecode", { bytes: new Uint8Array() });
+    await tick();
+    expect(heavy.load()).toEqual({ running: 2, waiting: 2 });
+    finish.shift()!();
+    await first;
+    await tick();
+    // Bob's job starts while Carol's waits: no second slot for it.
+    expect(spares).toEqual([true, false, false]);
+    expect(heavy.load()).toEqual({ running: 2, waiting: 0 });
+    finish.splice(0).forEach((done) => done());
+    await Promise.all([second, third]);
+    expect(heavy.load()).toEqual({ running: 0, waiting: 0 });
+
+    // A job that cannot pair never takes one.
+    const lone = heavy.run("dave", "qrDecode", { bytes: new Uint8Array() });
+    await tick();
+    expect(spares.at(-1)).toBe(false);
+    expect(heavy.load()).toEqual({ running: 1, waiting: 0 });
+    finish.shift()!();
+    await lone;
+  });
+});
+
+describe("StreamedResample", () => {
+  it("gives exactly resample's result however the rows arrive, and declines a shrink by 2 or more", () => {
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const sizes: [number, number, number, number][] = [
+      [1500, 1125, 1440, 1080], [750, 563, 720, 540], [200, 150, 320, 240], [101, 77, 100, 77], [64, 64, 64, 40], [90, 33, 60, 33], [17, 9, 17, 9],
+    ];
+    for (const [sw, sh, dw, dh] of sizes) {
+      const stride = sw + 5;
+      const data = Uint8Array.from({ length: stride * sh }, () => Math.floor(random() * 256));
+      const src: Samples = { width: sw, height: sh, stride, channels: 1, data };
+      const want = resample(src, dw, dh);
+      const stream = StreamedResample.of(src, dw, dh)!;
+      let rows = 0;
+      while (rows < dh) {
+        rows = Math.min(dh, rows + 1 + Math.floor(random() * 20));
+        const need = stream.need(rows);
+        stream.advance(Math.min(sh, need + Math.floor(random() * 3)), rows);
+      }
+      const got = stream.out;
+      const rowsOf = (s: Samples) => Array.from({ length: s.height }, (_, y) => Buffer.from(s.data.subarray(y * s.stride, y * s.stride + s.width)).toString("hex"));
+      expect(rowsOf(got), `${sw}x${sh} -> ${dw}x${dh}`).toEqual(rowsOf(want));
+    }
+    expect(StreamedResample.of({ width: 1500, height: 1125, stride: 1500, channels: 1, data: new Uint8Array(1500 * 1125) }, 720, 540)).toBeNull();
+    const stream = StreamedResample.of({ width: 100, height: 100, stride: 100, channels: 1, data: new Uint8Array(100 * 100) }, 90, 90)!;
+    expect(() => stream.advance(10, 50)).toThrow(/need/);
+  });
+});
