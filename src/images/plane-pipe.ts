@@ -34,7 +34,11 @@ export interface PlaneOffer {
 
 const STATE = 0;
 const ROWS = 1;
+/** The MCU rows the tail waits for: the head wakes it only once they are there. */
+const WANT = 2;
 const FINAL = 0x7fffffff;
+/** MCU rows the tail waits for beyond what it needs, so it wakes once for a few rows instead of once for each. */
+const SLACK = 2;
 
 export const enum PipeState {
   Waiting = 0,
@@ -46,7 +50,7 @@ export const enum PipeState {
 
 /** A new pipe's control words (the request thread makes the port pair). */
 export function pipeControl(): SharedArrayBuffer {
-  return new SharedArrayBuffer(8);
+  return new SharedArrayBuffer(12);
 }
 
 /**
@@ -96,7 +100,7 @@ export class PipeHead {
       },
       rows: (mcuRows) => {
         Atomics.store(this.words, ROWS, mcuRows);
-        Atomics.notify(this.words, ROWS);
+        if (mcuRows >= Atomics.load(this.words, WANT)) Atomics.notify(this.words, ROWS);
       },
     };
   }
@@ -169,6 +173,8 @@ export class PipeTail {
       if (have >= want) return have;
       const left = this.deadline - Date.now();
       if (left <= 0) throw new PipeAbandoned("the head went quiet");
+      // Woken once the rows wanted (and a few more) are decoded; every terminal state wakes it too.
+      Atomics.store(this.words, WANT, Math.ceil(want / plane.rowsPerMcuRow) + SLACK);
       Atomics.wait(this.words, ROWS, mcuRows, left);
     }
   }
