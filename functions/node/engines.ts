@@ -12,7 +12,7 @@ import { createRequire } from "node:module";
 import { once } from "node:events";
 import { createDeflate, deflateSync } from "node:zlib";
 import { configurePngDeflate } from "../../src/images/png";
-import { configureBase64Decoder, configureSha256Hex } from "../../src/lib/encoding";
+import { configureBase64Decoder, configureBase64Digits, configureSha256Hex } from "../../src/lib/encoding";
 import { configureSceneDeflate } from "../../src/photo/local/png";
 import { configureTextEngine, isTextEngineConfigured } from "../../src/photo/text/engine";
 import { configureZxing } from "../../src/qr/zxing-loader";
@@ -32,6 +32,15 @@ export function configureNodeEngines(): void {
   configureBase64Decoder((text) => {
     const bytes = Buffer.from(text, "base64");
     return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
+  });
+  // And a streamed upload's Base64 digits (Base64Stream), a request body's chunk at a time: Buffer skips
+  // what is not a digit, so it wrote every byte only when every character was one; otherwise nothing is
+  // taken and the portable loop decodes the chunk again, over the same bytes, and finds the error or the end.
+  configureBase64Digits((src, start, end, out, at) => {
+    const chars = (end - start) & ~3;
+    const text = Buffer.from(src.buffer, src.byteOffset + start, chars).toString("latin1");
+    const written = Buffer.from(out.buffer, out.byteOffset + at, out.length - at).write(text, "base64");
+    return written === (chars / 4) * 3 ? chars : 0;
   });
   // SHA-256 (API key hashes, fingerprints): node:crypto's, synchronous, the same digest as WebCrypto's.
   configureSha256Hex((input) => createHash("sha256").update(input).digest("hex"));

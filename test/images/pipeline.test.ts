@@ -40,7 +40,7 @@ async function split(bytes: Uint8Array): Promise<{ head: HeadAnswer; tail: Norma
       worker.once("error", reject);
     });
     const pipe: PlanePipe = { control, port: port1 };
-    worker.postMessage({ bytes, pipe }, [port1]);
+    worker.postMessage({ bytes, pipe }, [port1 as unknown as import("node:worker_threads").MessagePort]);
     const tail = await normaliseTail({ control, port: port2 }, 60_000);
     return { head: await head, tail };
   } finally {
