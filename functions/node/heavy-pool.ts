@@ -53,8 +53,10 @@ function runIn<N extends HeavyTaskName>(pool: Piscina, name: N, input: HeavyInpu
 
 /**
  * A media upload normalised by two threads at once (src/images/plane-pipe.ts): the head decodes while the
- * tail resizes and encodes the rows already decoded. The upload goes to shared memory (one copy), so that
- * if the tail ever fails after the head has handed it the planes, the job runs once more on one thread.
+ * tail resizes and encodes the rows already decoded. The head is submitted first and Piscina's queue is
+ * first in, first out, so the tail never holds a thread while its head waits for one (the head never waits
+ * for the tail). The upload goes to shared memory (one copy), so that if the tail ever fails after the
+ * head has handed it the planes, the job runs once more on one thread.
  */
 async function normaliseSplit(pool: Piscina, input: HeavyInput<"normaliseMedia">): Promise<NormalisedJpeg> {
   const bytes = new Uint8Array(new SharedArrayBuffer(input.bytes.length));
