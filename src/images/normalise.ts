@@ -5,7 +5,7 @@
 import { ApiError } from "../http/errors";
 import { decodeWhole, flattenAlpha } from "./codec";
 import { applyOrientation, swapsAxes } from "./exif";
-import { decodeJpegPlanes, type SinkPlane } from "./jpeg-decode";
+import { decodeJpegPlanes } from "./jpeg-decode";
 import { decodeStoredAtLeast } from "./scaled";
 import { assertWholeDecodeAllowed, DEFAULT_DECODE_LIMITS, type DecodeLimits } from "./limits";
 import { encodeJpegBaseline, encodeJpegPlanes } from "./jpeg-encode";
@@ -114,7 +114,7 @@ export async function normaliseTail(pipe: PlanePipe, timeoutMs = 60_000): Promis
   const ch = (height + 1) >> 1;
   const streams = offer.planes.map((p, i) => {
     const src = { width: p.width, height: p.height, stride: p.stride, channels: 1, data: new Uint8Array(offer.memory[i]!) };
-    return StreamedResample.of(src, i === 0 ? width : cw, i === 0 ? height : ch)!;
+    return StreamedResample.of(src, i === 0 ? width : cw, i === 0 ? height : ch);
   });
   /** Output rows up to `yRows` of Y and `cRows` of Cb and Cr, waiting for the decoder where it has to. */
   const fill = (yRows: number, cRows: number) => {
@@ -141,13 +141,6 @@ export async function normaliseTail(pipe: PlanePipe, timeoutMs = 60_000): Promis
   }
 }
 
-/** Whether the tail can stream these planes to a stored `width` x `height` (no plane shrinks by 2 or more). */
-function streamable(planes: SinkPlane[], width: number, height: number): boolean {
-  const cw = (width + 1) >> 1;
-  const ch = (height + 1) >> 1;
-  return planes.length === 3 && planes.every((p, i) => p.width < 2 * (i === 0 ? width : cw) && p.height < 2 * (i === 0 ? height : ch));
-}
-
 function encodeUnder8MB(encode: (quality: number) => Uint8Array, width: number, height: number): NormalisedJpeg {
   for (const quality of QUALITIES) {
     const jpeg = encode(quality);
@@ -168,7 +161,7 @@ const HANDED_OVER = Symbol("handed over");
 function planesAtLeast(
   bytes: Uint8Array, storedW: number, storedH: number, orientation: number, head?: PipeHead,
 ): YCbCrImage | typeof CORRUPT | typeof HANDED_OVER | null {
-  const sink = head?.sink({ width: storedW, height: storedH, orientation }, (planes) => streamable(planes, storedW, storedH));
+  const sink = head?.sink({ width: storedW, height: storedH, orientation });
   let img: YCbCrImage | null;
   try {
     img = decodeJpegPlanes(bytes, storedW, storedH, sink);

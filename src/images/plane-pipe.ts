@@ -7,8 +7,7 @@
  *
  * The pipe is a small shared word array and a message port, both made by the request thread:
  * - `STATE`: Waiting until the head has read the frame; then Streaming (the planes were posted on the port),
- *   Alone (the head does everything itself: not a JPEG, progressive, greyscale, a shrink the tail does not
- *   stream), Done (every row decoded: the tail's result is the answer) or Failed (the head gave up after
+ *   Alone (the head does everything itself: not a JPEG, progressive, greyscale, CMYK), Done (every row decoded: the tail's result is the answer) or Failed (the head gave up after
  *   Streaming, or its thread died: the tail stops, and the head's own result, or error, is the answer).
  * - `ROWS`: MCU rows decoded; set to FINAL with Done and Failed, so one wait on it sees every change.
  *
@@ -70,8 +69,8 @@ function wake(words: Int32Array): void {
 }
 
 /**
- * The head's side: a `PlaneSink` for the decoder that offers the planes to the tail when `streamable` says
- * the tail can take them, and publishes the rows as they are decoded.
+ * The head's side: a `PlaneSink` for the decoder that offers the planes to the tail and publishes the rows
+ * as they are decoded.
  */
 export class PipeHead {
   private readonly words: Int32Array;
@@ -87,10 +86,10 @@ export class PipeHead {
   }
 
   /** The sink for a decode whose planes the tail is to resize to `target` (stored orientation). */
-  sink(target: PlaneOffer["target"], streamable: (planes: SinkPlane[]) => boolean): PlaneSink {
+  sink(target: PlaneOffer["target"]): PlaneSink {
     return {
       planes: (planes) => {
-        if (Atomics.load(this.words, STATE) !== PipeState.Waiting || !streamable(planes)) return null;
+        if (Atomics.load(this.words, STATE) !== PipeState.Waiting) return null;
         const memory = planes.map((p) => new SharedArrayBuffer(p.stride * p.rows));
         const offer: PlaneOffer = { planes, memory, target };
         this.pipe.port.postMessage(offer);

@@ -424,65 +424,90 @@ function resampleColumns(src: Samples, dh: number, taps = triangleTaps(src.heigh
  * `resample` of a plane whose rows arrive top to bottom (a JPEG still being decoded in another thread):
  * `need(rows)` is how many source rows the first `rows` output rows read, and `advance(available, rows)` makes
  * output rows up to `rows` from the first `available` source rows (at least `need(rows)` of them). The
- * result, `out`, is exactly `resample`'s. `of` returns null where `resample` would average blocks first (a
- * shrink by 2 or more), which this does not do.
+ * result, `out`, is exactly `resample`'s: the same block averaging first (a group of k source rows at a
+ * time, once all of its rows are there), then the same horizontal and vertical passes.
  *
  * @example
- * const y = StreamedResample.of(plane, 1440, 1080)!;
+ * const y = StreamedResample.of(plane, 1440, 1080);
  * y.advance(rowsDecoded, 16); // once rowsDecoded >= y.need(16)
  */
 export class StreamedResample {
   readonly out: Samples;
-  /** The horizontal pass's output (the source itself when the width stays), filled `across` rows so far. */
+  /** What the passes read: the block averages (filled `baseRows` rows so far), or the source itself. */
+  private readonly base: Samples;
+  private baseRows = 0;
+  /** The horizontal pass's output (`base` itself when the width stays), filled `acrossRows` rows so far. */
   private readonly across: Samples;
   private acrossRows = 0;
   private outRows = 0;
+  private readonly baseData: Uint8Array;
   private readonly acrossData: Uint8Array;
   private readonly outData: Uint8Array;
 
   private constructor(
     private readonly src: Samples,
-    private readonly rowTaps: Taps | null,
-    private readonly columnTaps: Taps | null,
+    private readonly kx: number,
+    private readonly ky: number,
     width: number,
     height: number,
   ) {
     const C = src.channels;
-    this.acrossData = new Uint8Array(rowTaps ? width * C * src.height : 0);
-    this.outData = new Uint8Array(columnTaps ? width * C * height : 0);
-    this.across = rowTaps ? { width, height: src.height, stride: width * C, channels: C, data: this.acrossData } : src;
-    this.out = columnTaps ? { width, height, stride: width * C, channels: C, data: this.outData } : this.across;
+    const boxed = kx > 1 || ky > 1;
+    const bw = Math.ceil(src.width / kx);
+    const bh = Math.ceil(src.height / ky);
+    this.baseData = new Uint8Array(boxed ? bw * C * bh : 0);
+    this.base = boxed ? { width: bw, height: bh, stride: bw * C, channels: C, data: this.baseData } : src;
+    this.rowTaps = width !== bw ? triangleTaps(bw, width) : null;
+    this.columnTaps = height !== bh ? triangleTaps(bh, height) : null;
+    this.acrossData = new Uint8Array(this.rowTaps ? width * C * bh : 0);
+    this.outData = new Uint8Array(this.columnTaps ? width * C * height : 0);
+    this.across = this.rowTaps ? { width, height: bh, stride: width * C, channels: C, data: this.acrossData } : this.base;
+    this.out = this.columnTaps ? { width, height, stride: width * C, channels: C, data: this.outData } : this.across;
   }
 
-  static of(src: Samples, width: number, height: number): StreamedResample | null {
+  private readonly rowTaps: Taps | null;
+  private readonly columnTaps: Taps | null;
+
+  /** The streamed resize of `src` to `width` x `height` (`resample`'s checks and factors). */
+  static of(src: Samples, width: number, height: number): StreamedResample {
     assertTarget(width, height);
-    if (Math.floor(src.width / width) > 1 || Math.floor(src.height / height) > 1) return null;
-    const rowTaps = width !== src.width ? triangleTaps(src.width, width) : null;
-    const columnTaps = height !== src.height ? triangleTaps(src.height, height) : null;
-    return new StreamedResample(src, rowTaps, columnTaps, width, height);
+    const kx = Math.min(16, Math.max(1, Math.floor(src.width / width)));
+    const ky = Math.min(16, Math.max(1, Math.floor(src.height / height)));
+    return new StreamedResample(src, kx, ky, width, height);
   }
 
   need(rows: number): number {
     const last = Math.min(rows, this.out.height) - 1;
     if (last < 0) return 0;
     const t = this.columnTaps;
-    return t ? Math.min(this.src.height, t.start[last]! + (t.fixed || t.count[last]!)) : last + 1;
+    const baseRows = t ? Math.min(this.base.height, t.start[last]! + (t.fixed || t.count[last]!)) : last + 1;
+    return Math.min(this.src.height, baseRows * this.ky);
   }
 
   advance(available: number, rows: number): void {
-    const { src, across } = this;
+    const { src, base, across, ky } = this;
     const ready = Math.min(available, src.height);
-    if (this.rowTaps && ready > this.acrossRows) {
-      const from = this.acrossRows;
-      const band = { ...src, height: ready - from, data: src.data.subarray(from * src.stride) };
-      resampleRows(band, across.width, this.rowTaps, this.acrossData.subarray(from * across.stride, ready * across.stride));
-      this.acrossRows = ready;
-    } else if (!this.rowTaps) {
-      this.acrossRows = ready;
+    if (base !== src) {
+      // Whole groups of ky source rows (the last, short one once every row is there) into block averages.
+      const groups = ready >= src.height ? base.height : Math.floor(ready / ky);
+      if (groups > this.baseRows) {
+        const from = this.baseRows * ky;
+        const band = { ...src, height: Math.min(src.height, groups * ky) - from, data: src.data.subarray(from * src.stride) };
+        this.baseData.set(boxShrink(band, this.kx, ky).data, this.baseRows * base.stride);
+        this.baseRows = groups;
+      }
+    } else {
+      this.baseRows = ready;
     }
+    if (this.rowTaps && this.baseRows > this.acrossRows) {
+      const from = this.acrossRows;
+      const band = { ...base, height: this.baseRows - from, data: base.data.subarray(from * base.stride) };
+      resampleRows(band, across.width, this.rowTaps, this.acrossData.subarray(from * across.stride, this.baseRows * across.stride));
+    }
+    this.acrossRows = this.baseRows;
     const to = Math.min(rows, this.out.height);
     if (to <= this.outRows) return;
-    if (this.need(to) > this.acrossRows) throw new RangeError(`output rows to ${to} need ${this.need(to)} source rows, ${this.acrossRows} have arrived`);
+    if (this.need(to) > ready) throw new RangeError(`output rows to ${to} need ${this.need(to)} source rows, ${ready} have arrived`);
     if (this.columnTaps) resampleColumns(across, this.out.height, this.columnTaps, this.outRows, to, this.outData);
     this.outRows = to;
   }

@@ -85,8 +85,9 @@ beforeAll(async () => {
     { name: "a restart marker every MCU row", bytes: cjpeg(dir, raw, 1600, 1200, ["-sample", "2x2", "-restart", "1"]), streamed: true },
     { name: "Y, Cb and Cr in three separate scans (no row is final before the end)", bytes: cjpeg(dir, raw, 1600, 1200, ["-scans", join(dir, "separate.scans")]), streamed: true },
     { name: "entropy data corrupt half way (the head stops the tail and gives photon's verdict)", bytes: corrupt, streamed: false },
-    { name: "4:2:2 (its chroma shrinks by 2: not streamed)", bytes: cjpeg(dir, raw, 1600, 1200, ["-sample", "2x1"]), streamed: false },
-    { name: "4:4:4 shrunk (its chroma shrinks by 2: not streamed)", bytes: await photo().jpeg({ chromaSubsampling: "4:4:4" }).toBuffer(), streamed: false },
+    { name: "4:2:2 (its chroma block-averaged 1x2 first, a row pair at a time)", bytes: cjpeg(dir, raw, 1600, 1200, ["-sample", "2x1"]), streamed: true },
+    { name: "4:4:4 shrunk (its chroma block-averaged 2x2 first)", bytes: await photo().jpeg({ chromaSubsampling: "4:4:4" }).toBuffer(), streamed: true },
+    { name: "a 6000x400 panorama (Y block-averaged 3x3 ahead of the resize)", bytes: await makePhotoJpeg(6000, 400), streamed: true },
     { name: "greyscale (one component)", bytes: await photo().toColourspace("b-w").jpeg().toBuffer(), streamed: false },
     { name: "progressive", bytes: await photo().jpeg({ progressive: true }).toBuffer(), streamed: false },
     { name: "a PNG", bytes: await makePng(900, 700), streamed: false },
@@ -146,7 +147,7 @@ describe("through the heavy-work pool and POST /media", () => {
 
   it("a pool of two threads answers what one thread answers, for a streamed JPEG and for one done whole", async () => {
     const heavy = NodeHeavyWork({ threads: 2, perUser: 2, queuePerUser: 4, queue: 8, idleSeconds: 5 });
-    for (const c of [cases[0]!, cases[7]!]) {
+    for (const c of [cases[0]!, cases.find((c) => !c.streamed && c.name.startsWith("greyscale"))!]) {
       const answer = await heavy.run("u", "normaliseMedia", { bytes: new Uint8Array(c.bytes) });
       expect(same(answer.bytes, (await normaliseToJpeg(c.bytes)).bytes), c.name).toBe(true);
     }
@@ -205,30 +206,35 @@ describe("the limiter's second slot", () => {
 });
 
 describe("StreamedResample", () => {
-  it("gives exactly resample's result however the rows arrive, and declines a shrink by 2 or more", () => {
+  it("gives exactly resample's result however the rows arrive, block averaging included", () => {
     let seed = 7;
     const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
     const sizes: [number, number, number, number][] = [
       [1500, 1125, 1440, 1080], [750, 563, 720, 540], [200, 150, 320, 240], [101, 77, 100, 77], [64, 64, 64, 40], [90, 33, 60, 33], [17, 9, 17, 9],
+      // Block averaging first: 2x2, 1x2, 3x3 with short last groups, 4x1, and beyond the 16 cap.
+      [1500, 1125, 720, 540], [750, 1125, 720, 540], [1001, 777, 300, 200], [64, 64, 16, 60], [2000, 40, 100, 2],
     ];
     for (const [sw, sh, dw, dh] of sizes) {
       const stride = sw + 5;
       const data = Uint8Array.from({ length: stride * sh }, () => Math.floor(random() * 256));
-      const src: Samples = { width: sw, height: sh, stride, channels: 1, data };
-      const want = resample(src, dw, dh);
-      const stream = StreamedResample.of(src, dw, dh)!;
+      const want = resample({ width: sw, height: sh, stride, channels: 1, data }, dw, dh);
+      // The rows not yet arrived hold other values, so reading one early would show.
+      const arriving = Uint8Array.from({ length: stride * sh }, () => Math.floor(random() * 256));
+      const stream = StreamedResample.of({ width: sw, height: sh, stride, channels: 1, data: arriving }, dw, dh);
       let rows = 0;
+      let arrived = 0;
       while (rows < dh) {
         rows = Math.min(dh, rows + 1 + Math.floor(random() * 20));
-        const need = stream.need(rows);
-        stream.advance(Math.min(sh, need + Math.floor(random() * 3)), rows);
+        const available = Math.max(arrived, Math.min(sh, stream.need(rows) + Math.floor(random() * 3)));
+        arriving.set(data.subarray(arrived * stride, available * stride), arrived * stride);
+        arrived = available;
+        stream.advance(available, rows);
       }
       const got = stream.out;
       const rowsOf = (s: Samples) => Array.from({ length: s.height }, (_, y) => Buffer.from(s.data.subarray(y * s.stride, y * s.stride + s.width)).toString("hex"));
       expect(rowsOf(got), `${sw}x${sh} -> ${dw}x${dh}`).toEqual(rowsOf(want));
     }
-    expect(StreamedResample.of({ width: 1500, height: 1125, stride: 1500, channels: 1, data: new Uint8Array(1500 * 1125) }, 720, 540)).toBeNull();
-    const stream = StreamedResample.of({ width: 100, height: 100, stride: 100, channels: 1, data: new Uint8Array(100 * 100) }, 90, 90)!;
+    const stream = StreamedResample.of({ width: 100, height: 100, stride: 100, channels: 1, data: new Uint8Array(100 * 100) }, 90, 90);
     expect(() => stream.advance(10, 50)).toThrow(/need/);
   });
 });
