@@ -7,12 +7,14 @@
  *
  * The pipe is a small shared word array and a message port, both made by the request thread:
  * - `STATE`: Waiting until the head has read the frame; then Streaming (the planes were posted on the port),
- *   Alone (the head does everything itself: not a JPEG, progressive, greyscale, CMYK), Done (every row decoded: the tail's result is the answer) or Failed (the head gave up after
- *   Streaming, or its thread died: the tail stops, and the head's own result, or error, is the answer).
+ *   Alone (the head does everything itself: not a JPEG, progressive, greyscale, CMYK), Done (every row
+ *   decoded: the tail's result is the answer) or Failed (the head gave up after Streaming, or its thread
+ *   died: the tail stops, and the head's own result, or error, is the answer).
  * - `ROWS`: MCU rows decoded; set to FINAL with Done and Failed, so one wait on it sees every change.
+ * - `WANT`: the MCU rows the tail waits for; the head wakes it only once they are decoded.
  *
  * @example
- * // head thread: normaliseToJpeg(bytes, limits, new PipeHead(pipe)) -> null once the tail has it
+ * // head thread: normaliseHead(bytes, limits, pipe) -> null once the tail has the JPEG
  * // tail thread: normaliseTail(pipe) -> the NormalisedJpeg, or null when the head kept the work
  */
 import type { PlaneSink, SinkPlane } from "./jpeg-decode";
@@ -33,7 +35,6 @@ export interface PlaneOffer {
 
 const STATE = 0;
 const ROWS = 1;
-/** The MCU rows the tail waits for: the head wakes it only once they are there. */
 const WANT = 2;
 const FINAL = 0x7fffffff;
 /** MCU rows the tail waits for beyond what it needs, so it wakes once for a few rows instead of once for each. */

@@ -443,6 +443,8 @@ export class StreamedResample {
   private readonly baseData: Uint8Array;
   private readonly acrossData: Uint8Array;
   private readonly outData: Uint8Array;
+  private readonly rowTaps: Taps | null;
+  private readonly columnTaps: Taps | null;
 
   private constructor(
     private readonly src: Samples,
@@ -464,9 +466,6 @@ export class StreamedResample {
     this.across = this.rowTaps ? { width, height: bh, stride: width * C, channels: C, data: this.acrossData } : this.base;
     this.out = this.columnTaps ? { width, height, stride: width * C, channels: C, data: this.outData } : this.across;
   }
-
-  private readonly rowTaps: Taps | null;
-  private readonly columnTaps: Taps | null;
 
   /** The streamed resize of `src` to `width` x `height` (`resample`'s checks and factors). */
   static of(src: Samples, width: number, height: number): StreamedResample {
