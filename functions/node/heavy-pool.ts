@@ -38,7 +38,7 @@ export function NodeHeavyWork(limits: Config["heavy"]): HeavyWork {
   if (threads === 0) return LimitedHeavyWork({ ...limits, slots: Math.max(1, limits.perUser) }, inlineRunner);
   const runner: HeavyRunner = async (name, input, handOver, spare) => {
     const pool = await poolFor(threads, limits.idleSeconds);
-    if (spare && name === "normaliseMedia") return (await normaliseSplit(pool, input as HeavyInput<"normaliseMedia">)) as never;
+    if (spare && name === "normaliseMedia") return (await normaliseSplit(pool, input as HeavyInput<"normaliseMedia">, spare)) as never;
     return (await runIn(pool, name, input, movable(handOver))) as never;
   };
   // Closing an app leaves the shared threads to end when idle (they never keep the process alive).
@@ -53,18 +53,19 @@ function runIn<N extends HeavyTaskName>(pool: Piscina, name: N, input: HeavyInpu
 
 /**
  * A media upload normalised by two threads at once (src/images/plane-pipe.ts): the head decodes while the
- * tail resizes and encodes the rows already decoded. The head is submitted first and Piscina's queue is
- * first in, first out, so the tail never holds a thread while its head waits for one (the head never waits
- * for the tail). The upload goes to shared memory (one copy), so that if the tail ever fails after the
- * head has handed it the planes, the job runs once more on one thread.
+ * tail resizes and encodes the rows already decoded. The head is submitted first and the queue is strictly
+ * first in, first out (`stricterFIFO`), so the tail never holds a thread while its head waits for one (the
+ * head never waits for the tail). The second slot goes back (`releaseSpare`) as soon as the tail is done,
+ * which for a file the head keeps is at its frame header. The upload goes to shared memory (one copy), so
+ * that if the tail ever fails after the head has handed it the planes, the job runs once more on one thread.
  */
-async function normaliseSplit(pool: Piscina, input: HeavyInput<"normaliseMedia">): Promise<NormalisedJpeg> {
+async function normaliseSplit(pool: Piscina, input: HeavyInput<"normaliseMedia">, releaseSpare: () => void): Promise<NormalisedJpeg> {
   const bytes = new Uint8Array(new SharedArrayBuffer(input.bytes.length));
   bytes.set(input.bytes);
   const control = pipeControl();
   const { port1, port2 } = new MessageChannel();
   const head = runIn(pool, "normaliseMediaHead", { ...input, bytes, pipe: { control, port: port1 } }, [port1]);
-  const tail = runIn(pool, "normaliseMediaTail", { pipe: { control, port: port2 } }, [port2]);
+  const tail = runIn(pool, "normaliseMediaTail", { pipe: { control, port: port2 } }, [port2]).finally(releaseSpare);
   // A head that failed or whose thread died before saying Done or Alone must not leave the tail waiting.
   const [headResult, tailResult] = await Promise.allSettled([head.finally(() => abandonPipe(control)), tail]);
   if (headResult.status === "rejected") throw headResult.reason;
@@ -87,6 +88,9 @@ function poolFor(threads: number, idleSeconds: number): Promise<Piscina> {
         maxThreads: threads,
         idleTimeout: idleSeconds * 1000,
         concurrentTasksPerWorker: 1,
+        // A task taken off the queue when no thread was free goes back to its front, not its end: a media
+        // split's tail never overtakes its head (normaliseSplit).
+        stricterFIFO: true,
       });
       trimWhenIdle(created);
       return created;

@@ -19,7 +19,9 @@ export { HEAVY_TASKS, type HeavyInput, type HeavyOutput, type HeavyTaskName, typ
  * Runs one task somewhere, without limits. `handOver`: byte arrays of the input the caller will not touch
  * again, which a runner on another thread may move there instead of copying (they are then empty here).
  */
-export type HeavyRunner = <N extends HeavyTaskName>(name: N, input: HeavyInput<N>, handOver?: readonly Uint8Array[], spare?: boolean) => Promise<HeavyOutput<N>>;
+export type HeavyRunner = <N extends HeavyTaskName>(
+  name: N, input: HeavyInput<N>, handOver?: readonly Uint8Array[], spare?: () => void,
+) => Promise<HeavyOutput<N>>;
 
 export interface HeavyLimits {
   /** Jobs running at once in all (the pool's threads). */
@@ -36,9 +38,11 @@ export interface HeavyLimits {
    */
   leaseMs?: number;
   /**
-   * Tasks the runner can split over two slots (`spare` true): such a job takes a second slot when one is
-   * free and no job is waiting, so a lone upload uses two threads and a busy pool still runs one job a
-   * slot. The second slot counts against nobody's `perUser`.
+   * Tasks the runner can split over two slots: such a job takes a second slot when one is free and no job
+   * is waiting, and the runner gets its release (`spare`) to give it back as soon as it is done with it.
+   * So a lone upload uses two threads and a busy pool still runs one job a slot. A second slot is not a
+   * job: it counts against nobody's `perUser`, not in `load()`, and a job that finds only second slots
+   * taken waits for one (however full the queues) rather than being refused.
    */
   pairs?: readonly HeavyTaskName[];
 }
@@ -82,6 +86,8 @@ export function LimitedHeavyWork(limits: HeavyLimits, runner: HeavyRunner): Heav
   /** Slots taken and not yet given back (the jobs running): when each was taken, and how to give it back. */
   const holders = new Set<{ since: number; release: () => void }>();
   const free = () => holders.size < limits.slots;
+  /** Of those, the second slots of jobs that split (see `pairs`). */
+  let spares = 0;
 
   /** Takes a slot for one of `userId`'s jobs; the returned release gives it back (once). */
   const take = (userId: string, queue: UserQueue): (() => void) => {
@@ -102,10 +108,13 @@ export function LimitedHeavyWork(limits: HeavyLimits, runner: HeavyRunner): Heav
   /** A second slot for a job that can use one, when a slot is free and no job waits for it. */
   const takeSpare = (): (() => void) | undefined => {
     if (!free() || waiting > 0) return undefined;
+    spares++;
     const holder = {
       since: Date.now(),
       release: () => {
-        if (holders.delete(holder)) pump();
+        if (!holders.delete(holder)) return;
+        spares--;
+        pump();
       },
     };
     holders.add(holder);
@@ -153,10 +162,12 @@ export function LimitedHeavyWork(limits: HeavyLimits, runner: HeavyRunner): Heav
       if (queue.running === 0 && queue.waiting.length === 0) users.delete(userId);
       throw error;
     };
-    if (queue.waiting.length >= limits.queuePerUser) {
+    // Held only by second slots, it would have started at once without them: it waits for one instead.
+    const onlySpares = holders.size - spares < limits.slots && queue.running < limits.perUser && queue.waiting.length === 0 && waiting === 0;
+    if (!onlySpares && queue.waiting.length >= limits.queuePerUser) {
       refuse(busy((s) => `Too many image jobs at once for this key: ${queue.running} running and ${queue.waiting.length} waiting; retry in ${s} s.`, queue.running + queue.waiting.length, limits.perUser));
     }
-    if (waiting >= limits.queue) refuse(busy((s) => `The service is busy with image work; retry in ${s} s.`, waiting, limits.slots));
+    if (!onlySpares && waiting >= limits.queue) refuse(busy((s) => `The service is busy with image work; retry in ${s} s.`, waiting, limits.slots));
     waiting++;
     return new Promise<() => void>((go) => {
       queue.waiting.push(go);
@@ -171,13 +182,13 @@ export function LimitedHeavyWork(limits: HeavyLimits, runner: HeavyRunner): Heav
       const spare = limits.pairs?.includes(name) ? takeSpare() : undefined;
       const started = Date.now();
       try {
-        return await runner(name, input, handOver, spare !== undefined);
+        return await runner(name, input, handOver, spare);
       } finally {
         typicalMs = typicalMs * 0.8 + (Date.now() - started) * 0.2;
         spare?.();
         release();
       }
     },
-    load: () => ({ running: holders.size, waiting }),
+    load: () => ({ running: holders.size - spares, waiting }),
   };
 }

@@ -84,6 +84,8 @@ interface Component {
   dcTable: Huffman | null;
   acTable: Huffman | null;
   pred: number;
+  /** A sequential frame's component already decoded by a scan (another scan of it is refused). */
+  scanned: boolean;
 }
 
 interface Frame {
@@ -219,6 +221,8 @@ export interface PlaneSink {
    * or refused frames.
    */
   planes(planes: SinkPlane[], size: { width: number; height: number }): Uint8ClampedArray[] | null;
+  /** Called instead of `planes` for a frame whose planes are not offered (greyscale, progressive). */
+  decline(): void;
   /**
    * The MCU rows of every plane decoded so far. Called after each MCU row of a scan that holds all three
    * components; a file that sends them in separate scans calls nothing, and every row is final only once
@@ -346,7 +350,10 @@ function offerPlanes(frame: Frame, sink: PlaneSink): void {
   const size = frame.size;
   const samples = (c: Component) => (c.skip ? 0 : c.blocksPerLine * c.blocksPerColumn * size * size);
   const own = () => frame.components.forEach((c) => (c.plane = new Uint8ClampedArray(samples(c))));
-  if (frame.progressive || frame.components.length !== 3) return own();
+  if (frame.progressive || frame.components.length !== 3) {
+    sink.decline();
+    return own();
+  }
   const { width, height } = scaledSize(frame);
   const planes = frame.components.map((c): SinkPlane => ({
     width: Math.ceil((width * c.h) / frame.hMax),
@@ -480,6 +487,7 @@ function readFrame(seg: Uint8Array, progressive: boolean, minWidth: number, minH
       dcTable: null,
       acTable: null,
       pred: 0,
+      scanned: false,
     };
   });
   if (progressive) {
@@ -674,6 +682,11 @@ function readScanHeader(seg: Uint8Array, frame: Frame, dcTables: (Huffman | unde
     const id = seg[1 + 2 * i]!;
     const c = frame.components.find((x) => x.id === id);
     if (!c) throw new Error("scan names an unknown component");
+    if (comps.includes(c)) throw new Error("scan names a component twice");
+    // A sequential component is decoded whole by its one scan; another scan of it would overwrite rows a
+    // reader of the planes may already have used (PlaneSink).
+    if (!frame.progressive && c.scanned) throw new Error("component in two sequential scans");
+    if (!frame.progressive) c.scanned = true;
     const t = seg[2 + 2 * i]!;
     c.dcTable = dcTables[t >> 4] ?? null;
     c.acTable = acTables[t & 15] ?? null;

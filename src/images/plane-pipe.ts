@@ -102,6 +102,8 @@ export class PipeHead {
         Atomics.store(this.words, ROWS, mcuRows);
         if (mcuRows >= Atomics.load(this.words, WANT)) Atomics.notify(this.words, ROWS);
       },
+      // The tail's thread is free as soon as the frame shows the head keeps the work.
+      decline: () => this.close(),
     };
   }
 
@@ -148,7 +150,11 @@ export class PipeTail {
         if (state === PipeState.Streaming || state === PipeState.Done) return await message;
         if (state !== PipeState.Waiting) return null;
         const left = this.deadline - Date.now();
-        if (left <= 0) return null;
+        // Gone quiet: a head that starts after all finds the pipe Failed and does the work alone.
+        if (left <= 0) {
+          if (Atomics.compareExchange(this.words, STATE, PipeState.Waiting, PipeState.Failed) === PipeState.Waiting) return null;
+          continue;
+        }
         const wait = Atomics.waitAsync(this.words, STATE, PipeState.Waiting, left);
         if (wait.async) await wait.value;
       }

@@ -72,6 +72,12 @@ beforeAll(async () => {
   const raw = await photoPixels(1600, 1200);
   const photo = () => sharp(raw, { raw: { width: 1600, height: 1200, channels: 3 } });
   writeFileSync(join(dir, "separate.scans"), "0;\n1;\n2;\n");
+  // A second scan of all three components (another photo's, the same standard tables) before the end:
+  // refused as corrupt by the decoder either way (the tail would have encoded the first scan's rows already).
+  const standard = async () => sharp(await photoPixels(1600, 1200), { raw: { width: 1600, height: 1200, channels: 3 } }).jpeg({ quality: 85, optimiseCoding: false }).toBuffer();
+  const first = await standard();
+  const second = await standard();
+  const rescanned = Buffer.concat([first.subarray(0, first.length - 2), second.subarray(second.indexOf(Buffer.from([0xff, 0xda])))]);
   const corrupt = Buffer.from(await makePhotoJpeg(1600, 1200));
   const sos = corrupt.indexOf(Buffer.from([0xff, 0xda]));
   const middle = sos + Math.floor((corrupt.length - sos) / 2);
@@ -85,6 +91,7 @@ beforeAll(async () => {
     { name: "a restart marker every MCU row", bytes: cjpeg(dir, raw, 1600, 1200, ["-sample", "2x2", "-restart", "1"]), streamed: true },
     { name: "Y, Cb and Cr in three separate scans (no row is final before the end)", bytes: cjpeg(dir, raw, 1600, 1200, ["-scans", join(dir, "separate.scans")]), streamed: true },
     { name: "entropy data corrupt half way (the head stops the tail and gives photon's verdict)", bytes: corrupt, streamed: false },
+    { name: "a second scan of every component (refused: photon's verdict on both paths)", bytes: rescanned, streamed: false },
     { name: "4:2:2 (its chroma block-averaged 1x2 first, a row pair at a time)", bytes: cjpeg(dir, raw, 1600, 1200, ["-sample", "2x1"]), streamed: true },
     { name: "4:4:4 shrunk (its chroma block-averaged 2x2 first)", bytes: await photo().jpeg({ chromaSubsampling: "4:4:4" }).toBuffer(), streamed: true },
     { name: "a 6000x400 panorama (Y block-averaged 3x3 ahead of the resize)", bytes: await makePhotoJpeg(6000, 400), streamed: true },
@@ -129,13 +136,24 @@ describe("normalisation on two threads answers what one thread answers", () => {
     expect(head.error).toMatchObject({ code: "INVALID_IMAGE" });
   }, 60_000);
 
-  it("the tail gives up when no head ever answers", async () => {
+  it("the tail gives up when no head answers in time, and a head that starts after does the work alone", async () => {
     const control = pipeControl();
-    const { port2 } = new MessageChannel();
+    const { port1, port2 } = new MessageChannel();
     const started = Date.now();
     expect(await normaliseTail({ control, port: port2 }, 300)).toBeNull();
     expect(Date.now() - started).toBeGreaterThanOrEqual(250);
-  });
+    const photo = cases[0]!.bytes;
+    const worker = new Worker(`require(${JSON.stringify(tsx)}).require(${JSON.stringify(headEntry)}, ${JSON.stringify(headEntry)});`, { eval: true });
+    try {
+      const head = new Promise<HeadAnswer>((resolve) => worker.once("message", resolve));
+      worker.postMessage({ bytes: photo, pipe: { control, port: port1 } }, [port1 as unknown as import("node:worker_threads").MessagePort]);
+      const answer = await head;
+      expect(answer.value).not.toBeNull();
+      expect(same(answer.value!.bytes, (await normaliseToJpeg(photo)).bytes)).toBe(true);
+    } finally {
+      await worker.terminate();
+    }
+  }, 60_000);
 });
 
 describe("through the heavy-work pool and POST /media", () => {
@@ -166,42 +184,64 @@ describe("through the heavy-work pool and POST /media", () => {
 });
 
 describe("the limiter's second slot", () => {
-  it("a pairing job takes a second slot when one is free and none waits; another user's job then waits, and the slots all come back", async () => {
-    const spares: boolean[] = [];
+  it("a pairing job takes a second slot only when one is free and none waits, gives it back early, and is still one job", async () => {
+    const spares: Array<(() => void) | undefined> = [];
     const finish: Array<() => void> = [];
-    const runner = ((_name: string, _input: unknown, _handOver: unknown, spare?: boolean) => {
-      spares.push(spare === true);
+    const runner = ((_name: string, _input: unknown, _handOver: unknown, spare?: () => void) => {
+      spares.push(spare);
       return new Promise((resolve) => finish.push(() => resolve("done")));
     }) as unknown as HeavyRunner;
     const heavy = LimitedHeavyWork({ slots: 2, perUser: 1, queuePerUser: 2, queue: 4, pairs: ["normaliseMedia"] }, runner);
     const tick = () => new Promise((r) => setTimeout(r, 5));
+    const job = (user: string, name: "normaliseMedia" | "qrDecode" = "normaliseMedia") => heavy.run(user, name, { bytes: new Uint8Array() });
 
-    const first = heavy.run("alice", "normaliseMedia", { bytes: new Uint8Array() });
+    const alice = job("alice");
     await tick();
-    expect(spares).toEqual([true]);
-    expect(heavy.load()).toEqual({ running: 2, waiting: 0 }); // alice's job holds both slots, her perUser of 1 notwithstanding
+    expect(spares.map(Boolean)).toEqual([true]);
+    expect(heavy.load()).toEqual({ running: 1, waiting: 0 }); // one job, on two slots
 
-    const second = heavy.run("bob", "normaliseMedia", { bytes: new Uint8Array() });
-    const third = heavy.run("carol", "qrDecode", { bytes: new Uint8Array() });
+    const bob = job("bob");
+    const carol = job("carol", "qrDecode");
     await tick();
-    expect(heavy.load()).toEqual({ running: 2, waiting: 2 });
+    expect(heavy.load()).toEqual({ running: 1, waiting: 2 });
+    spares[0]!(); // Alice's job is done with its second thread: Bob's starts, without one of its own
+    await tick();
+    expect(spares.map(Boolean)).toEqual([true, false]);
+    expect(heavy.load()).toEqual({ running: 2, waiting: 1 });
     finish.shift()!();
-    await first;
+    await alice;
     await tick();
-    // Bob's job starts while Carol's waits: no second slot for it.
-    expect(spares).toEqual([true, false, false]);
-    expect(heavy.load()).toEqual({ running: 2, waiting: 0 });
+    expect(spares.map(Boolean)).toEqual([true, false, false]); // Carol's starts as Alice's ends
     finish.splice(0).forEach((done) => done());
-    await Promise.all([second, third]);
+    await Promise.all([bob, carol]);
     expect(heavy.load()).toEqual({ running: 0, waiting: 0 });
 
-    // A job that cannot pair never takes one.
-    const lone = heavy.run("dave", "qrDecode", { bytes: new Uint8Array() });
+    const lone = job("dave", "qrDecode"); // a task that cannot pair never takes one
     await tick();
-    expect(spares.at(-1)).toBe(false);
-    expect(heavy.load()).toEqual({ running: 1, waiting: 0 });
+    expect(spares.at(-1)).toBeUndefined();
     finish.shift()!();
     await lone;
+  });
+
+  it("a job that finds only a second slot taken waits for it, even with no queue, and the refusals stay as without pairs", async () => {
+    const finish: Array<() => void> = [];
+    const runner = (() => new Promise((resolve) => finish.push(() => resolve("done")))) as unknown as HeavyRunner;
+    const heavy = LimitedHeavyWork({ slots: 2, perUser: 1, queuePerUser: 0, queue: 0, pairs: ["normaliseMedia"] }, runner);
+    const tick = () => new Promise((r) => setTimeout(r, 5));
+    const alice = heavy.run("alice", "normaliseMedia", { bytes: new Uint8Array() });
+    await tick();
+    const bob = heavy.run("bob", "qrDecode", { bytes: new Uint8Array() }); // without pairs it would run now
+    await tick();
+    expect(heavy.load()).toEqual({ running: 1, waiting: 1 });
+    // Carol's would have been refused without pairs too (both slots busy, no queue).
+    await expect(heavy.run("carol", "qrDecode", { bytes: new Uint8Array() })).rejects.toMatchObject({ code: "RATE_LIMITED" });
+    finish.shift()!();
+    await alice;
+    await tick();
+    expect(heavy.load()).toEqual({ running: 1, waiting: 0 });
+    finish.shift()!();
+    await bob;
+    expect(heavy.load()).toEqual({ running: 0, waiting: 0 });
   });
 });
 
