@@ -41,12 +41,17 @@ export function resample(src: Samples, width: number, height: number): Samples {
     throw new RangeError(`${src.data.length} samples cannot hold ${src.width}x${src.height}x${src.channels} at stride ${src.stride}`);
   }
   if (width === src.width && height === src.height) return src;
-  const kx = Math.min(16, Math.max(1, Math.floor(src.width / width)));
-  const ky = Math.min(16, Math.max(1, Math.floor(src.height / height)));
+  const kx = blockFactor(src.width, width);
+  const ky = blockFactor(src.height, height);
   let p = kx > 1 || ky > 1 ? boxShrink(src, kx, ky) : src;
   if (p.width !== width) p = resampleRows(p, width);
   if (p.height !== height) p = resampleColumns(p, height);
   return p;
+}
+
+/** The block averaging's factor along one axis: the integer part of the shrink, capped at 16 (1: none). */
+function blockFactor(from: number, to: number): number {
+  return Math.min(16, Math.max(1, Math.floor(from / to)));
 }
 
 function assertTarget(width: number, height: number): void {
@@ -433,12 +438,11 @@ function resampleColumns(src: Samples, dh: number, taps = triangleTaps(src.heigh
  */
 export class StreamedResample {
   readonly out: Samples;
-  /** What the passes read: the block averages (filled `baseRows` rows so far), or the source itself. */
+  /** What the passes read: the block averages, or the source itself; `baseRows` rows of it are there so far. */
   private readonly base: Samples;
   private baseRows = 0;
-  /** The horizontal pass's output (`base` itself when the width stays), filled `acrossRows` rows so far. */
+  /** The horizontal pass's output (`base` itself when the width stays), as many rows done as `base` has. */
   private readonly across: Samples;
-  private acrossRows = 0;
   private outRows = 0;
   private readonly baseData: Uint8Array;
   private readonly acrossData: Uint8Array;
@@ -470,9 +474,7 @@ export class StreamedResample {
   /** The streamed resize of `src` to `width` x `height` (`resample`'s checks and factors). */
   static of(src: Samples, width: number, height: number): StreamedResample {
     assertTarget(width, height);
-    const kx = Math.min(16, Math.max(1, Math.floor(src.width / width)));
-    const ky = Math.min(16, Math.max(1, Math.floor(src.height / height)));
-    return new StreamedResample(src, kx, ky, width, height);
+    return new StreamedResample(src, blockFactor(src.width, width), blockFactor(src.height, height), width, height);
   }
 
   need(rows: number): number {
@@ -486,6 +488,7 @@ export class StreamedResample {
   advance(available: number, rows: number): void {
     const { src, base, across, ky } = this;
     const ready = Math.min(available, src.height);
+    const before = this.baseRows;
     if (base !== src) {
       // Whole groups of ky source rows (the last, short one once every row is there) into block averages.
       const groups = ready >= src.height ? base.height : Math.floor(ready / ky);
@@ -498,12 +501,10 @@ export class StreamedResample {
     } else {
       this.baseRows = ready;
     }
-    if (this.rowTaps && this.baseRows > this.acrossRows) {
-      const from = this.acrossRows;
-      const band = { ...base, height: this.baseRows - from, data: base.data.subarray(from * base.stride) };
-      resampleRows(band, across.width, this.rowTaps, this.acrossData.subarray(from * across.stride, this.baseRows * across.stride));
+    if (this.rowTaps && this.baseRows > before) {
+      const band = { ...base, height: this.baseRows - before, data: base.data.subarray(before * base.stride) };
+      resampleRows(band, across.width, this.rowTaps, this.acrossData.subarray(before * across.stride, this.baseRows * across.stride));
     }
-    this.acrossRows = this.baseRows;
     const to = Math.min(rows, this.out.height);
     if (to <= this.outRows) return;
     if (this.need(to) > ready) throw new RangeError(`output rows to ${to} need ${this.need(to)} source rows, ${ready} have arrived`);

@@ -162,10 +162,10 @@ let nativeDigits: ((src: Uint8Array, start: number, end: number, out: Uint8Array
 
 /**
  * A native decoder for `Base64Stream.digits` (Node: Buffer, set in functions/node): given the bytes
- * `src[start..end)`, it decodes the whole groups of four at their start that are data characters of either
- * alphabet (stopping before the first other byte) into `out` from `at`, and returns how many characters it
- * took (a multiple of 4; `out` has room for all of them). Everything else, and every error, stays with the
- * code here: 6.5 MB of upload in about a third of the time of the loop in `digits`.
+ * `src[start..end)` (`out` from `at` has room for all of them), it decodes some whole groups of four at
+ * their start, all data characters of either alphabet, into `out` from `at`, and returns how many characters
+ * it took (a multiple of 4, 0 when it takes none; Node's takes all of them or none). The rest, and every
+ * error, stays with the code here: 6.5 MB of upload in 4.6–5 ms instead of the loop's 10–13.
  *
  * @example
  * configureBase64Digits((src, start, end, out, at) => { ... return chars; });
