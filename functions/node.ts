@@ -16,8 +16,10 @@ import { sandboxInProcess } from "./node/sandbox-fetch";
 import { drainUnreadBody } from "./node/drain-body";
 import { trimMalloc } from "./node/malloc";
 import { embeddedDefaults, ensureFirstUser, printSignInLink, stopOnSignals } from "./node/embedded";
+import { tuneHeapGrowth } from "./node/heap";
 
 async function main() {
+  tuneHeapGrowth();
   let config;
   try {
     config = parseConfig(embeddedDefaults(process.env));
