@@ -42,6 +42,22 @@ export function drainUnreadBody(fetch: FetchLike, options: DrainOptions): FetchL
   };
 }
 
+/**
+ * A request's body as Node's own chunks (`configureBodySource` in src/http/inline-images.ts), when the
+ * request came through @hono/node-server over HTTP/1.1, nobody has started reading its body, and its length
+ * is declared (the API's body limit has then checked that length, and Node's parser ends the body there);
+ * undefined otherwise, and the body is read through the request's web stream as before.
+ *
+ * @example
+ * configureBodySource(untouchedBody);
+ */
+export function untouchedBody(env: unknown): AsyncIterable<Uint8Array> | undefined {
+  const incoming = (env as Partial<HttpBindings> | undefined)?.incoming;
+  if (!(incoming instanceof IncomingMessage) || incoming.readableFlowing !== null || incoming.readableDidRead) return undefined;
+  if (incoming.headers["transfer-encoding"] !== undefined || incoming.headers["content-length"] === undefined) return undefined;
+  return incoming;
+}
+
 function hasBody(incoming: IncomingMessage): boolean {
   return incoming.headers["transfer-encoding"] !== undefined || Number(incoming.headers["content-length"] ?? 0) > 0;
 }

@@ -23,6 +23,8 @@ import { stdoutLine } from "./log-sink";
 import { createNodeFetcher } from "./safe-fetch";
 import { createGenerator } from "../../src/photo/providers";
 import { configureNodeEngines } from "./engines";
+import { configureBodySource } from "../../src/http/inline-images";
+import { untouchedBody } from "./drain-body";
 import { NodeHeavyWork } from "./heavy-pool";
 import { ApiKeyCache } from "../../src/http/key-cache";
 
@@ -44,6 +46,7 @@ export interface NodeServices {
 
 export async function buildNodeServices(config: Config, options: NodeServicesOptions = {}): Promise<NodeServices> {
   configureNodeEngines();
+  configureBodySource(untouchedBody);
   const log = options.logger ?? JsonLogger(config.logLevel, stdoutLine);
   if (!options.inMemory) await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
 

@@ -107,6 +107,10 @@ export function renderError(err: unknown, c: Context, log?: ErrorLogger): Respon
     apiError = validationError(err.issues);
   } else if (err instanceof HTTPException) {
     apiError = fromHttpException(err);
+  } else if (clientClosed(err)) {
+    // Reading the body failed because the client hung up (Node's "aborted"): nobody reads this answer, and
+    // it is not an error of ours, so it is only the request's log line.
+    apiError = new ApiError("BAD_REQUEST", "The request body did not arrive whole: the connection closed part way through it.");
   } else {
     log?.error("unhandled error", { requestId, error: describe(err) });
     apiError = new ApiError("INTERNAL", `Something went wrong on our side. Retry the same request; quote request id ${requestId} if it persists.`);
@@ -118,6 +122,14 @@ export function renderError(err: unknown, c: Context, log?: ErrorLogger): Respon
   if (apiError.code === "INTERNAL") body.error.requestId = requestId;
   for (const [name, value] of Object.entries(apiError.headers)) c.header(name, value);
   return c.json(body, apiError.status as ContentfulStatusCode);
+}
+
+/**
+ * Node's error for a request whose connection closed while its body was read: `ECONNRESET` with the message
+ * "aborted" (a database or outbound socket's reset says "read ECONNRESET" and stays a 500).
+ */
+function clientClosed(err: unknown): boolean {
+  return err instanceof Error && err.message === "aborted" && (err as { code?: unknown }).code === "ECONNRESET";
 }
 
 function fromHttpException(err: HTTPException): ApiError {
