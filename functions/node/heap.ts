@@ -6,12 +6,13 @@
  * collection to the live size times a factor it picks from how fast the collector runs against how fast
  * the program allocates: for the request thread of this server, about 1.1 (48 MB live, limit about 56 MB
  * beyond the new space). Every ArrayBuffer counts as external memory until a collection frees it, and one
- * 6.5 MB media upload allocates about 17 MB of them (the socket's 64 KiB reads, the decoded bytes, their
- * shared copy for the heavy-work threads), so each upload paid for a full collection of the whole heap:
- * 15 to 25 ms of marking on the request thread, in the middle of the request. With the factor fixed at 1.5
- * one happens every three or four uploads, the median upload takes about a fifth less time and the
- * server's CPU per upload falls by a quarter (`npm run bench -- social-http`, docs/architecture.md,
- * "Performance"), and the old generation may hold at most half its live size more before it is collected.
+ * 6.5 MB media upload allocated about 23 MB of them (the socket's 64 KiB reads and a copy of each, the
+ * decoded bytes, their shared copy for the heavy-work threads), so each upload paid for a full collection:
+ * 15 to 25 ms of marking on the request thread, and its helper threads taking the cores from the heavy-work
+ * threads in the middle of the decode. With the factor fixed at 1.5 one happens every two or three
+ * uploads; the bench's median upload is about a tenth faster and the server's CPU per upload about 15 %
+ * lower (`npm run bench -- social-http`, docs/architecture.md, "Performance"), and the old generation may
+ * hold at most half its live size more before it is collected.
  * The flag is read at each collection, so setting it at start-up takes effect from the first one, in every
  * thread of the process.
  */
