@@ -58,6 +58,18 @@ export function untouchedBody(env: unknown): AsyncIterable<Uint8Array> | undefin
   return incoming;
 }
 
+/**
+ * Whether `err` is the error this request's connection was closed with while its body was read (Node's
+ * "aborted"), for `configureClientHungUp` in src/http/errors.ts.
+ *
+ * @example
+ * configureClientHungUp(hungUp);
+ */
+export function hungUp(env: unknown, err: unknown): boolean {
+  const incoming = (env as Partial<HttpBindings> | undefined)?.incoming;
+  return err instanceof Error && incoming instanceof IncomingMessage && incoming.errored === err;
+}
+
 function hasBody(incoming: IncomingMessage): boolean {
   return incoming.headers["transfer-encoding"] !== undefined || Number(incoming.headers["content-length"] ?? 0) > 0;
 }

@@ -24,7 +24,8 @@ import { createNodeFetcher } from "./safe-fetch";
 import { createGenerator } from "../../src/photo/providers";
 import { configureNodeEngines } from "./engines";
 import { configureBodySource } from "../../src/http/inline-images";
-import { untouchedBody } from "./drain-body";
+import { hungUp, untouchedBody } from "./drain-body";
+import { configureClientHungUp } from "../../src/http/errors";
 import { NodeHeavyWork } from "./heavy-pool";
 import { ApiKeyCache } from "../../src/http/key-cache";
 
@@ -47,6 +48,7 @@ export interface NodeServices {
 export async function buildNodeServices(config: Config, options: NodeServicesOptions = {}): Promise<NodeServices> {
   configureNodeEngines();
   configureBodySource(untouchedBody);
+  configureClientHungUp(hungUp);
   const log = options.logger ?? JsonLogger(config.logLevel, stdoutLine);
   if (!options.inMemory) await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
 

@@ -107,9 +107,9 @@ export function renderError(err: unknown, c: Context, log?: ErrorLogger): Respon
     apiError = validationError(err.issues);
   } else if (err instanceof HTTPException) {
     apiError = fromHttpException(err);
-  } else if (clientClosed(err)) {
-    // Reading the body failed because the client hung up (Node's "aborted"): nobody reads this answer, and
-    // it is not an error of ours, so it is only the request's log line.
+  } else if (clientHungUp(c.env, err)) {
+    // Reading the body failed because the client hung up: nobody reads this answer, and it is not an error
+    // of ours, so it is only the request's log line.
     apiError = new ApiError("BAD_REQUEST", "The request body did not arrive whole: the connection closed part way through it.");
   } else {
     log?.error("unhandled error", { requestId, error: describe(err) });
@@ -124,12 +124,19 @@ export function renderError(err: unknown, c: Context, log?: ErrorLogger): Respon
   return c.json(body, apiError.status as ContentfulStatusCode);
 }
 
+let clientHungUp: (env: unknown, err: unknown) => boolean = () => false;
+
 /**
- * Node's error for a request whose connection closed while its body was read: `ECONNRESET` with the message
- * "aborted" (a database or outbound socket's reset says "read ECONNRESET" and stays a 500).
+ * How `renderError` tells that `err` is this request's own connection closing while its body was read,
+ * where the platform can say (Node: the error its `IncomingMessage` was destroyed with; functions/node/
+ * drain-body.ts). Matched by identity, not by its words: Node gives an outbound response cut short (an S3
+ * read) the same "aborted" error, and that one is ours to report.
+ *
+ * @example
+ * configureClientHungUp(hungUp);
  */
-function clientClosed(err: unknown): boolean {
-  return err instanceof Error && err.message === "aborted" && (err as { code?: unknown }).code === "ECONNRESET";
+export function configureClientHungUp(test: (env: unknown, err: unknown) => boolean): void {
+  clientHungUp = test;
 }
 
 function fromHttpException(err: HTTPException): ApiError {

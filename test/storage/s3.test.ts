@@ -3,6 +3,8 @@
  * which recomputes every SigV4 signature.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { HeadObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { S3Storage, type S3StorageConfig } from "../../src/adapters/storage/s3";
 import { startS3Fake, type S3Fake } from "../../dev/s3-fake";
@@ -145,6 +147,29 @@ describe("S3 storage in the Node services", () => {
       expect(new Uint8Array(await res.arrayBuffer())).toEqual(bytes(50));
     } finally {
       await h.close();
+    }
+  });
+
+  it("a bucket that cuts an object short is our 500, logged (Node calls it 'aborted', as it does a client hanging up)", async () => {
+    const cut = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "image/jpeg", "content-length": "100000" });
+      res.write(Buffer.alloc(50_000), () => setTimeout(() => res.socket?.destroy(), 20));
+    });
+    await new Promise<void>((resolve) => cut.listen(0, "127.0.0.1", resolve));
+    const endpoint = `http://127.0.0.1:${(cut.address() as AddressInfo).port}`;
+    const logLines: string[] = [];
+    const h = await createTestApp({
+      logLines,
+      env: { S3_ENDPOINT: endpoint, S3_REGION: "auto", S3_BUCKET: "media", S3_ACCESS_KEY_ID: "a", S3_SECRET_ACCESS_KEY: "s", S3_PUBLIC_BASE_URL: `${endpoint}/media` },
+    });
+    try {
+      const res = await h.app.request(`/files/media/${run}/cut.jpg`);
+      expect(res.status).toBe(500);
+      expect((await res.json()).error.code).toBe("INTERNAL");
+      expect(logLines.some((l) => l.includes('"unhandled error"') && l.includes("aborted"))).toBe(true);
+    } finally {
+      await h.close();
+      await new Promise((resolve) => cut.close(resolve));
     }
   });
 });
