@@ -27,13 +27,14 @@ export function drainUnreadBody(fetch: FetchLike, options: DrainOptions): FetchL
   const timeoutMs = options.timeoutMs ?? 10_000;
   return async (req, env) => {
     const res = await fetch(req, env);
-    const incoming = env?.incoming;
+    const incoming = incomingOf(env);
     // HTTP/2 streams end on their own; only HTTP/1.1 connections are at stake.
-    if (!(incoming instanceof IncomingMessage) || incoming.readableEnded || incoming.complete || !hasBody(incoming)) return res;
+    if (!incoming || incoming.readableEnded || incoming.complete || !hasBody(incoming)) return res;
     const declared = Number(incoming.headers["content-length"]);
     if (!(declared > options.maxBytes)) {
       // Untouched: read the socket directly. Opened but not read (reading `.body` starts the stream, as the
-      // body limit's check does): read it through the request's own stream. Locked: the app gave up on it.
+      // body limit does to count a chunked body): read it through the request's own stream. Locked: the app
+      // gave up on it.
       if (incoming.readableFlowing === null && (await discard(incoming, options.maxBytes, timeoutMs))) return res;
       if (incoming.readableFlowing !== null && req.body && !req.body.locked && (await discardStream(req.body, options.maxBytes, timeoutMs))) return res;
     }
@@ -52,8 +53,8 @@ export function drainUnreadBody(fetch: FetchLike, options: DrainOptions): FetchL
  * configureBodySource(untouchedBody);
  */
 export function untouchedBody(env: unknown): AsyncIterable<Uint8Array> | undefined {
-  const incoming = (env as Partial<HttpBindings> | undefined)?.incoming;
-  if (!(incoming instanceof IncomingMessage) || incoming.readableFlowing !== null || incoming.readableDidRead) return undefined;
+  const incoming = incomingOf(env);
+  if (!incoming || incoming.readableFlowing !== null || incoming.readableDidRead) return undefined;
   if (incoming.headers["transfer-encoding"] !== undefined || incoming.headers["content-length"] === undefined) return undefined;
   return incoming;
 }
@@ -66,8 +67,13 @@ export function untouchedBody(env: unknown): AsyncIterable<Uint8Array> | undefin
  * configureClientHungUp(hungUp);
  */
 export function hungUp(env: unknown, err: unknown): boolean {
+  return err instanceof Error && incomingOf(env)?.errored === err;
+}
+
+/** The HTTP/1.1 request @hono/node-server passes in `env`; undefined for HTTP/2 or an in-process call. */
+function incomingOf(env: unknown): IncomingMessage | undefined {
   const incoming = (env as Partial<HttpBindings> | undefined)?.incoming;
-  return err instanceof Error && incoming instanceof IncomingMessage && incoming.errored === err;
+  return incoming instanceof IncomingMessage ? incoming : undefined;
 }
 
 function hasBody(incoming: IncomingMessage): boolean {
