@@ -18,6 +18,7 @@ import { Piscina } from "piscina";
 import type { Config } from "../../src/config";
 import { inlineRunner, LimitedHeavyWork, type HeavyInput, type HeavyOutput, type HeavyRunner, type HeavyTaskName, type HeavyWork } from "../../src/heavy";
 import type { NormalisedJpeg } from "../../src/images";
+import { imageFormat } from "../../src/images/sniff";
 import { abandonPipe, pipeControl } from "../../src/images/plane-pipe";
 import { movable, unwrap, type Reply } from "../../src/heavy/wire";
 import { trimMalloc } from "./malloc";
@@ -38,18 +39,16 @@ export function NodeHeavyWork(limits: Config["heavy"]): HeavyWork {
   if (threads === 0) return LimitedHeavyWork({ ...limits, slots: Math.max(1, limits.perUser) }, inlineRunner);
   const runner: HeavyRunner = async (name, input, handOver, spare) => {
     const pool = await poolFor(threads, limits.idleSeconds);
-    if (spare && name === "normaliseMedia" && isJpeg((input as HeavyInput<"normaliseMedia">).bytes)) {
+    // Only a JPEG's normalisation splits; anything else gives the second slot back at once.
+    if (spare && name === "normaliseMedia" && imageFormat((input as HeavyInput<"normaliseMedia">).bytes) === "jpeg") {
       return (await normaliseSplit(pool, input as HeavyInput<"normaliseMedia">, spare)) as never;
     }
-    spare?.(); // only a JPEG's normalisation splits
+    spare?.();
     return (await runIn(pool, name, input, movable(handOver))) as never;
   };
   // Closing an app leaves the shared threads to end when idle (they never keep the process alive).
   return LimitedHeavyWork({ ...limits, slots: threads, pairs: threads >= 2 ? ["normaliseMedia"] : [] }, runner);
 }
-
-/** A JPEG's first two bytes (SOI): only a JPEG can split, and everything else skips the copy. */
-const isJpeg = (bytes: Uint8Array) => bytes.length > 2 && bytes[0] === 0xff && bytes[1] === 0xd8;
 
 function runIn<N extends HeavyTaskName>(pool: Piscina, name: N, input: HeavyInput<N>, transfer?: readonly Transferable[]): Promise<HeavyOutput<N>> {
   // Piscina's TransferList type infers the wrong postMessage overload under current @types/node.
