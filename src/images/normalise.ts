@@ -127,9 +127,13 @@ export async function normaliseTail(pipe: PlanePipe, timeoutMs = 60_000): Promis
     const [y, cb, cr] = streams.map((s): Plane => ({ width: s.out.width, height: s.out.height, stride: s.out.stride, data: s.out.data }));
     if (orientation <= 1) {
       const image = { width, height, y: y!, cb: cb!, cr: cr! };
-      const first = encodeJpegPlanes(image, QUALITIES[0], (my) => fill(Math.min(height, 16 * (my + 1)), Math.min(ch, 8 * (my + 1))));
-      if (first.length < SOCIAL_IMAGE.maxBytes) return { bytes: first, width, height, mimeType: "image/jpeg" };
-      return encodeUnder8MB((quality) => encodeJpegPlanes(image, quality), width, height);
+      // The first encode reads each MCU row as it is decoded; a retry at a lower quality has every row.
+      let beforeRow: ((my: number) => void) | undefined = (my) => fill(Math.min(height, 16 * (my + 1)), Math.min(ch, 8 * (my + 1)));
+      return encodeUnder8MB((quality) => {
+        const jpeg = encodeJpegPlanes(image, quality, beforeRow);
+        beforeRow = undefined;
+        return jpeg;
+      }, width, height);
     }
     fill(height, ch);
     const oy = orientPlane(y!, orientation);
