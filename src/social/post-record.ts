@@ -223,19 +223,30 @@ function listStatement(db: Db, filter: Omit<ListFilter, "limit" | "offset">) {
   if (filter.from) conditions.push(sql`${effectiveDate} >= ${instant(filter.from)}`);
   if (filter.to) conditions.push(filter.toExclusive ? sql`${effectiveDate} < ${instant(filter.to)}` : sql`${effectiveDate} <= ${instant(filter.to)}`);
   const where = and(...conditions);
-  const page = db.$with("page").as(
-    db.select({ id: posts.id }).from(posts).where(where).orderBy(desc(posts.createdAt), desc(posts.id)).limit(sql.placeholder("limit")).offset(sql.placeholder("offset")),
-  );
   const byCounts = !(filter.platform || filter.from || filter.to);
   const counts = db
     .$with("counts", { n: sql<number>`n`, rows: sql<number>`rows` })
     .as(sql`select status, sum(n)::int as n, count(*)::int as rows from ${postStatusCounts} where ${postStatusCounts.userId} = ${userId} group by status`);
+  // The total from the count rows, computed once (a CTE read twice is materialised): a page past the end
+  // then reads no posts at all, PostgreSQL checking the condition once before the scan (a one-time filter),
+  // where the offset would otherwise walk every post of the user.
+  const total = db.$with("total", { n: sql<number>`n` }).as(sql`select ${totalFromCounts(userId, filter.status, at)} as n`);
+  const offset = sql.placeholder("offset");
+  const page = db.$with("page").as(
+    db
+      .select({ id: posts.id })
+      .from(posts)
+      .where(byCounts ? and(where, sql`${offset} < (select n from total)`) : where)
+      .orderBy(desc(posts.createdAt), desc(posts.id))
+      .limit(sql.placeholder("limit"))
+      .offset(offset),
+  );
   return db
-    .with(page, ...(byCounts ? [counts] : []))
+    .with(...(byCounts ? [counts, total] : []), page)
     .select({
       items: sql<string>`coalesce(string_agg(${recordJson(at)}, ',' order by ${posts.createdAt} desc, ${posts.id} desc), '')`,
       count: sql<number>`count(*)::int`,
-      total: byCounts ? totalFromCounts(userId, filter.status, at) : sql<number>`(select count(*)::int from ${posts} where ${where})`,
+      total: byCounts ? sql<number>`(select n from total)` : sql<number>`(select count(*)::int from ${posts} where ${where})`,
       countRows: byCounts ? sql<number>`(select coalesce(sum(rows), 0)::int from counts)` : sql<number>`0`,
     })
     .from(page)

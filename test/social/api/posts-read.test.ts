@@ -255,6 +255,34 @@ describe.each(["PGlite", "PostgreSQL"])("on %s", (database) => {
     });
   });
 
+  describe("GET /posts: the last page and past it (a page past the total reads no posts)", () => {
+    it("is the same with and without a status filter, and counts a scheduled post whose time has passed as queued", async () => {
+      const u = await user();
+      const soon = new Date(h.clock.now().getTime() + 60_000).toISOString();
+      const later = new Date(h.clock.now().getTime() + 7 * 86_400_000).toISOString();
+      const queued = [];
+      for (let i = 0; i < 3; i++) queued.push((await post(u.apiKey, { accountIds: u.page, caption: `now ${i}` })).id);
+      const due = (await post(u.apiKey, { accountIds: u.page, caption: "soon", scheduledFor: soon })).id;
+      const ahead = (await post(u.apiKey, { accountIds: u.page, caption: "later", scheduledFor: later })).id;
+      // Stored as scheduled, read as queued: the count rows say 3 queued and 2 scheduled.
+      h.clock.advance(120_000);
+      const ids = async (q: string) => (await list(u.apiKey, q)).items.map((i: { id: string }) => i.id);
+
+      expect(await ids("?limit=1&offset=4")).toEqual([queued[0]]);
+      expect(await list(u.apiKey, "?limit=1&offset=5")).toMatchObject({ items: [], total: 5, hasMore: false });
+      expect(await list(u.apiKey, "?offset=10000")).toMatchObject({ items: [], total: 5, hasMore: false });
+
+      expect((await list(u.apiKey, "?status=queued")).total).toBe(4);
+      expect(await ids("?status=queued&limit=1&offset=0")).toEqual([due]);
+      expect(await ids("?status=queued&limit=1&offset=3")).toEqual([queued[0]]);
+      expect(await list(u.apiKey, "?status=queued&offset=4")).toMatchObject({ items: [], total: 4, hasMore: false });
+
+      expect(await list(u.apiKey, "?status=scheduled&offset=0")).toMatchObject({ items: [expect.objectContaining({ id: ahead })], total: 1, hasMore: false });
+      expect(await list(u.apiKey, "?status=scheduled&offset=1")).toMatchObject({ items: [], total: 1, hasMore: false });
+      expect(await list(u.apiKey, "?status=published&offset=0")).toMatchObject({ items: [], total: 0, hasMore: false });
+    });
+  });
+
   async function tinyPng(): Promise<string> {
     const { makePng } = await import("../../helpers/images");
     return (await makePng(400, 400)).toString("base64");
