@@ -1,7 +1,10 @@
 /**
  * `npm run bench`: every benchmark prints this project's figure beside a peer measured in the same run,
  * and the ratio. Run one area with `npm run bench -- qr` (or images, social, photo, fairness, png, webp, schedule, edge, qr-http, social-http).
+ * Several (or all) run one after the other, each in a process of its own.
  */
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 const BENCHES: Record<string, () => Promise<void>> = {
   qr: async () => (await import("./qr")).benchQr(),
   images: async () => (await import("./images")).benchImages(),
@@ -18,13 +21,21 @@ const BENCHES: Record<string, () => Promise<void>> = {
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
 const names = wanted.length ? wanted : Object.keys(BENCHES);
-for (const name of names) {
-  const bench = BENCHES[name];
-  if (!bench) {
-    console.error(`unknown benchmark "${name}"; choose from ${Object.keys(BENCHES).join(", ")}`);
-    process.exit(2);
+const unknown = names.filter((name) => !BENCHES[name]);
+if (unknown.length) {
+  console.error(`unknown benchmark "${unknown[0]}"; choose from ${Object.keys(BENCHES).join(", ")}`);
+  process.exit(2);
+}
+if (names.length === 1) {
+  console.log(`\n== ${names[0]}`);
+  await BENCHES[names[0]!]!();
+} else {
+  // Each benchmark in a process of its own, one after the other: what one leaves behind (a large heap, worker
+  // threads, sharp's cache, loaded modules) does not weigh on the figures of the next, and a benchmark run in a
+  // whole `npm run bench` measures what it measures when run alone.
+  for (const name of names) {
+    const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), name], { stdio: "inherit" });
+    if (child.status !== 0) process.exit(child.status ?? 1);
   }
-  console.log(`\n== ${name}`);
-  await bench();
 }
 export {};
