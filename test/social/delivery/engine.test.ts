@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
-import { deliveries } from "../../../db/schema";
+import { deliveries, socialAccounts } from "../../../db/schema";
 import { GRAPH_ERROR_BODIES, startGraphFake, type GraphFake } from "../../helpers/graph-fake";
 import { publishDelivery } from "../../../src/social/delivery/publish";
 import { MAX_ATTEMPTS } from "../../../src/social/delivery/policy";
@@ -129,6 +129,33 @@ describe("outcomes by error class", () => {
     expect(posts()).toHaveLength(1);
     // The account keeps the platform's reason, not the echo of the second target.
     expect((await h.accountRow(acct)).tokenError).toMatch(/Session has expired/);
+  });
+
+  it("each publish sends the token its account holds now: a stored token that no longer opens fails without a call, a reconnected one is sent", async () => {
+    const acct = await h.account("pageplatform", "4000", "tok-first");
+    fake.on("POST", /\/4000\/feed$/, feedOk("4000_1"));
+    const sentTokens = () => posts().map((r) => r.params.access_token);
+    expect((await publishDelivery(h.services, (await h.post([acct])).deliveryIds[0]!, fast)).status).toBe("published");
+    expect(sentTokens()).toEqual(["tok-first"]);
+
+    // The stored ciphertext changed by one character (bit rot, a bad restore): it no longer authenticates.
+    const stored = (await h.accountRow(acct)).tokenCiphertext;
+    const last = stored.at(-2) === "A" ? "B" : "A";
+    await h.db.update(socialAccounts).set({ tokenCiphertext: `${stored.slice(0, -2)}${last}${stored.at(-1)}` }).where(eq(socialAccounts.id, acct));
+    expect(await publishDelivery(h.services, (await h.post([acct])).deliveryIds[0]!, fast)).toEqual({ status: "failed", errorCode: "ACCOUNT_NEEDS_RECONNECT" });
+    expect(await h.accountRow(acct)).toMatchObject({ tokenStatus: "invalid", tokenError: expect.stringMatching(/cannot be read/) });
+    expect(sentTokens()).toEqual(["tok-first"]);
+
+    // Reconnected: a new token, stored encrypted.
+    await h.db
+      .update(socialAccounts)
+      .set({ tokenCiphertext: await h.services.tokens.encrypt("tok-second"), tokenStatus: "active", tokenError: null })
+      .where(eq(socialAccounts.id, acct));
+    expect((await publishDelivery(h.services, (await h.post([acct])).deliveryIds[0]!, fast)).status).toBe("published");
+    // And back to the first token's ciphertext: that token again.
+    await h.db.update(socialAccounts).set({ tokenCiphertext: stored }).where(eq(socialAccounts.id, acct));
+    expect((await publishDelivery(h.services, (await h.post([acct])).deliveryIds[0]!, fast)).status).toBe("published");
+    expect(sentTokens()).toEqual(["tok-first", "tok-second", "tok-first"]);
   });
 });
 
