@@ -19,7 +19,7 @@
  *    Peer: the same page by one hand-written query through `pg` (the page of posts newest first, limit/
  *    offset, filtered on their derived status in a lateral join when asked; then the page's status and
  *    deliveries as json_agg), 4 pooled connections. Goals: within 2x of the peer; ours at 100,000 posts
- *    within 1.5x of ours at 1,000. The server's `total` is printed beside the peer's count of the same
+ *    within 1.5x of ours at 1,000 (from the cells, and again with the two users taking turns in the same minute). The server's `total` is printed beside the peer's count of the same
  *    filter, and the first page's ids and statuses are compared with the peer's.
  * 3. Post creation: `POST /api/v1/social/posts` text-only, immediate, to two sandbox pageplatform accounts
  *    (PLATFORM_SANDBOX=on, so the delivery worker really publishes them), a fresh Idempotency-Key each, 16
@@ -492,12 +492,29 @@ async function benchLists(res: BenchResources): Promise<void> {
   console.log(`  timed apart (median of 5, one connection), is in parentheses.`);
   const smallest = LIST_SIZES[0]!;
   const largest = LIST_SIZES.at(-1)!;
-  console.log(`  ours at ${fmt(largest)} posts / ours at ${fmt(smallest)} (goal <= 1.5x: the cost flat in the history); the peer's beside it:`);
+  console.log(`  ours at ${fmt(largest)} posts / ours at ${fmt(smallest)} (goal <= 1.5x: the cost flat in the history), from the cells above with the peer's`);
+  console.log(`  beside it, and measured again taking turns between the two users in ${LIST_ROUNDS} alternating rounds of ${LIST_PER_ROUND} (p50 / p50):`);
+  // The cells above were measured minutes apart, and this machine's speed drifts within minutes (the peer's own
+  // ratio shows it); so ours at both sizes again, taking turns round by round in the same minute.
+  const [small, large] = [users[0]!, users.at(-1)!];
+  console.log(`  ${"".padStart(7)}  ${"".padEnd(26)} ${"from the cells".padStart(18)} ${"peer, cells".padStart(18)} ${"taking turns".padStart(14)}`);
   for (const q of LIST_QUERIES) {
     const at = (size: number) => cells.find((c) => c.size === size && c.q === q)!;
     const growth = (side: "ours" | "peer") => pct(at(largest)[side], 0.5) / pct(at(smallest)[side], 0.5);
+    const a = sides(small.userId, small.key, q).ours;
+    const b = sides(large.userId, large.key, q).ours;
+    await load(a, LIST_WARMUP);
+    await load(b, LIST_WARMUP);
+    const turns = { small: [] as number[], large: [] as number[] };
+    for (let round = 0; round < LIST_ROUNDS; round++) {
+      const both = [async () => turns.small.push(...(await load(a, LIST_PER_ROUND))), async () => turns.large.push(...(await load(b, LIST_PER_ROUND)))];
+      for (const side of round % 2 ? both.reverse() : both) await side();
+    }
+    const turnsRatio = pct(turns.large, 0.5) / pct(turns.small, 0.5);
     const note = at(smallest).items === 0 ? `  (at ${fmt(smallest)} posts the page is past the end: empty)` : "";
-    console.log(`  ${"".padStart(7)}  ${q.query.padEnd(26)} ${`${fmt(growth("ours"), 2)}x`.padStart(18)} ${`${fmt(growth("peer"), 2)}x`.padStart(18)}${note}`);
+    console.log(
+      `  ${"".padStart(7)}  ${q.query.padEnd(26)} ${`${fmt(growth("ours"), 2)}x`.padStart(18)} ${`${fmt(growth("peer"), 2)}x`.padStart(18)} ${`${fmt(turnsRatio, 2)}x`.padStart(14)}  (${fmt(pct(turns.large, 0.5), 1)} / ${fmt(pct(turns.small, 0.5), 1)} ms)${note}`,
+    );
   }
   await res.release(peerPool);
   await res.release(http);
