@@ -16,7 +16,7 @@ export function sandboxInProcess(app: Hono<AppEnv>, base: string, fallback: type
   return (input, init) => {
     const url = input instanceof Request ? input.url : String(input);
     if (!url.startsWith(base)) return fallback(input, init);
-    const request = new Request(input, init);
+    const request = new Request(input, withDeclaredLength(init));
     return new Promise<Response>((resolve, reject) => {
       const { signal } = request;
       if (signal.aborted) return reject(signal.reason);
@@ -24,4 +24,16 @@ export function sandboxInProcess(app: Hono<AppEnv>, base: string, fallback: type
       Promise.resolve(app.fetch(request)).then(resolve, reject);
     });
   };
+}
+
+/**
+ * A string body with the Content-Length an HTTP client sends with it (undici's fetch does; `new Request` alone
+ * does not). Without it the sandbox's body limit took the body for chunked and read it through a counting
+ * stream into a new Request before the route read it again.
+ */
+function withDeclaredLength(init: RequestInit | undefined): RequestInit | undefined {
+  if (typeof init?.body !== "string") return init;
+  const headers = new Headers(init.headers);
+  if (!headers.has("content-length")) headers.set("content-length", String(Buffer.byteLength(init.body)));
+  return { ...init, headers };
 }
