@@ -344,4 +344,13 @@ describe("field rules: 422 naming the field", () => {
       expect(await h.db.select().from(idempotencyKeys).where(eq(idempotencyKeys.userId, u.userId))).toEqual([]);
     });
   }
+
+  it("the example a malformed scheduledFor is shown is itself accepted", async () => {
+    const u = await user();
+    const refused = (await body(await h.createPost(u.apiKey, { accountIds: u.page, caption: "x", scheduledFor: "next friday" }))).error;
+    const example = /e\.g\. (\S+)$/.exec(refused.details.find((d: any) => d.path === "scheduledFor").message)?.[1];
+    expect(example).toMatch(/^\d{4}-\d{2}-\d{2}T09:30:00Z$/);
+    const res = await h.createPost(u.apiKey, { accountIds: u.page, caption: "x", scheduledFor: example });
+    expect(res.status, JSON.stringify(await res.clone().json())).toBe(201);
+  });
 });
