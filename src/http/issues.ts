@@ -19,6 +19,8 @@ export interface IssueLike {
   code?: string;
   keys?: ReadonlyArray<PropertyKey>;
   errors?: ReadonlyArray<ReadonlyArray<IssueLike>>;
+  /** An invalid_value issue's accepted values. */
+  values?: ReadonlyArray<unknown>;
 }
 
 export interface IssueContext {
@@ -41,9 +43,13 @@ export function detailsFromIssues(issues: ReadonlyArray<IssueLike>, context: Iss
   const repeated = context.source === "query" ? repeatedParameters(context.input).filter(([name]) => !unknown.has(name)) : [];
   const details: ErrorDetail[] = repeated.map(([name, times]) => ({ path: shown(name), message: `was given ${times} times; give it once` }));
   const skip = new Set(repeated.map(([name]) => name));
+  // A value of the wrong type is said once: zod still runs the field's checks on it (a string has a length
+  // for an array's `max`), and what those say is beside the point.
+  const wrongType = new Set(issues.filter((i) => i.code === "invalid_type").map((i) => i.path.join("\u0000")));
   const rest: ErrorDetail[] = [];
   for (const issue of issues) {
     if (context.source === "query" && skip.has(String(issue.path[0] ?? ""))) continue;
+    if (issue.code !== "invalid_type" && wrongType.has(issue.path.join("\u0000"))) continue;
     // Unknown names first: a misspelt field also makes the real one "required", and the typo is the cause.
     (issue.code === "unrecognized_keys" ? details : rest).push(...detailsOf(issue, [], context));
   }
@@ -61,7 +67,26 @@ function detailsOf(issue: IssueLike, prefix: PropertyKey[], context: IssueContex
     const branch = bestBranch(issue.errors);
     if (branch) return branch.flatMap((inner) => detailsOf(inner, path, context));
   }
-  return [{ path: join(path, context.source), message: missing(issue, path, context) ? "is required" : issue.message }];
+  return [{ path: join(path, context.source), message: missing(issue, path, context) ? "is required" : worded(issue) }];
+}
+
+/**
+ * zod's default words for a wrong type or a value outside a list ("Invalid input: expected array, received
+ * string", "Invalid option: expected one of \"1K\"|\"2K\"") in the house style of the other messages ("must
+ * be an array, not a string", "must be one of 1K, 2K, 4K"); a schema's own message is kept as written.
+ */
+function worded(issue: IssueLike): string {
+  if (issue.code === "invalid_value" && /^Invalid (option|input)/.test(issue.message) && issue.values?.length) {
+    return issue.values.length === 1 ? `must be ${String(issue.values[0])}` : `must be one of ${issue.values.map(String).join(", ")}`;
+  }
+  const type = issue.code === "invalid_type" ? /^Invalid input: expected (\w+), received (\w+)$/.exec(issue.message) : null;
+  if (type) return `must be ${withArticle(type[1]!)}, not ${withArticle(type[2]!)}`;
+  return issue.message;
+}
+
+function withArticle(type: string): string {
+  if (type === "null" || type === "undefined" || type === "NaN") return type;
+  return `${/^[aeiou]/.test(type) ? "an" : "a"} ${type}`;
 }
 
 /** zod's own words for an absent field ("Invalid input: expected string, received undefined"), not a schema's. */

@@ -185,6 +185,32 @@ describe("number parameters that are not whole numbers in range", () => {
   });
 });
 
+describe("a wrong type or a value outside a list is said in the house words, not zod's", () => {
+  it("A, B and C", async () => {
+    const photo = OPERATIONS.find((op) => op.template === "/api/image/product-photography")!;
+    const valid = photo.body!() as Record<string, unknown>;
+    const resolution = await error422(await send(photo, "", { ...valid, resolution: "8K" }));
+    expect(resolution.details).toEqual([{ path: "resolution", message: "must be one of 1K, 2K, 4K" }]);
+    const images = await error422(await send(photo, "", { ...valid, productImages: product }));
+    expect(images.details).toEqual([{ path: "productImages", message: "must be an array, not a string" }]);
+
+    const generate = OPERATIONS.find((op) => op.template === "/api/qr-code/generate")!;
+    const encryption = await error422(await send(generate, "", { type: "wifi", ssid: "Cafe", password: "secret123", encryption: "WPA3" }));
+    expect(encryption.details).toEqual([{ path: "encryption", message: "must be one of WPA, WEP, nopass" }]);
+    // Area A's fields say it in words of their own, which stay.
+    const transparent = await error422(await send(generate, "", { type: "text", value: "x", isTransparent: "yes" }));
+    expect(transparent.details).toEqual([{ path: "isTransparent", message: "must be true or false" }]);
+
+    const create = OPERATIONS.find((op) => op.template === "/api/v1/social/posts" && op.method === "POST")!;
+    const hashtags = await error422(await send(create, "", { accountIds: u.page, caption: "x", hashtags: "#a #b" }));
+    expect(hashtags.details).toEqual([{ path: "hashtags", message: "must be an array, not a string" }]);
+    const list = await error422(await h.app.request("/api/v1/social/posts?status=done", { headers: h.auth(u.apiKey) }));
+    expect(list.details[0]?.message).toMatch(/^must be one of scheduled, queued, .*, cancelled$/);
+    const nothing = await error422(await h.app.request(create.path(), { method: "POST", headers: json(create.headers?.() ?? {}), body: "null" }));
+    expect(nothing.details).toEqual([{ path: "(body)", message: "must be an object, not null" }]);
+  });
+});
+
 describe("unknown body fields: 422 naming the field, in every area", () => {
   it("A: POST /api/qr-code/generate and /decode", async () => {
     const generate = OPERATIONS.find((op) => op.template === "/api/qr-code/generate")!;

@@ -138,8 +138,8 @@ describe("body errors", () => {
     ["an unknown field", { url: "https://a.example/x.png", caption: "x" }, "caption", /not a known field/],
     ["a number", 42, "(body)", /send \{url\}/],
     ["an empty string", "", "(body)", /must not be empty/],
-    ["url not a string", { url: 5 }, "url", /expected string/],
-    ["an unsupported mimeType", { base64: "AAAA", mimeType: "image/gif" }, "mimeType", /expected one of/],
+    ["url not a string", { url: 5 }, "url", /must be a string, not a number/],
+    ["an unsupported mimeType", { base64: "AAAA", mimeType: "image/gif" }, "mimeType", /must be one of image\/jpeg, /],
   ])("422 for %s", async (_name, payload, path, message) => {
     const { apiKey } = await h.createUser();
     const res = await h.createMedia(apiKey, payload);
