@@ -20,7 +20,8 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { etag } from "hono/etag";
 import type { Context, MiddlewareHandler } from "hono";
-import { authenticateApiKey, bearerToken, requireAuth } from "../http/auth";
+import { authenticateApiKey, bearerToken, requireAuth, unauthorized } from "../http/auth";
+import { looksLikeApiKey } from "../http/api-keys";
 import type { AppEnv } from "../http/env";
 import { invalidField } from "../http/errors";
 import { inlineImageBody, type InlineImageField } from "../http/inline-images";
@@ -37,10 +38,17 @@ const GET_CACHE_CONTROL = "private, max-age=86400";
 /** An unencoded URL's own query string lands in ours; say so rather than encode half the URL. */
 const UNKNOWN_QUERY_HINT = "if it belongs to the text, URL-encode the text";
 
-/** Authenticates the `{apiKey}` path segment as an API key. */
-function pathKeyAuth(): MiddlewareHandler<AppEnv> {
+/**
+ * Authenticates the `{apiKey}` path segment as an API key. A segment that is no key at all (a placeholder such
+ * as `-` with the header forgotten) is told where the key goes, rather than that the key is not valid.
+ */
+function pathKeyAuth(orBearer: boolean): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    c.set("userId", await authenticateApiKey(c.var.services, c.req.param("apiKey") ?? ""));
+    const segment = c.req.param("apiKey") ?? "";
+    if (!looksLikeApiKey(segment)) {
+      throw unauthorized(`No API key in the path: put your API key in place of {apiKey}${orBearer ? ", or send Authorization: Bearer <API key>" : ""}.`);
+    }
+    c.set("userId", await authenticateApiKey(c.var.services, segment));
     c.set("authKind", "api_key");
     await next();
   };
@@ -49,7 +57,7 @@ function pathKeyAuth(): MiddlewareHandler<AppEnv> {
 /** A Bearer header when there is one (then the path segment is not used), else the path key. */
 function bearerOrPathKeyAuth(): MiddlewareHandler<AppEnv> {
   const bearer = requireAuth();
-  const path = pathKeyAuth();
+  const path = pathKeyAuth(true);
   return (c, next) => (bearerToken(c.req.header("authorization")) !== null ? bearer(c, next) : path(c, next));
 }
 
@@ -105,7 +113,7 @@ export function createQrRoutes(): OpenAPIHono<AppEnv> {
 
   router.openapi(
     // Hono's etag(): a strong ETag from the PNG's digest, and 304 when If-None-Match has it.
-    { ...qrRoutes.generatePng, middleware: [pathKeyAuth(), rateLimit("qr"), etag()] },
+    { ...qrRoutes.generatePng, middleware: [pathKeyAuth(false), rateLimit("qr"), etag()] },
     async (c) => {
       const input = { text: c.req.valid("param").text, query: c.req.valid("query") };
       const result = await generateQrCode(c.var.services, c.var.userId, getRequest(input));

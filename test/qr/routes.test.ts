@@ -129,6 +129,19 @@ describe("GET /generate-base64/{apiKey}/{text}", () => {
     expect(((await viaBearer.json()) as { data: { qrCodeDataUrl: string } }).data.qrCodeDataUrl).toBe(body.data.qrCodeDataUrl);
   });
 
+  it("a placeholder in the path without the header is told where the key goes; a wrong key is told it is not valid", async () => {
+    const message = async (res: Response) => {
+      expect(res.status).toBe(401);
+      return ((await res.json()) as { error: { message: string } }).error.message;
+    };
+    expect(await message(await h.app.request(`/api/qr-code/generate-base64/-/hello`))).toBe(
+      "No API key in the path: put your API key in place of {apiKey}, or send Authorization: Bearer <API key>.",
+    );
+    expect(await message(await h.app.request(`/api/qr-code/generate/-/hello`))).toBe("No API key in the path: put your API key in place of {apiKey}.");
+    const wrong = apiKey.slice(0, -4) + (apiKey.endsWith("AAAA") ? "BBBB" : "AAAA");
+    expect(await message(await h.app.request(`/api/qr-code/generate-base64/${wrong}/hello`))).toBe("The API key is not valid or has been revoked.");
+  });
+
   it("refuses a wrong path key, and a wrong Bearer even with a good path key", async () => {
     expect((await h.app.request(`/api/qr-code/generate-base64/nope/hello`)).status).toBe(401);
     expect((await h.app.request(`/api/qr-code/generate-base64/${apiKey}/hello`, { headers: { Authorization: "Bearer nope" } })).status).toBe(401);
