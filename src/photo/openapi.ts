@@ -20,6 +20,8 @@ const security = [{ bearerAuth: [] }];
 
 const BASE = "https://api.example.com";
 const JOB_ID = "7c1e4b2a-9d3f-4a6e-b8c5-2f0d1e3a4b5c";
+/** What a malformed job id is told (the 404 is for a well-formed id this owner has no job under). */
+const JOB_ID_MESSAGE = "must be a job id: the UUID `id` of a 202 answer (its Location ends with it)";
 const cost = (credits: number, usd: number, inr: number) => ({ credits, usd, inr });
 
 const template = (id: string, title: string, categoryId: string, categoryTitle: string) => ({ id, title, categoryId, categoryTitle, demoImageUrl: `${BASE}/api/image/demo/${id}.png` });
@@ -229,7 +231,7 @@ export const photoRoutes = {
     summary: "Poll a product-photography job",
     description: "Status of a `Prefer: respond-async` request (owner only), and its result once done.",
     security,
-    request: { query: NoQuerySchema, params: z.object({ id: z.string().uuid().openapi({ param: { name: "id", in: "path", example: JOB_ID } }) }) },
+    request: { query: NoQuerySchema, params: z.object({ id: z.string().uuid({ error: JOB_ID_MESSAGE }).openapi({ param: { name: "id", in: "path", example: JOB_ID } }) }) },
     responses: {
       200: {
         description: "The job.",
@@ -247,7 +249,7 @@ export const photoRoutes = {
       },
       401: unauthorized,
       404: errorResponse("No such job for this key's owner.", ["JOB_NOT_FOUND", "No product-photography job with this id for this key's owner."]),
-      422: errorResponse("The id is not a UUID, or a query parameter was given.", ["VALIDATION_FAILED", "id: Invalid UUID", [{ path: "id", message: "Invalid UUID" }]]),
+      422: errorResponse("The id is not a UUID, or a query parameter was given.", ["VALIDATION_FAILED", `id: ${JOB_ID_MESSAGE}`, [{ path: "id", message: JOB_ID_MESSAGE }]]),
       429: errorResponse("Rate limit reached; wait Retry-After seconds.", ["RATE_LIMITED", "Rate limit of 300 requests per minute reached; retry in 8 s."]),
       500: internalError,
     },

@@ -259,7 +259,11 @@ describe("async jobs", () => {
     await fetchFile(state.result.images[0].imageUrl);
     const stranger = await h.createUser();
     expect((await h.app.request(location, { headers: h.auth(stranger.apiKey) })).status).toBe(404);
-    expect((await h.app.request("/api/image/product-photography/jobs/not-a-uuid", { headers: h.auth(h.apiKey) })).status).toBe(422);
+    const malformed = await h.app.request("/api/image/product-photography/jobs/not-a-uuid", { headers: h.auth(h.apiKey) });
+    expect(malformed.status).toBe(422);
+    expect(((await malformed.json()) as { error: { details: unknown[] } }).error.details).toEqual([
+      { path: "id", message: "must be a job id: the UUID `id` of a 202 answer (its Location ends with it)" },
+    ]);
   });
 });
 
