@@ -23,7 +23,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { authenticateApiKey, bearerToken, requireAuth, unauthorized } from "../http/auth";
 import { looksLikeApiKey } from "../http/api-keys";
 import type { AppEnv } from "../http/env";
-import { invalidField } from "../http/errors";
+import { ApiError, invalidField } from "../http/errors";
 import { inlineImageBody, type InlineImageField } from "../http/inline-images";
 import { NoQuerySchema, parseQuery, validationHook } from "../http/validate";
 import { rateLimit } from "../http/rate-limit";
@@ -75,6 +75,17 @@ function getRequest({ text, query }: GetInput) {
   return isHttpUrl(text) ? { type: "url" as const, value: text, ...design } : { type: "text" as const, value: text, ...design };
 }
 
+/** The GET routes take the content as the path's `{text}`: what is said about the request's `value` names it so. */
+async function namingText<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    if (!(err instanceof ApiError) || !err.details?.some((d) => d.path === "value")) throw err;
+    const details = err.details.map((d) => (d.path === "value" ? { ...d, path: "text" } : d));
+    throw new ApiError(err.code, err.message.replace(/^value: /, "text: "), { details, headers: err.headers });
+  }
+}
+
 /**
  * The POST routes refuse in the order they always have: an unknown query parameter (422) before a body that
  * is not JSON (415) or is empty (400). The route's own query validator then finds nothing left to refuse.
@@ -116,7 +127,7 @@ export function createQrRoutes(): OpenAPIHono<AppEnv> {
     { ...qrRoutes.generatePng, middleware: [pathKeyAuth(false), rateLimit("qr"), etag()] },
     async (c) => {
       const input = { text: c.req.valid("param").text, query: c.req.valid("query") };
-      const result = await generateQrCode(c.var.services, c.var.userId, getRequest(input));
+      const result = await namingText(generateQrCode(c.var.services, c.var.userId, getRequest(input)));
       c.header("Cache-Control", GET_CACHE_CONTROL);
       c.header("Content-Disposition", 'inline; filename="qr-code.png"');
       applyWarnings(c, result.warnings);
@@ -129,7 +140,7 @@ export function createQrRoutes(): OpenAPIHono<AppEnv> {
     { ...qrRoutes.generateBase64, middleware: [bearerOrPathKeyAuth(), rateLimit("qr")] },
     async (c) => {
       const input = { text: c.req.valid("param").text, query: c.req.valid("query") };
-      const result = await generateQrCode(c.var.services, c.var.userId, getRequest(input));
+      const result = await namingText(generateQrCode(c.var.services, c.var.userId, getRequest(input)));
       c.header("Cache-Control", GET_CACHE_CONTROL);
       c.header("Vary", "Authorization");
       applyWarnings(c, result.warnings);

@@ -101,6 +101,16 @@ describe("GET /generate/{apiKey}/{text}", () => {
     expect((await h.app.request(`/api/qr-code/generate/${apiKey}/hello?fgColor=%23ffffff&bgColor=000000`)).status).toBe(422);
   });
 
+  it("content too long for a code names the path's text, the field a GET caller sent", async () => {
+    for (const route of ["generate", "generate-base64"]) {
+      const res = await h.app.request(`/api/qr-code/${route}/${apiKey}/${"x".repeat(3000)}`);
+      expect(res.status).toBe(422);
+      const err = ((await res.json()) as { error: { message: string; details: unknown[] } }).error;
+      expect(err.message).toMatch(/at most 2331 bytes/);
+      expect(err.details).toEqual([{ path: "text", message: "is 3000 bytes, at most 2331 fit" }]);
+    }
+  });
+
   it("never puts the path key in a log line", async () => {
     const lines: string[] = [];
     const logged = await createTestApp({ logLines: lines });
