@@ -82,6 +82,7 @@ const EXPECTED: Array<[string, RegExp, number]> = [
   ["POST", /\/api\/qr-code\/generate$/, 200],
   ["POST", /\/api\/qr-code\/generate$/, 200],
   ["POST", /\/api\/qr-code\/generate$/, 200],
+  ["POST", /\/api\/qr-code\/generate$/, 200],
   ["POST", /\/api\/qr-code\/decode$/, 200],
   ["GET", /\/api\/image\/product-photography-prompts$/, 200],
   ["GET", /\/api\/image\/image-model-options$/, 200],
@@ -132,7 +133,7 @@ describe("the README against npm run dev:edge", () => {
     // Area A: the PNG, every POST type, and the code read back.
     expect(await sharp(join(workDir, "qr.png")).metadata()).toMatchObject({ format: "png", width: 300, height: 300 });
     expect(stdout).toContain('{"data":{"decodedText":"https://example.com"}}');
-    expect(stdout.match(/"qrCodeDataUrl":"data:image\/png;base64,/g)).toHaveLength(5);
+    expect(stdout.match(/"qrCodeDataUrl":"data:image\/png;base64,/g)).toHaveLength(6);
 
     // Area B: the base64 photo decoded into a PNG; the batch with one product failed alone; the async job.
     expect(await sharp(join(workDir, "photo.png")).metadata()).toMatchObject({ format: "png", width: 1024, height: 1024 });
