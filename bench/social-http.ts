@@ -462,13 +462,8 @@ async function benchLists(res: BenchResources): Promise<void> {
       const [page, rows, counted] = await Promise.all([ours(), peer(), admin.query<{ n: number }>(peerSql(Boolean(q.published), true), [userId])]);
       const samePage = page.items.length === rows.length && page.items.every((item, i) => item.id === rows[i]!.id && item.status === rows[i]!.status);
 
-      await load(ours, LIST_WARMUP);
-      await load(peer, LIST_WARMUP);
-      const times = { ours: [] as number[], peer: [] as number[] };
-      for (let round = 0; round < LIST_ROUNDS; round++) {
-        const sides = [async () => times.ours.push(...(await load(ours, LIST_PER_ROUND))), async () => times.peer.push(...(await load(peer, LIST_PER_ROUND)))];
-        for (const side of round % 2 ? sides.reverse() : sides) await side();
-      }
+      const [oursTimes, peerTimes] = await takingTurns(ours, peer);
+      const times = { ours: oursTimes, peer: peerTimes };
       const countMs = await medianMs(() => admin.query(peerSql(Boolean(q.published), true), [userId]), 5, 1);
       cells.push({ size, q, ours: times.ours, peer: times.peer, total: page.total, peerCount: counted.rows[0]!.n, countMs, items: page.items.length, samePage });
     }
@@ -501,15 +496,8 @@ async function benchLists(res: BenchResources): Promise<void> {
   for (const q of LIST_QUERIES) {
     const at = (size: number) => cells.find((c) => c.size === size && c.q === q)!;
     const growth = (side: "ours" | "peer") => pct(at(largest)[side], 0.5) / pct(at(smallest)[side], 0.5);
-    const a = sides(small.userId, small.key, q).ours;
-    const b = sides(large.userId, large.key, q).ours;
-    await load(a, LIST_WARMUP);
-    await load(b, LIST_WARMUP);
-    const turns = { small: [] as number[], large: [] as number[] };
-    for (let round = 0; round < LIST_ROUNDS; round++) {
-      const both = [async () => turns.small.push(...(await load(a, LIST_PER_ROUND))), async () => turns.large.push(...(await load(b, LIST_PER_ROUND)))];
-      for (const side of round % 2 ? both.reverse() : both) await side();
-    }
+    const [smallTimes, largeTimes] = await takingTurns(sides(small.userId, small.key, q).ours, sides(large.userId, large.key, q).ours);
+    const turns = { small: smallTimes, large: largeTimes };
     const turnsRatio = pct(turns.large, 0.5) / pct(turns.small, 0.5);
     const note = at(smallest).items === 0 ? `  (at ${fmt(smallest)} posts the page is past the end: empty)` : "";
     console.log(
@@ -522,6 +510,22 @@ async function benchLists(res: BenchResources): Promise<void> {
   if (nodeArgs?.length) await server.kill("SIGTERM");
   await res.release(server);
   await res.release(scratch);
+}
+
+/**
+ * `a` and `b` warmed with LIST_WARMUP calls each, then LIST_ROUNDS rounds of LIST_PER_ROUND calls each,
+ * taking turns (who goes first alternates), so both meet the machine as it is in the same minute; the
+ * milliseconds of each call of `a` and of `b`.
+ */
+async function takingTurns(a: () => Promise<unknown>, b: () => Promise<unknown>): Promise<[number[], number[]]> {
+  await load(a, LIST_WARMUP);
+  await load(b, LIST_WARMUP);
+  const times: [number[], number[]] = [[], []];
+  for (let round = 0; round < LIST_ROUNDS; round++) {
+    const both = [async () => times[0].push(...(await load(a, LIST_PER_ROUND))), async () => times[1].push(...(await load(b, LIST_PER_ROUND)))];
+    for (const side of round % 2 ? both.reverse() : both) await side();
+  }
+  return times;
 }
 
 /** `count` calls of `call`, LIST_CONNECTIONS at a time; the milliseconds of each. */
