@@ -16,7 +16,7 @@ export function sandboxInProcess(app: Hono<AppEnv>, base: string, fallback: type
   return (input, init) => {
     const url = input instanceof Request ? input.url : String(input);
     if (!url.startsWith(base)) return fallback(input, init);
-    const request = new Request(input, withDeclaredLength(init));
+    const request = new Request(input, withDeclaredLength(input, init));
     return new Promise<Response>((resolve, reject) => {
       const { signal } = request;
       if (signal.aborted) return reject(signal.reason);
@@ -31,9 +31,10 @@ export function sandboxInProcess(app: Hono<AppEnv>, base: string, fallback: type
  * does not). Without it the sandbox's body limit took the body for chunked and read it through a counting
  * stream into a new Request before the route read it again.
  */
-function withDeclaredLength(init: RequestInit | undefined): RequestInit | undefined {
+function withDeclaredLength(input: RequestInfo | URL, init: RequestInit | undefined): RequestInit | undefined {
   if (typeof init?.body !== "string") return init;
-  const headers = new Headers(init.headers);
+  // Headers given in `init` replace a Request input's own, so start from those when `init` has none.
+  const headers = new Headers(init.headers ?? (input instanceof Request ? input.headers : undefined));
   if (!headers.has("content-length")) headers.set("content-length", String(Buffer.byteLength(init.body)));
   return { ...init, headers };
 }

@@ -77,11 +77,21 @@ function detailsOf(issue: IssueLike, prefix: PropertyKey[], context: IssueContex
  */
 function worded(issue: IssueLike): string {
   if (issue.code === "invalid_value" && /^Invalid (option|input)/.test(issue.message) && issue.values?.length) {
-    return issue.values.length === 1 ? `must be ${String(issue.values[0])}` : `must be one of ${issue.values.map(String).join(", ")}`;
+    const values = issue.values.map(listed);
+    return values.length === 1 ? `must be ${values[0]}` : `must be one of ${values.join(", ")}`;
   }
   const type = issue.code === "invalid_type" ? /^Invalid input: expected (\w+), received (\w+)$/.exec(issue.message) : null;
-  if (type) return `must be ${withArticle(type[1]!)}, not ${withArticle(type[2]!)}`;
+  if (type?.[1] === "int") return "must be a whole number";
+  if (type && TYPE_NAMES.has(type[1]!)) return `must be ${withArticle(type[1]!)}, not ${withArticle(type[2]!)}`;
   return issue.message;
+}
+
+/** The types of a JSON value: what is expected is said in these words; any other expectation keeps zod's. */
+const TYPE_NAMES = new Set(["string", "number", "boolean", "array", "object"]);
+
+/** A listed value as a word when it reads as one, else as JSON (an empty string, a comma, a space). */
+function listed(value: unknown): string {
+  return typeof value === "string" && /^[\w./:+-]+$/.test(value) ? value : JSON.stringify(value);
 }
 
 function withArticle(type: string): string {

@@ -208,6 +208,13 @@ describe("a wrong type or a value outside a list is said in the house words, not
     expect(list.details[0]?.message).toMatch(/^must be one of scheduled, queued, .*, cancelled$/);
     const nothing = await error422(await h.app.request(create.path(), { method: "POST", headers: json(create.headers?.() ?? {}), body: "null" }));
     expect(nothing.details).toEqual([{ path: "(body)", message: "must be an object, not null" }]);
+
+    // A number that must be whole, and a value outside a list, on the sandbox's control routes.
+    const faults = OPERATIONS.find((op) => op.template === "/sandbox/faults")!;
+    const times = await error422(await send(faults, "", { accountId: u.page, kind: "transient", times: 1.5 }));
+    expect(times.details).toEqual([{ path: "times", message: "must be a whole number" }]);
+    const kind = await error422(await send(faults, "", { accountId: u.page, kind: "flaky", times: 1 }));
+    expect(kind.details[0]?.message).toMatch(/^must be one of transient, /);
   });
 });
 
