@@ -9,8 +9,9 @@
 import type { TokenCipher } from "../services";
 import { base64FromBytes, bytesFromBase64Strict } from "../lib/encoding";
 
-/** How many opened tokens a cipher keeps (accounts publishing at the same time). */
+/** How many opened tokens a cipher keeps (accounts publishing at the same time), and for how long at most. */
 const OPENED_SIZE = 1000;
+const OPENED_MS = 10 * 60_000;
 
 export function AesGcmTokenCipher(base64Key: string): TokenCipher {
   const raw = bytesFromBase64Strict(base64Key);
@@ -19,8 +20,9 @@ export function AesGcmTokenCipher(base64Key: string): TokenCipher {
   // The tokens this cipher opened lately, by ciphertext (least recently used first): every delivery decrypts
   // its account's token, and WebCrypto's decrypt is a job on libuv's thread pool and back, 30 µs of the
   // request thread's time each. A ciphertext always opens to the same token (a changed or tampered one is
-  // another key here and is decrypted, and checked, afresh), so nothing kept can be stale.
-  const opened = new Map<string, string>();
+  // another key here and is decrypted, and checked, afresh), so nothing kept can be stale. A token is kept
+  // ten minutes at most, so the tokens of accounts no longer publishing do not stay in the heap for good.
+  const opened = new Map<string, { plain: string; at: number }>();
   const b64url = (bytes: Uint8Array) => base64FromBytes(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
   return {
     async encrypt(plain) {
@@ -30,17 +32,17 @@ export function AesGcmTokenCipher(base64Key: string): TokenCipher {
     },
     async decrypt(cipher) {
       const known = opened.get(cipher);
-      if (known !== undefined) {
-        opened.delete(cipher);
+      opened.delete(cipher);
+      if (known && Date.now() - known.at < OPENED_MS) {
         opened.set(cipher, known);
-        return known;
+        return known.plain;
       }
       const [ivPart, dataPart] = cipher.split(".");
       const iv = bytesFromBase64Strict(ivPart ?? "");
       const data = bytesFromBase64Strict(dataPart ?? "");
       if (!iv || !data) throw new Error("malformed token ciphertext");
       const plain = new TextDecoder().decode(await crypto.subtle.decrypt({ name: "AES-GCM", iv: iv as BufferSource }, await keyPromise, data as BufferSource));
-      opened.set(cipher, plain);
+      opened.set(cipher, { plain, at: Date.now() });
       if (opened.size > OPENED_SIZE) opened.delete(opened.keys().next().value!);
       return plain;
     },
