@@ -20,31 +20,40 @@ export function AesGcmTokenCipher(base64Key: string): TokenCipher {
   // The tokens this cipher opened lately, by ciphertext (least recently used first): every delivery decrypts
   // its account's token, and WebCrypto's decrypt is a job on libuv's thread pool and back, 30 µs of the
   // request thread's time each. A ciphertext always opens to the same token (a changed or tampered one is
-  // another key here and is decrypted, and checked, afresh), so nothing kept can be stale. A token is kept
-  // ten minutes at most, so the tokens of accounts no longer publishing do not stay in the heap for good.
-  const opened = new Map<string, { plain: string; at: number }>();
+  // another key here and is decrypted, and checked, afresh), so nothing kept can be stale. What is kept is
+  // the opening itself, from its start: a burst of one account's targets claimed together asks for its token
+  // a hundred times before the first decrypt is back, and all of them wait for that one. A ciphertext that
+  // does not open is not kept. A token is kept ten minutes at most, so the tokens of accounts no longer
+  // publishing do not stay in the heap for good.
+  const opened = new Map<string, { plain: Promise<string>; at: number }>();
   const b64url = (bytes: Uint8Array) => base64FromBytes(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  const open = async (cipher: string) => {
+    const [ivPart, dataPart] = cipher.split(".");
+    const iv = bytesFromBase64Strict(ivPart ?? "");
+    const data = bytesFromBase64Strict(dataPart ?? "");
+    if (!iv || !data) throw new Error("malformed token ciphertext");
+    return new TextDecoder().decode(await crypto.subtle.decrypt({ name: "AES-GCM", iv: iv as BufferSource }, await keyPromise, data as BufferSource));
+  };
   return {
     async encrypt(plain) {
       const iv = crypto.getRandomValues(new Uint8Array(12));
       const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: "AES-GCM", iv }, await keyPromise, new TextEncoder().encode(plain)));
       return `${b64url(iv)}.${b64url(sealed)}`;
     },
-    async decrypt(cipher) {
+    decrypt(cipher) {
       const known = opened.get(cipher);
       opened.delete(cipher);
       if (known && Date.now() - known.at < OPENED_MS) {
         opened.set(cipher, known);
         return known.plain;
       }
-      const [ivPart, dataPart] = cipher.split(".");
-      const iv = bytesFromBase64Strict(ivPart ?? "");
-      const data = bytesFromBase64Strict(dataPart ?? "");
-      if (!iv || !data) throw new Error("malformed token ciphertext");
-      const plain = new TextDecoder().decode(await crypto.subtle.decrypt({ name: "AES-GCM", iv: iv as BufferSource }, await keyPromise, data as BufferSource));
-      opened.set(cipher, { plain, at: Date.now() });
+      const entry = { plain: open(cipher), at: Date.now() };
+      opened.set(cipher, entry);
       if (opened.size > OPENED_SIZE) opened.delete(opened.keys().next().value!);
-      return plain;
+      entry.plain.catch(() => {
+        if (opened.get(cipher) === entry) opened.delete(cipher);
+      });
+      return entry.plain;
     },
   };
 }
