@@ -10,6 +10,7 @@ import { prepared } from "../../../db/prepared";
 import { sandboxAccountFaults, sandboxGrants, sandboxItems, sandboxTokens } from "../../../db/schema";
 import type { FaultKind } from "./graph-errors";
 import { toHex } from "../../lib/encoding";
+import { groupCommit } from "../delivery/group-commit";
 
 export type SandboxItem = typeof sandboxItems.$inferSelect;
 
@@ -42,25 +43,32 @@ export async function saveToken(db: Db, token: string, account: SandboxAccount):
 /**
  * Tokens this process has seen valid, per database handle. A token's row is written once and never changed,
  * so a hit is what the database would answer; the age limit only bounds how long a hand edit goes unseen.
- * Unknown tokens are not kept (every miss asks the database).
+ * What is kept is the lookup from its start, so that a burst of publishes with one token asks the database
+ * once, not once per publish that arrives before the first answer. Unknown tokens are not kept (every miss
+ * asks the database).
  */
-const knownTokens = new WeakMap<object, Map<string, { account: SandboxAccount; at: number }>>();
+const knownTokens = new WeakMap<object, Map<string, { account: Promise<SandboxAccount | null>; at: number }>>();
 const TOKEN_CACHE_MS = 60_000;
 const TOKEN_CACHE_SIZE = 10_000;
 
 /** The account a valid token speaks for, or null. */
-export async function tokenAccount(db: Db, token: string): Promise<SandboxAccount | null> {
+export function tokenAccount(db: Db, token: string): Promise<SandboxAccount | null> {
   let known = knownTokens.get(db);
   if (!known) knownTokens.set(db, (known = new Map()));
   const hit = known.get(token);
   if (hit && Date.now() - hit.at < TOKEN_CACHE_MS) return hit.account;
   const byToken = prepared(db, "sandbox_token", () => db.select().from(sandboxTokens).where(eq(sandboxTokens.token, sql.placeholder("token"))).limit(1));
-  const [row] = await byToken.execute({ token });
-  if (!row?.valid) return null;
-  const account = { owner: row.owner, platformAccountId: row.platformAccountId };
+  const entry = {
+    account: byToken.execute({ token }).then(([row]) => (row?.valid ? { owner: row.owner, platformAccountId: row.platformAccountId } : null)),
+    at: Date.now(),
+  };
   if (known.size >= TOKEN_CACHE_SIZE) known.clear();
-  known.set(token, { account, at: Date.now() });
-  return account;
+  known.set(token, entry);
+  const forget = () => {
+    if (known.get(token) === entry) known.delete(token);
+  };
+  entry.account.then((account) => account ?? forget(), forget);
+  return entry.account;
 }
 
 export async function setFault(db: Db, account: SandboxAccount, kind: FaultKind, times: number): Promise<void> {
@@ -92,11 +100,63 @@ function takeFaultQuery(db: Db) {
 }
 
 /**
- * Consumes one pending fault of the item's account or, when it has none, inserts `item`, in one statement: a
- * publish without faults (nearly all of them) costs one round trip. Answers the fault taken, in which case
- * nothing was inserted, or null when the item was.
+ * Consumes one pending fault of the item's account or, when it has none, inserts `item`. Answers the fault
+ * taken, in which case nothing was inserted, or null when the item was. Publishes that arrive together (a
+ * burst of scheduled targets) are stored by one statement (`groupCommit`): on the embedded default every
+ * statement runs on the request thread, and one insert per publish was the sandbox's largest cost in a burst.
  */
-export async function insertUnlessFault(db: Db, item: NewItem): Promise<FaultKind | null> {
+export function insertUnlessFault(db: Db, item: NewItem): Promise<FaultKind | null> {
+  let insert = itemInserts.get(db);
+  if (!insert) itemInserts.set(db, (insert = groupCommit((items: NewItem[]) => insertAllUnlessFault(db, items), ITEM_WINDOW)));
+  return insert(item);
+}
+
+/** A publish waits this long for others to store with it (the platform's answer waits with it). */
+const ITEM_WINDOW = { windowMs: 2 };
+const itemInserts = new WeakMap<Db, (item: NewItem) => Promise<FaultKind | null>>();
+
+/**
+ * The items of accounts without a pending fault, all in one statement; then, one by one in the order given,
+ * those of accounts with one, so that each fault is taken by exactly one publish, the earliest, as when every
+ * publish had its own statement.
+ */
+async function insertAllUnlessFault(db: Db, items: NewItem[]): Promise<Array<FaultKind | null>> {
+  if (items.length === 1) return [await insertOneUnlessFault(db, items[0]!)];
+  const statement = prepared(db, "sandbox_insert_unless_faults", () => {
+    const columns = sql.raw("id, owner, platform, platform_account_id, kind, state, caption, image_urls, attached_ids, ready_at");
+    const added = db.$with("added", { id: sql<string>`id`.as("id") }).as(
+      sql`insert into ${sandboxItems} (${columns}, created_at)
+        select ${columns}, clock_timestamp()
+        from json_to_recordset(${sql.placeholder("items")}::json) as i(n int, id text, owner text, platform text,
+          platform_account_id text, kind text, state text, caption text, image_urls jsonb, attached_ids jsonb, ready_at bigint)
+        where not exists (select 1 from ${sandboxAccountFaults} f
+          where f.owner = i.owner and f.platform_account_id = i.platform_account_id and f.remaining > 0)
+        order by n
+        returning id`,
+    );
+    return db.with(added).select().from(added);
+  });
+  const rows = items.map(withDefaults).map((i, n) => ({
+    n,
+    id: i.id,
+    owner: i.owner,
+    platform: i.platform,
+    platform_account_id: i.platformAccountId,
+    kind: i.kind,
+    state: i.state,
+    caption: i.caption,
+    image_urls: i.imageUrls,
+    attached_ids: i.attachedIds,
+    ready_at: i.readyAt,
+  }));
+  const stored = new Set((await statement.execute({ items: JSON.stringify(rows) })).map((r) => r.id));
+  const answers: Array<FaultKind | null> = [];
+  for (const item of items) answers.push(stored.has(item.id) ? null : await insertOneUnlessFault(db, item));
+  return answers;
+}
+
+/** `insertUnlessFault` for one item, in one statement: a publish without faults costs one round trip. */
+async function insertOneUnlessFault(db: Db, item: NewItem): Promise<FaultKind | null> {
   const statement = prepared(db, "sandbox_insert_unless_fault", () => {
     const p = (name: string) => sql.placeholder(name);
     const fault = db.$with("fault").as(takeFaultQuery(db));
@@ -109,10 +169,12 @@ export async function insertUnlessFault(db: Db, item: NewItem): Promise<FaultKin
     // A data-modifying WITH runs whether or not the main query reads it: one row when a fault was taken.
     return db.with(fault, added).select({ kind: fault.kind }).from(fault);
   });
-  const values = { ...ITEM_DEFAULTS, ...item };
+  const values = withDefaults(item);
   const [row] = await statement.execute({ ...values, imageUrls: JSON.stringify(values.imageUrls), attachedIds: JSON.stringify(values.attachedIds) });
   return (row?.kind as FaultKind | undefined) ?? null;
 }
+
+const withDefaults = (item: NewItem) => ({ ...ITEM_DEFAULTS, ...item });
 
 type NewItem = Omit<typeof sandboxItems.$inferInsert, "createdAt">;
 

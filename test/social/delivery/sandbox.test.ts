@@ -93,6 +93,31 @@ describe("Graph routes", () => {
     expect(after.data.map((d: { message: string }) => d.message)).toEqual(["lost answer", "Hello #world"]);
   });
 
+  it("a burst of publishes to two accounts: all stored, and a pending fault taken by exactly as many as it has left", async () => {
+    const [faulty, clean] = [newSandboxToken("pageplatform"), newSandboxToken("pageplatform")];
+    await saveToken(h.db, faulty, { owner: "test", platformAccountId: "3131" });
+    await saveToken(h.db, clean, { owner: "test", platformAccountId: "3232" });
+    await setFault(h.db, { owner: "test", platformAccountId: "3131" }, "rate_limit", 3);
+    const burst = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => (i % 2 ? ["3131", faulty] : ["3232", clean])).map(async ([account, token], i) => {
+        const res = await graph(`${account}/feed`, { message: `burst ${i}`, access_token: token! });
+        return { account, message: `burst ${i}`, body: await json(res) };
+      }),
+    );
+    const limited = burst.filter((b) => b.body.error);
+    expect(limited.map((b) => [b.account, b.body.error.code])).toEqual([["3131", 32], ["3131", 32], ["3131", 32]]);
+    const created = burst.filter((b) => !b.body.error);
+    expect(created).toHaveLength(37);
+    for (const [account, token] of [["3131", faulty], ["3232", clean]] as const) {
+      const feed = await json(await graph(`${account}/feed`, { access_token: token, limit: "100" }, "GET"));
+      const mine = created.filter((b) => b.account === account);
+      expect(feed.data.map((d: { id: string }) => d.id).sort()).toEqual(mine.map((b) => b.body.id).sort());
+      expect(new Set(feed.data.map((d: { message: string }) => d.message))).toEqual(new Set(mine.map((b) => b.message)));
+    }
+    // The fault is used up: the next publish is stored.
+    expect((await json(await graph("3131/feed", { message: "after", access_token: faulty }))).id).toMatch(/^3131_\d+$/);
+  });
+
   it("reports the publishing quota from what the account published", async () => {
     const token = newSandboxToken("photoplatform");
     await saveToken(h.db, token, { owner: "test", platformAccountId: "555" });
