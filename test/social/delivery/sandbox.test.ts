@@ -1,12 +1,14 @@
 /**
  * The sandbox's own contract, in process: control routes only for the key's owner, Graph routes that check
  * tokens and answer with Graph error bodies, containers that finish after a short delay, and the whole
- * sandbox off (404) unless PLATFORM_SANDBOX=on.
+ * sandbox off (404) unless PLATFORM_SANDBOX=on; a burst of publishes stored together (one statement) still takes each
+ * pending fault exactly once, on PGlite and on PostgreSQL.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestApp, type TestApp } from "../../helpers/harness";
 import { newSandboxToken, saveToken, setFault } from "../../../src/social/sandbox/store";
 import { createHubTest } from "../../hub/hub-client";
+import { createScratchDatabase, type ScratchDatabase } from "../../../dev/postgres";
 
 let h: TestApp;
 let owner: { apiKey: string };
@@ -93,30 +95,7 @@ describe("Graph routes", () => {
     expect(after.data.map((d: { message: string }) => d.message)).toEqual(["lost answer", "Hello #world"]);
   });
 
-  it("a burst of publishes to two accounts: all stored, and a pending fault taken by exactly as many as it has left", async () => {
-    const [faulty, clean] = [newSandboxToken("pageplatform"), newSandboxToken("pageplatform")];
-    await saveToken(h.db, faulty, { owner: "test", platformAccountId: "3131" });
-    await saveToken(h.db, clean, { owner: "test", platformAccountId: "3232" });
-    await setFault(h.db, { owner: "test", platformAccountId: "3131" }, "rate_limit", 3);
-    const burst = await Promise.all(
-      Array.from({ length: 40 }, (_, i) => (i % 2 ? ["3131", faulty] : ["3232", clean])).map(async ([account, token], i) => {
-        const res = await graph(`${account}/feed`, { message: `burst ${i}`, access_token: token! });
-        return { account, message: `burst ${i}`, body: await json(res) };
-      }),
-    );
-    const limited = burst.filter((b) => b.body.error);
-    expect(limited.map((b) => [b.account, b.body.error.code])).toEqual([["3131", 32], ["3131", 32], ["3131", 32]]);
-    const created = burst.filter((b) => !b.body.error);
-    expect(created).toHaveLength(37);
-    for (const [account, token] of [["3131", faulty], ["3232", clean]] as const) {
-      const feed = await json(await graph(`${account}/feed`, { access_token: token, limit: "100" }, "GET"));
-      const mine = created.filter((b) => b.account === account);
-      expect(feed.data.map((d: { id: string }) => d.id).sort()).toEqual(mine.map((b) => b.body.id).sort());
-      expect(new Set(feed.data.map((d: { message: string }) => d.message))).toEqual(new Set(mine.map((b) => b.message)));
-    }
-    // The fault is used up: the next publish is stored.
-    expect((await json(await graph("3131/feed", { message: "after", access_token: faulty }))).id).toMatch(/^3131_\d+$/);
-  });
+  it("a burst of publishes to two accounts: all stored, and a pending fault taken by exactly as many as it has left", () => burstWithFault(h));
 
   it("reports the publishing quota from what the account published", async () => {
     const token = newSandboxToken("photoplatform");
@@ -124,6 +103,21 @@ describe("Graph routes", () => {
     const limit = await json(await graph("555/content_publishing_limit", { fields: "config,quota_usage", access_token: token }, "GET"));
     expect(limit).toEqual({ data: [{ quota_usage: 0, config: { quota_total: 50, quota_duration: 86400 } }] });
   });
+});
+
+describe("on PostgreSQL", () => {
+  let scratch: ScratchDatabase;
+  let pgApp: TestApp;
+  beforeAll(async () => {
+    scratch = await createScratchDatabase();
+    pgApp = await createTestApp({ env: { DATABASE_URL: scratch.url } });
+  });
+  afterAll(async () => {
+    await pgApp?.close();
+    await scratch?.drop();
+  });
+
+  it("a burst of publishes to two accounts: all stored, and a pending fault taken by exactly as many as it has left", () => burstWithFault(pgApp));
 });
 
 describe("switched off", () => {
@@ -167,3 +161,33 @@ describe("switched off", () => {
     expect((await h.app.request("/api/internal/deliveries/publish", { method: "POST", body: "{}" })).status).toBe(404);
   });
 });
+
+/** 40 concurrent publishes, half to an account with a fault pending 3 times: 3 faults answered, the other 37 stored. */
+async function burstWithFault(app: TestApp): Promise<void> {
+  const graph = (path: string, params: Record<string, string>, method = "POST") =>
+    method === "GET"
+      ? app.app.request(`/sandbox/graph/v23.0/${path}?${new URLSearchParams(params)}`)
+      : app.app.request(`/sandbox/graph/v23.0/${path}`, { method, headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(params).toString() });
+  const [faulty, clean] = [newSandboxToken("pageplatform"), newSandboxToken("pageplatform")];
+  await saveToken(app.db, faulty, { owner: "test", platformAccountId: "3131" });
+  await saveToken(app.db, clean, { owner: "test", platformAccountId: "3232" });
+  await setFault(app.db, { owner: "test", platformAccountId: "3131" }, "rate_limit", 3);
+  const burst = await Promise.all(
+    Array.from({ length: 40 }, (_, i) => (i % 2 ? ["3131", faulty] : ["3232", clean])).map(async ([account, token], i) => {
+      const res = await graph(`${account}/feed`, { message: `burst ${i}`, access_token: token! });
+      return { account, message: `burst ${i}`, body: await json(res) };
+    }),
+  );
+  const limited = burst.filter((b) => b.body.error);
+  expect(limited.map((b) => [b.account, b.body.error.code])).toEqual([["3131", 32], ["3131", 32], ["3131", 32]]);
+  const created = burst.filter((b) => !b.body.error);
+  expect(created).toHaveLength(37);
+  for (const [account, token] of [["3131", faulty], ["3232", clean]] as const) {
+    const feed = await json(await graph(`${account}/feed`, { access_token: token, limit: "100" }, "GET"));
+    const mine = created.filter((b) => b.account === account);
+    expect(feed.data.map((d: { id: string }) => d.id).sort()).toEqual(mine.map((b) => b.body.id).sort());
+    expect(new Set(feed.data.map((d: { message: string }) => d.message))).toEqual(new Set(mine.map((b) => b.message)));
+  }
+  // The fault is used up: the next publish is stored.
+  expect((await json(await graph("3131/feed", { message: "after", access_token: faulty }))).id).toMatch(/^3131_\d+$/);
+}
