@@ -67,7 +67,9 @@ export function tokenAccount(db: Db, token: string): Promise<SandboxAccount | nu
   const forget = () => {
     if (known.get(token) === entry) known.delete(token);
   };
-  entry.account.then((account) => account ?? forget(), forget);
+  entry.account.then((account) => {
+    if (!account) forget();
+  }, forget);
   return entry.account;
 }
 
