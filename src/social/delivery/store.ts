@@ -7,7 +7,7 @@ import { and, eq, inArray, isNotNull, lte, ne, sql, type SQL } from "drizzle-orm
 import type { Db } from "../../../db/client";
 import { prepared } from "../../../db/prepared";
 import { deliveries, posts, socialAccounts } from "../../../db/schema";
-import { groupCommit } from "./group-commit";
+import { groupCommit } from "../../lib/group-commit";
 
 
 export type DeliveryRow = typeof deliveries.$inferSelect;

@@ -10,7 +10,7 @@ import { prepared } from "../../../db/prepared";
 import { sandboxAccountFaults, sandboxGrants, sandboxItems, sandboxTokens } from "../../../db/schema";
 import type { FaultKind } from "./graph-errors";
 import { toHex } from "../../lib/encoding";
-import { groupCommit } from "../delivery/group-commit";
+import { groupCommit } from "../../lib/group-commit";
 
 export type SandboxItem = typeof sandboxItems.$inferSelect;
 
@@ -103,32 +103,41 @@ function takeFaultQuery(db: Db) {
 
 /**
  * Consumes one pending fault of the item's account or, when it has none, inserts `item`. Answers the fault
- * taken, in which case nothing was inserted, or null when the item was. Publishes that arrive together (a
- * burst of scheduled targets) are stored by one statement (`groupCommit`): on the embedded default every
- * statement runs on the request thread, and one insert per publish was the sandbox's largest cost in a burst.
+ * taken, in which case nothing was inserted, or null when the item was. Publishes that come together (within
+ * 2 ms of the first, or while the previous batch is being written; a burst of scheduled targets) are stored
+ * by one statement (`groupCommit`): on the embedded default every statement runs on the request thread, and
+ * one insert per publish was the sandbox's largest cost in a burst. Each publish still gets its own answer
+ * or its own error.
  */
-export function insertUnlessFault(db: Db, item: NewItem): Promise<FaultKind | null> {
+export async function insertUnlessFault(db: Db, item: NewItem): Promise<FaultKind | null> {
   let insert = itemInserts.get(db);
   if (!insert) itemInserts.set(db, (insert = groupCommit((items: NewItem[]) => insertAllUnlessFault(db, items), ITEM_WINDOW)));
-  return insert(item);
+  const outcome = await insert(item);
+  if ("error" in outcome) throw outcome.error;
+  return outcome.fault;
 }
 
 /** A publish waits this long for others to store with it (the platform's answer waits with it). */
 const ITEM_WINDOW = { windowMs: 2 };
-const itemInserts = new WeakMap<Db, (item: NewItem) => Promise<FaultKind | null>>();
+type ItemOutcome = { fault: FaultKind | null } | { error: unknown };
+const itemInserts = new WeakMap<Db, (item: NewItem) => Promise<ItemOutcome>>();
 
 /**
  * The items of accounts without a pending fault, all in one statement; then, one by one in the order given,
  * those of accounts with one, so that each fault is taken by exactly one publish, the earliest, as when every
- * publish had its own statement.
+ * publish had its own statement (while a fault is pending, its account's publishes are written one after
+ * another). Should the batch's statement fail (one item PostgreSQL's JSON refuses, say), every item is tried
+ * on its own, so that an item fails only for itself. Within a batch `created_at` follows the given order
+ * (a microsecond apart, for a clock that reads milliseconds, as PGlite's does).
  */
-async function insertAllUnlessFault(db: Db, items: NewItem[]): Promise<Array<FaultKind | null>> {
-  if (items.length === 1) return [await insertOneUnlessFault(db, items[0]!)];
+async function insertAllUnlessFault(db: Db, items: NewItem[]): Promise<ItemOutcome[]> {
+  const one = (item: NewItem): Promise<ItemOutcome> => insertOneUnlessFault(db, item).then((fault) => ({ fault }), (error: unknown) => ({ error }));
+  if (items.length === 1) return [await one(items[0]!)];
   const statement = prepared(db, "sandbox_insert_unless_faults", () => {
     const columns = sql.raw("id, owner, platform, platform_account_id, kind, state, caption, image_urls, attached_ids, ready_at");
     const added = db.$with("added", { id: sql<string>`id`.as("id") }).as(
       sql`insert into ${sandboxItems} (${columns}, created_at)
-        select ${columns}, clock_timestamp()
+        select ${columns}, clock_timestamp() + n * interval '1 microsecond'
         from json_to_recordset(${sql.placeholder("items")}::json) as i(n int, id text, owner text, platform text,
           platform_account_id text, kind text, state text, caption text, image_urls jsonb, attached_ids jsonb, ready_at bigint)
         where not exists (select 1 from ${sandboxAccountFaults} f
@@ -151,10 +160,15 @@ async function insertAllUnlessFault(db: Db, items: NewItem[]): Promise<Array<Fau
     attached_ids: i.attachedIds,
     ready_at: i.readyAt,
   }));
-  const stored = new Set((await statement.execute({ items: JSON.stringify(rows) })).map((r) => r.id));
-  const answers: Array<FaultKind | null> = [];
-  for (const item of items) answers.push(stored.has(item.id) ? null : await insertOneUnlessFault(db, item));
-  return answers;
+  let stored: Set<string>;
+  try {
+    stored = new Set((await statement.execute({ items: JSON.stringify(rows) })).map((r) => r.id));
+  } catch {
+    stored = new Set();
+  }
+  const outcomes: ItemOutcome[] = [];
+  for (const item of items) outcomes.push(stored.has(item.id) ? { fault: null } : await one(item));
+  return outcomes;
 }
 
 /** `insertUnlessFault` for one item, in one statement: a publish without faults costs one round trip. */

@@ -1,12 +1,12 @@
 /**
  * The sandbox's own contract, in process: control routes only for the key's owner, Graph routes that check
  * tokens and answer with Graph error bodies, containers that finish after a short delay, and the whole
- * sandbox off (404) unless PLATFORM_SANDBOX=on; a burst of publishes stored together (one statement) still takes each
- * pending fault exactly once, on PGlite and on PostgreSQL.
+ * sandbox off (404) unless PLATFORM_SANDBOX=on. Publishes stored together (one statement) still take each
+ * pending fault exactly once, the earliest first, and fail only for themselves, on PGlite and PostgreSQL.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestApp, type TestApp } from "../../helpers/harness";
-import { newSandboxToken, saveToken, setFault } from "../../../src/social/sandbox/store";
+import { getItems, insertUnlessFault, newGraphId, newSandboxToken, saveToken, setFault } from "../../../src/social/sandbox/store";
 import { createHubTest } from "../../hub/hub-client";
 import { createScratchDatabase, type ScratchDatabase } from "../../../dev/postgres";
 
@@ -75,6 +75,13 @@ describe("Graph routes", () => {
     expect((await json(wrongEdge)).error.code).toBe(100);
   });
 
+  it("does not remember a token it did not know: saved afterwards, the same token works", async () => {
+    const token = newSandboxToken("pageplatform");
+    expect((await json(await graph("778/feed", { message: "too early", access_token: token }))).error.code).toBe(190);
+    await saveToken(h.db, token, { owner: "test", platformAccountId: "778" });
+    expect((await json(await graph("778/feed", { message: "now", access_token: token }))).id).toMatch(/^778_\d+$/);
+  });
+
   it("publishes a text post, lists it in the feed with Graph timestamps, and applies faults with real codes", async () => {
     const token = newSandboxToken("pageplatform");
     await saveToken(h.db, token, { owner: "test", platformAccountId: "999" });
@@ -97,6 +104,8 @@ describe("Graph routes", () => {
 
   it("a burst of publishes to two accounts: all stored, and a pending fault taken by exactly as many as it has left", () => burstWithFault(h));
 
+  it("publishes stored together: a pending fault goes to the earliest, and an item the batch cannot take fails only for itself", () => storedTogether(h));
+
   it("reports the publishing quota from what the account published", async () => {
     const token = newSandboxToken("photoplatform");
     await saveToken(h.db, token, { owner: "test", platformAccountId: "555" });
@@ -118,6 +127,8 @@ describe("on PostgreSQL", () => {
   });
 
   it("a burst of publishes to two accounts: all stored, and a pending fault taken by exactly as many as it has left", () => burstWithFault(pgApp));
+
+  it("publishes stored together: a pending fault goes to the earliest, and an item the batch cannot take fails only for itself", () => storedTogether(pgApp));
 });
 
 describe("switched off", () => {
@@ -190,4 +201,34 @@ async function burstWithFault(app: TestApp): Promise<void> {
   }
   // The fault is used up: the next publish is stored.
   expect((await json(await graph("3131/feed", { message: "after", access_token: faulty }))).id).toMatch(/^3131_\d+$/);
+}
+
+/**
+ * Items handed to the store in one tick go out as one batch, in the order given: the account with a fault
+ * pending twice has its first two refused, and an item whose caption PostgreSQL's JSON refuses (a lone UTF-16
+ * surrogate, which the one-item statement's driver writes as U+FFFD) fails, or is stored, only for itself.
+ */
+async function storedTogether(app: TestApp): Promise<void> {
+  const owner = `together-${crypto.randomUUID()}`;
+  await setFault(app.db, { owner, platformAccountId: "4141" }, "transient", 2);
+  const item = (account: string, caption: string) => ({
+    id: `${account}_${newGraphId()}`,
+    owner,
+    platform: "pageplatform",
+    platformAccountId: account,
+    kind: "feed",
+    state: "published",
+    caption,
+  });
+  const items = [item("4141", "f1"), item("4242", "c1"), item("4141", "f2"), item("4141", "f3"), item("4242", "c2"), item("4141", "f4")];
+  const answers = await Promise.all(items.map((i) => insertUnlessFault(app.db, i)));
+  expect(answers).toEqual(["transient", null, "transient", null, null, null]);
+  const stored = await getItems(app.db, items.map((i) => i.id));
+  expect(stored.map((i) => i.caption).sort()).toEqual(["c1", "c2", "f3", "f4"]);
+
+  const unpaired = item("4242", "x\ud800");
+  const mixed = [item("4242", "m1"), unpaired, item("4242", "m2")];
+  const outcomes = await Promise.allSettled(mixed.map((i) => insertUnlessFault(app.db, i)));
+  expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", expect.any(String), "fulfilled"]);
+  expect((await getItems(app.db, [mixed[0]!.id, mixed[2]!.id])).map((i) => i.caption).sort()).toEqual(["m1", "m2"]);
 }
