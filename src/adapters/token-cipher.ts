@@ -8,6 +8,7 @@
  */
 import type { TokenCipher } from "../services";
 import { base64FromBytes, bytesFromBase64Strict } from "../lib/encoding";
+import { keptLookups } from "../lib/kept-lookups";
 
 /** How many opened tokens a cipher keeps (accounts publishing at the same time), and for how long at most. */
 const OPENED_SIZE = 1000;
@@ -17,15 +18,14 @@ export function AesGcmTokenCipher(base64Key: string): TokenCipher {
   const raw = bytesFromBase64Strict(base64Key);
   if (!raw || raw.length !== 32) throw new Error("TOKEN_ENCRYPTION_KEY must be 32 bytes, base64 encoded");
   const keyPromise = crypto.subtle.importKey("raw", raw as BufferSource, "AES-GCM", false, ["encrypt", "decrypt"]);
-  // The tokens this cipher opened lately, by ciphertext (least recently used first): every delivery decrypts
-  // its account's token, and WebCrypto's decrypt is a job on libuv's thread pool and back, 30 µs of the
-  // request thread's time each. A ciphertext always opens to the same token (a changed or tampered one is
-  // another key here and is decrypted, and checked, afresh), so nothing kept can be stale. What is kept is
-  // the opening itself, from its start: a burst of one account's targets claimed together asks for its token
-  // a hundred times before the first decrypt is back, and all of them wait for that one. A ciphertext that
-  // does not open is not kept. A token is kept ten minutes at most, so the tokens of accounts no longer
-  // publishing do not stay in the heap for good.
-  const opened = new Map<string, { plain: Promise<string>; at: number }>();
+  // The tokens this cipher opened lately, by ciphertext: every delivery decrypts its account's token, and
+  // WebCrypto's decrypt is a job on libuv's thread pool and back, 30 µs of the request thread's time each. A
+  // ciphertext always opens to the same token (a changed or tampered one is another key here and is
+  // decrypted, and checked, afresh), so nothing kept can be stale. What is kept is the opening from its start:
+  // a burst of one account's targets claimed together asks for its token a hundred times before the first
+  // decrypt is back, and all of them wait for that one. A ciphertext that does not open is not kept. A token
+  // is kept ten minutes at most, so the tokens of accounts no longer publishing do not stay in the heap.
+  const opened = keptLookups<string>({ ttlMs: OPENED_MS, maxEntries: OPENED_SIZE });
   const b64url = (bytes: Uint8Array) => base64FromBytes(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
   const open = async (cipher: string) => {
     const [ivPart, dataPart] = cipher.split(".");
@@ -41,19 +41,7 @@ export function AesGcmTokenCipher(base64Key: string): TokenCipher {
       return `${b64url(iv)}.${b64url(sealed)}`;
     },
     decrypt(cipher) {
-      const known = opened.get(cipher);
-      opened.delete(cipher);
-      if (known && Date.now() - known.at < OPENED_MS) {
-        opened.set(cipher, known);
-        return known.plain;
-      }
-      const entry = { plain: open(cipher), at: Date.now() };
-      opened.set(cipher, entry);
-      if (opened.size > OPENED_SIZE) opened.delete(opened.keys().next().value!);
-      entry.plain.catch(() => {
-        if (opened.get(cipher) === entry) opened.delete(cipher);
-      });
-      return entry.plain;
+      return opened(cipher, () => open(cipher));
     },
   };
 }

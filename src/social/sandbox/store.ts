@@ -11,6 +11,7 @@ import { sandboxAccountFaults, sandboxGrants, sandboxItems, sandboxTokens } from
 import type { FaultKind } from "./graph-errors";
 import { toHex } from "../../lib/encoding";
 import { groupCommit } from "../../lib/group-commit";
+import { keptLookups } from "../../lib/kept-lookups";
 
 export type SandboxItem = typeof sandboxItems.$inferSelect;
 
@@ -43,34 +44,22 @@ export async function saveToken(db: Db, token: string, account: SandboxAccount):
 /**
  * Tokens this process has seen valid, per database handle. A token's row is written once and never changed,
  * so a hit is what the database would answer; the age limit only bounds how long a hand edit goes unseen.
- * What is kept is the lookup from its start, so that a burst of publishes with one token asks the database
- * once, not once per publish that arrives before the first answer. Unknown tokens are not kept (every miss
- * asks the database).
+ * A burst of publishes with one token asks the database once (`keptLookups` keeps the lookup from its
+ * start). Unknown tokens are not kept (every miss asks the database).
  */
-const knownTokens = new WeakMap<object, Map<string, { account: Promise<SandboxAccount | null>; at: number }>>();
+const knownTokens = new WeakMap<object, (token: string, lookup: () => Promise<SandboxAccount | null>) => Promise<SandboxAccount | null>>();
 const TOKEN_CACHE_MS = 60_000;
 const TOKEN_CACHE_SIZE = 10_000;
 
 /** The account a valid token speaks for, or null. */
 export function tokenAccount(db: Db, token: string): Promise<SandboxAccount | null> {
   let known = knownTokens.get(db);
-  if (!known) knownTokens.set(db, (known = new Map()));
-  const hit = known.get(token);
-  if (hit && Date.now() - hit.at < TOKEN_CACHE_MS) return hit.account;
-  const byToken = prepared(db, "sandbox_token", () => db.select().from(sandboxTokens).where(eq(sandboxTokens.token, sql.placeholder("token"))).limit(1));
-  const entry = {
-    account: byToken.execute({ token }).then(([row]) => (row?.valid ? { owner: row.owner, platformAccountId: row.platformAccountId } : null)),
-    at: Date.now(),
-  };
-  if (known.size >= TOKEN_CACHE_SIZE) known.clear();
-  known.set(token, entry);
-  const forget = () => {
-    if (known.get(token) === entry) known.delete(token);
-  };
-  entry.account.then((account) => {
-    if (!account) forget();
-  }, forget);
-  return entry.account;
+  if (!known) knownTokens.set(db, (known = keptLookups({ ttlMs: TOKEN_CACHE_MS, maxEntries: TOKEN_CACHE_SIZE, keep: (account) => account !== null })));
+  return known(token, async () => {
+    const byToken = prepared(db, "sandbox_token", () => db.select().from(sandboxTokens).where(eq(sandboxTokens.token, sql.placeholder("token"))).limit(1));
+    const [row] = await byToken.execute({ token });
+    return row?.valid ? { owner: row.owner, platformAccountId: row.platformAccountId } : null;
+  });
 }
 
 export async function setFault(db: Db, account: SandboxAccount, kind: FaultKind, times: number): Promise<void> {
