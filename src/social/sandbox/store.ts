@@ -123,12 +123,12 @@ async function insertAllUnlessFault(db: Db, items: NewItem[]): Promise<ItemOutco
   const one = (item: NewItem): Promise<ItemOutcome> => insertOneUnlessFault(db, item).then((fault) => ({ fault }), (error: unknown) => ({ error }));
   if (items.length === 1) return [await one(items[0]!)];
   const statement = prepared(db, "sandbox_insert_unless_faults", () => {
-    const columns = sql.raw("id, owner, platform, platform_account_id, kind, state, caption, image_urls, attached_ids, ready_at");
+    const columns = sql.raw(ITEM_COLUMNS.map((c) => sandboxItems[c].name).join(", "));
+    const types = sql.raw(ITEM_COLUMNS.map((c) => `${sandboxItems[c].name} ${sandboxItems[c].getSQLType()}`).join(", "));
     const added = db.$with("added", { id: sql<string>`id`.as("id") }).as(
       sql`insert into ${sandboxItems} (${columns}, created_at)
         select ${columns}, clock_timestamp() + n * interval '1 microsecond'
-        from json_to_recordset(${sql.placeholder("items")}::json) as i(n int, id text, owner text, platform text,
-          platform_account_id text, kind text, state text, caption text, image_urls jsonb, attached_ids jsonb, ready_at bigint)
+        from json_to_recordset(${sql.placeholder("items")}::json) as i(n int, ${types})
         where not exists (select 1 from ${sandboxAccountFaults} f
           where f.owner = i.owner and f.platform_account_id = i.platform_account_id and f.remaining > 0)
         order by n
@@ -136,19 +136,8 @@ async function insertAllUnlessFault(db: Db, items: NewItem[]): Promise<ItemOutco
     );
     return db.with(added).select().from(added);
   });
-  const rows = items.map(withDefaults).map((i, n) => ({
-    n,
-    id: i.id,
-    owner: i.owner,
-    platform: i.platform,
-    platform_account_id: i.platformAccountId,
-    kind: i.kind,
-    state: i.state,
-    caption: i.caption,
-    image_urls: i.imageUrls,
-    attached_ids: i.attachedIds,
-    ready_at: i.readyAt,
-  }));
+  // Each item as a JSON object of its columns by their SQL names, with its place in the batch as `n`.
+  const rows = items.map(withDefaults).map((item, n) => Object.fromEntries([["n", n], ...ITEM_COLUMNS.map((c) => [sandboxItems[c].name, item[c]])]));
   let stored: Set<string>;
   try {
     stored = new Set((await statement.execute({ items: JSON.stringify(rows) })).map((r) => r.id));
@@ -186,7 +175,7 @@ type NewItem = Omit<typeof sandboxItems.$inferInsert, "createdAt">;
 /** What an item's optional columns hold when the caller leaves them out. */
 const ITEM_DEFAULTS = { owner: "", caption: "", imageUrls: [] as string[], attachedIds: [] as string[], readyAt: null };
 
-/** Every column but `createdAt` (now), as placeholders of `insertItem`'s one statement. */
+/** Every column but `createdAt` (now): the placeholders of `insertItem`'s statement, the batch insert's JSON fields. */
 const ITEM_COLUMNS = ["id", "owner", "platform", "platformAccountId", "kind", "state", "caption", "imageUrls", "attachedIds", "readyAt"] as const;
 
 export async function insertItem(db: Pick<Db, "insert">, item: NewItem): Promise<SandboxItem> {
