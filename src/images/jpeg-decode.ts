@@ -763,10 +763,15 @@ function forEachBlock(comps: Component[], frame: Frame, restartInterval: number,
 interface BaselineComponent {
   dc: Huffman;
   ac: Huffman;
-  /** The quantiser of each zigzag position. */
-  qz: Int32Array;
   /** Where each zigzag position goes in the block: its natural index inside the IDCT's window, else 64 (unused). */
   dst: Int32Array;
+  /**
+   * The natural indices inside the IDCT's window and their quantisers. The entropy decode stores each
+   * coefficient as read, and only these are dequantised: at 3/8 scale 55 of a block's 64 positions are
+   * dropped, and most of a photo's coefficients with them, so they cost no quantiser read or multiply.
+   */
+  kept: Int32Array;
+  keptQ: Int32Array;
   stride: number;
 }
 
@@ -788,28 +793,34 @@ class BaselineBlocks implements BlockStep {
   block(c: Component, ci: number, row: number, col: number): void {
     const part = this.parts[ci]!;
     const size = this.size;
-    c.pred = decodeBaselineBlock(this.reader, part, c.pred, this.blk);
+    const blk = this.blk;
+    c.pred = decodeBaselineBlock(this.reader, part, c.pred, blk);
     // A component not kept has every AC coefficient dropped into the spare slot; only its DC needs clearing.
-    if (c.skip) this.blk[0] = 0;
-    else idct(this.blk, size, c.plane, row * size * part.stride + col * size, part.stride);
+    if (c.skip) {
+      blk[0] = 0;
+      return;
+    }
+    const { kept, keptQ } = part;
+    for (let i = 0; i < kept.length; i++) blk[kept[i]!] *= keptQ[i]!;
+    idct(blk, size, c.plane, row * size * part.stride + col * size, part.stride);
   }
 }
 
 /** A component's tables for a sequential scan at IDCT size `size` (0: nothing of the block is kept). */
 function baselineComponent(c: Component, q: Int32Array | undefined, size: number): BaselineComponent {
   if (!c.dcTable || !c.acTable || !q) throw new Error("scan uses a table that was not defined");
-  const qz = new Int32Array(64);
   const dst = new Int32Array(64);
   for (let k = 0; k < 64; k++) {
     const z = ZIGZAG[k]!;
-    qz[k] = q[z]!;
     dst[k] = (z >> 3) < size && (z & 7) < size ? z : 64;
   }
-  return { dc: c.dcTable, ac: c.acTable, qz, dst, stride: c.blocksPerLine * size };
+  const kept = Int32Array.from({ length: size * size }, (_, i) => Math.floor(i / size) * 8 + (i % size));
+  const keptQ = kept.map((z) => q[z]!);
+  return { dc: c.dcTable, ac: c.acTable, dst, kept, keptQ, stride: c.blocksPerLine * size };
 }
 
 /**
- * Huffman-decodes one sequential block into `blk` (dequantised, natural order, only the IDCT's window kept)
+ * Huffman-decodes one sequential block into `blk` (as read, not dequantised; natural order, only the IDCT's window kept)
  * and returns the new DC prediction. The bit reader is held in locals for the block: this runs once per
  * coefficient of a 12 MP photo (tens of millions of times).
  */
@@ -818,7 +829,7 @@ function decodeBaselineBlock(r: BitReader, t: BaselineComponent, pred: number, b
   let p = r.p;
   let buf = r.buf;
   let cnt = r.cnt;
-  const { qz, dst } = t;
+  const dst = t.dst;
   // DC difference.
   if (cnt < 16) { buf = (buf << 16) | (data[p]! << 8) | data[p + 1]!; p += 2; cnt += 16; }
   let e = t.dc.lookup[(buf >>> (cnt - LOOKUP_BITS)) & LOOKUP_MASK]!;
@@ -832,7 +843,7 @@ function decodeBaselineBlock(r: BitReader, t: BaselineComponent, pred: number, b
     if (d < 1 << (s - 1)) d -= (1 << s) - 1;
     pred += d;
   }
-  blk[0] = pred * qz[0]!;
+  blk[0] = pred;
   // AC coefficients: most cost one read of the fast table (code, run and value together).
   const acFast = t.ac.fast;
   const acLookup = t.ac.lookup;
@@ -851,7 +862,7 @@ function decodeBaselineBlock(r: BitReader, t: BaselineComponent, pred: number, b
         if (((f >> 4) & 63) === EOB_RUN) break;
         throw new Error("coefficient index past 63");
       }
-      blk[dst[k]!] = (f >> 10) * qz[k]!;
+      blk[dst[k]!] = f >> 10;
       k++;
       continue;
     }
@@ -870,7 +881,7 @@ function decodeBaselineBlock(r: BitReader, t: BaselineComponent, pred: number, b
     cnt -= s;
     let a = (buf >>> cnt) & ((1 << s) - 1);
     if (a < 1 << (s - 1)) a -= (1 << s) - 1;
-    blk[dst[k]!] = a * qz[k]!;
+    blk[dst[k]!] = a;
     k++;
   }
   r.p = p;
