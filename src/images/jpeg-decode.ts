@@ -801,7 +801,10 @@ class BaselineBlocks implements BlockStep {
       return;
     }
     const { kept, keptQ } = part;
-    for (let i = 0; i < kept.length; i++) blk[kept[i]!] *= keptQ[i]!;
+    for (let i = 0; i < kept.length; i++) {
+      const z = kept[i]!;
+      blk[z] = blk[z]! * keptQ[i]!;
+    }
     idct(blk, size, c.plane, row * size * part.stride + col * size, part.stride);
   }
 }
