@@ -73,11 +73,16 @@ export async function normaliseToJpeg(bytes: Uint8Array, limits: DecodeLimits = 
 export async function normaliseHead(bytes: Uint8Array, limits: DecodeLimits, pipe: PlanePipe): Promise<NormalisedJpeg | null> {
   const head = new PipeHead(pipe);
   try {
-    return normalise(bytes, limits, head);
+    // The upload comes in shared memory (so that a failed tail can leave the job to one thread), and V8
+    // reads shared memory on slower paths (the decoder's search for 0xFF bytes among them): a private
+    // copy costs the 12 MP photo's decode about 1 %, reading the shared bytes about 4.5 %.
+    return normalise(isShared(bytes) ? bytes.slice() : bytes, limits, head);
   } finally {
     head.close();
   }
 }
+
+const isShared = (bytes: Uint8Array) => typeof SharedArrayBuffer !== "undefined" && bytes.buffer instanceof SharedArrayBuffer;
 
 function normalise(bytes: Uint8Array, limits: DecodeLimits, head?: PipeHead): NormalisedJpeg | null {
   const header = readImageHeader(bytes);
