@@ -202,6 +202,19 @@ describe.each(["PGlite", "PostgreSQL"])("on %s", (database) => {
       }
     });
 
+    it("a first page of a common size (its own statement) answers what the next size's first page starts with, run often enough for the plan cache to settle on a plan", async () => {
+      for (const status of ["", "&status=queued", "&status=published", "&status=scheduled"]) {
+        for (const limit of [20, 25]) {
+          const longer = await list(u.apiKey, `?limit=${limit + 1}${status}`);
+          for (let run = 0; run < 12; run++) {
+            const page = await list(u.apiKey, `?limit=${limit}${status}`);
+            expect(page, `limit=${limit}${status}`).toMatchObject({ total: longer.total, limit, offset: 0, hasMore: longer.total > limit });
+            expect(page.items, `limit=${limit}${status}, run ${run}`).toEqual(longer.items.slice(0, limit));
+          }
+        }
+      }
+    });
+
     it("any other query field is 422 naming it", async () => {
       const takes = "is not a known query parameter; this operation takes status, platform, fromDate, toDate, limit, offset";
       for (const [q, message] of [
