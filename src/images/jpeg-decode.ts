@@ -823,9 +823,9 @@ function baselineComponent(c: Component, q: Int32Array | undefined, size: number
 }
 
 /**
- * Huffman-decodes one sequential block into `blk` (as read, not dequantised; natural order, only the IDCT's window kept)
- * and returns the new DC prediction. The bit reader is held in locals for the block: this runs once per
- * coefficient of a 12 MP photo (tens of millions of times).
+ * Huffman-decodes one sequential block into `blk` (as read, not yet dequantised; natural order, only the
+ * IDCT's window kept) and returns the new DC prediction. The bit reader is held in locals for the block: this
+ * runs once per coefficient of a 12 MP photo (tens of millions of times).
  */
 function decodeBaselineBlock(r: BitReader, t: BaselineComponent, pred: number, blk: Int32Array): number {
   const data = r.data;
