@@ -476,11 +476,13 @@ export async function listPosts(services: Services, userId: string, query: PostL
     limit: query.limit ?? LIST_DEFAULT_LIMIT,
     offset: query.offset ?? 0,
   };
-  if (query.fromDate) filter.from = dayStart(query.fromDate);
+  if (query.fromDate) filter.from = withinCalendar(dayStart(query.fromDate));
   if (query.toDate) {
     const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(query.toDate);
-    filter.to = dateOnly ? new Date(dayStart(query.toDate).getTime() + 86_400_000) : new Date(query.toDate);
-    filter.toExclusive = dateOnly;
+    const to = dateOnly ? new Date(dayStart(query.toDate).getTime() + 86_400_000) : new Date(query.toDate);
+    filter.to = withinCalendar(to);
+    // The day after 9999-12-31 is past the calendar: its whole day is up to the calendar's last instant.
+    filter.toExclusive = dateOnly && filter.to.getTime() === to.getTime();
   }
   if (filter.from && filter.to && (filter.toExclusive ? filter.from >= filter.to : filter.from > filter.to)) {
     throw field("fromDate", "must not be after toDate");
@@ -489,6 +491,17 @@ export async function listPosts(services: Services, userId: string, query: PostL
 }
 
 /** A date is its first instant in UTC; a timestamp is itself. */
+/**
+ * The first and last instants a bound is sent to the database as (years 1 to 9999): PostgreSQL has no year 0
+ * and `toISOString` writes years past 9999 with six digits, which it refuses. Every stored time is inside,
+ * so a bound clamped to them selects what it did: `toDate=9999-12-31` every post, `fromDate=0000-06-01` too.
+ */
+const CALENDAR = { first: new Date("0001-01-01T00:00:00.000Z"), last: new Date("9999-12-31T23:59:59.999Z") };
+
+function withinCalendar(at: Date): Date {
+  return at < CALENDAR.first ? CALENDAR.first : at > CALENDAR.last ? CALENDAR.last : at;
+}
+
 function dayStart(value: string): Date {
   return /^\d{4}-\d{2}-\d{2}$/.test(value) ? new Date(`${value}T00:00:00Z`) : new Date(value);
 }

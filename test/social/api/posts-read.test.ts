@@ -257,6 +257,20 @@ describe.each(["PGlite", "PostgreSQL"])("on %s", (database) => {
       expect(reversed.status).toBe(422);
     });
 
+    it("dates at and past the ends of the calendar (years 1 and 9999) bound the list like any other", async () => {
+      const total = async (q: string) => {
+        const res = await h.get(u.apiKey, `/posts${q}`);
+        expect(res.status, q).toBe(200);
+        return (await body(res)).data.total;
+      };
+      for (const q of ["?toDate=9999-12-31", "?fromDate=0000-06-01T00:00:00Z", "?fromDate=0001-01-01T00:00:00%2B01:00", "?fromDate=0000-01-01&toDate=9999-12-31"]) {
+        expect(await total(q), q).toBe(ids.length);
+      }
+      for (const q of ["?toDate=0000-01-01", "?fromDate=9999-12-31T23:59:59-23:59", "?toDate=0001-01-01T00:59:59%2B01:00"]) {
+        expect(await total(q), q).toBe(0);
+      }
+    });
+
     it("filters combine and total counts only matches", async () => {
       const page = await list(u.apiKey, `?status=scheduled&platform=pageplatform&fromDate=${day(10)}&limit=2`);
       expect(page).toMatchObject({ total: 3, limit: 2, hasMore: true });
