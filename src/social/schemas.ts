@@ -26,6 +26,12 @@ export const LIST_MAX_OFFSET = 10_000;
 
 // Control characters cannot be stored in Postgres text (NUL) or are never meaningful in an id.
 const NO_CONTROL = /^[^\u0000-\u001f\u007f]*$/;
+/**
+ * No lone UTF-16 surrogate (JSON's "\ud800" parses to one): it is no character, PostgreSQL's JSON refuses
+ * it, and node-postgres would store it as U+FFFD.
+ */
+const WELL_FORMED = /^\P{Cs}*$/u;
+const WELL_FORMED_ERROR = { error: "must be valid Unicode text (a lone surrogate such as \\ud800 is not)" };
 
 // ---------------------------------------------------------------- accounts
 
@@ -108,6 +114,7 @@ const AccountIdSchema = z
   .min(1)
   .max(200)
   .regex(NO_CONTROL, { error: "must not contain control characters" })
+  .regex(WELL_FORMED, WELL_FORMED_ERROR)
   .openapi({ example: "photoplatform:17841400000000000" });
 
 export const ImageItemSchema = z
@@ -137,6 +144,7 @@ export const PostCreateSchema = z
     caption: z
       .string()
       .regex(/^[^\u0000]*$/, { error: "must not contain NUL characters" })
+      .regex(WELL_FORMED, WELL_FORMED_ERROR)
       .optional()
       .openapi({ description: "Post text. Its length limit is the target platform's, counted with the hashtags as posted." }),
     hashtags: z
