@@ -136,6 +136,8 @@ export const UpiPayloadSchema = z.object({
     .positive({ error: "must be greater than 0" })
     .max(UPI_MAX_AMOUNT, { error: `must be at most ${UPI_MAX_AMOUNT} (INR)` })
     .refine((v) => Math.abs(v * 100 - Math.round(v * 100)) < 1e-6, { error: "must have at most two decimal places" })
+    // Within the rounding tolerance above, 1e-9 has "two decimals" and would be written as am=0.00.
+    .refine((v) => v <= 0 || v >= 0.01, { error: "must be at least 0.01 (one paisa)" })
     .optional(),
   note: line(80).optional(),
 });

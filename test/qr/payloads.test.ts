@@ -182,6 +182,12 @@ describe("payloads: upi (NPCI upi://pay)", () => {
     expect(rejects({ type: "upi", upiId: "shop@okbank", payeeName: "Shop", amount: 0 }).paths).toEqual(["amount"]);
     expect(rejects({ type: "upi", upiId: "shop@okbank", payeeName: "Shop", amount: -5 }).paths).toEqual(["amount"]);
     expect(rejects({ type: "upi", upiId: "shop@okbank", payeeName: "Shop", amount: 10.005 }).paths).toEqual(["amount"]);
+    for (const tiny of [1e-9, 1e-300, 5e-324]) {
+      const refused = rejects({ type: "upi", upiId: "shop@okbank", payeeName: "Shop", amount: tiny });
+      expect(refused.paths, String(tiny)).toEqual(["amount"]);
+      expect(refused.message, String(tiny)).toMatch(/at least 0\.01/);
+    }
+    expect(upiPayload({ upiId: "shop@okbank", payeeName: "Shop", amount: 0.01 })).toContain("am=0.01");
     expect(rejects({ type: "upi", upiId: "shop@okbank", payeeName: "Shop", amount: 2_000_000 }).paths).toEqual(["amount"]);
     expect(rejects({ type: "upi", upiId: "shop@okbank", payeeName: "Shop", amount: "10" }).paths).toEqual(["amount"]);
     expect(rejects({ type: "upi", upiId: "shop@okbank", payeeName: "Shop", note: "x".repeat(81) }).paths).toEqual(["note"]);
