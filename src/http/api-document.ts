@@ -5,7 +5,7 @@
  * `OpenAPIHono` too, so `app.route(prefix, router)` copies each router's definitions into the app's registry
  * with the mount prefix (areas A /api/qr-code, B /api/image, C /api/v1/social), beside the app's own
  * `GET /` and `GET /health`. The document is generated from that registry on the first request for a base
- * URL and kept. Hono's pattern parameters (`{text{.+}}`, a parameter that may hold slashes) are written as
+ * URL and kept. Hono's pattern parameters (`{text{[\s\S]+}}`, a parameter that may hold slashes) are written as
  * plain `{text}` in the document.
  *
  * Not in the document, on purpose: they are plain Hono routers, so nothing of theirs can slip in.
@@ -43,7 +43,7 @@ export function movedTo(path: string): Handler {
   return (c) => c.redirect(path, 301);
 }
 
-/** `/a/{text{.+}}` (Hono's pattern parameter) -> `/a/{text}`. */
+/** `/a/{text{[\s\S]+}}` (Hono's pattern parameter) -> `/a/{text}`. */
 export function documentPath(path: string): string {
   return path.replace(/\{([A-Za-z_]\w*)\{[^/]*\}\}/g, "{$1}");
 }

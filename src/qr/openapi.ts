@@ -1,7 +1,8 @@
 /**
  * Area A's operations as `createRoute` definitions: the one description the validators and the OpenAPI
- * document are built from. The GET paths end in `{text{.+}}`, Hono's pattern for a parameter that may hold
- * slashes; the OpenAPI document writes it `{text}`. Authentication and rate limits are
+ * document are built from. The GET paths end in `{text{[\s\S]+}}`, Hono's pattern for a parameter that may hold
+ * slashes and line breaks (`.` would not match an encoded `%0A`, and the route would be a 404); the OpenAPI
+ * document writes it `{text}`. Authentication and rate limits are
  * route middleware, added where the routes are mounted (routes.ts).
  *
  * @example
@@ -48,7 +49,7 @@ const GET_DESCRIPTION =
 export const qrRoutes = {
   generatePng: createRoute({
     method: "get",
-    path: "/generate/{apiKey}/{text{.+}}",
+    path: "/generate/{apiKey}/{text{[\\s\\S]+}}",
     operationId: "generateQrPng",
     tags: [TAG],
     summary: "QR code as a PNG image",
@@ -75,7 +76,7 @@ export const qrRoutes = {
 
   generateBase64: createRoute({
     method: "get",
-    path: "/generate-base64/{apiKey}/{text{.+}}",
+    path: "/generate-base64/{apiKey}/{text{[\\s\\S]+}}",
     operationId: "generateQrBase64",
     tags: [TAG],
     summary: "QR code as a data URI (JSON)",

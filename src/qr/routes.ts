@@ -61,10 +61,33 @@ function bearerOrPathKeyAuth(): MiddlewareHandler<AppEnv> {
   return (c, next) => (bearerToken(c.req.header("authorization")) !== null ? bearer(c, next) : path(c, next));
 }
 
+/**
+ * The path's text, refused when it is not percent-encoded UTF-8 (`%E0%A4`): Hono hands such a segment over
+ * as it came, which would encode the escapes themselves instead of what the caller meant.
+ */
+function pathText(c: Context<AppEnv>, text: string): string {
+  const path = new URL(c.req.url).pathname;
+  const key = `/${c.req.param("apiKey") ?? ""}/`;
+  const at = path.indexOf(key);
+  try {
+    if (at >= 0) decodeURIComponent(path.slice(at + key.length));
+  } catch {
+    throw invalidField("text", "is not valid percent-encoded UTF-8; encode the text with encodeURIComponent or an equivalent");
+  }
+  return text;
+}
+
 type GetInput = { text: string; query: { size?: number; fgColor?: string; bgColor?: string; isTransparent?: boolean } };
 
-/** The GET request as a generate request: type url or text from the path, design from the query. */
-function getRequest({ text, query }: GetInput) {
+/**
+ * The GET request as a generate request, checked by the same rules as the POST body (control characters,
+ * lengths): type url or text from the path, design from the query.
+ */
+function getRequest(input: GetInput) {
+  return parseGenerateRequest(getFields(input));
+}
+
+function getFields({ text, query }: GetInput) {
   const design: Design = {
     size: query.size ?? DEFAULT_SIZE,
     fgColor: query.fgColor ?? "#000000",
@@ -76,9 +99,9 @@ function getRequest({ text, query }: GetInput) {
 }
 
 /** The GET routes take the content as the path's `{text}`: what is said about the request's `value` names it so. */
-async function namingText<T>(work: Promise<T>): Promise<T> {
+async function namingText<T>(work: () => Promise<T>): Promise<T> {
   try {
-    return await work;
+    return await work();
   } catch (err) {
     if (!(err instanceof ApiError) || !err.details?.some((d) => d.path === "value")) throw err;
     const details = err.details.map((d) => (d.path === "value" ? { ...d, path: "text" } : d));
@@ -126,8 +149,8 @@ export function createQrRoutes(): OpenAPIHono<AppEnv> {
     // Hono's etag(): a strong ETag from the PNG's digest, and 304 when If-None-Match has it.
     { ...qrRoutes.generatePng, middleware: [pathKeyAuth(false), rateLimit("qr"), etag()] },
     async (c) => {
-      const input = { text: c.req.valid("param").text, query: c.req.valid("query") };
-      const result = await namingText(generateQrCode(c.var.services, c.var.userId, getRequest(input)));
+      const input = { text: pathText(c, c.req.valid("param").text), query: c.req.valid("query") };
+      const result = await namingText(async () => generateQrCode(c.var.services, c.var.userId, getRequest(input)));
       c.header("Cache-Control", GET_CACHE_CONTROL);
       c.header("Content-Disposition", 'inline; filename="qr-code.png"');
       applyWarnings(c, result.warnings);
@@ -139,8 +162,8 @@ export function createQrRoutes(): OpenAPIHono<AppEnv> {
   router.openapi(
     { ...qrRoutes.generateBase64, middleware: [bearerOrPathKeyAuth(), rateLimit("qr")] },
     async (c) => {
-      const input = { text: c.req.valid("param").text, query: c.req.valid("query") };
-      const result = await namingText(generateQrCode(c.var.services, c.var.userId, getRequest(input)));
+      const input = { text: pathText(c, c.req.valid("param").text), query: c.req.valid("query") };
+      const result = await namingText(async () => generateQrCode(c.var.services, c.var.userId, getRequest(input)));
       c.header("Cache-Control", GET_CACHE_CONTROL);
       c.header("Vary", "Authorization");
       applyWarnings(c, result.warnings);

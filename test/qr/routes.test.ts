@@ -111,6 +111,27 @@ describe("GET /generate/{apiKey}/{text}", () => {
     }
   });
 
+  it("refuses what POST refuses in a text (control characters), and a text that is not percent-encoded UTF-8", async () => {
+    for (const route of ["generate", "generate-base64"]) {
+      for (const [text, message] of [
+        ["%00", /control characters/],
+        ["a%07b", /control characters/],
+        ["%E0%A4", /percent-encoded UTF-8/],
+        ["ok%FF", /percent-encoded UTF-8/],
+      ] as const) {
+        const res = await h.app.request(`/api/qr-code/${route}/${apiKey}/${text}`);
+        expect(res.status, `${route}/${text}`).toBe(422);
+        const err = ((await res.json()) as { error: { code: string; message: string; details: Array<{ path: string; message: string }> } }).error;
+        expect(err.code).toBe("VALIDATION_FAILED");
+        expect(err.details[0]!.path).toBe("text");
+        expect(err.details[0]!.message, `${route}/${text}`).toMatch(message);
+      }
+      // A line break is text like any other, as in POST; an encoded percent sign is a percent sign.
+      expect((await h.app.request(`/api/qr-code/${route}/${apiKey}/two%0Alines`)).status).toBe(200);
+      expect((await h.app.request(`/api/qr-code/${route}/${apiKey}/100%25`)).status).toBe(200);
+    }
+  });
+
   it("never puts the path key in a log line", async () => {
     const lines: string[] = [];
     const logged = await createTestApp({ logLines: lines });
