@@ -61,7 +61,12 @@ export async function claimJob(db: Db, input: ClaimInput): Promise<Claim> {
       .limit(1);
     if (!existing) continue; // released between the two statements
     if (existing.fingerprint !== input.fingerprint) {
-      throw new ApiError("IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was used with a different request body; use a new key for a new request.");
+      // The fingerprint holds the mode too: say so when the mode is what differs (the body may be the same).
+      const message =
+        existing.async !== input.async
+          ? `This Idempotency-Key was first used ${existing.async ? "with" : "without"} Prefer: respond-async; a replay is the same body sent the same way. Use a new key for a new request.`
+          : "This Idempotency-Key was used with a different request body; use a new key for a new request.";
+      throw new ApiError("IDEMPOTENCY_KEY_REUSED", message);
     }
     if (existing.status === "succeeded" || existing.status === "failed" || existing.async) return { kind: "replay", job: existing };
     if (existing.lockedUntil && existing.lockedUntil > input.now) {

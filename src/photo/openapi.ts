@@ -176,7 +176,7 @@ export const photoRoutes = {
       ),
       401: unauthorized,
       409: errorResponse(
-        "Idempotency-Key reused with another body, or still in progress (Retry-After).",
+        "Idempotency-Key reused with another body or the other Prefer: respond-async mode, or still in progress (Retry-After).",
         ["IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was used with a different request body; use a new key for a new request."],
         ["REQUEST_IN_PROGRESS", "A request with this Idempotency-Key is still being processed; retry in 10 seconds."],
       ),

@@ -234,6 +234,20 @@ describe("idempotency", () => {
     expect(((await conflict.json()) as { error: { code: string } }).error.code).toBe("IDEMPOTENCY_KEY_REUSED");
   });
 
+  it("the same body with and without Prefer: respond-async under one key is 409 saying the mode differs", async () => {
+    const { apiKey } = await h.createUser();
+    const body = { productImages: [{ dataUrl: product }], promptId: "life-kitchen", model: "standard" };
+    expect((await h.post(body, { "Idempotency-Key": "photo-4", Prefer: "respond-async" }, apiKey)).status).toBe(202);
+    const sync = await h.post(body, { "Idempotency-Key": "photo-4" }, apiKey);
+    expect(sync.status).toBe(409);
+    const err = ((await sync.json()) as { error: { code: string; message: string } }).error;
+    expect(err.code).toBe("IDEMPOTENCY_KEY_REUSED");
+    expect(err.message).toMatch(/first used with Prefer: respond-async/);
+    expect(err.message).not.toMatch(/different request body/);
+    // Sent the same way, it replays.
+    expect((await h.post(body, { "Idempotency-Key": "photo-4", Prefer: "respond-async" }, apiKey)).status).toBe(202);
+  });
+
   it("a request refused as invalid releases its key", async () => {
     const bad = await h.post({ productImages: [{ url: "https://127.0.0.1/a.png" }], promptId: "life-kitchen", model: "standard" }, { "Idempotency-Key": "photo-2" });
     expect(bad.status).toBe(422);
