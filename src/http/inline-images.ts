@@ -30,7 +30,7 @@ import { MAX_IMAGE_BYTES } from "../images/sniff";
 import { Base64Stream, concat, sha256Hex } from "../lib/encoding";
 import type { AppEnv } from "./env";
 import { ApiError } from "./errors";
-import { isJsonContentType } from "./json";
+import { isJsonContentType, utf8Json } from "./json";
 
 /**
  * A string value that may hold an inline image. `path` names it from the root: object keys, and `"*"` for
@@ -282,7 +282,7 @@ export class InlineBodyReader {
       throw new ApiError("INVALID_JSON", "The request body is not valid JSON.");
     }
     if (this.mode === Mode.Head) this.skeleton.push(Uint8Array.of(QUOTE), ...this.headRaw); // an unterminated string
-    const text = new TextDecoder().decode(concat(this.skeleton));
+    const text = utf8Json(concat(this.skeleton));
     if (text.trim() === "") throw new ApiError("INVALID_JSON", "The request body is empty; send a JSON document.");
     try {
       return { value: JSON.parse(text), images: this.images };

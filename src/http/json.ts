@@ -21,9 +21,21 @@ async function jsonText(c: Context): Promise<string> {
   if (!isJsonContentType(c.req.header("content-type"))) {
     throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with Content-Type: application/json.");
   }
-  const text = await c.req.text();
+  const text = utf8Json(new Uint8Array(await c.req.arrayBuffer()));
   if (text.trim() === "") throw new ApiError("INVALID_JSON", "The request body is empty; send a JSON document.");
   return text;
+}
+
+/**
+ * A JSON body's bytes as text: JSON between systems is UTF-8 (RFC 8259, section 8.1), and bytes that are not
+ * are 400 INVALID_JSON rather than read as U+FFFD, which would store or publish text the caller never sent.
+ */
+export function utf8Json(bytes: Uint8Array): string {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new ApiError("INVALID_JSON", "The request body is not valid JSON: it is not UTF-8 text.");
+  }
 }
 
 export async function readJson(c: Context): Promise<unknown> {

@@ -61,6 +61,22 @@ describe("error envelope", () => {
     expect((await envelope(res)).code).toBe("INVALID_JSON");
   });
 
+  it("400 INVALID_JSON for a body that is not UTF-8 (a lone 0xFF, a cut sequence), through both JSON readers", async () => {
+    const bad = (inside: number[]) => Uint8Array.from([...Buffer.from('{"caption":"a'), ...inside, ...Buffer.from('b"}')]);
+    for (const inside of [[0xff], [0xe0, 0xa4], [0xc3]]) {
+      const echo = await h.app.request("/api/probe/echo", { method: "POST", headers: h.json(key), body: bad(inside) });
+      expect(echo.status, `echo ${inside}`).toBe(400);
+      expect((await envelope(echo)).message).toMatch(/not UTF-8/);
+      // POST /posts reads its body through the inline-image reader.
+      const posts = await h.app.request("/api/v1/social/posts", { method: "POST", headers: { ...h.json(key), "Idempotency-Key": `utf8-${inside.join("-")}` }, body: bad(inside) });
+      expect(posts.status, `posts ${inside}`).toBe(400);
+      expect((await envelope(posts)).code).toBe("INVALID_JSON");
+    }
+    // Valid UTF-8 beyond ASCII is text like any other.
+    const fine = await h.app.request("/api/probe/echo", { method: "POST", headers: h.json(key), body: Buffer.from('{"a":"café ✓"}') });
+    expect(fine.status).toBe(200);
+  });
+
   it("404 in the envelope for an unknown route", async () => {
     const res = await h.app.request("/no/such/route");
     expect(res.status).toBe(404);
