@@ -19,6 +19,15 @@ import type { IssueContext } from "./issues";
 export const CLOSED_INPUT_RULE =
   "Unknown input is refused, never ignored: a request body field or a query parameter that the operation does not declare is answered with 422 `VALIDATION_FAILED` whose `details` name it (with the known name it most resembles, e.g. `colour: is not a known field (did you mean 'color'?)`); request bodies are closed (`additionalProperties: false`). Each query parameter may be given once: `?limit=1&limit=2` is 422 `limit: was given 2 times; give it once`. A number parameter that is not a whole number in its range is 422 naming the range.";
 
+/**
+ * Text without a lone UTF-16 surrogate (JSON's "\ud800" parses to one): it is no character, PostgreSQL's JSON
+ * refuses it (a field stored in a jsonb column would be a 500), and node-postgres would store it as U+FFFD.
+ *
+ * @example
+ * z.string().regex(WELL_FORMED.pattern, WELL_FORMED.message);
+ */
+export const WELL_FORMED = { pattern: /^\P{Cs}*$/u, message: "must be valid Unicode text (a lone surrogate such as \\ud800 is not)" };
+
 /** The query of an operation that takes no query parameters: any parameter is refused. */
 export const NoQuerySchema = z.strictObject({});
 

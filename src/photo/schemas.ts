@@ -8,6 +8,7 @@
  * const body = PhotoRequestSchema.parse(json);
  */
 import { z } from "@hono/zod-openapi";
+import { WELL_FORMED } from "../http/validate";
 import { ASPECT_RATIOS, LOGO_PLACEMENTS, MODEL_SLUGS, RESOLUTIONS } from "./types";
 
 /** 10 MB of image as Base64 plus a data-URI prefix; the 20 MB body limit bounds the sum. */
@@ -26,12 +27,14 @@ const text = (max: number) =>
     .trim()
     .min(1, "must not be empty")
     .max(max, `must be at most ${max} characters`)
-    .regex(NO_CONTROL, "must not contain control characters");
+    .regex(NO_CONTROL, "must not contain control characters")
+    .regex(WELL_FORMED.pattern, WELL_FORMED.message);
 
 const httpsUrl = z
   .string()
   .max(MAX_URL_CHARS, `must be at most ${MAX_URL_CHARS} characters`)
-  .refine((v) => /^https:\/\//i.test(v) && URL.canParse(v), "must be a public https:// URL");
+  .refine((v) => /^https:\/\//i.test(v) && URL.canParse(v), "must be a public https:// URL")
+  .regex(WELL_FORMED.pattern, WELL_FORMED.message);
 
 const dataUri = z
   .string()

@@ -8,7 +8,7 @@
  * const parsed = PostCreateSchema.safeParse(body);
  */
 import { z } from "@hono/zod-openapi";
-import { wholeNumberParam } from "../http/validate";
+import { wholeNumberParam, WELL_FORMED } from "../http/validate";
 import { PLATFORMS } from "./accounts";
 
 export const POST_STATUSES = ["scheduled", "queued", "publishing", "published", "partially_published", "failed", "cancelled"] as const;
@@ -26,12 +26,6 @@ export const LIST_MAX_OFFSET = 10_000;
 
 // Control characters cannot be stored in Postgres text (NUL) or are never meaningful in an id.
 const NO_CONTROL = /^[^\u0000-\u001f\u007f]*$/;
-/**
- * No lone UTF-16 surrogate (JSON's "\ud800" parses to one): it is no character, PostgreSQL's JSON refuses
- * it, and node-postgres would store it as U+FFFD.
- */
-const WELL_FORMED = /^\P{Cs}*$/u;
-const WELL_FORMED_ERROR = { error: "must be valid Unicode text (a lone surrogate such as \\ud800 is not)" };
 
 // ---------------------------------------------------------------- accounts
 
@@ -114,7 +108,7 @@ const AccountIdSchema = z
   .min(1)
   .max(200)
   .regex(NO_CONTROL, { error: "must not contain control characters" })
-  .regex(WELL_FORMED, WELL_FORMED_ERROR)
+  .regex(WELL_FORMED.pattern, { error: WELL_FORMED.message })
   .openapi({ example: "photoplatform:17841400000000000" });
 
 export const ImageItemSchema = z
@@ -144,7 +138,7 @@ export const PostCreateSchema = z
     caption: z
       .string()
       .regex(/^[^\u0000]*$/, { error: "must not contain NUL characters" })
-      .regex(WELL_FORMED, WELL_FORMED_ERROR)
+      .regex(WELL_FORMED.pattern, { error: WELL_FORMED.message })
       .optional()
       .openapi({ description: "Post text. Its length limit is the target platform's, counted with the hashtags as posted." }),
     hashtags: z

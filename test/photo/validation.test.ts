@@ -113,6 +113,12 @@ describe("POST /api/image/product-photography validation", () => {
     await expect422({ ...base(), marketingText: "x".repeat(241) }, "marketingText");
     await expect422({ ...base(), scenePrompt: "x".repeat(2001) }, "scenePrompt");
     await expect422({ ...base(), overlayText: "a\u0000b" }, "overlayText");
+    // A lone surrogate (JSON's "\ud800") is no text: refused by name, never stored (the label went to a jsonb column as a 500).
+    for (const e of [
+      await expect422({ ...base(), productImages: [{ dataUrl: product, label: "x\udc00" }] }, "productImages.0.label"),
+      await expect422({ ...base(), scenePrompt: "a kitchen \ud800 table" }, "scenePrompt"),
+      await expect422({ ...base(), productImages: [{ url: "https://shop.com/p\ud800.png" }] }, "productImages.0.url"),
+    ]) expect(e.message).toMatch(/valid Unicode/);
     await expect422({ ...base(), productImages: [{ dataUrl: product, label: "x".repeat(101) }] }, "productImages.0.label");
     await expect422({ ...base(), colour: "red" }, "colour");
     const e = await expect422({ ...base(), overlayText: "Sale 🎉" }, "overlayText");
