@@ -476,21 +476,20 @@ export async function listPosts(services: Services, userId: string, query: PostL
     limit: query.limit ?? LIST_DEFAULT_LIMIT,
     offset: query.offset ?? 0,
   };
-  if (query.fromDate) filter.from = withinCalendar(dayStart(query.fromDate));
-  if (query.toDate) {
-    const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(query.toDate);
-    const to = dateOnly ? new Date(dayStart(query.toDate).getTime() + 86_400_000) : new Date(query.toDate);
+  const from = query.fromDate ? dayStart(query.fromDate) : undefined;
+  const dateOnly = query.toDate !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(query.toDate);
+  // A date-only toDate is its whole day: up to the next day's start, exclusive.
+  const to = query.toDate ? (dateOnly ? new Date(dayStart(query.toDate).getTime() + 86_400_000) : new Date(query.toDate)) : undefined;
+  if (from && to && (dateOnly ? from >= to : from > to)) throw field("fromDate", "must not be after toDate");
+  if (from) filter.from = withinCalendar(from);
+  if (to) {
     filter.to = withinCalendar(to);
-    // The day after 9999-12-31 is past the calendar: its whole day is up to the calendar's last instant.
-    filter.toExclusive = dateOnly && filter.to.getTime() === to.getTime();
-  }
-  if (filter.from && filter.to && (filter.toExclusive ? filter.from >= filter.to : filter.from > filter.to)) {
-    throw field("fromDate", "must not be after toDate");
+    // Past the calendar's end the bound is its last instant, inclusive; before its start, nothing is.
+    filter.toExclusive = to < CALENDAR.first || (dateOnly && to <= CALENDAR.last);
   }
   return listPostRecords(services.db, userId, filter, services.clock.now());
 }
 
-/** A date is its first instant in UTC; a timestamp is itself. */
 /**
  * The first and last instants a bound is sent to the database as (years 1 to 9999): PostgreSQL has no year 0
  * and `toISOString` writes years past 9999 with six digits, which it refuses. Every stored time is inside,
@@ -502,6 +501,7 @@ function withinCalendar(at: Date): Date {
   return at < CALENDAR.first ? CALENDAR.first : at > CALENDAR.last ? CALENDAR.last : at;
 }
 
+/** A date is its first instant in UTC; a timestamp is itself. */
 function dayStart(value: string): Date {
   return /^\d{4}-\d{2}-\d{2}$/.test(value) ? new Date(`${value}T00:00:00Z`) : new Date(value);
 }

@@ -269,6 +269,11 @@ describe.each(["PGlite", "PostgreSQL"])("on %s", (database) => {
       for (const q of ["?toDate=0000-01-01", "?fromDate=9999-12-31T23:59:59-23:59", "?toDate=0001-01-01T00:59:59%2B01:00"]) {
         expect(await total(q), q).toBe(0);
       }
+      // A reversed range is refused by the dates as sent, before they are clamped.
+      for (const q of ["?fromDate=0000-06-01&toDate=0000-03-01", "?fromDate=9999-12-31T23:30:00-01:00&toDate=9999-12-31T23:00:00-01:00"]) {
+        const res = await h.get(u.apiKey, `/posts${q}`);
+        expect(res.status, q).toBe(422);
+      }
     });
 
     it("filters combine and total counts only matches", async () => {
