@@ -28,13 +28,13 @@ const text = (max: number) =>
     .min(1, "must not be empty")
     .max(max, `must be at most ${max} characters`)
     .regex(NO_CONTROL, "must not contain control characters")
-    .regex(WELL_FORMED.pattern, WELL_FORMED.message);
+    .refine(WELL_FORMED.check, WELL_FORMED.message);
 
 const httpsUrl = z
   .string()
   .max(MAX_URL_CHARS, `must be at most ${MAX_URL_CHARS} characters`)
   .refine((v) => /^https:\/\//i.test(v) && URL.canParse(v), "must be a public https:// URL")
-  .regex(WELL_FORMED.pattern, WELL_FORMED.message);
+  .refine(WELL_FORMED.check, WELL_FORMED.message);
 
 const dataUri = z
   .string()

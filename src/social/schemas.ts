@@ -108,7 +108,7 @@ const AccountIdSchema = z
   .min(1)
   .max(200)
   .regex(NO_CONTROL, { error: "must not contain control characters" })
-  .regex(WELL_FORMED.pattern, { error: WELL_FORMED.message })
+  .refine(WELL_FORMED.check, { error: WELL_FORMED.message })
   .openapi({ example: "photoplatform:17841400000000000" });
 
 export const ImageItemSchema = z
@@ -138,7 +138,7 @@ export const PostCreateSchema = z
     caption: z
       .string()
       .regex(/^[^\u0000]*$/, { error: "must not contain NUL characters" })
-      .regex(WELL_FORMED.pattern, { error: WELL_FORMED.message })
+      .refine(WELL_FORMED.check, { error: WELL_FORMED.message })
       .optional()
       .openapi({ description: "Post text. Its length limit is the target platform's, counted with the hashtags as posted." }),
     hashtags: z

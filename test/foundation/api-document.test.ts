@@ -34,6 +34,20 @@ describe("GET /openapi.json", () => {
     await expect(SwaggerParser.validate(broken)).rejects.toThrow();
   });
 
+  it("every pattern is a compilable ECMA-262 source without regex flags left in it (a flagged zod regex leaves its /u)", () => {
+    const patterns: string[] = [];
+    const walk = (v: unknown) => {
+      if (Array.isArray(v)) v.forEach(walk);
+      else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) k === "pattern" && typeof x === "string" ? patterns.push(x) : walk(x);
+    };
+    walk(doc);
+    expect(patterns.length).toBeGreaterThan(0);
+    for (const p of patterns) {
+      expect(p, p).not.toMatch(/\/[dgimsuvy]*$/);
+      expect(() => new RegExp(p, "u"), p).not.toThrow();
+    }
+  });
+
   it("holds areas A, B and C and the service routes, with unique operation ids, each tagged", () => {
     const prefixes = new Set(Object.keys(doc.paths).map((p) => p.split("/").slice(0, 3).join("/")));
     expect([...prefixes].sort()).toEqual(["/", "/api/image", "/api/qr-code", "/api/v1", "/health"]);

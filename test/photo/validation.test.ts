@@ -119,6 +119,8 @@ describe("POST /api/image/product-photography validation", () => {
       await expect422({ ...base(), scenePrompt: "a kitchen \ud800 table" }, "scenePrompt"),
       await expect422({ ...base(), productImages: [{ url: "https://shop.com/p\ud800.png" }] }, "productImages.0.url"),
     ]) expect(e.message).toMatch(/valid Unicode/);
+    // Millions of characters are refused by their length and checked in linear time (no 500 on the stack).
+    await expect422({ ...base(), scenePrompt: `${"a".repeat(9_000_000)}\ud800` }, "scenePrompt");
     await expect422({ ...base(), productImages: [{ dataUrl: product, label: "x".repeat(101) }] }, "productImages.0.label");
     await expect422({ ...base(), colour: "red" }, "colour");
     const e = await expect422({ ...base(), overlayText: "Sale 🎉" }, "overlayText");
