@@ -62,15 +62,17 @@ function bearerOrPathKeyAuth(): MiddlewareHandler<AppEnv> {
 }
 
 /**
- * The path's text, refused when it is not percent-encoded UTF-8 (`%E0%A4`): Hono hands such a segment over
- * as it came, which would encode the escapes themselves instead of what the caller meant.
+ * The path's text, refused when its escapes are not UTF-8 (`%E0%A4`, `%FF`): Hono hands such a text over as
+ * it came, which would encode the escapes themselves instead of what the caller meant. The text is the raw
+ * path from the route's `{text}` segment on; a `%` not followed by two hex digits is a percent sign, as Hono
+ * reads it (`100%`, typed in an address bar).
  */
 function pathText(c: Context<AppEnv>, text: string): string {
-  const path = new URL(c.req.url).pathname;
-  const key = `/${c.req.param("apiKey") ?? ""}/`;
-  const at = path.indexOf(key);
+  const at = c.req.routePath.split("/").findIndex((segment) => segment.startsWith(":text"));
+  if (at < 0) return text;
+  const raw = new URL(c.req.url).pathname.split("/").slice(at).join("/");
   try {
-    if (at >= 0) decodeURIComponent(path.slice(at + key.length));
+    decodeURIComponent(raw.replace(/%(?![0-9A-Fa-f]{2})/g, "%25"));
   } catch {
     throw invalidField("text", "is not valid percent-encoded UTF-8; encode the text with encodeURIComponent or an equivalent");
   }

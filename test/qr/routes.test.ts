@@ -126,9 +126,15 @@ describe("GET /generate/{apiKey}/{text}", () => {
         expect(err.details[0]!.path).toBe("text");
         expect(err.details[0]!.message, `${route}/${text}`).toMatch(message);
       }
-      // A line break is text like any other, as in POST; an encoded percent sign is a percent sign.
-      expect((await h.app.request(`/api/qr-code/${route}/${apiKey}/two%0Alines`)).status).toBe(200);
-      expect((await h.app.request(`/api/qr-code/${route}/${apiKey}/100%25`)).status).toBe(200);
+      // A line break is text like any other, as in POST; a percent sign, encoded or not, is a percent sign.
+      for (const ok of ["two%0Alines", "100%25", "100%", "Save%2050%%20today", "a/b%2Fc"]) {
+        expect((await h.app.request(`/api/qr-code/${route}/${apiKey}/${ok}`)).status, ok).toBe(200);
+      }
+    }
+    // With the key in a Bearer header the path segment is a placeholder, encoded or not: the text is still checked.
+    for (const placeholder of ["-", "%7BapiKey%7D", "YOUR%20API%20KEY"]) {
+      const res = await h.app.request(`/api/qr-code/generate-base64/${placeholder}/ok%FF`, { headers: { authorization: `Bearer ${apiKey}` } });
+      expect(res.status, placeholder).toBe(422);
     }
   });
 
