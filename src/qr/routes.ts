@@ -62,21 +62,20 @@ function bearerOrPathKeyAuth(): MiddlewareHandler<AppEnv> {
 }
 
 /**
- * The path's text, refused when its escapes are not UTF-8 (`%E0%A4`, `%FF`): Hono hands such a text over as
- * it came, which would encode the escapes themselves instead of what the caller meant. The text is the raw
- * path from the route's `{text}` segment on; a `%` not followed by two hex digits is a percent sign, as Hono
- * reads it (`100%`, typed in an address bar).
+ * Refuses a path text whose escapes are not UTF-8 (`%E0%A4`, `%FF`): Hono hands such a text over as it came,
+ * which would encode the escapes themselves instead of what the caller meant. The text is the raw path from
+ * the route's `{text}` segment on; a `%` not followed by two hex digits is a percent sign, as Hono reads it
+ * (`100%`, typed in an address bar).
  */
-function pathText(c: Context<AppEnv>, text: string): string {
+function checkTextEncoding(c: Context<AppEnv>): void {
   const at = c.req.routePath.split("/").findIndex((segment) => segment.startsWith(":text"));
-  if (at < 0) return text;
+  if (at < 0) return;
   const raw = new URL(c.req.url).pathname.split("/").slice(at).join("/");
   try {
     decodeURIComponent(raw.replace(/%(?![0-9A-Fa-f]{2})/g, "%25"));
   } catch {
     throw invalidField("text", "is not valid percent-encoded UTF-8; encode the text with encodeURIComponent or an equivalent");
   }
-  return text;
 }
 
 type GetInput = { text: string; query: { size?: number; fgColor?: string; bgColor?: string; isTransparent?: boolean } };
@@ -85,11 +84,7 @@ type GetInput = { text: string; query: { size?: number; fgColor?: string; bgColo
  * The GET request as a generate request, checked by the same rules as the POST body (control characters,
  * lengths): type url or text from the path, design from the query.
  */
-function getRequest(input: GetInput) {
-  return parseGenerateRequest(getFields(input));
-}
-
-function getFields({ text, query }: GetInput) {
+function getRequest({ text, query }: GetInput) {
   const design: Design = {
     size: query.size ?? DEFAULT_SIZE,
     fgColor: query.fgColor ?? "#000000",
@@ -97,7 +92,7 @@ function getFields({ text, query }: GetInput) {
     logoSizeRatio: 0.2,
     isTransparent: query.isTransparent ?? false,
   };
-  return isHttpUrl(text) ? { type: "url" as const, value: text, ...design } : { type: "text" as const, value: text, ...design };
+  return parseGenerateRequest({ type: isHttpUrl(text) ? "url" : "text", value: text, ...design });
 }
 
 /** The GET routes take the content as the path's `{text}`: what is said about the request's `value` names it so. */
@@ -151,7 +146,8 @@ export function createQrRoutes(): OpenAPIHono<AppEnv> {
     // Hono's etag(): a strong ETag from the PNG's digest, and 304 when If-None-Match has it.
     { ...qrRoutes.generatePng, middleware: [pathKeyAuth(false), rateLimit("qr"), etag()] },
     async (c) => {
-      const input = { text: pathText(c, c.req.valid("param").text), query: c.req.valid("query") };
+      checkTextEncoding(c);
+      const input = { text: c.req.valid("param").text, query: c.req.valid("query") };
       const result = await namingText(async () => generateQrCode(c.var.services, c.var.userId, getRequest(input)));
       c.header("Cache-Control", GET_CACHE_CONTROL);
       c.header("Content-Disposition", 'inline; filename="qr-code.png"');
@@ -164,7 +160,8 @@ export function createQrRoutes(): OpenAPIHono<AppEnv> {
   router.openapi(
     { ...qrRoutes.generateBase64, middleware: [bearerOrPathKeyAuth(), rateLimit("qr")] },
     async (c) => {
-      const input = { text: pathText(c, c.req.valid("param").text), query: c.req.valid("query") };
+      checkTextEncoding(c);
+      const input = { text: c.req.valid("param").text, query: c.req.valid("query") };
       const result = await namingText(async () => generateQrCode(c.var.services, c.var.userId, getRequest(input)));
       c.header("Cache-Control", GET_CACHE_CONTROL);
       c.header("Vary", "Authorization");

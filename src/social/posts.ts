@@ -477,7 +477,7 @@ export async function listPosts(services: Services, userId: string, query: PostL
     offset: query.offset ?? 0,
   };
   const from = query.fromDate ? dayStart(query.fromDate) : undefined;
-  const dateOnly = query.toDate !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(query.toDate);
+  const dateOnly = query.toDate !== undefined && DATE_ONLY.test(query.toDate);
   // A date-only toDate is its whole day: up to the next day's start, exclusive.
   const to = query.toDate ? (dateOnly ? new Date(dayStart(query.toDate).getTime() + 86_400_000) : new Date(query.toDate)) : undefined;
   if (from && to && (dateOnly ? from >= to : from > to)) throw field("fromDate", "must not be after toDate");
@@ -501,9 +501,11 @@ function withinCalendar(at: Date): Date {
   return at < CALENDAR.first ? CALENDAR.first : at > CALENDAR.last ? CALENDAR.last : at;
 }
 
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
 /** A date is its first instant in UTC; a timestamp is itself. */
 function dayStart(value: string): Date {
-  return /^\d{4}-\d{2}-\d{2}$/.test(value) ? new Date(`${value}T00:00:00Z`) : new Date(value);
+  return DATE_ONLY.test(value) ? new Date(`${value}T00:00:00Z`) : new Date(value);
 }
 
 // ---------------------------------------------------------------- cancellation
