@@ -57,10 +57,12 @@ function runIn<N extends HeavyTaskName>(pool: Piscina, name: N, input: HeavyInpu
 }
 
 /**
- * A media upload normalised by two threads at once (src/images/plane-pipe.ts): the head decodes while the
- * tail resizes and encodes the rows already decoded. The head is submitted first and the queue is strictly
- * first in, first out (`stricterFIFO`), so the tail never holds a thread while its head waits for one (the
- * head never waits for the tail). The second slot goes back (`releaseSpare`) as soon as the tail is done,
+ * A media upload normalised by two threads at once (src/images/plane-pipe.ts): the tail reads the second
+ * part of the JPEG's entropy data (src/images/entropy-split.ts) while the head reads the first, then
+ * resizes and encodes the rows decoded. The head is submitted first and the queue is strictly first in,
+ * first out (`stricterFIFO`), so the tail never holds a thread while its head waits for one; the head waits
+ * for the tail only once the tail has started (one that has not by then is told not to, and the head reads
+ * on alone). The second slot goes back (`releaseSpare`) as soon as the tail is done,
  * which for a file the head keeps is at its frame header. The upload goes to shared memory (one copy), so
  * that if the tail ever fails after the head has handed it the planes, the job runs once more on one thread.
  */

@@ -17,6 +17,7 @@
  * caller falls back to photon; corrupt entropy data throws a plain Error, which the caller also treats as
  * "let photon decide", so the 422/500 behaviour stays photon's.
  */
+import { GIVE_UP, MARKS, NOT_YET, SplitMemory } from "./entropy-split";
 import type { Plane, YCbCrImage } from "./planes";
 import type { GrayImage, RgbaImage } from "./types";
 
@@ -40,7 +41,7 @@ const LOOKUP_MASK = (1 << LOOKUP_BITS) - 1;
 /** The run a fast AC entry gives the end-of-block code: it always carries the index past 63. */
 const EOB_RUN = 63;
 
-interface Huffman {
+export interface Huffman {
   /** (code length << 8) | symbol for every LOOKUP_BITS-bit prefix of a short code; 0 when the code is longer. */
   lookup: Uint16Array;
   /**
@@ -216,11 +217,16 @@ export interface SinkPlane {
 export interface PlaneSink {
   /**
    * Called once, with the Y, Cb and Cr planes of a sequential (baseline) YCbCr frame at the chosen scale,
-   * before any entropy decoding; returns the memory for each (`stride * rows` samples, zeroed), or null
+   * at its first scan before any entropy decoding (with the scan's split, if any); returns the memory for each (`stride * rows` samples, zeroed), or null
    * to have none of it (the decode then goes on as without a sink). Not called for greyscale, progressive
    * or refused frames.
    */
-  planes(planes: SinkPlane[], size: { width: number; height: number }): Uint8ClampedArray[] | null;
+  planes(planes: SinkPlane[], size: { width: number; height: number }, split?: EntropySplit): Uint8ClampedArray[] | null;
+  /**
+   * Whether the reader in the other thread can also take the second half of the entropy decoding: then a
+   * scan that allows it comes with an `EntropySplit` for `decodeSplitTail` there (entropy-split.ts).
+   */
+  splits?: boolean;
   /** Called instead of `planes` for a frame whose planes are not offered (greyscale, progressive). */
   decline(): void;
   /**
@@ -287,6 +293,8 @@ function decode(b: Uint8Array, minWidth: number, minHeight: number, want: Want =
   const dcTables: (Huffman | undefined)[] = [];
   const acTables: (Huffman | undefined)[] = [];
   let frame: Frame | null = null;
+  /** The sink whose planes are still to be offered, at the first scan. */
+  let offer: PlaneSink | undefined;
   let restartInterval = 0;
   let adobeTransform = -1;
   let pos = 2;
@@ -315,12 +323,15 @@ function decode(b: Uint8Array, minWidth: number, minHeight: number, want: Want =
       case 0xc0: case 0xc1: case 0xc2: {
         if (frame) throw new Unsupported("more than one frame");
         frame = readFrame(seg, marker === 0xc2, minWidth, minHeight, want, !!sink);
-        if (sink) offerPlanes(frame, sink);
+        // Planes that can be offered are offered at the first scan, whose tables a split needs.
+        if (sink && offerable(frame)) offer = sink;
+        else if (sink) declinePlanes(frame, sink);
         break;
       }
       case 0xda: {
         if (!frame) throw new Error("scan before frame");
-        pos = decodeScan(b, end, seg, frame, quant, dcTables, acTables, restartInterval, window, sink);
+        pos = decodeScan(b, end, seg, frame, quant, dcTables, acTables, restartInterval, window, sink, offer);
+        offer = undefined;
         continue;
       }
       default:
@@ -329,6 +340,7 @@ function decode(b: Uint8Array, minWidth: number, minHeight: number, want: Want =
     pos = end;
   }
   if (!frame) throw new Error("no frame");
+  if (offer) offerPlanes(frame, offer, null); // a frame without a scan
   // An Adobe marker after the frame (unusual, but legal) can still say the three components are RGB.
   if (want !== "rgba" && rgbStored(frame, adobeTransform)) throw new Unsupported("RGB-stored JPEG");
   if (frame.progressive) {
@@ -342,18 +354,28 @@ function decode(b: Uint8Array, minWidth: number, minHeight: number, want: Want =
   return { frame, adobeTransform };
 }
 
+/** Whether a frame's planes go to a sink: sequential, three components. */
+const offerable = (frame: Frame) => !frame.progressive && frame.components.length === 3;
+
+/** Samples of a component's plane (none for one not kept). */
+const planeSamples = (frame: Frame, c: Component) => (c.skip ? 0 : c.blocksPerLine * c.blocksPerColumn * frame.size * frame.size);
+
+/** Planes of the decode's own for a frame whose planes are not offered (`readFrame` left them empty). */
+function declinePlanes(frame: Frame, sink: PlaneSink): void {
+  sink.decline();
+  ownPlanes(frame);
+}
+
+function ownPlanes(frame: Frame): void {
+  for (const c of frame.components) c.plane = new Uint8ClampedArray(planeSamples(frame, c));
+}
+
 /**
- * Hands a sequential three-component frame's plane geometry to `sink` and decodes into the memory it gives
- * instead of the planes `readFrame` made.
+ * Hands a sequential three-component frame's plane geometry (and `split`, if any) to `sink` and decodes into
+ * the memory it gives instead of planes of its own; whether it gave any.
  */
-function offerPlanes(frame: Frame, sink: PlaneSink): void {
+function offerPlanes(frame: Frame, sink: PlaneSink, split: EntropySplit | null): boolean {
   const size = frame.size;
-  const samples = (c: Component) => (c.skip ? 0 : c.blocksPerLine * c.blocksPerColumn * size * size);
-  const own = () => frame.components.forEach((c) => (c.plane = new Uint8ClampedArray(samples(c))));
-  if (frame.progressive || frame.components.length !== 3) {
-    sink.decline();
-    return own();
-  }
   const { width, height } = scaledSize(frame);
   const planes = frame.components.map((c): SinkPlane => ({
     width: Math.ceil((width * c.h) / frame.hMax),
@@ -362,13 +384,18 @@ function offerPlanes(frame: Frame, sink: PlaneSink): void {
     rows: c.blocksPerColumn * size,
     rowsPerMcuRow: c.v * size,
   }));
-  const memory = sink.planes(planes, { width, height });
-  if (!memory) return own();
+  const memory = sink.planes(planes, { width, height }, split ?? undefined);
+  if (!memory) {
+    ownPlanes(frame);
+    return false;
+  }
   frame.components.forEach((c, i) => {
     const plane = memory[i]!;
-    if (plane.length !== samples(c)) throw new RangeError(`plane ${i} needs ${samples(c)} samples, was given ${plane.length}`);
+    const samples = planeSamples(frame, c);
+    if (plane.length !== samples) throw new RangeError(`plane ${i} needs ${samples} samples, was given ${plane.length}`);
     c.plane = plane;
   });
+  return true;
 }
 
 function readQuant(seg: Uint8Array, quant: (Int32Array | undefined)[]): void {
@@ -538,6 +565,8 @@ const enum Source {
 interface BitReader {
   data: Uint8Array;
   length: number;
+  /** Unstuffed bytes of the scan before the window's first: the reader is `(base + p) * 8 - cnt` bits in. */
+  base: number;
   p: number;
   buf: number;
   cnt: number;
@@ -551,7 +580,7 @@ interface BitReader {
 
 /** A reader for the scan whose entropy data starts at `start` in `b`, its window filled. */
 function scanReader(b: Uint8Array, start: number, window: Uint8Array): BitReader {
-  const r: BitReader = { data: window, length: 0, p: 0, buf: 0, cnt: 0, eobrun: 0, src: b, sp: start, state: Source.More, next: b.length, dirty: window.length };
+  const r: BitReader = { data: window, length: 0, base: 0, p: 0, buf: 0, cnt: 0, eobrun: 0, src: b, sp: start, state: Source.More, next: b.length, dirty: window.length };
   refill(r);
   return r;
 }
@@ -568,6 +597,7 @@ function refill(r: BitReader): void {
   data.copyWithin(0, r.p, r.p + keep);
   let o = keep;
   let p = r.sp;
+  r.base += r.p;
   r.p = 0;
   while (r.state === Source.More) {
     if (o >= WINDOW) break;
@@ -704,15 +734,30 @@ function readScanHeader(seg: Uint8Array, frame: Frame, dcTables: (Huffman | unde
 function decodeScan(
   b: Uint8Array, dataStart: number, seg: Uint8Array, frame: Frame, quant: (Int32Array | undefined)[],
   dcTables: (Huffman | undefined)[], acTables: (Huffman | undefined)[], restartInterval: number, window: Uint8Array, sink?: PlaneSink,
+  offer?: PlaneSink,
 ): number {
   const header = readScanHeader(seg, frame, dcTables, acTables);
+  // Rows are final as each MCU row ends only when this one scan holds every component.
+  const whole = !frame.progressive && header.comps.length === frame.components.length && frame.components.length > 1;
+  let split: ReturnType<typeof planSplit> = null;
+  if (offer) {
+    split = offer.splits && whole && restartInterval === 0 ? planSplit(b, dataStart, header, frame) : null;
+    if (!offerPlanes(frame, offer, split?.plan ?? null)) split = null;
+  }
   // A progressive scan of components not kept (a luma-only decode's chroma) changes nothing kept.
   if (frame.progressive && header.comps.every((c) => c.skip)) return nextMarker(b, dataStart, false).next;
   const reader = scanReader(b, dataStart, window);
-  const blocks = frame.progressive ? new ProgressiveBlocks(reader, header, frame.size) : new BaselineBlocks(reader, header.comps, frame, quant);
-  // Rows are final as each MCU row ends only when this one scan holds every component.
-  const whole = !frame.progressive && header.comps.length === frame.components.length && frame.components.length > 1;
-  forEachBlock(header.comps, frame, restartInterval, reader, blocks, whole ? sink : undefined);
+  if (frame.progressive) {
+    forEachBlock(header.comps, frame, restartInterval, reader, new ProgressiveBlocks(reader, header, frame.size));
+  } else {
+    const blocks = new BaselineBlocks(reader, header.comps, frame, quant);
+    const head = split && new SplitHead(split.memory, reader, split.plan, blocks.parts, frame);
+    try {
+      forEachBlock(header.comps, frame, restartInterval, reader, blocks, whole ? sink : undefined, head ?? undefined);
+    } finally {
+      head?.close();
+    }
+  }
   for (const c of frame.components) c.pred = 0;
   return scanEnd(reader);
 }
@@ -731,7 +776,9 @@ interface BlockStep {
  * used blocks row by row for a single one), realigning the reader and resetting the predictions at each
  * restart interval.
  */
-function forEachBlock(comps: Component[], frame: Frame, restartInterval: number, reader: BitReader, step: BlockStep, sink?: PlaneSink): void {
+function forEachBlock(
+  comps: Component[], frame: Frame, restartInterval: number, reader: BitReader, step: BlockStep, sink?: PlaneSink, split?: SplitHead,
+): void {
   const single = comps.length === 1;
   const first = comps[0]!;
   const perLine = single ? first.usedBlocksPerLine : frame.mcusPerLine;
@@ -747,6 +794,18 @@ function forEachBlock(comps: Component[], frame: Frame, restartInterval: number,
     const mc = m - mr * perLine;
     if (single) {
       step.block(first, 0, mr, mc);
+      continue;
+    }
+    if (split) {
+      // Each block through the split, which reads it or takes the tail's (numbered in scan order).
+      let place = 0;
+      for (let ci = 0; ci < comps.length; ci++) {
+        const c = comps[ci]!;
+        for (let v = 0; v < c.v; v++) {
+          for (let h = 0; h < c.h; h++, place++) split.block(step, c, ci, mr * c.v + v, mc * c.h + h, m * split.perMcu + place, place);
+        }
+      }
+      if (sink && mc === perLine - 1) sink.rows(mr + 1);
       continue;
     }
     for (let ci = 0; ci < comps.length; ci++) {
@@ -783,7 +842,7 @@ class BaselineBlocks implements BlockStep {
   private readonly size: number;
   /** 64 coefficients and the slot the ones outside the IDCT's window are dropped into. */
   private readonly blk = new Int32Array(65);
-  private readonly parts: BaselineComponent[];
+  readonly parts: BaselineComponent[];
 
   constructor(private readonly reader: BitReader, comps: Component[], frame: Frame, quant: (Int32Array | undefined)[]) {
     const size = (this.size = frame.size);
@@ -812,14 +871,19 @@ class BaselineBlocks implements BlockStep {
 /** A component's tables for a sequential scan at IDCT size `size` (0: nothing of the block is kept). */
 function baselineComponent(c: Component, q: Int32Array | undefined, size: number): BaselineComponent {
   if (!c.dcTable || !c.acTable || !q) throw new Error("scan uses a table that was not defined");
+  return windowTables(c.dcTable, c.acTable, q, size, c.blocksPerLine * size);
+}
+
+/** Huffman tables, quantisers (none: the split's tail, which dequantises nothing) and the IDCT's window. */
+function windowTables(dc: Huffman, ac: Huffman, q: Int32Array | null, size: number, stride: number): BaselineComponent {
   const dst = new Int32Array(64);
   for (let k = 0; k < 64; k++) {
     const z = ZIGZAG[k]!;
     dst[k] = (z >> 3) < size && (z & 7) < size ? z : 64;
   }
   const kept = Int32Array.from({ length: size * size }, (_, i) => Math.floor(i / size) * 8 + (i % size));
-  const keptQ = kept.map((z) => q[z]!);
-  return { dc: c.dcTable, ac: c.acTable, dst, kept, keptQ, stride: c.blocksPerLine * size };
+  const keptQ = q ? kept.map((z) => q[z]!) : new Int32Array(kept.length);
+  return { dc, ac, dst, kept, keptQ, stride };
 }
 
 /**
@@ -891,6 +955,205 @@ function decodeBaselineBlock(r: BitReader, t: BaselineComponent, pred: number, b
   r.buf = buf;
   r.cnt = cnt;
   return pred;
+}
+
+// --- a sequential scan's entropy decoding on two threads (entropy-split.ts) ----------------------------------
+
+/**
+ * The second half of a scan's entropy decoding, for another thread: `decodeSplitTail(bytes, split)` there,
+ * with the same file's bytes. Made by the head at the scan, offered with the planes (PlaneSink.splits).
+ */
+export interface EntropySplit {
+  /** The byte of the file's entropy data where the tail starts reading (not the 0x00 of a stuffed 0xFF00). */
+  from: number;
+  /** Bits of the scan's unstuffed data before `from`: where the tail's bit 0 is in the head's reading. */
+  startBit: number;
+  /** The scan's components' tables, in scan order, and the component of each block of an MCU. */
+  tables: { dc: Huffman; ac: Huffman }[];
+  order: Uint8Array;
+  /** The IDCT's side: the tail keeps the `size` x `size` window of each block. */
+  size: number;
+  /** Blocks the shared memory holds: the scan's, plus the tail's false starts. */
+  capacity: number;
+  memory: SharedArrayBuffer;
+}
+
+/** Entropy data below which a split does not pay for its start (the tail's copy, false starts, handshake). */
+const SPLIT_MIN_BYTES = 256 * 1024;
+/**
+ * The head's share of the entropy data: the tail still resizes and encodes every row after its share, the
+ * head only runs the IDCT over the blocks it takes.
+ */
+const HEAD_SHARE = 0.6;
+/** The most shared memory a split may take for its coefficients (a 50 MP photo at 1/2 scale is 27 MB). */
+const SPLIT_MAX_BYTES = 32 * 1024 * 1024;
+
+/**
+ * A split of this scan (which holds every component, with no restart interval) at about HEAD_SHARE of its
+ * data, with its shared memory; null when the image is too small, is decoded at more than half size (the
+ * tail's copy of every coefficient would pass SPLIT_MAX_BYTES sooner), or has a marker before the split.
+ */
+function planSplit(b: Uint8Array, dataStart: number, header: ScanHeader, frame: Frame): { plan: EntropySplit; memory: SplitMemory } | null {
+  const size = frame.size;
+  if (size > 4 || b.length - dataStart < SPLIT_MIN_BYTES) return null;
+  const order: number[] = [];
+  header.comps.forEach((c, ci) => {
+    for (let i = 0; i < c.h * c.v; i++) order.push(ci);
+  });
+  const capacity = frame.mcusPerLine * frame.mcusPerColumn * order.length + MARKS;
+  if (SplitMemory.bytes(capacity, size * size) > SPLIT_MAX_BYTES) return null;
+  let from = dataStart + Math.floor((b.length - dataStart) * HEAD_SHARE);
+  // Count the stuffed bytes before `from` (the head's bits up to there); any other marker there: no split.
+  let stuffed = 0;
+  for (let p = dataStart; ; ) {
+    const ff = b.indexOf(0xff, p);
+    if (ff < 0 || ff >= from) break;
+    if (b[ff + 1] !== 0) return null;
+    stuffed++;
+    p = ff + 2;
+    if (p > from) from = p;
+  }
+  const memory = SplitMemory.create(capacity, size * size);
+  const tables = header.comps.map((c) => ({ dc: c.dcTable!, ac: c.acTable! }));
+  const plan = { from, startBit: (from - dataStart - stuffed) * 8, tables, order: Uint8Array.from(order), size, capacity, memory: memory.memory };
+  return { plan, memory };
+}
+
+/**
+ * The head's side of a split scan: reads each block itself (through the scan's block step) until one of
+ * its block boundaries matches one of the tail's, then takes the tail's blocks from there: their DC
+ * differences added up from its own prediction, dequantised, through the same IDCT.
+ */
+class SplitHead {
+  readonly perMcu: number;
+  private readonly blocks: number;
+  private readonly startBit: number;
+  private readonly size: number;
+  private readonly window: number;
+  private readonly blk = new Int32Array(64);
+  private watching = true;
+  private taking = false;
+  /** The tail's index of a block minus the head's, once taking. */
+  private shift = 0;
+
+  constructor(
+    private readonly memory: SplitMemory,
+    private readonly reader: BitReader,
+    plan: EntropySplit,
+    private readonly parts: BaselineComponent[],
+    frame: Frame,
+  ) {
+    this.perMcu = plan.order.length;
+    this.blocks = frame.mcusPerLine * frame.mcusPerColumn * this.perMcu;
+    this.startBit = plan.startBit;
+    this.size = frame.size;
+    this.window = this.size * this.size;
+  }
+
+  /** Block `g` of the scan (at `place` in its MCU): read by `step`, or taken from the tail. */
+  block(step: BlockStep, c: Component, ci: number, row: number, col: number, g: number, place: number): void {
+    if (this.watching) this.watch(g, place);
+    if (this.taking) this.take(c, ci, row, col, g + this.shift);
+    else step.block(c, ci, row, col);
+  }
+
+  /** The scan ended (or failed): a tail whose blocks were not taken stops. */
+  close(): void {
+    if (!this.taking) this.memory.cancel();
+  }
+
+  private watch(g: number, place: number): void {
+    const r = this.reader;
+    const bit = (r.base + r.p) * 8 - r.cnt - this.startBit;
+    if (bit < 0) return;
+    const j = this.memory.match(bit, place);
+    if (j === NOT_YET) return;
+    this.watching = false;
+    if (j !== GIVE_UP && this.memory.confirm(j, this.blocks - g, g)) {
+      this.taking = true;
+      this.shift = j - g;
+    } else {
+      this.memory.cancel();
+    }
+  }
+
+  private take(c: Component, ci: number, row: number, col: number, j: number): void {
+    const { kept, keptQ, stride } = this.parts[ci]!;
+    const coefficients = this.memory.coefficients;
+    const o = j * this.window;
+    const blk = this.blk;
+    c.pred += coefficients[o]!;
+    blk[0] = c.pred * keptQ[0]!;
+    for (let i = 1; i < kept.length; i++) blk[kept[i]!] = coefficients[o + i]! * keptQ[i]!;
+    const size = this.size;
+    idct(blk, size, c.plane, row * size * stride + col * size, stride);
+  }
+}
+
+/**
+ * The tail's half of a split scan: reads `bytes` (the file the head decodes, shared or not) from
+ * `split.from` to the end of the scan's data, block after block in the MCU's order as if the first began
+ * there, recording where its first blocks began and every block's window of coefficients for the head. A
+ * code that does not read (a false start, or corrupt data) is recorded, and reading goes on from the next
+ * bit. Returns at once when the head has already read on alone; stops when the head cancels.
+ */
+export function decodeSplitTail(bytes: Uint8Array, split: EntropySplit): void {
+  const memory = new SplitMemory(split.memory, split.capacity, split.size * split.size);
+  if (!memory.start()) return;
+  let blocks = 0;
+  try {
+    blocks = readSplitTail(bytes.slice(split.from), split, memory);
+  } finally {
+    memory.finish(blocks);
+  }
+}
+
+function readSplitTail(src: Uint8Array, split: EntropySplit, memory: SplitMemory): number {
+  const r = scanReader(src, 0, new Uint8Array(WINDOW + MARGIN));
+  const { size, order } = split;
+  const window = size * size;
+  const parts = split.tables.map((t) => windowTables(t.dc, t.ac, null, size, 0));
+  const kept = parts[0]!.kept;
+  const out = memory.coefficients;
+  const blk = new Int32Array(65);
+  let place = 0;
+  let n = 0;
+  for (; n < split.capacity; n++) {
+    if (r.state === Source.More) {
+      if (r.length - r.p < MARGIN) refill(r);
+    } else if (r.p * 8 - r.cnt >= r.length * 8) {
+      break; // every bit of the scan's data read
+    }
+    if (n < MARKS) memory.mark(n, (r.base + r.p) * 8 - r.cnt, place);
+    const { p, buf, cnt } = r;
+    try {
+      const o = n * window;
+      out[o] = decodeBaselineBlock(r, parts[order[place]!]!, 0, blk);
+      blk[0] = 0;
+      for (let i = 1; i < window; i++) {
+        const z = kept[i]!;
+        out[o + i] = blk[z]!;
+        blk[z] = 0;
+      }
+      place = place + 1 === order.length ? 0 : place + 1;
+    } catch {
+      if (!memory.error(n)) return n;
+      // On from the next bit, as the MCU's first block.
+      blk.fill(0);
+      r.p = p;
+      r.buf = buf;
+      r.cnt = cnt;
+      if (r.cnt === 0) {
+        r.buf = (r.buf << 8) | (r.data[r.p] ?? 0);
+        r.p++;
+        r.cnt = 8;
+      }
+      r.cnt--;
+      place = 0;
+    }
+    if ((n & 1023) === 1023 && !memory.progress(n + 1)) return n + 1;
+  }
+  return n;
 }
 
 // --- progressive scans (T.81 G.1.2) -------------------------------------------------------------------------

@@ -5,7 +5,7 @@
 import { ApiError } from "../http/errors";
 import { decodeWhole, flattenAlpha } from "./codec";
 import { applyOrientation, swapsAxes } from "./exif";
-import { decodeJpegPlanes } from "./jpeg-decode";
+import { decodeJpegPlanes, decodeSplitTail } from "./jpeg-decode";
 import { decodeStoredAtLeast } from "./scaled";
 import { assertWholeDecodeAllowed, DEFAULT_DECODE_LIMITS, type DecodeLimits } from "./limits";
 import { encodeJpegBaseline, encodeJpegPlanes } from "./jpeg-encode";
@@ -71,7 +71,7 @@ export async function normaliseToJpeg(bytes: Uint8Array, limits: DecodeLimits = 
  * to stop.
  */
 export async function normaliseHead(bytes: Uint8Array, limits: DecodeLimits, pipe: PlanePipe): Promise<NormalisedJpeg | null> {
-  const head = new PipeHead(pipe);
+  const head = new PipeHead(pipe, isShared(bytes) ? bytes : undefined);
   try {
     // The upload comes in shared memory (so that a failed tail can leave the job to one thread), and V8
     // reads shared memory on slower paths (the decoder's search for 0xFF bytes among them): a private
@@ -114,6 +114,8 @@ export async function normaliseTail(pipe: PlanePipe, timeoutMs = 60_000): Promis
   const tail = new PipeTail(pipe, Date.now() + timeoutMs);
   const offer = await tail.offer();
   if (!offer) return null;
+  // The second half of the entropy decoding first: the head decodes the first half meanwhile.
+  if (offer.split) decodeSplitTail(offer.split.bytes, offer.split.plan);
   const { width, height, orientation } = offer.target;
   const cw = (width + 1) >> 1;
   const ch = (height + 1) >> 1;

@@ -1,9 +1,10 @@
 /**
  * Normalisation split over two threads (Node's heavy-work pool, when two of its threads are free): the head
  * decodes the JPEG's YCbCr planes into shared memory and says after each MCU row how far it has got; the
- * tail resizes and encodes the rows already decoded while the head decodes the next ones. The entropy
- * decode is one sequential pass, so instead of decode, then resize, then encode on one thread, the tail's
- * resize and encode (about a third of the work) run beside the decode.
+ * tail resizes and encodes the rows already decoded while the head decodes the next ones. Before that, when
+ * the upload is in shared memory and its scan allows it, the tail reads the second part of the entropy
+ * data while the head reads the first (entropy-split.ts), and the head takes the tail's blocks from where
+ * the two meet.
  *
  * The pipe is a small shared word array and a message port, both made by the request thread:
  * - `STATE`: Waiting until the head has read the frame; then Streaming (the planes were posted on the port),
@@ -17,7 +18,7 @@
  * // head thread: normaliseHead(bytes, limits, pipe) -> null once the tail has the JPEG
  * // tail thread: normaliseTail(pipe) -> the NormalisedJpeg, or null when the head kept the work
  */
-import type { PlaneSink, SinkPlane } from "./jpeg-decode";
+import type { EntropySplit, PlaneSink, SinkPlane } from "./jpeg-decode";
 
 /** What the request thread makes and hands to both threads. */
 export interface PlanePipe {
@@ -31,6 +32,11 @@ export interface PlaneOffer {
   memory: SharedArrayBuffer[];
   /** The stored orientation's output size and the EXIF orientation to apply after. */
   target: { width: number; height: number; orientation: number };
+  /**
+   * The second half of the scan's entropy decoding, for the tail to do first (`decodeSplitTail`), with the
+   * file in shared memory; absent when the scan or the upload does not allow it.
+   */
+  split?: { plan: EntropySplit; bytes: Uint8Array };
 }
 
 const STATE = 0;
@@ -76,7 +82,11 @@ function wake(words: Int32Array): void {
 export class PipeHead {
   private readonly words: Int32Array;
 
-  constructor(private readonly pipe: PlanePipe) {
+  /** `shared`: the file in shared memory, which lets the tail take half of the entropy decoding. */
+  constructor(
+    private readonly pipe: PlanePipe,
+    private readonly shared?: Uint8Array,
+  ) {
     this.words = new Int32Array(pipe.control);
   }
 
@@ -88,11 +98,13 @@ export class PipeHead {
 
   /** The sink for a decode whose planes the tail is to resize to `target` (stored orientation). */
   sink(target: PlaneOffer["target"]): PlaneSink {
+    const shared = this.shared;
     return {
-      planes: (planes) => {
+      splits: !!shared,
+      planes: (planes, _size, plan) => {
         if (Atomics.load(this.words, STATE) !== PipeState.Waiting) return null;
         const memory = planes.map((p) => new SharedArrayBuffer(p.stride * p.rows));
-        const offer: PlaneOffer = { planes, memory, target };
+        const offer: PlaneOffer = { planes, memory, target, split: plan && shared ? { plan, bytes: shared } : undefined };
         this.pipe.port.postMessage(offer);
         if (Atomics.compareExchange(this.words, STATE, PipeState.Waiting, PipeState.Streaming) !== PipeState.Waiting) return null;
         Atomics.notify(this.words, STATE);

@@ -1,6 +1,7 @@
 /**
  * Normalisation split over two threads (src/images/plane-pipe.ts): the head decodes a JPEG's planes in a
- * worker thread while the tail, on this thread, resizes and encodes the rows already decoded. For every
+ * worker thread while the tail, on this thread, reads the second part of the entropy data where the file
+ * allows (entropy-split.ts) and then resizes and encodes the rows already decoded. For every
  * kind of input the pair answers exactly what `normaliseToJpeg` answers on one thread, byte for byte; the
  * tail does the work for the JPEGs it can stream and stands aside for the rest (and when the head finds the
  * data corrupt part way); through the heavy-work pool and through POST /media the answer is the same; and
@@ -40,7 +41,10 @@ async function split(bytes: Uint8Array): Promise<{ head: HeadAnswer; tail: Norma
       worker.once("error", reject);
     });
     const pipe: PlanePipe = { control, port: port1 };
-    worker.postMessage({ bytes, pipe }, [port1 as unknown as import("node:worker_threads").MessagePort]);
+    // In shared memory, as the pool hands it over: the tail then also takes half of the entropy decoding.
+    const shared = new Uint8Array(new SharedArrayBuffer(bytes.length));
+    shared.set(bytes);
+    worker.postMessage({ bytes: shared, pipe }, [port1 as unknown as import("node:worker_threads").MessagePort]);
     const tail = await normaliseTail({ control, port: port2 }, 60_000);
     return { head: await head, tail };
   } finally {

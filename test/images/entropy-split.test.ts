@@ -1,0 +1,161 @@
+/**
+ * One baseline scan's entropy decoding split over two threads (src/images/entropy-split.ts): the tail reads
+ * the data from a byte part way through as if a block began there, the head reads from the start and takes
+ * the tail's blocks from the first block boundary the two share. Here both sides run on this thread, the
+ * tail first (inside the sink's `planes`, as a tail that has finished by the time the head gets there), so
+ * each answer is deterministic: the planes are one thread's, byte for byte, for every kind of baseline file
+ * and decode size, the tail's blocks are really taken, and where the tail cannot help (it never started,
+ * the data after the split is corrupt or cut short, the file has restart markers) the head reads on alone
+ * and answers what one thread answers, errors included. The two threads together: pipeline.test.ts.
+ */
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import sharp from "sharp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SplitMemory } from "../../src/images/entropy-split";
+import { decodeJpegPlanes, decodeSplitTail, type PlaneSink } from "../../src/images/jpeg-decode";
+import { photoPixels } from "../helpers/images";
+
+interface Decoded {
+  /** The Y, Cb and Cr planes as one hex digest (comparing 3 MB arrays element by element is slow). */
+  planes: string | null;
+  error: string | null;
+}
+
+/** One thread's decode: the planes at the smallest scale that keeps `min` wide, or the error. */
+function alone(bytes: Uint8Array, min: number): Decoded {
+  return attempt(() => decodeJpegPlanes(bytes, min, 1));
+}
+
+/**
+ * The same decode with a split offered: `tail` "first" runs the tail's half before the head's scan, "never"
+ * leaves it unstarted. Also whether a split was offered and from which of the head's blocks it took the
+ * tail's (-1: none).
+ */
+function withSplit(bytes: Uint8Array, min: number, tail: "first" | "never" = "first"): Decoded & { offered: boolean; taken: number } {
+  const shared = new Uint8Array(new SharedArrayBuffer(bytes.length));
+  shared.set(bytes);
+  let memory: SplitMemory | undefined;
+  const sink: PlaneSink = {
+    splits: true,
+    planes: (planes, _size, split) => {
+      if (split) {
+        memory = new SplitMemory(split.memory, split.capacity, split.size * split.size);
+        if (tail === "first") decodeSplitTail(shared, split);
+      }
+      return planes.map((p) => new Uint8ClampedArray(new SharedArrayBuffer(p.stride * p.rows)));
+    },
+    rows: () => {},
+    decline: () => {},
+  };
+  const decoded = attempt(() => decodeJpegPlanes(bytes, min, 1, sink));
+  return { ...decoded, offered: !!memory, taken: memory?.taken ?? -1 };
+}
+
+function attempt(decode: () => ReturnType<typeof decodeJpegPlanes>): Decoded {
+  try {
+    const image = decode();
+    if (!image) return { planes: null, error: null };
+    const hash = createHash("sha256");
+    for (const p of [image.y, image.cb, image.cr]) hash.update(p.data);
+    return { planes: hash.digest("hex"), error: null };
+  } catch (e) {
+    return { planes: null, error: (e as Error).message };
+  }
+}
+
+/** The file with `run` bytes of stuffed 0xFF (all one bits: no code of any table) at `at` of its entropy data. */
+function corruptAt(jpeg: Buffer, at: number, run = 600): Buffer {
+  const bytes = Buffer.from(jpeg);
+  const sos = bytes.indexOf(Buffer.from([0xff, 0xda]));
+  const p = sos + Math.floor((bytes.length - sos) * at);
+  for (let i = p; i < p + run; i += 2) bytes.set([0xff, 0x00], i);
+  return bytes;
+}
+
+let dir: string;
+const files: { name: string; bytes: Buffer }[] = [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "entropy-split-"));
+  const raw = await photoPixels(1600, 1200);
+  const photo = (width = 1600, height = 1200, pixels = raw) => sharp(pixels, { raw: { width, height, channels: 3 } });
+  const ppm = join(dir, "in.ppm");
+  writeFileSync(ppm, Buffer.concat([Buffer.from("P6\n1600 1200\n255\n"), raw]));
+  const cjpeg = (args: string[]) => execFileSync("cjpeg", [...args, ppm]);
+  const odd = await photoPixels(1999, 1333);
+  files.push(
+    { name: "4:2:0, optimised Huffman tables (sharp's default)", bytes: await photo().jpeg({ quality: 90 }).toBuffer() },
+    { name: "4:2:0, the standard tables", bytes: await photo().jpeg({ quality: 90, optimiseCoding: false }).toBuffer() },
+    { name: "4:4:4", bytes: await photo().jpeg({ quality: 85, chromaSubsampling: "4:4:4" }).toBuffer() },
+    { name: "4:2:2 by libjpeg", bytes: cjpeg(["-quality", "92", "-sample", "2x1"]) },
+    { name: "4:4:0 by libjpeg", bytes: cjpeg(["-quality", "92", "-sample", "1x2"]) },
+    { name: "an odd size, quality 97", bytes: await photo(1999, 1333, odd).jpeg({ quality: 97 }).toBuffer() },
+  );
+}, 60_000);
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("a scan's entropy decoding split between two threads", () => {
+  it("gives one thread's planes byte for byte, with the tail's blocks taken, for every kind of file and scale", () => {
+    for (const { name, bytes } of files) {
+      // 1/2, 3/8, 1/4 and 1/8 of 1600 (or 1999) wide.
+      for (const min of [700, 520, 330, 150]) {
+        const one = alone(bytes, min);
+        const two = withSplit(bytes, min);
+        const label = `${name} at ${min}`;
+        expect(one.error, label).toBeNull();
+        expect(two.offered, label).toBe(true);
+        expect(two.taken, label).toBeGreaterThan(0);
+        expect(two.error, label).toBeNull();
+        expect(two.planes, label).toEqual(one.planes);
+      }
+    }
+  }, 120_000);
+
+  it("is not offered at more than half size, for small files, or with restart markers", async () => {
+    const big = files[0]!.bytes;
+    expect(withSplit(big, 1600).offered).toBe(false); // full size: every coefficient would be copied
+    const small = await sharp(await photoPixels(400, 300), { raw: { width: 400, height: 300, channels: 3 } }).jpeg().toBuffer();
+    expect(withSplit(small, 100).offered).toBe(false);
+    const ppm = join(dir, "in.ppm");
+    const restarts = execFileSync("cjpeg", ["-quality", "92", "-restart", "1", ppm]);
+    const two = withSplit(restarts, 330);
+    expect(two.offered).toBe(false);
+    expect(two.planes).toEqual(alone(restarts, 330).planes);
+  });
+
+  it("reads on alone, with one thread's planes, when the tail never started", () => {
+    for (const { name, bytes } of files.slice(0, 2)) {
+      const two = withSplit(bytes, 520, "never");
+      expect(two.offered, name).toBe(true);
+      expect(two.taken, name).toBe(-1);
+      expect(two.planes, name).toEqual(alone(bytes, 520).planes);
+    }
+  });
+
+  it("fails as one thread fails on data corrupt after the split, before it, or cut short", () => {
+    const jpeg = files[0]!.bytes;
+    const sos = jpeg.indexOf(Buffer.from([0xff, 0xda]));
+    const cases = [
+      { name: "corrupt in the tail's part", bytes: corruptAt(jpeg, 0.85) },
+      // Few bad codes, after which the tail falls into step again and reads on to the end.
+      { name: "a few bytes corrupt in the tail's part", bytes: corruptAt(jpeg, 0.85, 8) },
+      { name: "corrupt where the tail starts", bytes: corruptAt(jpeg, 0.6, 200) },
+      { name: "corrupt in the head's part", bytes: corruptAt(jpeg, 0.3) },
+      { name: "cut short in the tail's part", bytes: jpeg.subarray(0, sos + Math.floor((jpeg.length - sos) * 0.8)) },
+    ];
+    for (const c of cases) {
+      const one = alone(c.bytes, 520);
+      const two = withSplit(c.bytes, 520);
+      expect(two.offered, c.name).toBe(true);
+      expect(two.taken, c.name).toBe(-1);
+      expect([two.error, two.planes], c.name).toEqual([one.error, one.planes]);
+    }
+    // The corrupt ones are refused by both; the cut one decodes as far as it goes, as libjpeg would.
+    expect(cases.slice(0, 4).map((c) => alone(c.bytes, 520).error)).not.toContain(null);
+  });
+});
