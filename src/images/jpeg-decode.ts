@@ -567,6 +567,9 @@ interface BitReader {
   length: number;
   /** Unstuffed bytes of the scan before the window's first: the reader is `(base + p) * 8 - cnt` bits in. */
   base: number;
+  /** A byte of the file (`mark`, -1 for none) whose place in the unstuffed data the refill notes (`marked`). */
+  mark: number;
+  marked: number;
   p: number;
   buf: number;
   cnt: number;
@@ -578,9 +581,12 @@ interface BitReader {
   dirty: number;
 }
 
-/** A reader for the scan whose entropy data starts at `start` in `b`, its window filled. */
-function scanReader(b: Uint8Array, start: number, window: Uint8Array): BitReader {
-  const r: BitReader = { data: window, length: 0, base: 0, p: 0, buf: 0, cnt: 0, eobrun: 0, src: b, sp: start, state: Source.More, next: b.length, dirty: window.length };
+/**
+ * A reader for the scan whose entropy data starts at `start` in `b`, its window filled; `mark`: a byte of the
+ * data, not next to an 0xFF, whose place in the unstuffed data the reader is to note as it passes.
+ */
+function scanReader(b: Uint8Array, start: number, window: Uint8Array, mark = -1): BitReader {
+  const r: BitReader = { data: window, length: 0, base: 0, mark, marked: -1, p: 0, buf: 0, cnt: 0, eobrun: 0, src: b, sp: start, state: Source.More, next: b.length, dirty: window.length };
   refill(r);
   return r;
 }
@@ -607,6 +613,7 @@ function refill(r: BitReader): void {
     if (ff < 0) ff = b.length;
     const run = Math.min(ff - p, WINDOW - o);
     if (run > 0) {
+      if (r.mark >= p && r.mark < p + run) r.marked = r.base + o + (r.mark - p);
       data.set(b.subarray(p, p + run), o);
       o += run;
       p += run;
@@ -746,7 +753,7 @@ function decodeScan(
   }
   // A progressive scan of components not kept (a luma-only decode's chroma) changes nothing kept.
   if (frame.progressive && header.comps.every((c) => c.skip)) return nextMarker(b, dataStart, false).next;
-  const reader = scanReader(b, dataStart, window);
+  const reader = scanReader(b, dataStart, window, split?.plan.from);
   if (frame.progressive) {
     forEachBlock(header.comps, frame, restartInterval, reader, new ProgressiveBlocks(reader, header, frame.size));
   } else {
@@ -964,10 +971,8 @@ function decodeBaselineBlock(r: BitReader, t: BaselineComponent, pred: number, b
  * with the same file's bytes. Made by the head at the scan, offered with the planes (PlaneSink.splits).
  */
 export interface EntropySplit {
-  /** The byte of the file's entropy data where the tail starts reading (not the 0x00 of a stuffed 0xFF00). */
+  /** The byte of the file's entropy data where the tail starts reading (neither an 0xFF nor just after one). */
   from: number;
-  /** Bits of the scan's unstuffed data before `from`: where the tail's bit 0 is in the head's reading. */
-  startBit: number;
   /** The scan's components' tables, in scan order, and the component of each block of an MCU. */
   tables: { dc: Huffman; ac: Huffman }[];
   order: Uint8Array;
@@ -990,8 +995,9 @@ const SPLIT_MAX_BYTES = 32 * 1024 * 1024;
 
 /**
  * A split of this scan (which holds every component, with no restart interval) at about HEAD_SHARE of its
- * data, with its shared memory; null when the image is too small, is decoded at more than half size (the
- * tail's copy of every coefficient would pass SPLIT_MAX_BYTES sooner), or has a marker before the split.
+ * data, with its shared memory; null when the image is too small or is decoded at more than half size (the
+ * tail's copy of every coefficient would pass SPLIT_MAX_BYTES sooner). Where the tail's start is in the
+ * unstuffed data, the head's reader notes as it passes (a marker before it ends the split there).
  */
 function planSplit(b: Uint8Array, dataStart: number, header: ScanHeader, frame: Frame): { plan: EntropySplit; memory: SplitMemory } | null {
   const size = frame.size;
@@ -1003,19 +1009,11 @@ function planSplit(b: Uint8Array, dataStart: number, header: ScanHeader, frame: 
   const capacity = frame.mcusPerLine * frame.mcusPerColumn * order.length + MARKS;
   if (SplitMemory.bytes(capacity, size * size) > SPLIT_MAX_BYTES) return null;
   let from = dataStart + Math.floor((b.length - dataStart) * HEAD_SHARE);
-  // Count the stuffed bytes before `from` (the head's bits up to there); any other marker there: no split.
-  let stuffed = 0;
-  for (let p = dataStart; ; ) {
-    const ff = b.indexOf(0xff, p);
-    if (ff < 0 || ff >= from) break;
-    if (b[ff + 1] !== 0) return null;
-    stuffed++;
-    p = ff + 2;
-    if (p > from) from = p;
-  }
+  while (from < b.length && (b[from] === 0xff || b[from - 1] === 0xff)) from++;
+  if (from >= b.length) return null;
   const memory = SplitMemory.create(capacity, size * size);
   const tables = header.comps.map((c) => ({ dc: c.dcTable!, ac: c.acTable! }));
-  const plan = { from, startBit: (from - dataStart - stuffed) * 8, tables, order: Uint8Array.from(order), size, capacity, memory: memory.memory };
+  const plan = { from, tables, order: Uint8Array.from(order), size, capacity, memory: memory.memory };
   return { plan, memory };
 }
 
@@ -1027,7 +1025,6 @@ function planSplit(b: Uint8Array, dataStart: number, header: ScanHeader, frame: 
 class SplitHead {
   readonly perMcu: number;
   private readonly blocks: number;
-  private readonly startBit: number;
   private readonly size: number;
   private readonly window: number;
   private readonly blk = new Int32Array(64);
@@ -1045,7 +1042,6 @@ class SplitHead {
   ) {
     this.perMcu = plan.order.length;
     this.blocks = frame.mcusPerLine * frame.mcusPerColumn * this.perMcu;
-    this.startBit = plan.startBit;
     this.size = frame.size;
     this.window = this.size * this.size;
   }
@@ -1064,7 +1060,9 @@ class SplitHead {
 
   private watch(g: number, place: number): void {
     const r = this.reader;
-    const bit = (r.base + r.p) * 8 - r.cnt - this.startBit;
+    // Not yet where the tail started (its place is known once the refill has passed it).
+    if (r.marked < 0) return;
+    const bit = (r.base + r.p - r.marked) * 8 - r.cnt;
     if (bit < 0) return;
     const j = this.memory.match(bit, place);
     if (j === NOT_YET) return;

@@ -76,6 +76,16 @@ function corruptAt(jpeg: Buffer, at: number, run = 600): Buffer {
   return bytes;
 }
 
+/** The file with an RST0 marker written over its entropy data at `at` (no restart interval is defined). */
+function withMarkerAt(jpeg: Buffer, at: number): Buffer {
+  const bytes = Buffer.from(jpeg);
+  const sos = bytes.indexOf(Buffer.from([0xff, 0xda]));
+  let p = sos + Math.floor((bytes.length - sos) * at);
+  while (bytes[p - 1] === 0xff || bytes[p] === 0xff || bytes[p + 1] === 0xff) p++;
+  bytes.set([0xff, 0xd0], p);
+  return bytes;
+}
+
 let dir: string;
 const files: { name: string; bytes: Buffer }[] = [];
 
@@ -147,6 +157,7 @@ describe("a scan's entropy decoding split between two threads", () => {
       { name: "corrupt where the tail starts", bytes: corruptAt(jpeg, 0.6, 200) },
       { name: "corrupt in the head's part", bytes: corruptAt(jpeg, 0.3) },
       { name: "cut short in the tail's part", bytes: jpeg.subarray(0, sos + Math.floor((jpeg.length - sos) * 0.8)) },
+      { name: "a marker in the head's part (the data ends there)", bytes: withMarkerAt(jpeg, 0.3) },
     ];
     for (const c of cases) {
       const one = alone(c.bytes, 520);
