@@ -217,13 +217,13 @@ export interface SinkPlane {
 export interface PlaneSink {
   /**
    * Called once, with the Y, Cb and Cr planes of a sequential (baseline) YCbCr frame at the chosen scale,
-   * at its first scan before any entropy decoding (with the scan's split, if any); returns the memory for each (`stride * rows` samples, zeroed), or null
-   * to have none of it (the decode then goes on as without a sink). Not called for greyscale, progressive
-   * or refused frames.
+   * at its first scan before any entropy decoding (with the scan's split, if any); returns the memory for
+   * each (`stride * rows` samples, zeroed), or null to have none of it (the decode then goes on as without a
+   * sink). Not called for greyscale, progressive or refused frames.
    */
   planes(planes: SinkPlane[], size: { width: number; height: number }, split?: EntropySplit): Uint8ClampedArray[] | null;
   /**
-   * Whether the reader in the other thread can also take the second half of the entropy decoding: then a
+   * Whether the reader in the other thread can also take the second part of the entropy decoding: then a
    * scan that allows it comes with an `EntropySplit` for `decodeSplitTail` there (entropy-split.ts).
    */
   splits?: boolean;
@@ -967,7 +967,7 @@ function decodeBaselineBlock(r: BitReader, t: BaselineComponent, pred: number, b
 // --- a sequential scan's entropy decoding on two threads (entropy-split.ts) ----------------------------------
 
 /**
- * The second half of a scan's entropy decoding, for another thread: `decodeSplitTail(bytes, split)` there,
+ * The second part of a scan's entropy decoding, for another thread: `decodeSplitTail(bytes, split)` there,
  * with the same file's bytes. Made by the head at the scan, offered with the planes (PlaneSink.splits).
  */
 export interface EntropySplit {

@@ -114,7 +114,7 @@ export async function normaliseTail(pipe: PlanePipe, timeoutMs = 60_000): Promis
   const tail = new PipeTail(pipe, Date.now() + timeoutMs);
   const offer = await tail.offer();
   if (!offer) return null;
-  // The second half of the entropy decoding first: the head decodes the first half meanwhile.
+  // The last part of the entropy decoding first: the head decodes the rest meanwhile.
   if (offer.split) decodeSplitTail(offer.split.bytes, offer.split.plan);
   const { width, height, orientation } = offer.target;
   const cw = (width + 1) >> 1;

@@ -33,7 +33,7 @@ export interface PlaneOffer {
   /** The stored orientation's output size and the EXIF orientation to apply after. */
   target: { width: number; height: number; orientation: number };
   /**
-   * The second half of the scan's entropy decoding, for the tail to do first (`decodeSplitTail`), with the
+   * The last part of the scan's entropy decoding, for the tail to do first (`decodeSplitTail`), with the
    * file in shared memory; absent when the scan or the upload does not allow it.
    */
   split?: { plan: EntropySplit; bytes: Uint8Array };
