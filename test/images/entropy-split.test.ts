@@ -6,7 +6,8 @@
  * each answer is deterministic: the planes are one thread's, byte for byte, for every kind of baseline file
  * and decode size, the tail's blocks are really taken, and where the tail cannot help (it never started,
  * the data after the split is corrupt or cut short, the file has restart markers) the head reads on alone
- * and answers what one thread answers, errors included. The two threads together: pipeline.test.ts.
+ * and answers what one thread answers, errors included, also for forty seeded random damages of the data.
+ * The two threads together: pipeline.test.ts.
  */
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -168,5 +169,37 @@ describe("a scan's entropy decoding split between two threads", () => {
     }
     // The corrupt ones are refused by both; the cut one decodes as far as it goes, as libjpeg would.
     expect(cases.slice(0, 4).map((c) => alone(c.bytes, 520).error)).not.toContain(null);
+  });
+
+  it("answers what one thread answers for randomly damaged entropy data (seeded)", () => {
+    let seed = 20261129;
+    const random = () => {
+      // mulberry32: a fixed sequence, so a failure names its case.
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    const jpeg = files[1]!.bytes;
+    const sos = jpeg.indexOf(Buffer.from([0xff, 0xda])) + 20;
+    const at = () => sos + Math.floor(random() * (jpeg.length - sos - 40));
+    const damages: [string, (b: Buffer) => Buffer][] = [
+      ["a byte changed", (b) => (b[at()] = Math.floor(random() * 256), b)],
+      ["eight bytes of noise", (b) => (b.set(Array.from({ length: 8 }, () => Math.floor(random() * 256)), at()), b)],
+      ["a stuffed 0xFF00 pair", (b) => (b.set([0xff, 0x00], at()), b)],
+      ["a marker", (b) => (b.set([0xff, 0xd0 + Math.floor(random() * 8)], at()), b)],
+      ["cut short", (b) => b.subarray(0, at())],
+    ];
+    let taken = 0;
+    for (let i = 0; i < 40; i++) {
+      const [kind, damage] = damages[i % damages.length]!;
+      const bytes = damage(Buffer.from(jpeg));
+      const one = alone(bytes, 330);
+      const two = withSplit(bytes, 330);
+      if (two.taken >= 0) taken++;
+      expect([two.error, two.planes], `case ${i}: ${kind}`).toEqual([one.error, one.planes]);
+    }
+    // Damage in the head's part leaves the tail's blocks good to take.
+    expect(taken).toBeGreaterThan(5);
   });
 });
