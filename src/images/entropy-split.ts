@@ -19,8 +19,9 @@
  * tail never started (the head cancels it), no boundary matched among the tail's first `MARKS` blocks, the
  * tail stopped short of the scan's last block (a marker or the end of the file in its part), or
  * it met a code no table has, or a coefficient past the 64th, at or after the matched block (the file is
- * corrupt there, and the head's own reading of it fails as on one thread). The head waits for the tail to
- * finish before it takes any block, so it can still fall back.
+ * corrupt there, and the head's own reading of it fails as on one thread), or the tail is slower than the
+ * head reading its part alone would be (`patience`). The head waits for the tail to finish before it
+ * takes any block, so it can still fall back; and the tail stops soon after it is cancelled.
  *
  * @example
  * // head: const memory = SplitMemory.create(capacity, window); offer it with the plan; then match/confirm
@@ -37,6 +38,8 @@ const MARKED = 1;
 const DONE = 2;
 const ERRORS = 3;
 const TAKEN = 4;
+/** Moves on with every publication of the tail's (marks, the end), after it: what the head waits on. */
+const TICK = 5;
 const WORDS = 8;
 
 const enum SplitState {
@@ -51,8 +54,6 @@ export const NOT_YET = -1;
 /** What `match` says when the split is off: the head reads on alone. */
 export const GIVE_UP = -2;
 
-/** How long the head waits for a tail that has started before it reads on alone (a stalled thread). */
-const PATIENCE_MS = 10_000;
 
 export class SplitMemory {
   private readonly control: Int32Array;
@@ -65,6 +66,7 @@ export class SplitMemory {
   /** The head's side: the tail's next mark it has not passed, and how many it has seen published. */
   private next = 0;
   private marked = 0;
+  /** Until when (performance.now()) the head waits for the tail before it reads on alone. */
   private deadline = Infinity;
 
   /** Memory for a scan of up to `capacity` blocks, `window` coefficients kept of each. */
@@ -122,17 +124,30 @@ export class SplitMemory {
   /** The tail is done with `blocks` blocks read; the head may take them. */
   finish(blocks: number): void {
     Atomics.store(this.control, DONE, blocks);
-    this.publishMarks(Math.min(blocks, MARKS));
+    Atomics.store(this.control, MARKED, Math.min(blocks, MARKS));
     Atomics.compareExchange(this.control, STATE, SplitState.Running, SplitState.Finished);
-    Atomics.notify(this.control, STATE);
+    this.tick();
   }
 
   private publishMarks(count: number): void {
     Atomics.store(this.control, MARKED, count);
-    Atomics.notify(this.control, MARKED);
+    this.tick();
+  }
+
+  private tick(): void {
+    Atomics.add(this.control, TICK, 1);
+    Atomics.notify(this.control, TICK);
   }
 
   // --- the head's side ---------------------------------------------------------------------------------
+
+  /**
+   * From now on the head waits at most `ms` for the tail (set when it reaches the tail's start: about what
+   * reading the tail's part alone would take, so a tail that stalls costs at most that much again).
+   */
+  patience(ms: number): void {
+    this.deadline = performance.now() + ms;
+  }
 
   /**
    * The head is at a block boundary `bit` bits past the tail's start, at `place` in its MCU: the tail's
@@ -157,9 +172,10 @@ export class SplitMemory {
    */
   confirm(from: number, count: number, headBlock: number): boolean {
     for (;;) {
+      const tick = Atomics.load(this.control, TICK);
       const state = Atomics.load(this.control, STATE);
       if (state === SplitState.Finished) break;
-      if (state !== SplitState.Running || !this.waitFor(STATE, state)) {
+      if (state !== SplitState.Running || !this.waitFor(TICK, tick)) {
         this.cancel();
         return false;
       }
@@ -191,6 +207,8 @@ export class SplitMemory {
   private moreMarks(): boolean {
     if (this.next >= MARKS) return false;
     for (;;) {
+      // The tick first: whatever the tail publishes after this load moves it, so the wait below returns.
+      const tick = Atomics.load(this.control, TICK);
       const marked = Atomics.load(this.control, MARKED);
       if (marked > this.marked) {
         this.marked = marked;
@@ -204,15 +222,15 @@ export class SplitMemory {
         this.marked = Math.max(this.marked, Atomics.load(this.control, MARKED));
         return this.next < this.marked;
       }
-      if (!this.waitFor(MARKED, marked)) return false;
+      if (!this.waitFor(TICK, tick)) return false;
     }
   }
 
-  /** Blocks until word `index` moves from `value` (or 50 ms pass); false once the head's patience ran out. */
+  /** Blocks until word `index` moves from `value` (at most until the deadline); false once it has passed. */
   private waitFor(index: number, value: number): boolean {
-    if (this.deadline === Infinity) this.deadline = Date.now() + PATIENCE_MS;
-    if (Date.now() > this.deadline) return false;
-    Atomics.wait(this.control, index, value, 50);
+    const left = this.deadline - performance.now();
+    if (left <= 0) return false;
+    Atomics.wait(this.control, index, value, Math.min(left, 1000));
     return true;
   }
 }

@@ -751,22 +751,25 @@ function decodeScan(
     split = offer.splits && whole && restartInterval === 0 ? planSplit(b, dataStart, header, frame) : null;
     if (!offerPlanes(frame, offer, split?.plan ?? null)) split = null;
   }
-  // A progressive scan of components not kept (a luma-only decode's chroma) changes nothing kept.
-  if (frame.progressive && header.comps.every((c) => c.skip)) return nextMarker(b, dataStart, false).next;
-  const reader = scanReader(b, dataStart, window, split?.plan.from);
-  if (frame.progressive) {
-    forEachBlock(header.comps, frame, restartInterval, reader, new ProgressiveBlocks(reader, header, frame.size));
-  } else {
-    const blocks = new BaselineBlocks(reader, header.comps, frame, quant);
-    const head = split && new SplitHead(split.memory, reader, split.plan, blocks.parts, frame);
-    try {
+  let head: SplitHead | null = null;
+  try {
+    // A progressive scan of components not kept (a luma-only decode's chroma) changes nothing kept.
+    if (frame.progressive && header.comps.every((c) => c.skip)) return nextMarker(b, dataStart, false).next;
+    const reader = scanReader(b, dataStart, window, split?.plan.from);
+    if (frame.progressive) {
+      forEachBlock(header.comps, frame, restartInterval, reader, new ProgressiveBlocks(reader, header, frame.size));
+    } else {
+      const blocks = new BaselineBlocks(reader, header.comps, frame, quant);
+      head = split && new SplitHead(split.memory, reader, split.plan, blocks.parts, frame);
       forEachBlock(header.comps, frame, restartInterval, reader, blocks, whole ? sink : undefined, head ?? undefined);
-    } finally {
-      head?.close();
     }
+    for (const c of frame.components) c.pred = 0;
+    return scanEnd(reader);
+  } finally {
+    // However the scan ended (a table missing, corrupt data): a tail whose blocks were not taken stops.
+    if (head) head.close();
+    else split?.memory.cancel();
   }
-  for (const c of frame.components) c.pred = 0;
-  return scanEnd(reader);
 }
 
 /**
@@ -992,6 +995,8 @@ const SPLIT_MIN_BYTES = 256 * 1024;
 const HEAD_SHARE = 0.6;
 /** The most shared memory a split may take for its coefficients (a 50 MP photo at 1/2 scale is 27 MB). */
 const SPLIT_MAX_BYTES = 32 * 1024 * 1024;
+/** The least the head waits for a tail that has started (a thread's wake-up takes about a millisecond). */
+const MIN_PATIENCE_MS = 10;
 
 /**
  * A split of this scan (which holds every component, with no restart interval) at about HEAD_SHARE of its
@@ -1001,16 +1006,25 @@ const SPLIT_MAX_BYTES = 32 * 1024 * 1024;
  */
 function planSplit(b: Uint8Array, dataStart: number, header: ScanHeader, frame: Frame): { plan: EntropySplit; memory: SplitMemory } | null {
   const size = frame.size;
-  if (size > 4 || b.length - dataStart < SPLIT_MIN_BYTES) return null;
+  if (size > 4) return null;
   const order: number[] = [];
   header.comps.forEach((c, ci) => {
     for (let i = 0; i < c.h * c.v; i++) order.push(ci);
   });
   const capacity = frame.mcusPerLine * frame.mcusPerColumn * order.length + MARKS;
   if (SplitMemory.bytes(capacity, size * size) > SPLIT_MAX_BYTES) return null;
-  let from = dataStart + Math.floor((b.length - dataStart) * HEAD_SHARE);
-  while (from < b.length && (b[from] === 0xff || b[from - 1] === 0xff)) from++;
-  if (from >= b.length) return null;
+  // The scan's data ends before the file's last EOI (a motion photo's video, or padding, may follow it).
+  let end = b.length;
+  for (let i = b.lastIndexOf(0xd9); i > dataStart; i = b.lastIndexOf(0xd9, i - 1)) {
+    if (b[i - 1] === 0xff) {
+      end = i - 1;
+      break;
+    }
+  }
+  if (end - dataStart < SPLIT_MIN_BYTES) return null;
+  let from = dataStart + Math.floor((end - dataStart) * HEAD_SHARE);
+  while (from < end && (b[from] === 0xff || b[from - 1] === 0xff)) from++;
+  if (from >= end) return null;
   const memory = SplitMemory.create(capacity, size * size);
   const tables = header.comps.map((c) => ({ dc: c.dcTable!, ac: c.acTable! }));
   const plan = { from, tables, order: Uint8Array.from(order), size, capacity, memory: memory.memory };
@@ -1032,6 +1046,9 @@ class SplitHead {
   private taking = false;
   /** The tail's index of a block minus the head's, once taking. */
   private shift = 0;
+  private readonly started = performance.now();
+  /** Whether the head has reached the tail's start (and set its patience). */
+  private reached = false;
 
   constructor(
     private readonly memory: SplitMemory,
@@ -1064,6 +1081,11 @@ class SplitHead {
     if (r.marked < 0) return;
     const bit = (r.base + r.p - r.marked) * 8 - r.cnt;
     if (bit < 0) return;
+    if (!this.reached) {
+      // Waiting for the tail longer than reading its part alone would take cannot pay.
+      this.reached = true;
+      this.memory.patience(Math.max(MIN_PATIENCE_MS, ((performance.now() - this.started) * (1 - HEAD_SHARE)) / HEAD_SHARE));
+    }
     const j = this.memory.match(bit, place);
     if (j === NOT_YET) return;
     this.watching = false;

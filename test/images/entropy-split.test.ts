@@ -32,11 +32,13 @@ function alone(bytes: Uint8Array, min: number): Decoded {
 }
 
 /**
- * The same decode with a split offered: `tail` "first" runs the tail's half before the head's scan, "never"
- * leaves it unstarted. Also whether a split was offered and from which of the head's blocks it took the
- * tail's (-1: none).
+ * The same decode with a split offered: `tail` "first" runs the tail's part before the head's scan, "never"
+ * leaves it unstarted, "stalled" starts it and then does nothing (a thread that stopped). Also whether a
+ * split was offered, from which of the head's blocks it took the tail's (-1: none), and the split's memory.
  */
-function withSplit(bytes: Uint8Array, min: number, tail: "first" | "never" = "first"): Decoded & { offered: boolean; taken: number } {
+function withSplit(
+  bytes: Uint8Array, min: number, tail: "first" | "never" | "stalled" = "first",
+): Decoded & { offered: boolean; taken: number; memory?: SplitMemory } {
   const shared = new Uint8Array(new SharedArrayBuffer(bytes.length));
   shared.set(bytes);
   let memory: SplitMemory | undefined;
@@ -46,6 +48,7 @@ function withSplit(bytes: Uint8Array, min: number, tail: "first" | "never" = "fi
       if (split) {
         memory = new SplitMemory(split.memory, split.capacity, split.size * split.size);
         if (tail === "first") decodeSplitTail(shared, split);
+        if (tail === "stalled") memory.start();
       }
       return planes.map((p) => new Uint8ClampedArray(new SharedArrayBuffer(p.stride * p.rows)));
     },
@@ -53,7 +56,7 @@ function withSplit(bytes: Uint8Array, min: number, tail: "first" | "never" = "fi
     decline: () => {},
   };
   const decoded = attempt(() => decodeJpegPlanes(bytes, min, 1, sink));
-  return { ...decoded, offered: !!memory, taken: memory?.taken ?? -1 };
+  return { ...decoded, offered: !!memory, taken: memory?.taken ?? -1, memory };
 }
 
 function attempt(decode: () => ReturnType<typeof decodeJpegPlanes>): Decoded {
@@ -139,13 +142,41 @@ describe("a scan's entropy decoding split between two threads", () => {
     expect(two.planes).toEqual(alone(restarts, 330).planes);
   });
 
-  it("reads on alone, with one thread's planes, when the tail never started", () => {
+  it("reads on alone, with one thread's planes, when the tail never started or stalled, and stops it", () => {
     for (const { name, bytes } of files.slice(0, 2)) {
-      const two = withSplit(bytes, 520, "never");
-      expect(two.offered, name).toBe(true);
-      expect(two.taken, name).toBe(-1);
-      expect(two.planes, name).toEqual(alone(bytes, 520).planes);
+      for (const tail of ["never", "stalled"] as const) {
+        const two = withSplit(bytes, 520, tail);
+        expect(two.offered, `${name}, ${tail}`).toBe(true);
+        expect(two.taken, `${name}, ${tail}`).toBe(-1);
+        expect(two.planes, `${name}, ${tail}`).toEqual(alone(bytes, 520).planes);
+        // Cancelled: a tail that starts only now does nothing.
+        expect(two.memory!.start(), `${name}, ${tail}`).toBe(false);
+      }
     }
+  });
+
+  it("stops the tail when the head fails before reading a block (a quantisation table missing)", () => {
+    const bytes = Buffer.from(files[0]!.bytes);
+    const sof = bytes.indexOf(Buffer.from([0xff, 0xc0]));
+    // The chroma components' table numbers (the third byte of each component's entry) set to 3, never defined.
+    bytes[sof + 10 + 3 + 2] = 3;
+    bytes[sof + 10 + 6 + 2] = 3;
+    const one = alone(bytes, 520);
+    const two = withSplit(bytes, 520, "never");
+    expect(one.error).toMatch(/table/);
+    expect([two.offered, two.error]).toEqual([true, one.error]);
+    expect(two.memory!.start()).toBe(false);
+  });
+
+  it("splits the scan's data, not what follows the end of the image (a motion photo's video, padding)", () => {
+    const jpeg = files[0]!.bytes;
+    const zeros = Buffer.concat([jpeg, Buffer.alloc(jpeg.length)]);
+    // Bytes of every value, markers and an EOI among them, as a video's would be.
+    const other = Buffer.concat([jpeg, Buffer.from(Array.from({ length: jpeg.length }, (_, i) => (i * 7919 + 13) % 256))]);
+    const two = withSplit(zeros, 520);
+    expect(two.taken).toBeGreaterThan(0);
+    expect(two.planes).toEqual(alone(jpeg, 520).planes);
+    expect(withSplit(other, 520).planes).toEqual(alone(jpeg, 520).planes);
   });
 
   it("fails as one thread fails on data corrupt after the split, before it, or cut short", () => {
