@@ -54,7 +54,6 @@ export const NOT_YET = -1;
 /** What `match` says when the split is off: the head reads on alone. */
 export const GIVE_UP = -2;
 
-
 export class SplitMemory {
   private readonly control: Int32Array;
   /** Tail-relative bit position and MCU place of each of the tail's first blocks. */
@@ -106,7 +105,10 @@ export class SplitMemory {
     if ((n & 63) === 63) this.publishMarks(n + 1);
   }
 
-  /** Block `n` could not be read (it is not a block of the scan, or the file is corrupt there). False when too many were. */
+  /**
+   * Block `n` could not be read (it is not a block of the scan, or the file is corrupt there); false when
+   * too many were.
+   */
   error(n: number): boolean {
     const count = this.control[ERRORS]!;
     if (count >= MAX_ERRORS) return false;

@@ -586,7 +586,10 @@ interface BitReader {
  * data, not next to an 0xFF, whose place in the unstuffed data the reader is to note as it passes.
  */
 function scanReader(b: Uint8Array, start: number, window: Uint8Array, mark = -1): BitReader {
-  const r: BitReader = { data: window, length: 0, base: 0, mark, marked: -1, p: 0, buf: 0, cnt: 0, eobrun: 0, src: b, sp: start, state: Source.More, next: b.length, dirty: window.length };
+  const r: BitReader = {
+    data: window, length: 0, base: 0, mark, marked: -1, p: 0, buf: 0, cnt: 0, eobrun: 0,
+    src: b, sp: start, state: Source.More, next: b.length, dirty: window.length,
+  };
   refill(r);
   return r;
 }
