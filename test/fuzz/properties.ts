@@ -6,7 +6,8 @@
  *
  * Inputs are mutations (bytes flipped, runs overwritten, header bytes rewritten, cut short, bytes inserted,
  * runs duplicated, PNG checksums made right again) of a corpus sharp writes: JPEGs of every variant (baseline,
- * progressive, 4:2:0, 4:4:4, greyscale, CMYK, EXIF orientation, unoptimised tables), PNGs (RGB, palette with
+ * progressive, 4:2:0, 4:4:4, greyscale, CMYK, EXIF orientation, unoptimised tables; a photo large enough for
+ * the entropy split, whose answer must be one thread's), PNGs (RGB, palette with
  * alpha, grey, 16-bit, interlaced), WebP and QR codes; base64 and EXIF get arbitrary input. Each case must
  * end in what the API may answer: a result, or an ApiError with a 4xx status (never another throw, a 500);
  * the two internal decoders may also give up with an Error, which their callers turn into a 4xx.
@@ -34,6 +35,7 @@ import { GenerationError } from "../../src/photo/types";
 import { parseGenerateRequest } from "../../src/qr/schemas";
 import { decodeQrCode, generateQrCode } from "../../src/qr/service";
 import type { Services } from "../../src/services";
+import { decodeAlone, decodeWithSplit } from "../helpers/entropy-split";
 import { photoPixels } from "../helpers/images";
 
 /** The seed images mutations start from. */
@@ -44,6 +46,8 @@ export interface Corpus {
   webps: Uint8Array[];
   /** QR codes (PNG and JPEG), so the decode path also reads codes. */
   codes: Uint8Array[];
+  /** A photo large enough for the entropy split (src/images/entropy-split.ts): 1600x1200, 4:2:0. */
+  splittable: Uint8Array[];
 }
 
 export interface FuzzProperty<T = any> {
@@ -91,7 +95,9 @@ export async function buildCorpus(): Promise<Corpus> {
   ]);
   const code = await QRCode.toBuffer("https://example.com/fuzz", { width: 120, margin: 2 });
   const codes = await bytes([Promise.resolve(code), sharp(code).jpeg({ quality: 85 }).toBuffer()]);
-  return { images: [...jpegs, ...pngs, webps[0]!], pngs, webps, codes };
+  const photo = await photoPixels(1600, 1200);
+  const splittable = await bytes([sharp(photo, { raw: { width: 1600, height: 1200, channels: 3 } }).jpeg({ quality: 90 }).toBuffer()]);
+  return { images: [...jpegs, ...pngs, webps[0]!], pngs, webps, codes, splittable };
 }
 
 // --- mutations ----------------------------------------------------------------------------------------------
@@ -228,6 +234,19 @@ export const PROPERTIES: FuzzProperty[] = [
         if (img) wellFormed(img, Math.max(header.width, header.height), "decodeJpegScaled");
       } catch (err) {
         if (err instanceof FuzzFailure || !(err instanceof Error)) throw err; // callers catch Errors and let photon decide
+      }
+    },
+  },
+  {
+    name: "jpeg-split",
+    covers: "the JPEG decoder with its entropy split (the media pipeline's two threads, run in turn): one thread's planes or error",
+    weight: 1,
+    arbitrary: (c) => fc.record({ bytes: mutated(c.splittable), min: fc.constantFrom(700, 520, 330, 150) }),
+    check: ({ bytes, min }: { bytes: Uint8Array; min: number }) => {
+      const one = decodeAlone(bytes, min);
+      const two = decodeWithSplit(bytes, min);
+      if (two.error !== one.error || two.planes !== one.planes) {
+        throw new FuzzFailure(`with the split: ${two.error ?? two.planes}; one thread: ${one.error ?? one.planes}`);
       }
     },
   },

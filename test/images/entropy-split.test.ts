@@ -10,66 +10,13 @@
  * The two threads together: pipeline.test.ts.
  */
 import { execFileSync } from "node:child_process";
-import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SplitMemory } from "../../src/images/entropy-split";
-import { decodeJpegPlanes, decodeSplitTail, type PlaneSink } from "../../src/images/jpeg-decode";
+import { decodeAlone as alone, decodeWithSplit as withSplit } from "../helpers/entropy-split";
 import { photoPixels } from "../helpers/images";
-
-interface Decoded {
-  /** The Y, Cb and Cr planes as one hex digest (comparing 3 MB arrays element by element is slow). */
-  planes: string | null;
-  error: string | null;
-}
-
-/** One thread's decode: the planes at the smallest scale that keeps `min` wide, or the error. */
-function alone(bytes: Uint8Array, min: number): Decoded {
-  return attempt(() => decodeJpegPlanes(bytes, min, 1));
-}
-
-/**
- * The same decode with a split offered: `tail` "first" runs the tail's part before the head's scan, "never"
- * leaves it unstarted, "stalled" starts it and then does nothing (a thread that stopped). Also whether a
- * split was offered, from which of the head's blocks it took the tail's (-1: none), and the split's memory.
- */
-function withSplit(
-  bytes: Uint8Array, min: number, tail: "first" | "never" | "stalled" = "first",
-): Decoded & { offered: boolean; taken: number; memory?: SplitMemory } {
-  const shared = new Uint8Array(new SharedArrayBuffer(bytes.length));
-  shared.set(bytes);
-  let memory: SplitMemory | undefined;
-  const sink: PlaneSink = {
-    splits: true,
-    planes: (planes, _size, split) => {
-      if (split) {
-        memory = new SplitMemory(split.memory, split.capacity, split.size * split.size);
-        if (tail === "first") decodeSplitTail(shared, split);
-        if (tail === "stalled") memory.start();
-      }
-      return planes.map((p) => new Uint8ClampedArray(new SharedArrayBuffer(p.stride * p.rows)));
-    },
-    rows: () => {},
-    decline: () => {},
-  };
-  const decoded = attempt(() => decodeJpegPlanes(bytes, min, 1, sink));
-  return { ...decoded, offered: !!memory, taken: memory?.taken ?? -1, memory };
-}
-
-function attempt(decode: () => ReturnType<typeof decodeJpegPlanes>): Decoded {
-  try {
-    const image = decode();
-    if (!image) return { planes: null, error: null };
-    const hash = createHash("sha256");
-    for (const p of [image.y, image.cb, image.cr]) hash.update(p.data);
-    return { planes: hash.digest("hex"), error: null };
-  } catch (e) {
-    return { planes: null, error: (e as Error).message };
-  }
-}
 
 /** The file with `run` bytes of stuffed 0xFF (all one bits: no code of any table) at `at` of its entropy data. */
 function corruptAt(jpeg: Buffer, at: number, run = 600): Buffer {
