@@ -293,8 +293,8 @@ function decode(b: Uint8Array, minWidth: number, minHeight: number, want: Want =
   const dcTables: (Huffman | undefined)[] = [];
   const acTables: (Huffman | undefined)[] = [];
   let frame: Frame | null = null;
-  /** The sink whose planes are still to be offered, at the first scan. */
-  let offer: PlaneSink | undefined;
+  /** Whether the sink's planes are still to be offered, at the first scan. */
+  let offer = false;
   let restartInterval = 0;
   let adobeTransform = -1;
   let pos = 2;
@@ -324,14 +324,14 @@ function decode(b: Uint8Array, minWidth: number, minHeight: number, want: Want =
         if (frame) throw new Unsupported("more than one frame");
         frame = readFrame(seg, marker === 0xc2, minWidth, minHeight, want, !!sink);
         // Planes that can be offered are offered at the first scan, whose tables a split needs.
-        if (sink && offerable(frame)) offer = sink;
+        if (sink && offerable(frame)) offer = true;
         else if (sink) declinePlanes(frame, sink);
         break;
       }
       case 0xda: {
         if (!frame) throw new Error("scan before frame");
         pos = decodeScan(b, end, seg, frame, quant, dcTables, acTables, restartInterval, window, sink, offer);
-        offer = undefined;
+        offer = false;
         continue;
       }
       default:
@@ -340,7 +340,7 @@ function decode(b: Uint8Array, minWidth: number, minHeight: number, want: Want =
     pos = end;
   }
   if (!frame) throw new Error("no frame");
-  if (offer) offerPlanes(frame, offer, null); // a frame without a scan
+  if (offer && sink) offerPlanes(frame, sink, null); // a frame without a scan
   // An Adobe marker after the frame (unusual, but legal) can still say the three components are RGB.
   if (want !== "rgba" && rgbStored(frame, adobeTransform)) throw new Unsupported("RGB-stored JPEG");
   if (frame.progressive) {
@@ -744,15 +744,15 @@ function readScanHeader(seg: Uint8Array, frame: Frame, dcTables: (Huffman | unde
 function decodeScan(
   b: Uint8Array, dataStart: number, seg: Uint8Array, frame: Frame, quant: (Int32Array | undefined)[],
   dcTables: (Huffman | undefined)[], acTables: (Huffman | undefined)[], restartInterval: number, window: Uint8Array, sink?: PlaneSink,
-  offer?: PlaneSink,
+  offer = false,
 ): number {
   const header = readScanHeader(seg, frame, dcTables, acTables);
   // Rows are final as each MCU row ends only when this one scan holds every component.
   const whole = !frame.progressive && header.comps.length === frame.components.length && frame.components.length > 1;
   let split: ReturnType<typeof planSplit> = null;
-  if (offer) {
-    split = offer.splits && whole && restartInterval === 0 ? planSplit(b, dataStart, header, frame) : null;
-    if (!offerPlanes(frame, offer, split?.plan ?? null)) split = null;
+  if (offer && sink) {
+    split = sink.splits && whole && restartInterval === 0 ? planSplit(b, dataStart, header, frame) : null;
+    if (!offerPlanes(frame, sink, split?.plan ?? null)) split = null;
   }
   let head: SplitHead | null = null;
   try {
@@ -1043,7 +1043,6 @@ class SplitHead {
   readonly perMcu: number;
   private readonly blocks: number;
   private readonly size: number;
-  private readonly window: number;
   private readonly blk = new Int32Array(64);
   private watching = true;
   private taking = false;
@@ -1063,7 +1062,6 @@ class SplitHead {
     this.perMcu = plan.order.length;
     this.blocks = frame.mcusPerLine * frame.mcusPerColumn * this.perMcu;
     this.size = frame.size;
-    this.window = this.size * this.size;
   }
 
   /** Block `g` of the scan (at `place` in its MCU): read by `step`, or taken from the tail. */
@@ -1103,7 +1101,7 @@ class SplitHead {
   private take(c: Component, ci: number, row: number, col: number, j: number): void {
     const { kept, keptQ, stride } = this.parts[ci]!;
     const coefficients = this.memory.coefficients;
-    const o = j * this.window;
+    const o = j * this.memory.window;
     const blk = this.blk;
     c.pred += coefficients[o]!;
     blk[0] = c.pred * keptQ[0]!;
@@ -1148,7 +1146,6 @@ function readSplitTail(src: Uint8Array, split: EntropySplit, memory: SplitMemory
       break; // every bit of the scan's data read
     }
     if (n < MARKS) memory.mark(n, (r.base + r.p) * 8 - r.cnt, place);
-    const { p, buf, cnt } = r;
     try {
       const o = n * window;
       out[o] = decodeBaselineBlock(r, parts[order[place]!]!, 0, blk);
@@ -1161,17 +1158,9 @@ function readSplitTail(src: Uint8Array, split: EntropySplit, memory: SplitMemory
       place = place + 1 === order.length ? 0 : place + 1;
     } catch {
       if (!memory.error(n)) return n;
-      // On from the next bit, as the MCU's first block.
+      // On from the bit after the block's start (a failed block leaves the reader there), as the MCU's first.
       blk.fill(0);
-      r.p = p;
-      r.buf = buf;
-      r.cnt = cnt;
-      if (r.cnt === 0) {
-        r.buf = (r.buf << 8) | (r.data[r.p] ?? 0);
-        r.p++;
-        r.cnt = 8;
-      }
-      r.cnt--;
+      bits(r, 1);
       place = 0;
     }
     if ((n & 1023) === 1023 && !memory.progress(n + 1)) return n + 1;
