@@ -10,7 +10,7 @@ import { Worker } from "node:worker_threads";
 import { crc32, deflateSync } from "node:zlib";
 import sharp from "sharp";
 import { describe, expect, it, vi } from "vitest";
-import { PhotonImage } from "@cf-wasm/photon";
+import { PhotonImage } from "@cf-wasm/photon/others";
 import { EDGE_DECODE_LIMITS } from "../../src/edge-services";
 import { decodeImage } from "../../src/images";
 import { decodeAtLeast, decodeAtMost } from "../../src/images/scaled";

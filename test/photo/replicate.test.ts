@@ -3,7 +3,7 @@
  * through an injected sleep that records what was asked for, so the tests check behaviour (what was waited,
  * what was sent) without waiting.
  */
-import { PhotonImage } from "@cf-wasm/photon";
+import { PhotonImage } from "@cf-wasm/photon/others";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import sharp from "sharp";
 import { EDGE_DECODE_LIMITS } from "../../src/edge-services";
