@@ -8,8 +8,7 @@
  */
 import { pathToFileURL } from "node:url";
 import sharp from "sharp";
-import { PhotonImage } from "@cf-wasm/photon";
-import { photon } from "../src/images/photon-node";
+import { photon, photonImage } from "../src/images/photon-node";
 import { decodeJpegPlanes, decodeJpegScaled } from "../src/images/jpeg-decode";
 import { encodeJpegBaseline, encodeJpegPlanes } from "../src/images/jpeg-encode";
 import { normaliseToJpeg } from "../src/images/normalise";
@@ -18,6 +17,7 @@ import { resizeRgba } from "../src/images/resize";
 import { makePhotoJpeg } from "../test/helpers/images";
 import { medianMs, middle, RUNS, WARMUP } from "./timing";
 
+const PhotonImage = photonImage();
 
 /** Prints the figures; returns nothing (timings are never assertions). */
 export async function benchImages(): Promise<void> {

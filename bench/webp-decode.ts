@@ -9,10 +9,12 @@
  */
 import { pathToFileURL } from "node:url";
 import sharp from "sharp";
-import { PhotonImage } from "@cf-wasm/photon";
+import { photonImage } from "../src/images/photon-node";
 import { decodeWebp } from "../src/images/webp-decode";
 import { photoPixels } from "../test/helpers/images";
 import { medianMs } from "./timing";
+
+const PhotonImage = photonImage();
 
 const WIDTH = 1732;
 const HEIGHT = 1154;
