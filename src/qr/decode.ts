@@ -20,11 +20,11 @@
  * const result = await decodeQrImage(decodeImage(bytes));
  * result?.text; // "https://example.com"
  */
-import jsQR from "jsqr";
 import type { ReaderOptions } from "zxing-wasm/reader";
 import { resizeGray } from "../images/resize";
 import type { GrayImage, LumaImage, RgbaImage } from "../images/types";
 import { grayToRgba, toGray } from "./raster";
+import { loadJsQr } from "./jsqr";
 import { readWithZxing } from "./zxing-loader";
 
 /** Longest side of the first working image. */
@@ -107,7 +107,8 @@ async function zxing(gray: GrayImage, extra: ReaderOptions = {}): Promise<string
   return result && result.isValid ? result.text : null;
 }
 
-function readJsQr(gray: GrayImage): string | null {
+async function readJsQr(gray: GrayImage): Promise<string | null> {
+  const jsQR = await loadJsQr();
   const rgba = grayToRgba(gray);
   // Options on every call: jsQR 1.4 keeps the last call's options as module-wide defaults.
   const result = jsQR(rgba.data, rgba.width, rgba.height, { inversionAttempts: "attemptBoth" });

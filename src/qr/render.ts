@@ -14,12 +14,12 @@
  * @example
  * const { png, warnings } = await renderQr("https://example.com", { size: 512, fg, bg, transparent: false, logoSizeRatio: 0.2 });
  */
-import jsQR from "jsqr";
 import { ApiError, invalidField } from "../http/errors";
 import { checkColors, type Rgb } from "./colors";
 import { checkGeometry, drawCheckImage, drawPng, geometry, QUIET_ZONE } from "./draw";
 import { blockDamage, symbolLayout, type EcLevel } from "./layout";
 import { logoShape, planLogo, type LogoPlan, type LogoShape } from "./logo";
+import { loadJsQr } from "./jsqr";
 import { encodeMatrix, minimalVersion, payloadBytes, type QrMatrix } from "./matrix";
 import type { RgbaImage } from "../images/types";
 import { readWithZxing, type ZxingImage } from "./zxing-loader";
@@ -192,6 +192,7 @@ async function scans(image: ZxingImage, payload: string, strict: boolean): Promi
   if (!result || !sameBytes(result.bytes, expected)) return false;
   if (!strict) return true;
   // Options on every call: jsQR 1.4 keeps the last call's options as module-wide defaults.
+  const jsQR = await loadJsQr();
   const js = jsQR(image.data, image.width, image.height, { inversionAttempts: "dontInvert" });
   return js !== null && sameBytes(Uint8Array.from(js.binaryData), expected);
 }
