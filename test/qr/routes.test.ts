@@ -138,6 +138,22 @@ describe("GET /generate/{apiKey}/{text}", () => {
     }
   });
 
+  it("a GET without text (nothing after the key, or a dot segment URLs remove) is a 404 that says how to send it", async () => {
+    for (const route of ["generate", "generate-base64"]) {
+      for (const tail of ["", "/", "/.", "/%2E", "/..", "/%2e%2E"]) {
+        const res = await h.app.request(`/api/qr-code/${route}/${apiKey}${tail}`);
+        expect(res.status, `${route}${tail}`).toBe(404);
+        const err = ((await res.json()) as { error: { code: string; message: string } }).error;
+        expect(err.code).toBe("NOT_FOUND");
+        expect(err.message, `${route}${tail}`).toMatch(/URL-encoded text after the key.*POST \/api\/qr-code\/generate/);
+        expect(err.message).not.toContain(apiKey);
+      }
+    }
+    // Any other unknown path keeps the plain answer.
+    const other = ((await (await h.app.request("/api/qr-code/nothing-here")).json()) as { error: { message: string } }).error;
+    expect(other.message).toBe("No route matches this method and path.");
+  });
+
   it("never puts the path key in a log line", async () => {
     const lines: string[] = [];
     const logged = await createTestApp({ logLines: lines });
