@@ -191,8 +191,8 @@ async function scans(image: ZxingImage, payload: string, strict: boolean): Promi
   });
   if (!result || !sameBytes(result.bytes, expected)) return false;
   if (!strict) return true;
-  // Options on every call: jsQR 1.4 keeps the last call's options as module-wide defaults.
   const jsQR = await loadJsQr();
+  // Options on every call: jsQR 1.4 keeps the last call's options as module-wide defaults.
   const js = jsQR(image.data, image.width, image.height, { inversionAttempts: "dontInvert" });
   return js !== null && sameBytes(Uint8Array.from(js.binaryData), expected);
 }
