@@ -8,7 +8,7 @@
  */
 import { pathToFileURL } from "node:url";
 import sharp from "sharp";
-import { photon, photonImage } from "../src/images/photon-node";
+import { photon, photonImage } from "../functions/node/photon";
 import { decodeJpegPlanes, decodeJpegScaled } from "../src/images/jpeg-decode";
 import { encodeJpegBaseline, encodeJpegPlanes } from "../src/images/jpeg-encode";
 import { normaliseToJpeg } from "../src/images/normalise";

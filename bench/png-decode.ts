@@ -82,7 +82,7 @@ async function child(who: Contender, file: string): Promise<void> {
     note = `decodePngAtMost(bytes, ${MAX_SIDE})`;
   } else if (who === "photon") {
     const { decodeImage, MAX_IMAGE_BYTES } = await import("../src/images");
-    const { photon } = await import("../src/images/photon-node");
+    const { photon } = await import("../functions/node/photon");
     if (bytes.length <= MAX_IMAGE_BYTES) {
       run = () => decodeImage(bytes);
       note = "photon whole decode (decodeImage)";

@@ -9,7 +9,7 @@
  */
 import { pathToFileURL } from "node:url";
 import sharp from "sharp";
-import { photonImage } from "../src/images/photon-node";
+import { photonImage } from "../functions/node/photon";
 import { decodeWebp } from "../src/images/webp-decode";
 import { photoPixels } from "../test/helpers/images";
 import { medianMs } from "./timing";

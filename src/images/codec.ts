@@ -3,7 +3,7 @@
  * photon (Rust `image` compiled to WebAssembly) for what they decline, where the build has it and the
  * deployment lets it decode; and whole-image PNG and JPEG encoding on our encoders.
  *
- * `#photon` is a package.json import: photon-node.ts on Node (tsx, vitest, the server), photon-none.ts in
+ * `#photon` is a package.json import: functions/node/photon.ts on Node (tsx, vitest, the server), photon-none.ts in
  * workerd (condition "workerd"), so the Worker's bundle holds no photon.
  */
 import { photon } from "#photon";

@@ -25,7 +25,7 @@ export interface LumaImage extends GrayImage {
   kind: "luma";
 }
 
-/** Photon's decoder, where the build has it (`#photon`: photon-node.ts on Node, none in workerd). */
+/** Photon's decoder, where the build has it (`#photon`: functions/node/photon.ts on Node, none in workerd). */
 export interface PhotonCodec {
   /** Decodes any JPEG, PNG or WebP whole to RGBA; throws for what it cannot read. */
   decode(bytes: Uint8Array): RgbaImage;

@@ -1,7 +1,8 @@
 /**
  * Photon (@cf-wasm/photon, Rust `image` compiled to WebAssembly) as the Node build's decoder of last resort
  * and its small PNGs' faster inflate: what the package.json import `#photon` resolves to everywhere but in
- * workerd (there it is photon-none.ts, so the Worker's bundle holds no photon at all).
+ * workerd (there it is src/images/photon-none.ts, so the Worker's bundle holds no photon at all). It lives with the Node
+ * entry's code because it reads the package's file (node:fs).
  *
  * The module is compiled from the package's own `.wasm` file on the first decode. The package's Node entry
  * compiles it when imported, from a copy inlined in its JavaScript as Base64 and decoded by a callback per
@@ -13,7 +14,7 @@
 import { initPhoton, PhotonImage } from "@cf-wasm/photon/others";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import type { PhotonCodec } from "./types";
+import type { PhotonCodec } from "../../src/images/types";
 
 function ready(): void {
   if (initPhoton.ready) return;
