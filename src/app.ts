@@ -19,7 +19,7 @@ import type { AppEnv } from "./http/env";
 import { ApiError, renderError } from "./http/errors";
 import { redactSecrets } from "./adapters/logger";
 import { createSocialRoutes } from "./social/routes";
-import { createQrRoutes } from "./qr";
+import { createQrRoutes, qrNotFoundHint } from "./qr";
 import { createPhotoRoutes } from "./photo/routes";
 import { createFilesRoutes } from "./http/files";
 import { createDeliveryRoutes } from "./social/delivery/routes";
@@ -50,15 +50,6 @@ export type ServicesProvider = Services | ((c: Context<AppEnv>) => Services);
 export interface AppExtras {
   mount?: (app: Hono<AppEnv>) => void;
 }
-
-/**
- * A QR GET whose text is missing: nothing after the key, or a text of "." or "..", which every URL parser
- * (the client's, then the server's) removes as a dot segment, taking the key with it for "..".
- */
-const QR_GET_WITHOUT_TEXT = /^\/api\/qr-code\/generate(-base64)?(\/[^/]*)?\/?$/;
-const QR_GET_HINT =
-  " A QR code GET is /api/qr-code/generate/{apiKey}/{text} (or generate-base64) with the URL-encoded text after the key;" +
-  ' a text of "." or ".." cannot travel in a path (URLs drop those segments, encoded or not): send it with POST /api/qr-code/generate.';
 
 export function createApp(provider: ServicesProvider, extras: AppExtras = {}): Hono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
@@ -118,7 +109,7 @@ export function createApp(provider: ServicesProvider, extras: AppExtras = {}): H
   extras.mount?.(app);
 
   app.notFound((c) => {
-    throw new ApiError("NOT_FOUND", `No route matches this method and path.${c.req.method === "GET" && QR_GET_WITHOUT_TEXT.test(c.req.path) ? QR_GET_HINT : ""}`);
+    throw new ApiError("NOT_FOUND", `No route matches this method and path.${qrNotFoundHint(c.req.method, c.req.path)}`);
   });
   app.onError((err, c) => renderError(err, c, c.var.services?.log));
   return app;

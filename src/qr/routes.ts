@@ -81,6 +81,27 @@ function checkTextEncoding(c: Context<AppEnv>): void {
 type GetInput = { text: string; query: { size?: number; fgColor?: string; bgColor?: string; isTransparent?: boolean } };
 
 /**
+ * A QR GET whose text is missing: nothing after the key, or a text of "." or "..", which every URL parser
+ * (the client's, then the server's) removes as a dot segment, taking the key with it for "..". Such a request
+ * matches no route (the router is mounted at /api/qr-code); the app's 404 adds this hint.
+ */
+const GET_WITHOUT_TEXT = /^\/api\/qr-code\/generate(-base64)?(\/[^/]*)?\/?$/;
+const GET_WITHOUT_TEXT_HINT =
+  " A QR code GET is /api/qr-code/generate/{apiKey}/{text} (or generate-base64) with the URL-encoded text after the key;" +
+  ' a text of "." or ".." cannot travel in a path (URLs drop those segments, encoded or not): send it with POST /api/qr-code/generate.';
+
+/**
+ * What the app's 404 adds for a request that matched no route: how to send a QR code's text when it looks like a
+ * GET whose text went missing, else nothing.
+ *
+ * @example
+ * qrNotFoundHint("GET", "/api/qr-code/generate/sk_abc/"); // " A QR code GET is …"
+ */
+export function qrNotFoundHint(method: string, path: string): string {
+  return method === "GET" && GET_WITHOUT_TEXT.test(path) ? GET_WITHOUT_TEXT_HINT : "";
+}
+
+/**
  * The GET request as a generate request, checked by the same rules as the POST body (control characters,
  * lengths): type url or text from the path, design from the query.
  */
