@@ -501,8 +501,15 @@ function readFrame(seg: Uint8Array, progressive: boolean, minWidth: number, minH
     const blocksPerColumn = mcusPerColumn * c.v;
     const skip = want === "luma" && n === 3 && i > 0;
     const blocks = skip ? 0 : blocksPerLine * blocksPerColumn;
+    // Every field written out in one literal, no spread: a literal's shape is kept by its site (V8's boilerplate),
+    // so every decode's components share one hidden class and the block loop's property reads stay inline. A
+    // spread's shape lived only as long as its objects: after a collection each decode met a new one, and the
+    // loop's reads turned megamorphic within a few uploads.
     return {
-      ...c,
+      id: c.id,
+      h: c.h,
+      v: c.v,
+      tq: c.tq,
       blocksPerLine,
       blocksPerColumn,
       usedBlocksPerLine: Math.ceil(Math.ceil((width * c.h) / hMax) / 8),
