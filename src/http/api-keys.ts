@@ -56,7 +56,8 @@ export async function verifyApiKey(db: Db, key: string, cache?: ApiKeyCache): Pr
   const hash = await hashApiKey(key);
   const now = Date.now();
   const cached = cache?.get(hash, now);
-  if (cached) return { ...cached, fresh: false };
+  // Written out rather than spread: a spread's result took a new hidden class on every request here.
+  if (cached) return { userId: cached.userId, keyId: cached.keyId, fresh: false };
   const [row] = await db
     .select({ id: apiKeys.id, userId: apiKeys.userId, hash: apiKeys.hash, revokedAt: apiKeys.revokedAt })
     .from(apiKeys)
@@ -66,7 +67,7 @@ export async function verifyApiKey(db: Db, key: string, cache?: ApiKeyCache): Pr
   if (!row || row.revokedAt || !constantTimeEqual(row.hash, hash)) return null;
   const verified = { userId: row.userId, keyId: row.id };
   cache?.set(hash, verified, now);
-  return { ...verified, fresh: true };
+  return { userId: verified.userId, keyId: verified.keyId, fresh: true };
 }
 
 /** Records use at most once a minute per key, so a busy key does not write on every request. */
