@@ -16,7 +16,7 @@
  */
 import { ApiError, invalidField } from "../http/errors";
 import { checkColors, type Rgb } from "./colors";
-import { checkGeometry, drawCheckImage, drawPng, geometry, QUIET_ZONE } from "./draw";
+import { checkGeometry, drawCheckImage, drawPng, geometry, QUIET_ZONE, type DrawInput, type Geometry } from "./draw";
 import { blockDamage, symbolLayout, type EcLevel } from "./layout";
 import { logoShape, planLogo, type LogoPlan, type LogoShape } from "./logo";
 import { loadJsQr } from "./jsqr";
@@ -91,11 +91,18 @@ export async function renderQr(payload: string, design: QrDesign): Promise<Rende
   const matrix = encodeMatrix(payload, { ecLevel: "M", version });
   const geo = geometry(design.size, matrix.size);
   requireFit(geo, matrix.size);
-  const base = { matrix, fg: design.fg, bg: design.bg, transparent: design.transparent };
-  if (!(await scans(drawCheckImage({ ...base, geo: checkGeometry(matrix.size, PLAIN_CHECK_SCALE) }), payload, false))) {
+  if (!(await scans(drawCheckImage(drawInput(matrix, checkGeometry(matrix.size, PLAIN_CHECK_SCALE), design, null)), payload, false))) {
     throw new ApiError("QR_NOT_SCANNABLE", "The generated code did not decode in our scan check; try darker or more contrasting colours.");
   }
-  return { png: drawPng({ ...base, geo }), warnings, version, ecLevel: "M", modules: matrix.size, scale: geo.scale };
+  return { png: drawPng(drawInput(matrix, geo, design, null)), warnings, version, ecLevel: "M", modules: matrix.size, scale: geo.scale };
+}
+
+/**
+ * The drawing's input, every field written out in one literal: a spread (`{ ...base, geo }`) gave each
+ * request's object a hidden class of its own, and the drawing code's reads of it went megamorphic.
+ */
+function drawInput(matrix: QrMatrix, geo: Geometry, design: QrDesign, logo: DrawInput["logo"]): DrawInput {
+  return { matrix, geo, fg: design.fg, bg: design.bg, transparent: design.transparent, logo };
 }
 
 async function renderWithLogo(payload: string, design: QrDesign, logo: RgbaImage, warnings: string[]): Promise<RenderedQr> {
@@ -113,16 +120,16 @@ async function renderWithLogo(payload: string, design: QrDesign, logo: RgbaImage
     const candidate = chooseVersion(payload, vmin, vmax, ratio, shape);
     if (!candidate) continue;
     const { matrix, plan } = candidate;
-    const base = { matrix, fg: design.fg, bg: design.bg, transparent: design.transparent, logo: { image: logo, plan } };
+    const placed = { image: logo, plan };
     checks++;
-    if (await scans(drawCheckImage({ ...base, geo: checkGeometry(matrix.size, CHECK_SCALE) }), payload, true)) {
+    if (await scans(drawCheckImage(drawInput(matrix, checkGeometry(matrix.size, CHECK_SCALE), design, placed)), payload, true)) {
       if (ratio < requested - 1e-9) {
         warnings.push(
           `logoSizeRatio ${requested} would hide too much of this code to scan reliably; the logo was reduced to ${ratio.toFixed(2)} of the code's width. A shorter payload or a larger size leaves room for a bigger logo.`,
         );
       }
       const geo = geometry(design.size, matrix.size);
-      return { png: drawPng({ ...base, geo }), warnings, version: matrix.version, ecLevel: "H", modules: matrix.size, scale: geo.scale, logoRatio: ratio };
+      return { png: drawPng(drawInput(matrix, geo, design, placed)), warnings, version: matrix.version, ecLevel: "H", modules: matrix.size, scale: geo.scale, logoRatio: ratio };
     }
     if (checks >= MAX_LOGO_CHECKS) break;
   }

@@ -23,7 +23,7 @@ import { base64FromBytes } from "../lib/encoding";
  * @example
  * const { png, warnings } = await generateQrCode(services, userId, parseGenerateRequest(body));
  */
-export async function generateQrCode(services: Services, userId: string, request: PayloadInput & Design): Promise<RenderedQr & { payload: string }> {
+export async function generateQrCode(services: Services, userId: string, request: PayloadInput & Design): Promise<RenderedQr> {
   const payload = buildPayload(request);
   const design = {
     size: request.size,
@@ -34,10 +34,9 @@ export async function generateQrCode(services: Services, userId: string, request
   };
   try {
     const logo = request.logoUrl ? await logoField(() => loadLogoBytes(services, request.logoUrl!), () => true) : null;
-    const rendered = logo
+    return logo
       ? await logoField(() => services.heavy.run(userId, "qrWithLogo", { payload, design, logo, limits: services.imageLimits }, [logo]), (err) => DECODE_ERRORS.has(err.code))
       : await renderQr(payload, design);
-    return { ...rendered, payload };
   } catch (err) {
     // Content too long for a QR code: for url and text that is the `value` field itself.
     if (err instanceof ApiError && err.details?.[0]?.path === "payload" && (request.type === "url" || request.type === "text")) {
