@@ -62,8 +62,8 @@ export function createApp(provider: ServicesProvider, extras: AppExtras = {}): H
   app.use("*", async (c, next) => {
     const started = Date.now();
     await next();
-    c.var.services.log.info("request", {
-      requestId: c.var.requestId,
+    c.get("services").log.info("request", {
+      requestId: c.get("requestId"),
       method: c.req.method,
       path: redactSecrets(c.req.path),
       status: c.res.status,
@@ -94,7 +94,7 @@ export function createApp(provider: ServicesProvider, extras: AppExtras = {}): H
 
   app.openapi(serviceRoutes.frontDoor, (c) => c.json({ data: frontDoor() }, 200));
   app.openapi(serviceRoutes.health, async (c) => {
-    const { healthy, report } = await checkHealth(c.var.services);
+    const { healthy, report } = await checkHealth(c.get("services"));
     c.header("Cache-Control", "no-store");
     return c.json({ data: report }, healthy ? 200 : 503);
   });
@@ -111,6 +111,6 @@ export function createApp(provider: ServicesProvider, extras: AppExtras = {}): H
   app.notFound((c) => {
     throw new ApiError("NOT_FOUND", `No route matches this method and path.${qrNotFoundHint(c.req.method, c.req.path)}`);
   });
-  app.onError((err, c) => renderError(err, c, c.var.services?.log));
+  app.onError((err, c) => renderError(err, c, c.get("services")?.log));
   return app;
 }

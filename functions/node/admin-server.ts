@@ -19,7 +19,7 @@ export function createAdminRoutes(token: string): Hono<AppEnv> {
     if (!constantTimeEqual(given, token)) throw new ApiError("UNAUTHORIZED", "Admin token required.");
     const req = (await c.req.json()) as AdminRequest;
     try {
-      return c.json(await runAdminCommand(c.var.services.db, req, c.var.services));
+      return c.json(await runAdminCommand(c.get("services").db, req, c.get("services")));
     } catch (err) {
       if (err instanceof AdminError) return c.json({ ok: false, output: err.message }, 400);
       throw err;

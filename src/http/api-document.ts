@@ -102,6 +102,6 @@ export function mountApiDocument(app: OpenAPIHono<AppEnv>): void {
     if (built?.key !== key) built = { key, doc: apiDocument(app, config) };
     return built.doc;
   };
-  app.get(OPENAPI_PATH, (c) => c.json(documentFor(c.var.services.config)));
-  app.get(REFERENCE_PATH, (c) => c.html(renderDocsPage(documentFor(c.var.services.config))));
+  app.get(OPENAPI_PATH, (c) => c.json(documentFor(c.get("services").config)));
+  app.get(REFERENCE_PATH, (c) => c.html(renderDocsPage(documentFor(c.get("services").config))));
 }

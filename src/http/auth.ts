@@ -6,7 +6,7 @@
  *
  * @example
  * router.use("*", requireAuth());
- * router.get("/x", (c) => c.text(c.var.userId));
+ * router.get("/x", (c) => c.text(c.get("userId")));
  */
 import { and, eq, isNull } from "drizzle-orm";
 import type { MiddlewareHandler } from "hono";
@@ -43,7 +43,7 @@ export function requireAuth(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const token = bearerToken(c.req.header("authorization"));
     if (!token) throw unauthorized();
-    const services = c.var.services;
+    const services = c.get("services");
     if (looksLikeApiKey(token)) {
       c.set("userId", await authenticateApiKey(services, token));
       c.set("authKind", "api_key");

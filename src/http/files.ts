@@ -12,7 +12,7 @@ export function createFilesRoutes(): Hono<AppEnv> {
   router.get("/*", async (c) => {
     const key = decodeURIComponent(c.req.path.replace(/^.*?\/files\//, ""));
     if (!key || key.includes("..")) throw new ApiError("NOT_FOUND", "No such file.");
-    const object = await c.var.services.storage.get(key);
+    const object = await c.get("services").storage.get(key);
     if (!object) throw new ApiError("NOT_FOUND", "No such file.");
     return c.body(object.bytes as Uint8Array<ArrayBuffer>, 200, {
       "Content-Type": object.contentType,

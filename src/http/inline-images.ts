@@ -128,7 +128,7 @@ export function inlineImageBody(fields: readonly InlineImageField[]): Middleware
     }
     const { value, images } = reader.end();
     (c.req.bodyCache as { json?: Promise<unknown> }).json = Promise.resolve(value);
-    if (images.size) c.set("services", { ...c.var.services, inlineImages: images });
+    if (images.size) c.set("services", { ...c.get("services"), inlineImages: images });
     await next();
   };
 }

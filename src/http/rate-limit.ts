@@ -23,9 +23,9 @@ const BUCKET_LIMIT: Record<RateLimitBucket, keyof Config["rateLimits"]> = {
 
 export function rateLimit(bucket: RateLimitBucket): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const { rateLimiter, config, clock, log } = c.var.services;
+    const { rateLimiter, config, clock, log } = c.get("services");
     const perMinute = config.rateLimits[BUCKET_LIMIT[bucket]];
-    const result = await rateLimiter.limit(bucket, c.var.userId, perMinute);
+    const result = await rateLimiter.limit(bucket, c.get("userId"), perMinute);
     if (result.unknown) {
       log.warn("rate limiter unavailable; request allowed", { bucket });
       return next();

@@ -58,9 +58,9 @@ function graphApp(services: Services) {
 }
 
 export async function startConnect(c: Context<HubEnv>): Promise<string> {
-  const services = c.var.services;
+  const services = c.get("services");
   const app = graphApp(services);
-  const state = await saveState(services, { kind: "meta", sessionHash: c.var.session!.idHash, nonce: null, codeVerifier: null });
+  const state = await saveState(services, { kind: "meta", sessionHash: c.get("session")!.idHash, nonce: null, codeVerifier: null });
   const url = new URL(`${app.dialogBase}/${app.version}/dialog/oauth`);
   url.search = new URLSearchParams({ client_id: app.appId, redirect_uri: app.redirectUri, state, response_type: "code", scope: PUBLISH_SCOPES.join(",") }).toString();
   return url.toString();
@@ -74,8 +74,8 @@ export interface ConnectResult {
 }
 
 export async function finishConnect(c: Context<HubEnv>): Promise<ConnectResult> {
-  const services = c.var.services;
-  const session = c.var.session!;
+  const services = c.get("services");
+  const session = c.get("session")!;
   const pending = await takeState(services, c.req.query("state"), "meta");
   if (!pending || pending.sessionHash !== session.idHash) {
     throw new HubError(400, "This connection attempt is unknown, expired or belongs to another session, so nothing was connected. Start again with “Connect pageplatform”.");

@@ -15,7 +15,7 @@ import { loadSession, readSessionCookie } from "./session";
 /** CSP, frame and referrer headers; `extra` widens the CSP of one page (the API reference viewer). */
 export function hubSecurityHeaders(extra: { scriptSrc?: string[]; styleSrc?: string[]; connectSrc?: string[]; fontSrc?: string[]; imgSrc?: string[] } = {}): MiddlewareHandler<HubEnv> {
   return async (c, next) => {
-    const dialog = c.var.services.config.graph.dialogBaseUrl;
+    const dialog = c.get("services").config.graph.dialogBaseUrl;
     const formAction = ["'self'", ...(dialog ? [new URL(dialog).origin] : [])];
     return secureHeaders({
       contentSecurityPolicy: {
@@ -45,7 +45,7 @@ export const noStore: MiddlewareHandler<HubEnv> = async (c, next) => {
 };
 
 export const loadHubSession: MiddlewareHandler<HubEnv> = async (c, next) => {
-  c.set("session", await loadSession(c.var.services, readSessionCookie(c)));
+  c.set("session", await loadSession(c.get("services"), readSessionCookie(c)));
   await next();
 };
 
@@ -53,9 +53,9 @@ export const loadHubSession: MiddlewareHandler<HubEnv> = async (c, next) => {
 export const csrfGuard: MiddlewareHandler<HubEnv> = async (c, next) => {
   if (c.req.method !== "POST") return next();
   const origin = c.req.header("origin");
-  const own = new URL(c.var.services.config.publicBaseUrl).origin;
+  const own = new URL(c.get("services").config.publicBaseUrl).origin;
   if (origin !== undefined && origin !== own) throw new HubError(403, "This form was sent from another site, so it was refused.");
-  const session = c.var.session;
+  const session = c.get("session");
   if (session) {
     const body = await c.req.parseBody();
     const token = typeof body._csrf === "string" ? body._csrf : "";
@@ -69,7 +69,7 @@ export const csrfGuard: MiddlewareHandler<HubEnv> = async (c, next) => {
 };
 
 export const requireSession: MiddlewareHandler<HubEnv> = async (c, next) => {
-  if (!c.var.session) {
+  if (!c.get("session")) {
     if (c.req.method === "GET") return c.redirect("/hub/signin", 303);
     throw new HubError(401, "Your session has ended. Sign in again.");
   }

@@ -42,7 +42,7 @@ export const OIDC_REDIRECT_PATH = "/hub/auth/callback";
 const redirectUri = (services: Services) => `${services.config.publicBaseUrl}${OIDC_REDIRECT_PATH}`;
 
 export async function startOidc(c: Context<HubEnv>): Promise<string> {
-  const services = c.var.services;
+  const services = c.get("services");
   const config = await configFor(services).catch((err) => {
     services.log.warn("oidc discovery failed", { err: String(err) });
     throw new HubError(502, "The identity provider could not be reached. Try again in a minute.");
@@ -65,7 +65,7 @@ export async function startOidc(c: Context<HubEnv>): Promise<string> {
 
 /** The signed-in user's id; throws a HubError for a wrong state or nonce, a refused consent or a bad token. */
 export async function finishOidc(c: Context<HubEnv>): Promise<string> {
-  const services = c.var.services;
+  const services = c.get("services");
   const expectedState = getCookie(c, STATE_COOKIE);
   deleteCookie(c, STATE_COOKIE, { path: "/hub/auth", secure: isHttps(services) });
   const pending = await takeState(services, expectedState, "oidc");

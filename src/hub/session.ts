@@ -56,15 +56,15 @@ export async function endSession(services: Services, idHash: string): Promise<vo
 }
 
 export function readSessionCookie(c: Context<HubEnv>): string | undefined {
-  return getCookie(c, SESSION_COOKIE, prefixFor(c.var.services));
+  return getCookie(c, SESSION_COOKIE, prefixFor(c.get("services")));
 }
 
 export function setSessionCookie(c: Context<HubEnv>, value: string): void {
-  const secure = isHttps(c.var.services);
-  setCookie(c, SESSION_COOKIE, value, { path: "/", httpOnly: true, sameSite: "Lax", secure, maxAge: SESSION_TTL_MS / 1000, prefix: prefixFor(c.var.services) });
+  const secure = isHttps(c.get("services"));
+  setCookie(c, SESSION_COOKIE, value, { path: "/", httpOnly: true, sameSite: "Lax", secure, maxAge: SESSION_TTL_MS / 1000, prefix: prefixFor(c.get("services")) });
 }
 
 export function clearSessionCookie(c: Context<HubEnv>): void {
-  const secure = isHttps(c.var.services);
-  deleteCookie(c, SESSION_COOKIE, { path: "/", secure, prefix: prefixFor(c.var.services) });
+  const secure = isHttps(c.get("services"));
+  deleteCookie(c, SESSION_COOKIE, { path: "/", secure, prefix: prefixFor(c.get("services")) });
 }

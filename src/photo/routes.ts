@@ -57,7 +57,7 @@ export function createPhotoRoutes(): OpenAPIHono<AppEnv> {
     { ...photoRoutes.demoImage, middleware: [etag()] },
     async (c) => {
       const id = c.req.valid("param").file.replace(/\.png$/, "");
-      const png = await demoImage(c.var.services, id);
+      const png = await demoImage(c.get("services"), id);
       c.header("Cache-Control", "public, max-age=86400");
       // The image's version names it, so etag() compares this rather than hashing the PNG.
       c.header("ETag", `"demo-${id}-${png.version}"`);
@@ -69,12 +69,12 @@ export function createPhotoRoutes(): OpenAPIHono<AppEnv> {
   // Validation failures are thrown by the hook (bound to the route's own schemas); onError renders them.
   router.openapi(
     { ...photoRoutes.listTemplates, middleware: [etag()] },
-    (c) => cacheable(c, listTemplates(c.var.services.config.publicBaseUrl)) as never,
+    (c) => cacheable(c, listTemplates(c.get("services").config.publicBaseUrl)) as never,
     validationHook(photoRoutes.listTemplates),
   );
   router.openapi(
     { ...photoRoutes.listModels, middleware: [etag()] },
-    (c) => cacheable(c, c.var.services.config.photoModels.models.map(modelView)) as never,
+    (c) => cacheable(c, c.get("services").config.photoModels.models.map(modelView)) as never,
     validationHook(photoRoutes.listModels),
   );
 
@@ -91,7 +91,7 @@ export function createPhotoRoutes(): OpenAPIHono<AppEnv> {
   router.openapi(
     { ...photoRoutes.createPhoto, middleware: [images] },
     async (c) => {
-      const answer = await createPhoto(c.var.services, c.var.userId, c.req.valid("json"), {
+      const answer = await createPhoto(c.get("services"), c.get("userId"), c.req.valid("json"), {
         idempotencyKey: readIdempotencyKey(c.req.header("idempotency-key")),
         respondAsync: prefersAsync(c.req.header("prefer")),
       });
@@ -106,7 +106,7 @@ export function createPhotoRoutes(): OpenAPIHono<AppEnv> {
     photoRoutes.getJob,
     async (c) => {
       c.header("Cache-Control", "no-store");
-      return streamedJson(c, { data: await jobStatus(c.var.services, c.var.userId, c.req.valid("param").id) }, 200) as never;
+      return streamedJson(c, { data: await jobStatus(c.get("services"), c.get("userId"), c.req.valid("param").id) }, 200) as never;
     },
     validationHook(photoRoutes.getJob),
   );

@@ -48,7 +48,7 @@ function pathKeyAuth(orBearer: boolean): MiddlewareHandler<AppEnv> {
     if (!looksLikeApiKey(segment)) {
       throw unauthorized(`No API key in the path: put your API key in place of {apiKey}${orBearer ? ", or send Authorization: Bearer <API key>" : ""}.`);
     }
-    c.set("userId", await authenticateApiKey(c.var.services, segment));
+    c.set("userId", await authenticateApiKey(c.get("services"), segment));
     c.set("authKind", "api_key");
     await next();
   };
@@ -169,7 +169,7 @@ export function createQrRoutes(): OpenAPIHono<AppEnv> {
     async (c) => {
       checkTextEncoding(c);
       const input = { text: c.req.valid("param").text, query: c.req.valid("query") };
-      const result = await namingText(async () => generateQrCode(c.var.services, c.var.userId, getRequest(input)));
+      const result = await namingText(async () => generateQrCode(c.get("services"), c.get("userId"), getRequest(input)));
       c.header("Cache-Control", GET_CACHE_CONTROL);
       c.header("Content-Disposition", 'inline; filename="qr-code.png"');
       applyWarnings(c, result.warnings);
@@ -183,7 +183,7 @@ export function createQrRoutes(): OpenAPIHono<AppEnv> {
     async (c) => {
       checkTextEncoding(c);
       const input = { text: c.req.valid("param").text, query: c.req.valid("query") };
-      const result = await namingText(async () => generateQrCode(c.var.services, c.var.userId, getRequest(input)));
+      const result = await namingText(async () => generateQrCode(c.get("services"), c.get("userId"), getRequest(input)));
       c.header("Cache-Control", GET_CACHE_CONTROL);
       c.header("Vary", "Authorization");
       applyWarnings(c, result.warnings);
@@ -195,7 +195,7 @@ export function createQrRoutes(): OpenAPIHono<AppEnv> {
   router.openapi(
     { ...qrRoutes.generate, middleware: [requireAuth(), rateLimit("qr"), closedJsonBody([{ path: ["logoUrl"], kind: "image-or-url" }])] },
     async (c) => {
-      const result = await generateQrCode(c.var.services, c.var.userId, c.req.valid("json"));
+      const result = await generateQrCode(c.get("services"), c.get("userId"), c.req.valid("json"));
       const data: { qrCodeDataUrl: string; warnings?: string[] } = { qrCodeDataUrl: pngDataUrl(result.png) };
       if (result.warnings.length) data.warnings = result.warnings;
       return c.json({ data }, 200);
@@ -208,7 +208,7 @@ export function createQrRoutes(): OpenAPIHono<AppEnv> {
 
   router.openapi(
     { ...qrRoutes.decode, middleware: [requireAuth(), rateLimit("qr"), closedJsonBody([{ path: ["base64"], kind: "base64" }])] },
-    async (c) => c.json({ data: await decodeQrCode(c.var.services, c.var.userId, c.req.valid("json")) }, 200),
+    async (c) => c.json({ data: await decodeQrCode(c.get("services"), c.get("userId"), c.req.valid("json")) }, 200),
     validationHook(qrRoutes.decode),
   );
 

@@ -58,7 +58,7 @@ export function createSocialRoutes(): OpenAPIHono<AppEnv> {
   router.openapi(
     routes.listAccounts,
     async (c) => {
-      const accounts = await listAccounts(c.var.services.db, c.var.userId);
+      const accounts = await listAccounts(c.get("services").db, c.get("userId"));
       return c.json({ data: { connectionStatus: "connected", accounts } }, 200);
     },
     validated(routes.listAccounts),
@@ -68,7 +68,7 @@ export function createSocialRoutes(): OpenAPIHono<AppEnv> {
     // The image, given inline, is decoded as the body streams in (src/http/inline-images.ts).
     { ...routes.createMedia, middleware: [inlineImageBody([{ path: [], kind: "image-or-url" }, { path: ["base64"], kind: "base64" }])] },
     async (c) => {
-      const media = await createMedia(c.var.services, c.var.userId, c.req.valid("json"));
+      const media = await createMedia(c.get("services"), c.get("userId"), c.req.valid("json"));
       c.header("Location", `${SOCIAL_BASE_PATH}/media/${media.id}`);
       return c.json({ data: media }, 201);
     },
@@ -78,7 +78,7 @@ export function createSocialRoutes(): OpenAPIHono<AppEnv> {
   router.openapi(
     routes.getMedia,
     async (c) => {
-      const media = await getMedia(c.var.services.db, c.var.userId, c.req.valid("param").id);
+      const media = await getMedia(c.get("services").db, c.get("userId"), c.req.valid("param").id);
       return c.json({ data: media }, 200);
     },
     validated(routes.getMedia),
@@ -89,7 +89,7 @@ export function createSocialRoutes(): OpenAPIHono<AppEnv> {
     { ...routes.createPost, middleware: [inlineImageBody([{ path: ["images", "*"], kind: "image-or-url" }, { path: ["images", "*", "base64"], kind: "base64" }])] },
     async (c) => {
       const key = parseIdempotencyKey(c.req.valid("header")["Idempotency-Key"]);
-      const result = await createPost(c.var.services, c.var.userId, key, c.req.valid("json"));
+      const result = await createPost(c.get("services"), c.get("userId"), key, c.req.valid("json"));
       c.header("Location", `${SOCIAL_BASE_PATH}/posts/${result.post.id}`);
       if (result.replayed) c.header("Idempotency-Replayed", "true");
       return c.json({ data: result.post }, result.status);
@@ -100,7 +100,7 @@ export function createSocialRoutes(): OpenAPIHono<AppEnv> {
   router.openapi(
     routes.listPosts,
     async (c) => {
-      const { items, ...page } = await listPosts(c.var.services, c.var.userId, c.req.valid("query"));
+      const { items, ...page } = await listPosts(c.get("services"), c.get("userId"), c.req.valid("query"));
       // The items come as JSON text from the database (post-record.ts `recordJson`); the rest are numbers and a boolean.
       const body = `{"data":{"items":[${items}],${JSON.stringify(page).slice(1)}}`;
       return c.body(body, 200, { "content-type": "application/json" }) as never;
@@ -111,7 +111,7 @@ export function createSocialRoutes(): OpenAPIHono<AppEnv> {
   router.openapi(
     routes.getPost,
     async (c) => {
-      const post = await getPost(c.var.services, c.var.userId, c.req.valid("param").id);
+      const post = await getPost(c.get("services"), c.get("userId"), c.req.valid("param").id);
       return c.json({ data: post }, 200);
     },
     validated(routes.getPost),
@@ -120,7 +120,7 @@ export function createSocialRoutes(): OpenAPIHono<AppEnv> {
   router.openapi(
     routes.cancelPost,
     async (c) => {
-      const post = await cancelPost(c.var.services, c.var.userId, c.req.valid("param").id);
+      const post = await cancelPost(c.get("services"), c.get("userId"), c.req.valid("param").id);
       return c.json({ data: post }, 200);
     },
     validated(routes.cancelPost),

@@ -19,7 +19,7 @@ export function createDeliveryRoutes(): Hono<AppEnv> {
   const router = new Hono<AppEnv>();
 
   router.post("/publish", async (c) => {
-    const services = c.var.services;
+    const services = c.get("services");
     const qstash = services.config.qstash;
     if (!qstash) throw new ApiError("NOT_FOUND", "No route matches this method and path.");
     const signature = c.req.header("upstash-signature");

@@ -47,15 +47,15 @@ export function createSandboxControlRoutes(): Hono<AppEnv> {
   router.post("/accounts", async (c) => {
     parseQuery(c, NoQuerySchema);
     const body = parseWith(ConnectSchema, await readJson(c));
-    const { db, tokens, clock } = c.var.services;
+    const { db, tokens, clock } = c.get("services");
     const platformAccountId = body.platformAccountId ?? store.newGraphId();
     const token = store.newSandboxToken(body.platform);
-    await store.saveToken(db, token, { owner: c.var.userId, platformAccountId });
+    await store.saveToken(db, token, { owner: c.get("userId"), platformAccountId });
     const id = accountIdOf(body.platform, platformAccountId);
     const values = { name: body.name, tokenCiphertext: await tokens.encrypt(token), tokenStatus: "active", tokenError: null, updatedAt: clock.now() };
     const [row] = await db
       .insert(socialAccounts)
-      .values({ id, userId: c.var.userId, platform: body.platform, platformAccountId, ...values })
+      .values({ id, userId: c.get("userId"), platform: body.platform, platformAccountId, ...values })
       .onConflictDoUpdate({ target: [socialAccounts.userId, socialAccounts.id], set: values })
       .returning();
     return c.json({ data: toAccountRecord(row!) }, 201);
@@ -64,17 +64,17 @@ export function createSandboxControlRoutes(): Hono<AppEnv> {
   router.post("/faults", async (c) => {
     parseQuery(c, NoQuerySchema);
     const body = parseWith(FaultSchema, await readJson(c));
-    const account = await ownAccount(c.var.services, c.var.userId, body.accountId);
-    await store.setFault(c.var.services.db, account.sandbox, body.kind as (typeof FAULT_KINDS)[number], body.times);
+    const account = await ownAccount(c.get("services"), c.get("userId"), body.accountId);
+    await store.setFault(c.get("services").db, account.sandbox, body.kind as (typeof FAULT_KINDS)[number], body.times);
     return c.json({ data: { accountId: account.id, kind: body.kind, remaining: body.times } }, 201);
   });
 
   router.get("/posts", async (c) => {
     // `?accountId=a&accountId=b` is refused with a sentence, not read as either.
     const { accountId } = parseQuery(c, PostsQuerySchema);
-    const account = await ownAccount(c.var.services, c.var.userId, accountId);
+    const account = await ownAccount(c.get("services"), c.get("userId"), accountId);
     const kinds = account.platform === "pageplatform" ? ["feed"] : ["media"];
-    const items = await store.listItems(c.var.services.db, account.sandbox, kinds);
+    const items = await store.listItems(c.get("services").db, account.sandbox, kinds);
     return c.json({
       data: {
         accountId: account.id,

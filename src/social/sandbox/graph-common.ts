@@ -71,7 +71,7 @@ export async function authorize(c: Context<AppEnv>, params: Params, objectAccoun
   const bearer = /^(?:Bearer|OAuth)\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
   const token = params.access_token ?? bearer;
   const platform = token ? store.platformOfToken(token) : null;
-  const account = token && platform ? await store.tokenAccount(c.var.services.db, token) : null;
+  const account = token && platform ? await store.tokenAccount(c.get("services").db, token) : null;
   if (!token || !platform || !account) return graphError(c, GRAPH_ERRORS.badToken);
   const { owner, platformAccountId: accountId } = account;
   // A page's token also speaks for the photoplatform account linked to that page, as on the platform.
@@ -92,13 +92,13 @@ export function callerAccount(caller: Caller): store.SandboxAccount {
  * answer must be lost after it is committed (`ambiguous`).
  */
 export async function applyFault(c: Context<AppEnv>, caller: Caller): Promise<{ response?: Response; loseAnswer: boolean }> {
-  const kind = await store.takeFault(c.var.services.db, { owner: caller.owner, platformAccountId: caller.accountId });
+  const kind = await store.takeFault(c.get("services").db, { owner: caller.owner, platformAccountId: caller.accountId });
   return kind ? faultOutcome(c, caller, kind) : { loseAnswer: false };
 }
 
 /** What a fault taken from the account does: an error to answer now, a delay (`slow`), or a lost answer (`ambiguous`). */
 export async function faultOutcome(c: Context<AppEnv>, caller: Caller, kind: FaultKind): Promise<{ response?: Response; loseAnswer: boolean }> {
-  c.var.services.log.info("sandbox fault", { accountId: caller.accountId, kind });
+  c.get("services").log.info("sandbox fault", { accountId: caller.accountId, kind });
   if (kind === "slow") {
     await new Promise((r) => setTimeout(r, SLOW_MS));
     return { loseAnswer: false };

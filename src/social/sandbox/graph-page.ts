@@ -9,7 +9,7 @@ import { imageFetchable } from "./images";
 import * as store from "./store";
 
 export async function postFeed(c: Context<AppEnv>, caller: Caller, params: Params) {
-  const db = c.var.services.db;
+  const db = c.get("services").db;
   const message = params.message ?? "";
   const photoIds = Object.keys(params)
     .filter((k) => /^attached_media\[\d+\]$/.test(k))
@@ -42,7 +42,7 @@ export async function postFeed(c: Context<AppEnv>, caller: Caller, params: Param
 }
 
 export async function postPhoto(c: Context<AppEnv>, caller: Caller, params: Params) {
-  const db = c.var.services.db;
+  const db = c.get("services").db;
   const url = params.url;
   if (!url) return graphError(c, GRAPH_ERRORS.invalidParam);
   const published = params.published !== "false" && params.published !== "0";
@@ -66,7 +66,7 @@ export async function postPhoto(c: Context<AppEnv>, caller: Caller, params: Para
 }
 
 export async function getFeed(c: Context<AppEnv>, caller: Caller, params: Params) {
-  const items = await store.listItems(c.var.services.db, callerAccount(caller), ["feed"]);
+  const items = await store.listItems(c.get("services").db, callerAccount(caller), ["feed"]);
   const since = Number(params.since);
   const limit = Math.min(100, Math.max(1, Number(params.limit) || 25));
   const data = items

@@ -20,7 +20,7 @@ export async function createContainer(c: Context<AppEnv>, caller: Caller, params
   if (!url) return graphError(c, GRAPH_ERRORS.invalidParam);
   // Meta downloads the image when the container is made, and refuses the container if it cannot.
   if (!(await imageFetchable(url))) return graphError(c, GRAPH_ERRORS.photoImageUnfetchable);
-  const item = await store.insertItem(c.var.services.db, {
+  const item = await store.insertItem(c.get("services").db, {
     id: store.newGraphId(),
     owner: caller.owner,
     platform: "photoplatform",
@@ -35,7 +35,7 @@ export async function createContainer(c: Context<AppEnv>, caller: Caller, params
 }
 
 export async function publishContainer(c: Context<AppEnv>, caller: Caller, params: Params) {
-  const db = c.var.services.db;
+  const db = c.get("services").db;
   const container = params.creation_id ? await store.getItem(db, params.creation_id) : null;
   if (!container || container.kind !== "container" || container.owner !== caller.owner || container.platformAccountId !== caller.accountId) return graphError(c, GRAPH_ERRORS.invalidParam);
 
@@ -68,12 +68,12 @@ export async function publishContainer(c: Context<AppEnv>, caller: Caller, param
 }
 
 export async function publishingLimit(c: Context<AppEnv>, caller: Caller) {
-  const usage = await store.publishedSince(c.var.services.db, callerAccount(caller), new Date(Date.now() - QUOTA_DURATION_S * 1000));
+  const usage = await store.publishedSince(c.get("services").db, callerAccount(caller), new Date(Date.now() - QUOTA_DURATION_S * 1000));
   return c.json({ data: [{ quota_usage: usage, config: { quota_total: QUOTA_TOTAL, quota_duration: QUOTA_DURATION_S } }] });
 }
 
 export async function listMedia(c: Context<AppEnv>, caller: Caller, params: Params) {
-  const items = await store.listItems(c.var.services.db, callerAccount(caller), ["media"]);
+  const items = await store.listItems(c.get("services").db, callerAccount(caller), ["media"]);
   const limit = Math.min(100, Math.max(1, Number(params.limit) || 25));
   const data = items
     .reverse()
@@ -85,7 +85,7 @@ export async function listMedia(c: Context<AppEnv>, caller: Caller, params: Para
 /** `GET /{id}`: a container's status, or the fields of a published item. */
 export async function readNode(c: Context<AppEnv>, item: store.SandboxItem) {
   if (item.kind === "container") {
-    const status = await store.containerState(c.var.services.db, item, Date.now());
+    const status = await store.containerState(c.get("services").db, item, Date.now());
     return c.json({ id: item.id, status_code: status, ...(status === "ERROR" ? { status: "Error: 2207001" } : {}) });
   }
   if (item.kind === "media") return c.json({ id: item.id, caption: item.caption, media_type: "IMAGE", media_url: item.imageUrls[0], timestamp: graphTime(item.createdAt) });

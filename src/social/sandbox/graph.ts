@@ -47,7 +47,7 @@ export function createSandboxGraphRoutes(): Hono<AppEnv> {
 
   graph.get("/:version/:id", async (c) => {
     const params = await readParams(c);
-    const item = await store.getItem(c.var.services.db, c.req.param("id"));
+    const item = await store.getItem(c.get("services").db, c.req.param("id"));
     const caller = await authorize(c, params, item?.platformAccountId ?? null);
     if (caller instanceof Response) return caller;
     // Another owner's object does not exist for this token, whatever its account id.

@@ -20,7 +20,7 @@ export const SANDBOX_MAX_BODY_BYTES = 1024 * 1024;
 export function createSandboxRoutes(): Hono<AppEnv> {
   const router = new Hono<AppEnv>();
   router.use("*", async (c, next) => {
-    if (!c.var.services.config.graph.sandbox) throw new ApiError("NOT_FOUND", "No route matches this method and path.");
+    if (!c.get("services").config.graph.sandbox) throw new ApiError("NOT_FOUND", "No route matches this method and path.");
     c.header("Cache-Control", "no-store");
     await next();
   });
