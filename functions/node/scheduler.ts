@@ -33,11 +33,17 @@ const BUSY_RETRY_MS = 50;
  * cancelled, for this long before its time.
  */
 const EARLY_MS = 250;
+/**
+ * Platform calls in flight at most, across all accounts. The publishes that go out together share their
+ * write-ahead mark, the sandbox's insert and their record (group commits), so a burst costs about one round of
+ * statements per this many targets: 16 sent a burst of 100 in seven rounds, one after the other.
+ */
+const CONCURRENCY = 64;
 
 export interface SchedulerOptions {
   /** Claim and publish due deliveries here (false when QStash delivers them). */
   publish: boolean;
-  /** Platform calls in flight at most. */
+  /** Platform calls in flight at most (default CONCURRENCY). */
   concurrency?: number;
   /** Claims held at most (sending, waiting for a slot, or read ahead of their due time); default 8x concurrency. */
   hold?: number;
@@ -56,7 +62,7 @@ export interface Scheduler {
 
 export function startScheduler(services: Services, options: SchedulerOptions): Scheduler {
   const { log } = services;
-  const concurrency = options.concurrency ?? 16;
+  const concurrency = options.concurrency ?? CONCURRENCY;
   const hold = options.hold ?? concurrency * 8;
   const slots = sendSlots(concurrency);
   const pollMs = options.pollMs ?? 1000;
