@@ -12,7 +12,10 @@
  * const ok = await mark(id);
  */
 export interface GroupCommitOptions {
-  /** How long the first write waits for others. */
+  /**
+   * How long the first write waits for others; 0: until the end of this turn of the event loop (Node's
+   * `setImmediate`, after the I/O callbacks of the turn, so the requests that arrived together go together).
+   */
   windowMs: number;
   maxBatch?: number;
 }
@@ -39,6 +42,8 @@ export function groupCommit<T, R>(flush: (items: T[]) => Promise<R[]>, options: 
       queue.push({ item, resolve, reject });
       if (busy) return;
       busy = true;
-      setTimeout(() => void run(), options.windowMs);
+      later(() => void run(), options.windowMs);
     });
 }
+
+const later = (f: () => void, ms: number) => (ms === 0 && typeof setImmediate === "function" ? setImmediate(f) : setTimeout(f, ms));

@@ -20,6 +20,7 @@ import { deliveries, idempotencyKeys, media, posts, socialAccounts, type PostIma
 import { ApiError, type ErrorDetail } from "../http/errors";
 import { planSocialSize, readImageHeader, uprightSize, type NormalisedJpeg } from "../images";
 import { isUuid } from "../lib/encoding";
+import { groupCommit } from "../lib/group-commit";
 import type { Services } from "../services";
 import { platformOfAccountId, type Platform } from "./accounts";
 import { bareHashtag, checkPlatformRules, photoplatformAspectOk } from "./caption";
@@ -171,20 +172,19 @@ async function createTextPost(services: Services, userId: string, key: { key: st
   const stored: PostStatus = scheduledFor ? "scheduled" : "queued";
   const post = { id: crypto.randomUUID(), userId, caption: s.caption, hashtags: s.hashtags, images: [], scheduledFor, createdAt: now, updatedAt: now, cancelledAt: null, status: stored };
   const at = now.toISOString();
-  const rows = await prepared(services.db, "create_text_post", () => textPostStatement(services.db)).execute({
-    userId,
+  const rows = await writeTextPost(services.db, {
+    user_id: userId,
     key: key.key,
     fingerprint: key.fingerprint,
-    postId: post.id,
+    post_id: post.id,
     status,
     at,
     caption: s.caption,
-    hashtags: JSON.stringify(s.hashtags),
-    scheduledFor: scheduledFor?.toISOString() ?? null,
+    hashtags: s.hashtags,
+    scheduled_for: scheduledFor?.toISOString() ?? null,
     stored,
     due: (scheduledFor ?? now).toISOString(),
-    targets: JSON.stringify(targets.map((t) => ({ account_id: t.id, platform: t.platform }))),
-    targetCount: targets.length,
+    targets: targets.map((t) => ({ account_id: t.id, platform: t.platform })),
   });
   if (rows.length === 0) return null;
   const jobs = await enqueueDeliveries(services, rows.map((r) => r.id), s.scheduledFor);
@@ -192,8 +192,67 @@ async function createTextPost(services: Services, userId: string, key: { key: st
   return { status, post: toPostRecord(post, shownStatus(stored, scheduledFor, now), targetsOut), replayed: false };
 }
 
+/** What `createTextPost` writes for one post, by the SQL names its statements read. */
+interface TextPostWrite {
+  user_id: string;
+  key: string;
+  fingerprint: string;
+  post_id: string;
+  /** The answer's HTTP status, kept with the key for replays. */
+  status: number;
+  at: string;
+  caption: string;
+  hashtags: string[];
+  scheduled_for: string | null;
+  stored: PostStatus;
+  due: string;
+  targets: Array<{ account_id: string; platform: Platform }>;
+}
+
+type DeliveryRow = typeof deliveries.$inferSelect;
+type TextPostOutcome = { rows: DeliveryRow[] } | { error: unknown };
+
 /**
- * `createTextPost`'s one statement, prepared once per database handle (db/prepared.ts): every target
+ * Writes one text post (`textPostStatement`) and answers its deliveries, none when nothing was written. Posts
+ * created together (while the previous write is running, or in the same turn of the event loop) are written by
+ * one statement (`groupCommit`, `textPostsStatement`): one round trip, one commit and one run of the
+ * statement-level triggers for all of them instead of one each. Each request still gets its own answer or
+ * its own error. On the Worker every request has its own database handle, so each writes alone.
+ */
+async function writeTextPost(db: Services["db"], post: TextPostWrite): Promise<DeliveryRow[]> {
+  let write = textPostWrites.get(db);
+  if (!write) textPostWrites.set(db, (write = groupCommit((batch: TextPostWrite[]) => writeTextPosts(db, batch), { windowMs: 0 })));
+  const outcome = await write(post);
+  if ("error" in outcome) throw outcome.error;
+  return outcome.rows;
+}
+
+const textPostWrites = new WeakMap<Services["db"], (post: TextPostWrite) => Promise<TextPostOutcome>>();
+
+/**
+ * One post alone by `textPostStatement`, several by `textPostsStatement`. Should the batch's statement fail
+ * (a post whose user was deleted meanwhile, say), every post is written on its own, so that a post fails only
+ * for itself.
+ */
+async function writeTextPosts(db: Services["db"], batch: TextPostWrite[]): Promise<TextPostOutcome[]> {
+  const one = (post: TextPostWrite): Promise<TextPostOutcome> =>
+    prepared(db, "create_text_post", () => textPostStatement(db))
+      .execute({ ...post, hashtags: JSON.stringify(post.hashtags), targets: JSON.stringify(post.targets), targetCount: post.targets.length })
+      .then((rows) => ({ rows }), (error: unknown) => ({ error }));
+  if (batch.length === 1) return [await one(batch[0]!)];
+  let rows: DeliveryRow[];
+  try {
+    rows = await prepared(db, "create_text_posts", () => textPostsStatement(db)).execute({ posts: JSON.stringify(batch) });
+  } catch {
+    return Promise.all(batch.map(one));
+  }
+  const byPost = new Map<string, DeliveryRow[]>(batch.map((p) => [p.post_id, []]));
+  for (const row of rows) byPost.get(row.postId)?.push(row);
+  return batch.map((p) => ({ rows: byPost.get(p.post_id)! }));
+}
+
+/**
+ * `createTextPost`'s statement for one post, prepared once per database handle (db/prepared.ts): every target
  * (`targets`: JSON [{account_id, platform}], `targetCount` of them) checked to be the user's account on that
  * platform with an active token, then the key taken straight to `done`, the post, and a delivery per target,
  * returning the deliveries by account id. Nothing is inserted when a target fails the check or the key exists.
@@ -203,25 +262,59 @@ function textPostStatement(db: Services["db"]) {
   const targets = sql`json_to_recordset(${p("targets")}::json) as t(account_id text, platform text)`;
   const ready = db.$with("ready", { n: sql<number>`n`.as("n") }).as(
     sql`select count(*)::int as n from ${targets} join ${socialAccounts} a
-      on a.user_id = ${p("userId")} and a.id = t.account_id and a.platform = t.platform and a.token_status = 'active'`,
+      on a.user_id = ${p("user_id")} and a.id = t.account_id and a.platform = t.platform and a.token_status = 'active'`,
   );
   const keyRow = db.$with("key", { postId: sql<string>`post_id`.as("post_id") }).as(
     sql`insert into ${idempotencyKeys} (user_id, key, fingerprint, state, post_id, response_status, locked_until, created_at, updated_at)
-      select ${p("userId")}, ${p("key")}, ${p("fingerprint")}, 'done', ${p("postId")}, ${p("status")}, null, ${p("at")}, ${p("at")}
+      select ${p("user_id")}, ${p("key")}, ${p("fingerprint")}, 'done', ${p("post_id")}, ${p("status")}, null, ${p("at")}, ${p("at")}
       from ready where ready.n = ${p("targetCount")}::int
       on conflict do nothing returning post_id`,
   );
   const postRow = db.$with("post", { id: sql<string>`id`.as("id") }).as(
     sql`insert into ${posts} (id, user_id, caption, hashtags, images, scheduled_for, created_at, updated_at, status)
-      select post_id, ${p("userId")}, ${p("caption")}, ${p("hashtags")}::jsonb, '[]'::jsonb, ${p("scheduledFor")}::timestamptz, ${p("at")}, ${p("at")}, ${p("stored")}
+      select post_id, ${p("user_id")}, ${p("caption")}, ${p("hashtags")}::jsonb, '[]'::jsonb, ${p("scheduled_for")}::timestamptz, ${p("at")}, ${p("at")}, ${p("stored")}
       from key returning id`,
   );
   const added = db.$with("added", getTableColumns(deliveries)).as(
     sql`insert into ${deliveries} (post_id, user_id, account_id, platform, status, next_attempt_at, created_at, updated_at)
-      select post.id, ${p("userId")}, t.account_id, t.platform, 'pending', ${p("due")}::timestamptz, ${p("at")}, ${p("at")}
+      select post.id, ${p("user_id")}, t.account_id, t.platform, 'pending', ${p("due")}::timestamptz, ${p("at")}, ${p("at")}
       from post cross join ${targets} returning *`,
   );
   return db.with(ready, keyRow, postRow, added).select().from(added).orderBy(asc(added.accountId));
+}
+
+/**
+ * `textPostStatement` for several posts (`posts`: a JSON array of `TextPostWrite`), each exactly as alone: its
+ * targets checked, its key taken unless it exists (a key twice in the batch: the first takes it), then its post
+ * and deliveries. Keys are inserted in (user, key) order, so two batches that share keys wait for each other
+ * in the same order instead of deadlocking. Returns the deliveries by post, then account id.
+ */
+function textPostsStatement(db: Services["db"]) {
+  const input = db.$with("input", { postId: sql<string>`post_id`.as("post_id") }).as(
+    sql`select * from json_to_recordset(${sql.placeholder("posts")}::json) as i(user_id uuid, key text, fingerprint text, post_id uuid,
+      status int, at timestamptz, caption text, hashtags jsonb, scheduled_for timestamptz, stored text, due timestamptz, targets json)`,
+  );
+  const targets = sql`json_to_recordset(i.targets) as t(account_id text, platform text)`;
+  const keyRow = db.$with("key", { postId: sql<string>`post_id`.as("post_id") }).as(
+    sql`insert into ${idempotencyKeys} (user_id, key, fingerprint, state, post_id, response_status, locked_until, created_at, updated_at)
+      select i.user_id, i.key, i.fingerprint, 'done', i.post_id, i.status, null, i.at, i.at
+      from input i
+      where json_array_length(i.targets) = (select count(*) from ${targets} join ${socialAccounts} a
+        on a.user_id = i.user_id and a.id = t.account_id and a.platform = t.platform and a.token_status = 'active')
+      order by i.user_id, i.key
+      on conflict do nothing returning post_id`,
+  );
+  const postRow = db.$with("post", { id: sql<string>`id`.as("id") }).as(
+    sql`insert into ${posts} (id, user_id, caption, hashtags, images, scheduled_for, created_at, updated_at, status)
+      select i.post_id, i.user_id, i.caption, i.hashtags, '[]'::jsonb, i.scheduled_for, i.at, i.at, i.stored
+      from key join input i on i.post_id = key.post_id returning id`,
+  );
+  const added = db.$with("added", getTableColumns(deliveries)).as(
+    sql`insert into ${deliveries} (post_id, user_id, account_id, platform, status, next_attempt_at, created_at, updated_at)
+      select i.post_id, i.user_id, t.account_id, t.platform, 'pending', i.due, i.at, i.at
+      from post join input i on i.post_id = post.id cross join ${targets} returning *`,
+  );
+  return db.with(input, keyRow, postRow, added).select().from(added).orderBy(asc(added.postId), asc(added.accountId));
 }
 
 // ---------------------------------------------------------------- validation (no image work)

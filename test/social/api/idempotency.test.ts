@@ -7,7 +7,7 @@ import { idempotencyKeys, posts, socialAccounts } from "../../../db/schema";
 import type { Storage } from "../../../src/services";
 import { makePng } from "../../helpers/images";
 import { body, createSocialTestApp, dataUri, type SocialTestApp } from "../../helpers/social";
-import { crashBetweenKeyAndCommit, fiftyIdenticalPosts, postCount, twentyDifferentBodies, twoTargetUser } from "./concurrency-scenarios";
+import { crashBetweenKeyAndCommit, fiftyIdenticalPosts, oneRefusedAmongPostsTogether, textPostsTogether, postCount, twentyDifferentBodies, twoTargetUser } from "./concurrency-scenarios";
 
 let h: SocialTestApp;
 let png: Buffer;
@@ -280,6 +280,14 @@ describe("concurrency (PGlite: requests interleave at every await)", () => {
 
   it("20 different bodies with one key: one post, the rest 409", async () => {
     await twentyDifferentBodies(h);
+  });
+
+  it("text posts sent together by two users: each answered as alone, each post its own request's", async () => {
+    await textPostsTogether(h);
+  });
+
+  it("text posts sent together, one refused by the database: the others are created, the refused one alone fails", async () => {
+    await oneRefusedAmongPostsTogether(h);
   });
 
   it("a crash between key insert and commit: 409 while the lock lives, then a retry completes it; one post", async () => {

@@ -9,7 +9,7 @@ import { deliveries } from "../../../db/schema";
 import { makePng } from "../../helpers/images";
 import { createScratchDatabase, type ScratchDatabase } from "../../../dev/postgres";
 import { body, createSocialTestApp, type SocialTestApp } from "../../helpers/social";
-import { crashBetweenKeyAndCommit, fiftyIdenticalPosts, twentyDifferentBodies, twoTargetUser } from "./concurrency-scenarios";
+import { crashBetweenKeyAndCommit, fiftyIdenticalPosts, oneRefusedAmongPostsTogether, textPostsTogether, twentyDifferentBodies, twoTargetUser } from "./concurrency-scenarios";
 
 let scratch: ScratchDatabase;
 let h: SocialTestApp;
@@ -40,6 +40,14 @@ describe("idempotency on PostgreSQL", () => {
 
   it("20 different bodies with one key: one post, the rest 409", async () => {
     await twentyDifferentBodies(h);
+  });
+
+  it("text posts sent together by two users: each answered as alone, each post its own request's", async () => {
+    await textPostsTogether(h);
+  });
+
+  it("text posts sent together, one refused by the database: the others are created, the refused one alone fails", async () => {
+    await oneRefusedAmongPostsTogether(h);
   });
 
   it("a crash between key insert and commit is completed by a retry after the lock expires", async () => {
