@@ -231,8 +231,8 @@ const textPostWrites = new WeakMap<Services["db"], (post: TextPostWrite) => Prom
 
 /**
  * One post alone by `textPostStatement`, several by `textPostsStatement`. Should the batch's statement fail
- * (a post whose user was deleted meanwhile, say), every post is written on its own, so that a post fails only
- * for itself.
+ * (one post refused by a rule the database has, or a deadlock with another process's batch), every post is
+ * written on its own, so that a post fails only for itself.
  */
 async function writeTextPosts(db: Services["db"], batch: TextPostWrite[]): Promise<TextPostOutcome[]> {
   const one = (post: TextPostWrite): Promise<TextPostOutcome> =>
@@ -285,7 +285,7 @@ function textPostStatement(db: Services["db"]) {
 
 /**
  * `textPostStatement` for several posts (`posts`: a JSON array of `TextPostWrite`), each exactly as alone: its
- * targets checked, its key taken unless it exists (a key twice in the batch: the first takes it), then its post
+ * targets checked, its key taken unless it exists (a key twice in the batch: one of the two takes it), then its post
  * and deliveries. Keys are inserted in (user, key) order, so two batches that share keys wait for each other
  * in the same order instead of deadlocking. Returns the deliveries by post, then account id.
  */
