@@ -213,11 +213,11 @@ type DeliveryRow = typeof deliveries.$inferSelect;
 type TextPostOutcome = { rows: DeliveryRow[] } | { error: unknown };
 
 /**
- * Writes one text post (`textPostStatement`) and answers its deliveries, none when nothing was written. Posts
+ * Writes one text post (`textPostsStatement`) and answers its deliveries, none when nothing was written. Posts
  * created together (while the previous write is running, or in the same turn of the event loop) are written by
- * one statement (`groupCommit`, `textPostsStatement`): one round trip, one commit and one run of the
- * statement-level triggers for all of them instead of one each. Each request still gets its own answer or
- * its own error. On the Worker every request has its own database handle, so each writes alone.
+ * the same statement (`groupCommit`): one round trip, one commit and one run of the statement-level triggers for
+ * all of them instead of one each. Each request still gets its own answer or its own error. On the Worker every
+ * request has its own database handle, so each writes alone.
  */
 async function writeTextPost(db: Services["db"], post: TextPostWrite): Promise<DeliveryRow[]> {
   let write = textPostWrites.get(db);
@@ -230,21 +230,17 @@ async function writeTextPost(db: Services["db"], post: TextPostWrite): Promise<D
 const textPostWrites = new WeakMap<Services["db"], (post: TextPostWrite) => Promise<TextPostOutcome>>();
 
 /**
- * One post alone by `textPostStatement`, several by `textPostsStatement`. Should the batch's statement fail
- * (one post refused by a rule the database has, or a deadlock with another process's batch), every post is
- * written on its own, so that a post fails only for itself.
+ * The posts of a batch by one statement. Should it fail for several (one post refused by a rule the database
+ * has, or a deadlock with another process's batch), every post is written on its own, so that a post fails
+ * only for itself.
  */
 async function writeTextPosts(db: Services["db"], batch: TextPostWrite[]): Promise<TextPostOutcome[]> {
-  const one = (post: TextPostWrite): Promise<TextPostOutcome> =>
-    prepared(db, "create_text_post", () => textPostStatement(db))
-      .execute({ ...post, hashtags: JSON.stringify(post.hashtags), targets: JSON.stringify(post.targets), targetCount: post.targets.length })
-      .then((rows) => ({ rows }), (error: unknown) => ({ error }));
-  if (batch.length === 1) return [await one(batch[0]!)];
   let rows: DeliveryRow[];
   try {
     rows = await prepared(db, "create_text_posts", () => textPostsStatement(db)).execute({ posts: JSON.stringify(batch) });
-  } catch {
-    return Promise.all(batch.map(one));
+  } catch (error) {
+    if (batch.length === 1) return [{ error }];
+    return Promise.all(batch.map(async (post) => (await writeTextPosts(db, [post]))[0]!));
   }
   const byPost = new Map<string, DeliveryRow[]>(batch.map((p) => [p.post_id, []]));
   for (const row of rows) byPost.get(row.postId)?.push(row);
@@ -252,42 +248,13 @@ async function writeTextPosts(db: Services["db"], batch: TextPostWrite[]): Promi
 }
 
 /**
- * `createTextPost`'s statement for one post, prepared once per database handle (db/prepared.ts): every target
- * (`targets`: JSON [{account_id, platform}], `targetCount` of them) checked to be the user's account on that
- * platform with an active token, then the key taken straight to `done`, the post, and a delivery per target,
- * returning the deliveries by account id. Nothing is inserted when a target fails the check or the key exists.
- */
-function textPostStatement(db: Services["db"]) {
-  const p = (name: string) => sql.placeholder(name);
-  const targets = sql`json_to_recordset(${p("targets")}::json) as t(account_id text, platform text)`;
-  const ready = db.$with("ready", { n: sql<number>`n`.as("n") }).as(
-    sql`select count(*)::int as n from ${targets} join ${socialAccounts} a
-      on a.user_id = ${p("user_id")} and a.id = t.account_id and a.platform = t.platform and a.token_status = 'active'`,
-  );
-  const keyRow = db.$with("key", { postId: sql<string>`post_id`.as("post_id") }).as(
-    sql`insert into ${idempotencyKeys} (user_id, key, fingerprint, state, post_id, response_status, locked_until, created_at, updated_at)
-      select ${p("user_id")}, ${p("key")}, ${p("fingerprint")}, 'done', ${p("post_id")}, ${p("status")}, null, ${p("at")}, ${p("at")}
-      from ready where ready.n = ${p("targetCount")}::int
-      on conflict do nothing returning post_id`,
-  );
-  const postRow = db.$with("post", { id: sql<string>`id`.as("id") }).as(
-    sql`insert into ${posts} (id, user_id, caption, hashtags, images, scheduled_for, created_at, updated_at, status)
-      select post_id, ${p("user_id")}, ${p("caption")}, ${p("hashtags")}::jsonb, '[]'::jsonb, ${p("scheduled_for")}::timestamptz, ${p("at")}, ${p("at")}, ${p("stored")}
-      from key returning id`,
-  );
-  const added = db.$with("added", getTableColumns(deliveries)).as(
-    sql`insert into ${deliveries} (post_id, user_id, account_id, platform, status, next_attempt_at, created_at, updated_at)
-      select post.id, ${p("user_id")}, t.account_id, t.platform, 'pending', ${p("due")}::timestamptz, ${p("at")}, ${p("at")}
-      from post cross join ${targets} returning *`,
-  );
-  return db.with(ready, keyRow, postRow, added).select().from(added).orderBy(asc(added.accountId));
-}
-
-/**
- * `textPostStatement` for several posts (`posts`: a JSON array of `TextPostWrite`), each exactly as alone: its
- * targets checked, its key taken unless it exists (a key twice in the batch: one of the two takes it), then its post
- * and deliveries. Keys are inserted in (user, key) order, so two batches that share keys wait for each other
- * in the same order instead of deadlocking. Returns the deliveries by post, then account id.
+ * `createTextPost`'s statement, prepared once per database handle (db/prepared.ts), for one post or several
+ * (`posts`: a JSON array of `TextPostWrite`), each exactly as alone: every target checked to be the user's
+ * account on that platform with an active token, then the key taken straight to `done` unless it exists (a key
+ * twice in the batch: one of the two takes it), the post, and a delivery per target. Nothing is inserted for a
+ * post whose target fails the check or whose key exists. Keys are inserted in (user, key) order, so two batches
+ * that share keys wait for each other in the same order instead of deadlocking. Returns the deliveries by post,
+ * then account id.
  */
 function textPostsStatement(db: Services["db"]) {
   const input = db.$with("input", { postId: sql<string>`post_id`.as("post_id") }).as(
