@@ -39,7 +39,7 @@ async function main() {
   const admin = await writeAdminFile(config.dataDir, { url: `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}` });
   const app = createApp(services, { mount: (a) => a.route("/", createAdminRoutes(admin.token)) });
   if (config.graph.sandbox && !config.graph.baseUrl) services.platformFetch = sandboxInProcess(app, `${config.publicBaseUrl}/sandbox/`, services.platformFetch);
-  const background = await startBackground(services, app);
+  const background = await startBackground(services, node.db.driver);
 
   const server = serve({ fetch: drainUnreadBody(app.fetch, { maxBytes: MAX_BODY_BYTES }), port: config.port, hostname: config.host }, (info) => {
     void trimMalloc(); // what start-up freed (PGlite's set-up leaves ~400 MB) goes back to the system

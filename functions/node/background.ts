@@ -1,22 +1,29 @@
 /**
  * Background work of the Node process (the embedded twin of the Worker's cron and of QStash callbacks):
- * the delivery scheduler. With QStash configured, QStash calls the publish route and the scheduler only
- * sweeps; otherwise it polls due deliveries itself.
+ * the delivery scheduler, and the tables' statistics where no autovacuum keeps them (table-statistics.ts).
+ * With QStash configured, QStash calls the publish route and the scheduler only sweeps; otherwise it polls
+ * due deliveries itself.
  */
-import type { Hono } from "hono";
+import type { DbHandle } from "../../db/client";
 import type { Services } from "../../src/services";
-import type { AppEnv } from "../../src/http/env";
 import { startScheduler } from "./scheduler";
+import { keepTableStatistics } from "./table-statistics";
 
 export interface Background {
   stop(): Promise<void>;
 }
 
-export async function startBackground(services: Services, _app: Hono<AppEnv>): Promise<Background> {
+export async function startBackground(services: Services, driver: DbHandle["driver"]): Promise<Background> {
+  const statistics = await keepTableStatistics(services.db, driver, services.log);
   const scheduler = startScheduler(services, {
     publish: services.queue.kind === "poller",
     // PGlite is opened by one process only, so at start-up every `publishing` claim belongs to a dead process.
     exclusiveDb: !services.config.databaseUrl,
   });
-  return { stop: () => scheduler.stop() };
+  return {
+    async stop() {
+      await scheduler.stop();
+      await statistics.stop();
+    },
+  };
 }

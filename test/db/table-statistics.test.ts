@@ -1,0 +1,77 @@
+/**
+ * The Node server's statistics keeper (functions/node/table-statistics.ts), on PGlite and on the machine's
+ * PostgreSQL: a statement prepared while `posts` was small keeps planning a sequential scan for a batch of
+ * ids after the table grew, until the keeper sees the growth and analyzes it; then the same prepared
+ * statement reads the primary key's index.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { sql } from "drizzle-orm";
+import { openNodeDb } from "../../db/node";
+import type { Db, DbHandle } from "../../db/client";
+import { createUser } from "../../src/http/api-keys";
+import { keepTableStatistics } from "../../functions/node/table-statistics";
+import { createScratchDatabase } from "../../dev/postgres";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+});
+
+const quiet = { debug() {}, warn() {} };
+
+const drivers: Array<{ name: string; open(): Promise<DbHandle> }> = [
+  { name: "pglite", open: () => openNodeDb({}) },
+  {
+    name: "node-postgres",
+    async open() {
+      const scratch = await createScratchDatabase();
+      cleanups.push(scratch.drop);
+      // One connection: the prepared statement and its plan live on the connection that made them.
+      return openNodeDb({ url: scratch.url, poolSize: 1 });
+    },
+  },
+];
+
+const rows = async <T>(db: Db, query: ReturnType<typeof sql>): Promise<T[]> => {
+  const result = await db.execute(query);
+  return (result as unknown as { rows?: T[] }).rows ?? (result as unknown as T[]);
+};
+
+/** The plan of the prepared lookup, as EXPLAIN's text lines joined. */
+const planOf = async (db: Db, ids: string) =>
+  (await rows<{ "QUERY PLAN": string }>(db, sql.raw(`explain execute posts_by_ids('${ids}')`))).map((r) => r["QUERY PLAN"]).join("\n");
+
+describe.each(drivers)("table statistics on $name", ({ open }) => {
+  it("a prepared lookup by ids uses the primary key once the keeper has analyzed the grown table", async () => {
+    const handle = await open();
+    cleanups.push(() => handle.close());
+    const { db } = handle;
+    const keeper = await keepTableStatistics(db, handle.driver, quiet, 60_000);
+    cleanups.push(() => keeper.stop());
+    if (!keeper.active) {
+      // A PostgreSQL whose autovacuum is on keeps its own statistics; the keeper stays out of its way.
+      expect(rows<{ on: string }>(db, sql`select current_setting('autovacuum') as "on"`)).resolves.toEqual([{ on: "on" }]);
+      return;
+    }
+    const { userId } = await createUser(db, `stats-${crypto.randomUUID().slice(0, 8)}@example.test`);
+    await db.execute(sql`insert into posts (user_id, caption) select ${userId}, 'post ' || g from generate_series(1, 20) g`);
+    const some = await rows<{ id: string }>(db, sql`select id from posts limit 3`);
+    const ids = `{${some.map((r) => r.id).join(",")}}`;
+
+    // Planned while small: after five custom plans PostgreSQL keeps the generic one, a scan of the table.
+    await db.execute(sql.raw("prepare posts_by_ids(uuid[]) as select p.id, p.caption from posts p join unnest($1) as u(id) on p.id = u.id"));
+    for (let i = 0; i < 6; i++) await db.execute(sql.raw(`execute posts_by_ids('${ids}')`));
+    expect(await planOf(db, ids)).toMatch(/Seq Scan on posts/);
+
+    await db.execute(sql`insert into posts (user_id, caption) select ${userId}, 'post ' || g from generate_series(1, 30000) g`);
+    expect(await planOf(db, ids)).toMatch(/Seq Scan on posts/);
+
+    expect(await keeper.refresh()).toContain("posts");
+    expect(await planOf(db, ids)).toMatch(/Index Scan using posts_pkey|Bitmap Index Scan on posts_pkey/);
+    const [stats] = await rows<{ reltuples: number }>(db, sql`select reltuples::float8 as reltuples from pg_class where relname = 'posts'`);
+    expect(Number(stats!.reltuples)).toBeGreaterThan(25_000);
+
+    // Nothing grew since: nothing is analyzed again.
+    expect(await keeper.refresh()).not.toContain("posts");
+  }, 120_000);
+});
