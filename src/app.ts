@@ -11,7 +11,6 @@
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
 import { secureHeaders } from "hono/secure-headers";
 import type { Services } from "./services";
@@ -28,6 +27,7 @@ import { createHubRoutes } from "./hub";
 import { checkHealth, frontDoor, serviceRoutes } from "./http/front-door";
 import { mountApiDocument } from "./http/api-document";
 import { validationHook } from "./http/validate";
+import { declaredBodyLimit } from "./http/body-limit";
 
 export const MAX_BODY_BYTES = 20 * 1024 * 1024;
 
@@ -72,25 +72,8 @@ export function createApp(provider: ServicesProvider, extras: AppExtras = {}): H
   });
   app.use("/api/*", apiSecurityHeaders);
   app.use("/files/*", apiSecurityHeaders);
-  const tooLarge = () => new ApiError("PAYLOAD_TOO_LARGE", "The request body is larger than 20 MB.");
-  const countBody = bodyLimit({
-    maxSize: MAX_BODY_BYTES,
-    onError: () => {
-      throw tooLarge();
-    },
-  });
-  // GET and HEAD take no body here: the limit's check would only make @hono/node-server build the full
-  // web Request it otherwise never needs (a body nobody reads is drained on Node, functions/node/drain-body.ts).
-  // A declared length is judged from its header, as Hono's limit does, but without touching the body: on
-  // Node that would start @hono/node-server's web stream, and an inline-image body could no longer be read
-  // from Node's own chunks (src/http/inline-images.ts). A chunked body is counted as it streams.
-  app.use("/api/*", (c, next) => {
-    if (c.req.method === "GET" || c.req.method === "HEAD") return next();
-    const declared = c.req.header("content-length");
-    if (declared === undefined || c.req.header("transfer-encoding") !== undefined) return countBody(c, next);
-    if (Number.parseInt(declared, 10) > MAX_BODY_BYTES) throw tooLarge();
-    return next();
-  });
+  // A body larger than 20 MB is refused, from its declared length where it has one (src/http/body-limit.ts).
+  app.use("/api/*", declaredBodyLimit(MAX_BODY_BYTES, () => new ApiError("PAYLOAD_TOO_LARGE", "The request body is larger than 20 MB.")));
 
   app.openapi(serviceRoutes.frontDoor, (c) => c.json({ data: frontDoor() }, 200));
   app.openapi(serviceRoutes.health, async (c) => {

@@ -1,10 +1,15 @@
 /**
  * The platform sandbox's Graph calls answered by this process's own app, without a socket: with
  * PLATFORM_SANDBOX=on and no GRAPH_API_BASE_URL, the Graph base is `${PUBLIC_BASE_URL}/sandbox/graph`, served
- * by the same app (and the same database) whichever process a socket would have reached. The request and
- * the response are the same web objects the HTTP path builds, so the Graph client cannot tell; what is saved
- * is the HTTP client and server on both ends (about a fifth of a publish's CPU on this machine). The call's
- * timeout signal still bounds the wait. Every other URL goes to `fallback`.
+ * by the same app (and the same database) whichever process a socket would have reached. The response is the
+ * web object the HTTP path builds, so the Graph client cannot tell; what is saved is the HTTP client and server
+ * on both ends (about a fifth of a publish's CPU on this machine). The call's timeout signal still bounds the
+ * wait. Every other URL goes to `fallback`.
+ *
+ * The request is an `InProcessRequest` when the call gives a URL and a string body (or none), as the Graph
+ * client does: the method, URL, headers and body text Hono and the sandbox's routes read, with the web
+ * `Request` (undici's, which makes a stream of the body for the route to read back) built only if something
+ * asks for more. That was a tenth of the server's CPU per publish (docs/architecture.md, Performance).
  *
  * @example
  * services.platformFetch = sandboxInProcess(app, `${config.publicBaseUrl}/sandbox/`, services.platformFetch);
@@ -16,7 +21,7 @@ export function sandboxInProcess(app: Hono<AppEnv>, base: string, fallback: type
   return (input, init) => {
     const url = input instanceof Request ? input.url : String(input);
     if (!url.startsWith(base)) return fallback(input, init);
-    const request = new Request(input, withDeclaredLength(input, init));
+    const request = inProcessRequest(input, init) ?? new Request(input, withDeclaredLength(input, init));
     return new Promise<Response>((resolve, reject) => {
       const { signal } = request;
       if (signal.aborted) return reject(signal.reason);
@@ -25,6 +30,72 @@ export function sandboxInProcess(app: Hono<AppEnv>, base: string, fallback: type
     });
   };
 }
+
+/** A light request for a URL with a string body or none; null for anything else (a Request, a stream, a form). */
+function inProcessRequest(input: RequestInfo | URL, init: RequestInit | undefined): Request | null {
+  if (input instanceof Request) return null;
+  const body = init?.body ?? null;
+  if (body !== null && typeof body !== "string") return null;
+  const headers = new Headers(init?.headers);
+  if (body !== null) {
+    if (!headers.has("content-type")) headers.set("content-type", "text/plain;charset=UTF-8");
+    if (!headers.has("content-length")) headers.set("content-length", String(Buffer.byteLength(body)));
+  }
+  return new InProcessRequest(String(input), (init?.method ?? "GET").toUpperCase(), headers, init?.signal ?? new AbortController().signal, body) as unknown as Request;
+}
+
+/**
+ * What Hono reads of a request (method, url, headers, signal, and the body as text, JSON or bytes) held as
+ * given; anything else of `Request` (the body as a stream, formData, clone, …) comes from a web Request built
+ * from the same parts on first use. `instanceof Request` holds.
+ */
+class InProcessRequest {
+  #real: Request | null = null;
+
+  constructor(
+    readonly url: string,
+    readonly method: string,
+    readonly headers: Headers,
+    readonly signal: AbortSignal,
+    private readonly bodyText: string | null,
+  ) {}
+
+  text(): Promise<string> {
+    return Promise.resolve(this.bodyText ?? "");
+  }
+
+  json(): Promise<unknown> {
+    return this.text().then((text) => JSON.parse(text));
+  }
+
+  arrayBuffer(): Promise<ArrayBuffer> {
+    const bytes = new TextEncoder().encode(this.bodyText ?? "");
+    return Promise.resolve(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+  }
+
+  /** The web Request with the same parts, made once. */
+  real(): Request {
+    return (this.#real ??= new Request(this.url, { method: this.method, headers: this.headers, body: this.bodyText, signal: this.signal }));
+  }
+}
+
+const requestMembers = (names: string[]) => names.filter((name) => name in Request.prototype);
+for (const name of requestMembers(["body", "bodyUsed", "cache", "credentials", "destination", "integrity", "keepalive", "mode", "redirect", "referrer", "referrerPolicy", "duplex"])) {
+  Object.defineProperty(InProcessRequest.prototype, name, {
+    get(this: InProcessRequest) {
+      return (this.real() as unknown as Record<string, unknown>)[name];
+    },
+  });
+}
+for (const name of requestMembers(["blob", "bytes", "clone", "formData"])) {
+  Object.defineProperty(InProcessRequest.prototype, name, {
+    value(this: InProcessRequest, ...args: unknown[]) {
+      const real = this.real() as unknown as Record<string, (...a: unknown[]) => unknown>;
+      return real[name]!.apply(real, args);
+    },
+  });
+}
+Object.setPrototypeOf(InProcessRequest.prototype, Request.prototype);
 
 /**
  * A string body with the Content-Length an HTTP client sends with it (undici's fetch does; `new Request` alone

@@ -1,7 +1,8 @@
 /**
  * The in-process sandbox call (functions/node/sandbox-fetch.ts) hands the app the request an HTTP client would
  * have sent: a string body with its Content-Length in UTF-8 bytes, the caller's headers kept whether they came
- * in `init` or on a Request given as the input, and any URL outside the sandbox sent to the real fetch.
+ * in `init` or on a Request given as the input, every way of reading it working as on a web Request, the
+ * caller's timeout honoured, and any URL outside the sandbox sent to the real fetch.
  */
 import { describe, expect, it } from "vitest";
 import { Hono } from "hono";
@@ -39,6 +40,38 @@ describe("sandboxInProcess", () => {
     expect(seen).toMatchObject({ method: "POST", headers: { authorization: "Bearer t", "content-type": "application/json", "content-length": "2" } });
     const declared = (await (await call(`${BASE}graph/x`, { method: "POST", body: "abc", headers: [["Content-Length", "3"]] })).json()) as { headers: Record<string, string> };
     expect(declared.headers["content-length"]).toBe("3");
+  });
+
+  it("gives the app a Request whose every part reads as a web Request's would, the body as text, JSON, form or stream", async () => {
+    const app = new Hono<AppEnv>();
+    app.post("/sandbox/text", async (c) => c.json({ text: await c.req.text(), isRequest: c.req.raw instanceof Request, query: c.req.query("q") }));
+    app.post("/sandbox/json", async (c) => c.json(await c.req.json()));
+    app.post("/sandbox/form", async (c) => c.json(await c.req.parseBody()));
+    app.post("/sandbox/stream", async (c) => c.json({ streamed: await new Response(c.req.raw.body).text(), bodyUsed: c.req.raw.bodyUsed }));
+    app.get("/sandbox/get", async (c) => c.json({ method: c.req.method, text: await c.req.text(), bytes: (await c.req.arrayBuffer()).byteLength }));
+    const call = sandboxInProcess(app, BASE, elsewhere);
+    const post = (path: string, body: string, type: string) => call(`${BASE}${path}`, { method: "post", body, headers: { "content-type": type } }).then((r) => r.json());
+
+    expect(await post("text?q=1", "ünïcode", "text/plain")).toEqual({ text: "ünïcode", isRequest: true, query: "1" });
+    expect(await post("json", '{"a":[1,2]}', "application/json")).toEqual({ a: [1, 2] });
+    expect(await post("form", "a=1&b=two%20words", "application/x-www-form-urlencoded")).toEqual({ a: "1", b: "two words" });
+    expect(await post("stream", "as a stream", "text/plain")).toEqual({ streamed: "as a stream", bodyUsed: true });
+    expect(await (await call(`${BASE}get`)).json()).toEqual({ method: "GET", text: "", bytes: 0 });
+    // Bad JSON rejects as a web Request's json() does; Hono answers it with its own error.
+    const app2 = new Hono<AppEnv>();
+    app2.post("/sandbox/bad", async (c) => c.json({ parsed: await c.req.json().then(() => "yes", (e: Error) => e.name) }));
+    expect(await (await sandboxInProcess(app2, BASE, elsewhere)(`${BASE}bad`, { method: "POST", body: "{", headers: { "content-type": "application/json" } })).json()).toEqual({ parsed: "SyntaxError" });
+  });
+
+  it("rejects with the signal's reason when the call times out before the app answers", async () => {
+    const app = new Hono<AppEnv>();
+    app.post("/sandbox/slow", async (c) => {
+      await new Promise((r) => setTimeout(r, 500));
+      return c.json({});
+    });
+    const call = sandboxInProcess(app, BASE, elsewhere);
+    const failure = await call(`${BASE}slow`, { method: "POST", body: "x", signal: AbortSignal.timeout(20) }).catch((e: Error) => e);
+    expect((failure as Error).name).toBe("TimeoutError");
   });
 
   it("sends every other URL to the real fetch", async () => {

@@ -8,7 +8,7 @@
  * app.route("/sandbox", createSandboxRoutes());
  */
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
+import { declaredBodyLimit } from "../../http/body-limit";
 import type { AppEnv } from "../../http/env";
 import { ApiError } from "../../http/errors";
 import { createSandboxControlRoutes } from "./control";
@@ -25,15 +25,7 @@ export function createSandboxRoutes(): Hono<AppEnv> {
     await next();
   });
   // Sandbox requests are small forms and JSON; a megabyte is ample and keeps parseBody from buffering more.
-  router.use(
-    "*",
-    bodyLimit({
-      maxSize: SANDBOX_MAX_BODY_BYTES,
-      onError: () => {
-        throw new ApiError("PAYLOAD_TOO_LARGE", "Sandbox request bodies are at most 1 MB.");
-      },
-    }),
-  );
+  router.use("*", declaredBodyLimit(SANDBOX_MAX_BODY_BYTES, () => new ApiError("PAYLOAD_TOO_LARGE", "Sandbox request bodies are at most 1 MB.")));
   router.route("/graph", createSandboxGraphRoutes());
   router.route("/", createSandboxDialogRoutes());
   router.route("/", createSandboxControlRoutes());
