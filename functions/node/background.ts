@@ -1,6 +1,7 @@
 /**
  * Background work of the Node process (the embedded twin of the Worker's cron and of QStash callbacks):
- * the delivery scheduler, and the tables' statistics where no autovacuum keeps them (table-statistics.ts).
+ * the delivery scheduler (on PostgreSQL its publishing in a thread of its own, delivery-thread.ts), and the
+ * tables' statistics where no autovacuum keeps them (table-statistics.ts).
  * With QStash configured, QStash calls the publish route and the scheduler only sweeps; otherwise it polls
  * due deliveries itself.
  */
@@ -8,6 +9,8 @@ import type { DbHandle } from "../../db/client";
 import type { Services } from "../../src/services";
 import { startScheduler } from "./scheduler";
 import { keepTableStatistics } from "./table-statistics";
+import { startDeliveryThread } from "./delivery-thread";
+import type { PollerQueue } from "../../src/adapters/queue/poller";
 
 export interface Background {
   stop(): Promise<void>;
@@ -15,14 +18,18 @@ export interface Background {
 
 export async function startBackground(services: Services, driver: DbHandle["driver"]): Promise<Background> {
   const statistics = await keepTableStatistics(services.db, driver, services.log);
+  const poller = services.queue.kind === "poller";
+  // On PostgreSQL the publishing runs in a thread of its own (delivery-thread.ts); this scheduler then sweeps.
+  const thread = poller && driver === "node-postgres" ? await startDeliveryThread(services.queue as PollerQueue, services.log) : null;
   const scheduler = startScheduler(services, {
-    publish: services.queue.kind === "poller",
+    publish: poller && !thread,
     // PGlite is opened by one process only, so at start-up every `publishing` claim belongs to a dead process.
     exclusiveDb: !services.config.databaseUrl,
   });
   return {
     async stop() {
       await scheduler.stop();
+      await thread?.stop();
       await statistics.stop();
     },
   };

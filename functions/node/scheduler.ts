@@ -53,6 +53,11 @@ export interface SchedulerOptions {
   lockCheckMs?: number;
   /** Release every claim at start-up: the database is this process's alone (PGlite), so any claim is a dead one's. */
   exclusiveDb?: boolean;
+  /**
+   * Run the sweep and the release of expired claims (default true); false where another scheduler of the
+   * process does (the delivery thread's, functions/node/delivery-thread.ts).
+   */
+  housekeeping?: boolean;
   stopTimeoutMs?: number;
 }
 
@@ -108,7 +113,7 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
     let claimed = 0;
     running = (async () => {
       try {
-        await housekeeping();
+        if (options.housekeeping !== false) await housekeeping();
         if (options.publish) {
           claimed = await claimMore();
           // With every claim held the next tick comes from a finished publish; no need to ask when.

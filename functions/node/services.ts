@@ -32,6 +32,8 @@ import { ApiKeyCache } from "../../src/http/key-cache";
 export interface NodeServicesOptions {
   /** Keep everything in memory (tests): PGlite in memory, memory storage, a throwaway token key. */
   inMemory?: boolean;
+  /** Apply pending migrations when opening the database (default true; the delivery thread's services leave it to the server's). */
+  migrate?: boolean;
   logger?: Logger;
   /** Test-only: origins the safe fetcher may reach although they are loopback. */
   fetcherTestAllow?: { origins: string[]; ca?: string };
@@ -55,6 +57,7 @@ export async function buildNodeServices(config: Config, options: NodeServicesOpt
   const db = await openNodeDb({
     url: config.databaseUrl,
     pgliteDir: options.inMemory ? undefined : join(config.dataDir, "pg"),
+    migrate: options.migrate,
   });
 
   const storage: Storage = config.s3

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { startServerProcess, type ServerProcess } from "../../helpers/server-process";
-import { allSettled, e2eClient, settled, waitFor, type E2eClient, type PostRecord } from "./e2e-client";
+import { e2eClient, settled, waitFor, type E2eClient, type PostRecord } from "./e2e-client";
+import { immediateToBoth, killedMidPublish } from "./e2e-scenarios";
 
 let server: ServerProcess;
 let api: E2eClient;
@@ -25,19 +26,7 @@ const target = (post: PostRecord, accountId: string) => post.accounts.find((t) =
 
 describe("publishing", () => {
   it("an immediate post reaches published on a page and a photo account within seconds, once each, as written", async () => {
-    const [page, photo] = await Promise.all([api.connect("pageplatform"), api.connect("photoplatform")]);
-    const started = Date.now();
-    const created = await api.createPost({ accountIds: [page.id, photo.id], caption: "Launch day", hashtags: ["coffee", "mugs"], images: [await api.image()] });
-    const post = await settled(api, created.id, 10_000);
-    expect(Date.now() - started).toBeLessThan(6000);
-    expect(post.status).toBe("published");
-    for (const account of [page, photo]) {
-      const t = target(post, account.id);
-      expect(t).toMatchObject({ status: "published", attempts: 1, error: null });
-      const items = await api.sandboxPosts(account.id);
-      expect(items).toHaveLength(1);
-      expect(items[0]).toMatchObject({ id: t.providerPostId, caption: "Launch day\n\n#coffee #mugs", hashtags: ["coffee", "mugs"], imageUrls: post.imageUrls });
-    }
+    await immediateToBoth(api);
   });
 
   it("a post scheduled 3 s ahead is not published before its time, and is within 2 s after", async () => {
@@ -129,44 +118,6 @@ async function waitForRetry(postId: string): Promise<PostRecord> {
 // Last in the file: it kills the shared server and starts it again on the same data.
 describe("crash", () => {
   it("SIGKILL in the middle of publishing 20 posts: after a restart every target is published exactly once", async () => {
-    const [page, photo] = await Promise.all([api.connect("pageplatform", "crash page"), api.connect("photoplatform", "crash photo")]);
-    // Every publishing call takes 1.5 s: the kill lands while several are on the wire.
-    await Promise.all([api.fault(page.id, "slow", 20), api.fault(photo.id, "slow", 20)]);
-    const image = await api.image();
-    const created: PostRecord[] = [];
-    for (let i = 0; i < 20; i += 5) {
-      created.push(
-        ...(await Promise.all(
-          [i, i + 1, i + 2, i + 3, i + 4].map((n) =>
-            api.createPost(n % 2 ? { accountIds: photo.id, caption: `crash ${n}`, images: [image] } : { accountIds: page.id, caption: `crash ${n}` }),
-          ),
-        )),
-      );
-    }
-    const published = async () => (await api.sandboxPosts(page.id)).length + (await api.sandboxPosts(photo.id)).length;
-    const atKill = await waitFor("a few posts to be out", async () => {
-      const n = await published();
-      return n >= 3 ? n : undefined;
-    }, 30_000, 100);
-    await server.kill("SIGKILL");
-    expect(atKill).toBeLessThan(20);
-
-    await server.restart();
-    const after = await allSettled(api, created.map((p) => p.id), 60_000);
-    // The kill did land mid-publish: the restarted process found claims of the dead one and released them.
-    expect(server.output()).toMatch(/released publishing claims of a stopped publisher/);
-    const pageItems = await api.sandboxPosts(page.id);
-    const photoItems = await api.sandboxPosts(photo.id);
-    expect(pageItems).toHaveLength(10);
-    expect(photoItems).toHaveLength(10);
-    const captions = [...pageItems, ...photoItems].map((i) => i.caption).sort();
-    expect(captions).toEqual(Array.from({ length: 20 }, (_, n) => `crash ${n}`).sort());
-    const itemIds = new Set([...pageItems, ...photoItems].map((i) => i.id));
-    for (const post of after) {
-      const t = post.accounts[0]!;
-      expect(t.status).toBe("published");
-      expect(itemIds.has(t.providerPostId!)).toBe(true);
-    }
-    expect(new Set(after.map((p) => p.accounts[0]!.providerPostId)).size).toBe(20);
+    await killedMidPublish(server, api, 60_000);
   }, 150_000);
 });

@@ -1,0 +1,67 @@
+/**
+ * On PostgreSQL the Node server publishes in a thread of its own: the delivery scheduler (claims, the
+ * platform calls, their records, and the sandbox's side of each call when the sandbox is on) runs in a worker
+ * thread (./delivery-worker.ts) with its own database pool, so the request thread only answers requests.
+ * Under post creation the publishing was two thirds of the server's CPU, all on the one thread that also
+ * parsed and answered every request (docs/architecture.md, Performance).
+ *
+ * Nothing of the delivery guarantees moves: claims, fences and the write-ahead marks are in the database,
+ * whichever thread or process holds them. What crosses the thread boundary is the wake-up: the server's
+ * poller queue tells the thread when a delivery it created is due. PGlite stays on one thread (the database
+ * is in the request thread's memory). A thread that dies unexpectedly is started again after a second; its
+ * claims expire and the sweep releases them, as after a crash.
+ *
+ * @example
+ * const thread = await startDeliveryThread(services.queue as PollerQueue, services.log);
+ * await thread.stop();
+ */
+import { Worker } from "node:worker_threads";
+import type { PollerQueue } from "../../src/adapters/queue/poller";
+import type { Logger } from "../../src/services";
+
+const RESTART_MS = 1000;
+const STOP_TIMEOUT_MS = 35_000;
+
+export interface DeliveryThread {
+  stop(): Promise<void>;
+}
+
+export async function startDeliveryThread(queue: PollerQueue, log: Pick<Logger, "error" | "warn">): Promise<DeliveryThread> {
+  let stopping = false;
+  let worker: Worker;
+  let restart: ReturnType<typeof setTimeout> | null = null;
+
+  const launch = () =>
+    new Promise<void>((resolve, reject) => {
+      // Not the server's node flags: they would load tsx a second way; the entry registers it itself.
+      worker = new Worker(new URL("./delivery-worker.mjs", import.meta.url), { execArgv: [] });
+      worker.once("message", () => resolve());
+      worker.once("error", (err) => {
+        log.error("delivery thread failed", { error: String(err) });
+        reject(err);
+      });
+      worker.once("exit", (code) => {
+        if (stopping) return;
+        log.error("delivery thread exited; starting it again", { code });
+        restart = setTimeout(() => void launch().catch(() => {}), RESTART_MS);
+      });
+    });
+
+  await launch();
+  const unwatch = queue.watch((due) => worker.postMessage({ due: due.getTime() }));
+  return {
+    async stop() {
+      stopping = true;
+      unwatch();
+      if (restart) clearTimeout(restart);
+      const stopped = new Promise<void>((resolve) => {
+        worker.on("message", (m: { stopped?: boolean }) => m.stopped && resolve());
+        worker.once("exit", () => resolve());
+      });
+      worker.postMessage({ stop: true });
+      const deadline = new Promise<void>((r) => setTimeout(r, STOP_TIMEOUT_MS).unref());
+      await Promise.race([stopped, deadline]);
+      await worker.terminate();
+    },
+  };
+}

@@ -1,0 +1,37 @@
+/**
+ * The delivery thread's entry (started by ./delivery-thread.ts): its own services on the server's
+ * configuration (its own node-postgres pool, the same DATA_DIR secrets and files), its own app for the
+ * platform sandbox reached in process, and a scheduler that only claims and publishes; the server's own
+ * scheduler keeps the sweep. Messages from the server: `{ due }` (a delivery due at that epoch ms was
+ * created or re-queued there) and `{ stop: true }` (stop claiming, finish what is in flight, close, answer
+ * `{ stopped: true }`).
+ */
+import { parentPort } from "node:worker_threads";
+import { parseConfig } from "../../src/config";
+import { createApp } from "../../src/app";
+import type { PollerQueue } from "../../src/adapters/queue/poller";
+import { buildNodeServices } from "./services";
+import { sandboxInProcess } from "./sandbox-fetch";
+import { embeddedDefaults } from "./embedded";
+import { startScheduler } from "./scheduler";
+
+const port = parentPort!;
+const config = parseConfig(embeddedDefaults(process.env));
+const node = await buildNodeServices(config, { migrate: false });
+const { services } = node;
+if (config.graph.sandbox && !config.graph.baseUrl) services.platformFetch = sandboxInProcess(createApp(services), `${config.publicBaseUrl}/sandbox/`, services.platformFetch);
+const scheduler = startScheduler(services, { publish: true, housekeeping: false });
+const queue = services.queue as PollerQueue;
+
+port.on("message", (message: { due?: number; stop?: boolean }) => {
+  if (typeof message.due === "number") void queue.enqueue("", new Date(message.due));
+  if (message.stop) {
+    void (async () => {
+      await scheduler.stop();
+      await node.close();
+      port.postMessage({ stopped: true });
+      port.close();
+    })();
+  }
+});
+port.postMessage({ ready: true });
