@@ -18,6 +18,7 @@
 import { Worker } from "node:worker_threads";
 import type { PollerQueue } from "../../src/adapters/queue/poller";
 import type { Logger } from "../../src/services";
+import { threadBundle } from "./thread-bundle";
 
 const RESTART_MS = 1000;
 const STOP_TIMEOUT_MS = 35_000;
@@ -33,8 +34,8 @@ export async function startDeliveryThread(queue: PollerQueue, log: Pick<Logger, 
 
   const launch = () =>
     new Promise<void>((resolve, reject) => {
-      // Not the server's node flags: they would load tsx a second way; the entry registers it itself.
-      worker = new Worker(new URL("./delivery-worker.mjs", import.meta.url), { execArgv: [] });
+      // Not the server's node flags: they may load tsx, which the bundle does not need.
+      worker = new Worker(new URL("./delivery-worker.mjs", import.meta.url), { workerData: { bundle }, execArgv: [] });
       worker.once("message", () => resolve());
       worker.once("error", (err) => {
         log.error("delivery thread failed", { error: String(err) });
@@ -47,6 +48,7 @@ export async function startDeliveryThread(queue: PollerQueue, log: Pick<Logger, 
       });
     });
 
+  const bundle = await threadBundle(new URL("./delivery-worker.ts", import.meta.url));
   await launch();
   const unwatch = queue.watch((due) => worker.postMessage({ due: due.getTime() }));
   return {

@@ -9,10 +9,7 @@
  * const heavy = NodeHeavyWork(config.heavy);
  * await heavy.run(userId, "qrDecode", { bytes }); // decoded in a worker thread
  */
-import { createHash } from "node:crypto";
-import { mkdir, rename, writeFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";
-import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Worker } from "node:worker_threads";
 import { Piscina } from "piscina";
 import type { Config } from "../../src/config";
@@ -22,11 +19,11 @@ import { imageFormat } from "../../src/images/sniff";
 import { abandonPipe, pipeControl } from "../../src/images/plane-pipe";
 import { movable, unwrap, type Reply } from "../../src/heavy/wire";
 import { trimMalloc } from "./malloc";
+import { threadBundle } from "./thread-bundle";
 
 type RunOptions = NonNullable<Parameters<Piscina["run"]>[1]>;
 
 const pools = new Map<string, Promise<Piscina>>();
-let bundle: Promise<string | null> | undefined;
 
 /**
  * The limiter around the process's pool; with `threads: 0`, around work on the request thread.
@@ -88,7 +85,7 @@ function poolFor(threads: number, idleSeconds: number): Promise<Piscina> {
     pool = (async () => {
       const created = new Piscina({
         filename: new URL("./heavy-thread.mjs", import.meta.url).href,
-        workerData: { bundle: await threadBundle() },
+        workerData: { bundle: await threadBundle(new URL("./heavy-thread.ts", import.meta.url)) },
         // Not the request thread's flags: they may load tsx, which the bundle does not need.
         execArgv: [],
         minThreads: 0,
@@ -124,38 +121,4 @@ function trimWhenIdle(pool: Piscina): void {
       });
     }
   });
-}
-
-/**
- * The threads' code as one plain-JavaScript module (esbuild, npm packages left as imports), written once
- * per content under node_modules/.cache so the packages resolve from it: a thread then starts without a
- * TypeScript loader. Null when bundling fails; the threads then load the source through tsx.
- */
-function threadBundle(): Promise<string | null> {
-  bundle ??= (async () => {
-    try {
-      const esbuild = await import("esbuild");
-      const out = await esbuild.build({
-        entryPoints: [fileURLToPath(new URL("./heavy-thread.ts", import.meta.url))],
-        bundle: true,
-        platform: "node",
-        format: "esm",
-        packages: "external",
-        write: false,
-        logLevel: "silent",
-      });
-      await esbuild.stop(); // its service process would otherwise stay for the server's lifetime
-      const text = out.outputFiles[0]!.text;
-      const dir = fileURLToPath(new URL("../../node_modules/.cache/shopkit/", import.meta.url));
-      const file = `${dir}heavy-thread-${createHash("sha256").update(text).digest("hex").slice(0, 16)}.mjs`;
-      await mkdir(dir, { recursive: true });
-      const temporary = `${file}.${process.pid}.tmp`;
-      await writeFile(temporary, text);
-      await rename(temporary, file); // whole or not at all, whichever process gets there first
-      return pathToFileURL(file).href;
-    } catch {
-      return null;
-    }
-  })();
-  return bundle;
 }
