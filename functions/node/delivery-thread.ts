@@ -30,18 +30,22 @@ export interface DeliveryThread {
 export async function startDeliveryThread(queue: PollerQueue, log: Pick<Logger, "error" | "warn">): Promise<DeliveryThread> {
   let stopping = false;
   let worker: Worker;
+  /** Whether `worker` is running (false between an unexpected exit and its restart). */
+  let alive = false;
   let restart: ReturnType<typeof setTimeout> | null = null;
 
   const launch = () =>
     new Promise<void>((resolve, reject) => {
       // Not the server's node flags: they may load tsx, which the bundle does not need.
       worker = new Worker(new URL("./delivery-worker.mjs", import.meta.url), { workerData: { bundle }, execArgv: [] });
+      alive = true;
       worker.once("message", () => resolve());
       worker.once("error", (err) => {
         log.error("delivery thread failed", { error: String(err) });
         reject(err);
       });
       worker.once("exit", (code) => {
+        alive = false;
         if (stopping) return;
         log.error("delivery thread exited; starting it again", { code });
         restart = setTimeout(() => void launch().catch(() => {}), RESTART_MS);
@@ -56,6 +60,7 @@ export async function startDeliveryThread(queue: PollerQueue, log: Pick<Logger, 
       stopping = true;
       unwatch();
       if (restart) clearTimeout(restart);
+      if (!alive) return;
       const stopped = new Promise<void>((resolve) => {
         worker.on("message", (m: { stopped?: boolean }) => m.stopped && resolve());
         worker.once("exit", () => resolve());
