@@ -8,6 +8,7 @@
  * const { db, close } = createNeonDb("postgres://user:pass@host/db");
  */
 import { Pool, neonConfig } from "@neondatabase/serverless";
+import type { SQL } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzleNeon } from "drizzle-orm/neon-serverless";
 import * as schema from "./schema";
@@ -19,6 +20,18 @@ export interface DbHandle {
   db: Db;
   driver: "pglite" | "node-postgres" | "neon";
   close(): Promise<void>;
+}
+
+/**
+ * The rows of a raw statement (`db.execute(sql…)`): the drivers answer a result holding `rows` (an array is
+ * taken as it is).
+ *
+ * @example
+ * const [row] = await executeRows<{ n: number }>(db, sql`select count(*)::int as n from users`);
+ */
+export async function executeRows<T>(db: Db, query: SQL): Promise<T[]> {
+  const result = (await db.execute(query)) as unknown as { rows?: T[] } | T[];
+  return (result as { rows?: T[] }).rows ?? (result as T[]);
 }
 
 export interface NeonOptions {

@@ -15,7 +15,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { asc, sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
+import { executeRows, type Db } from "../../db/client";
 import { users } from "../../db/schema";
 import { createApiKey, createUser, isWellFormedApiKey, verifyApiKey } from "../../src/http/api-keys";
 import { createLoginLink, LOGIN_LINK_TTL_MS } from "../../src/hub/login-links";
@@ -37,8 +37,7 @@ export function embeddedDefaults(env: Record<string, string | undefined>): Recor
 export async function ensureFirstUser(db: Db, dataDir: string): Promise<void> {
   const path = join(dataDir, "dev-api-key");
   const existing = (await readFile(path, "utf8").catch(() => "")).trim();
-  const result = await db.execute(sql`select count(*)::int as n from users`);
-  const rows = (result as unknown as { rows?: Array<{ n: number }> }).rows ?? (result as unknown as Array<{ n: number }>);
+  const rows = await executeRows<{ n: number }>(db, sql`select count(*)::int as n from users`);
   if (Number(rows[0]?.n ?? 0) > 0) {
     if (existing && !(await verifyApiKey(db, existing))) {
       console.log(`\nNote: the key in ${path} is not a key of this database; make one with: npm run admin -- key:create --email ${DEV_EMAIL}\n`);

@@ -16,7 +16,7 @@
  * await keeper.stop();
  */
 import { sql } from "drizzle-orm";
-import type { Db, DbHandle } from "../../db/client";
+import { executeRows, type Db, type DbHandle } from "../../db/client";
 import type { Logger } from "../../src/services";
 
 /** How often the sizes are looked at (one cheap catalog query). */
@@ -57,23 +57,19 @@ export async function keepTableStatistics(db: Db, driver: DbHandle["driver"], lo
 }
 
 async function autovacuumOn(db: Db): Promise<boolean> {
-  const [row] = await rowsOf<{ on: boolean }>(await db.execute(sql`select current_setting('autovacuum') = 'on' as "on"`));
+  const [row] = await executeRows<{ on: boolean }>(db, sql`select current_setting('autovacuum') = 'on' as "on"`);
   return Boolean(row?.on);
 }
 
 async function analyzeGrown(db: Db): Promise<string[]> {
-  const grown = rowsOf<{ name: string }>(
-    await db.execute(sql`
+  const grown = await executeRows<{ name: string }>(
+    db,
+    sql`
       select quote_ident(c.relname) as name
         from pg_class c join pg_namespace n on n.oid = c.relnamespace
        where n.nspname = current_schema() and c.relkind = 'r'
-         and pg_relation_size(c.oid) / current_setting('block_size')::int >= greatest(c.relpages + ${MIN_GROWTH_PAGES}, c.relpages * 1.1)`),
+         and pg_relation_size(c.oid) / current_setting('block_size')::int >= greatest(c.relpages + ${MIN_GROWTH_PAGES}, c.relpages * 1.1)`,
   );
   if (grown.length) await db.execute(sql.raw(`analyze ${grown.map((g) => g.name).join(", ")}`));
   return grown.map((g) => g.name);
-}
-
-/** The rows of `db.execute`: node-postgres answers a result with `rows`, PGlite's Drizzle driver the same. */
-function rowsOf<T>(result: unknown): T[] {
-  return (result as { rows?: T[] }).rows ?? (result as T[]);
 }

@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
 import { openNodeDb } from "../../db/node";
-import type { Db, DbHandle } from "../../db/client";
+import { executeRows, type Db, type DbHandle } from "../../db/client";
 import { createUser } from "../../src/http/api-keys";
 import { keepTableStatistics } from "../../functions/node/table-statistics";
 import { createScratchDatabase } from "../../dev/postgres";
@@ -32,14 +32,9 @@ const drivers: Array<{ name: string; open(): Promise<DbHandle> }> = [
   },
 ];
 
-const rows = async <T>(db: Db, query: ReturnType<typeof sql>): Promise<T[]> => {
-  const result = await db.execute(query);
-  return (result as unknown as { rows?: T[] }).rows ?? (result as unknown as T[]);
-};
-
 /** The plan of the prepared lookup, as EXPLAIN's text lines joined. */
 const planOf = async (db: Db, ids: string) =>
-  (await rows<{ "QUERY PLAN": string }>(db, sql.raw(`explain execute posts_by_ids('${ids}')`))).map((r) => r["QUERY PLAN"]).join("\n");
+  (await executeRows<{ "QUERY PLAN": string }>(db, sql.raw(`explain execute posts_by_ids('${ids}')`))).map((r) => r["QUERY PLAN"]).join("\n");
 
 describe.each(drivers)("table statistics on $name", ({ open }) => {
   it("a prepared lookup by ids uses the primary key once the keeper has analyzed the grown table", async () => {
@@ -50,12 +45,12 @@ describe.each(drivers)("table statistics on $name", ({ open }) => {
     cleanups.push(() => keeper.stop());
     if (!keeper.active) {
       // A PostgreSQL whose autovacuum is on keeps its own statistics; the keeper stays out of its way.
-      expect(rows<{ on: string }>(db, sql`select current_setting('autovacuum') as "on"`)).resolves.toEqual([{ on: "on" }]);
+      await expect(executeRows<{ on: string }>(db, sql`select current_setting('autovacuum') as "on"`)).resolves.toEqual([{ on: "on" }]);
       return;
     }
     const { userId } = await createUser(db, `stats-${crypto.randomUUID().slice(0, 8)}@example.test`);
     await db.execute(sql`insert into posts (user_id, caption) select ${userId}, 'post ' || g from generate_series(1, 20) g`);
-    const some = await rows<{ id: string }>(db, sql`select id from posts limit 3`);
+    const some = await executeRows<{ id: string }>(db, sql`select id from posts limit 3`);
     const ids = `{${some.map((r) => r.id).join(",")}}`;
 
     // Planned while small: after five custom plans PostgreSQL keeps the generic one, a scan of the table.
@@ -68,7 +63,7 @@ describe.each(drivers)("table statistics on $name", ({ open }) => {
 
     expect(await keeper.refresh()).toContain("posts");
     expect(await planOf(db, ids)).toMatch(/Index Scan using posts_pkey|Bitmap Index Scan on posts_pkey/);
-    const [stats] = await rows<{ reltuples: number }>(db, sql`select reltuples::float8 as reltuples from pg_class where relname = 'posts'`);
+    const [stats] = await executeRows<{ reltuples: number }>(db, sql`select reltuples::float8 as reltuples from pg_class where relname = 'posts'`);
     expect(Number(stats!.reltuples)).toBeGreaterThan(25_000);
 
     // Nothing grew since: nothing is analyzed again.
