@@ -14,11 +14,17 @@ import { basename } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const bundles = new Map<string, Promise<string | null>>();
+/** The last build asked for: builds run one after the other, since each stops esbuild's service when done. */
+let previous: Promise<unknown> = Promise.resolve();
 
 /** The file URL of the bundle of `entry` (a .ts module), made once per process; null if bundling failed. */
 export function threadBundle(entry: URL): Promise<string | null> {
   let bundle = bundles.get(entry.href);
-  if (!bundle) bundles.set(entry.href, (bundle = build(entry)));
+  if (!bundle) {
+    bundle = previous.then(() => build(entry));
+    bundles.set(entry.href, bundle);
+    previous = bundle;
+  }
   return bundle;
 }
 
