@@ -1,7 +1,8 @@
 /**
  * A body-size limit that does not touch the body when it need not: GET and HEAD pass (they take no body
- * here; on Node a body nobody reads is drained, functions/node/drain-body.ts), a declared Content-Length is judged from its header as Hono's `bodyLimit` does, and only a body of
- * undeclared length (chunked) goes through Hono's limit, which counts it as it streams. Hono's limit reads
+ * here; on Node a body nobody reads is drained, functions/node/drain-body.ts), a declared Content-Length is
+ * judged from its header as Hono's `bodyLimit` does, and only a body of undeclared length (chunked) goes
+ * through Hono's limit, which counts it as it streams. Hono's limit reads
  * `c.req.raw.body` first, and on Node that makes @hono/node-server build the full web Request and start its
  * stream: a cost on every request, and an inline-image body could no longer be read from Node's own chunks
  * (src/http/inline-images.ts). The platform sandbox's in-process requests (functions/node/sandbox-fetch.ts)
