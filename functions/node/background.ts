@@ -20,7 +20,7 @@ export async function startBackground(services: Services, driver: DbHandle["driv
   const statistics = await keepTableStatistics(services.db, driver, services.log);
   const poller = services.queue.kind === "poller";
   // On PostgreSQL the publishing runs in a thread of its own (delivery-thread.ts); this scheduler then sweeps.
-  const thread = poller && driver === "node-postgres" ? await startDeliveryThread(services.queue as PollerQueue, services.log) : null;
+  const thread = poller && driver === "node-postgres" ? startDeliveryThread(services.queue as PollerQueue, services.log) : null;
   const scheduler = startScheduler(services, {
     publish: poller && !thread,
     // PGlite is opened by one process only, so at start-up every `publishing` claim belongs to a dead process.

@@ -12,7 +12,7 @@
  * claims expire and the sweep releases them, as after a crash.
  *
  * @example
- * const thread = await startDeliveryThread(services.queue as PollerQueue, services.log);
+ * const thread = startDeliveryThread(services.queue as PollerQueue, services.log);
  * await thread.stop();
  */
 import { Worker } from "node:worker_threads";
@@ -27,48 +27,55 @@ export interface DeliveryThread {
   stop(): Promise<void>;
 }
 
-export async function startDeliveryThread(queue: PollerQueue, log: Pick<Logger, "error" | "warn">): Promise<DeliveryThread> {
+export function startDeliveryThread(queue: PollerQueue, log: Pick<Logger, "error" | "warn">): DeliveryThread {
   let stopping = false;
-  let worker: Worker;
-  /** Whether `worker` is running (false between an unexpected exit and its restart). */
+  let worker: Worker | null = null;
+  /** Whether `worker` is running (false before the first start and between an unexpected exit and its restart). */
   let alive = false;
   let restart: ReturnType<typeof setTimeout> | null = null;
 
-  const launch = () =>
+  const launch = (bundle: string | null) =>
     new Promise<void>((resolve, reject) => {
       // Not the server's node flags: they may load tsx, which the bundle does not need.
-      worker = new Worker(new URL("./delivery-worker.mjs", import.meta.url), { workerData: { bundle }, execArgv: [] });
+      const thread = new Worker(new URL("./delivery-worker.mjs", import.meta.url), { workerData: { bundle }, execArgv: [] });
+      worker = thread;
       alive = true;
-      worker.once("message", () => resolve());
-      worker.once("error", (err) => {
+      thread.once("message", () => resolve());
+      thread.once("error", (err) => {
         log.error("delivery thread failed", { error: String(err) });
         reject(err);
       });
-      worker.once("exit", (code) => {
+      thread.once("exit", (code) => {
         alive = false;
+        reject(new Error(`the delivery thread exited (code ${code})`)); // nothing if it had started
         if (stopping) return;
         log.error("delivery thread exited; starting it again", { code });
-        restart = setTimeout(() => void launch().catch(() => {}), RESTART_MS);
+        restart = setTimeout(() => void launch(bundle).catch(() => {}), RESTART_MS);
       });
     });
 
-  const bundle = await threadBundle(new URL("./delivery-worker.ts", import.meta.url));
-  await launch();
-  const unwatch = queue.watch((due) => worker.postMessage({ due: due.getTime() }));
+  // Started, not waited for: the server answers requests meanwhile (bundling the thread's code takes about a
+  // second), and the thread's first look at the database claims whatever fell due before it was up.
+  const started = threadBundle(new URL("./delivery-worker.ts", import.meta.url))
+    .then((bundle) => (stopping ? undefined : launch(bundle)))
+    .catch(() => {});
+  const unwatch = queue.watch((due) => worker?.postMessage({ due: due.getTime() }));
   return {
     async stop() {
       stopping = true;
       unwatch();
       if (restart) clearTimeout(restart);
-      if (!alive) return;
+      await started;
+      if (!alive || !worker) return;
+      const thread = worker;
       const stopped = new Promise<void>((resolve) => {
-        worker.on("message", (m: { stopped?: boolean }) => m.stopped && resolve());
-        worker.once("exit", () => resolve());
+        thread.on("message", (m: { stopped?: boolean }) => m.stopped && resolve());
+        thread.once("exit", () => resolve());
       });
-      worker.postMessage({ stop: true });
+      thread.postMessage({ stop: true });
       const deadline = new Promise<void>((r) => setTimeout(r, STOP_TIMEOUT_MS).unref());
       await Promise.race([stopped, deadline]);
-      await worker.terminate();
+      await thread.terminate();
     },
   };
 }
