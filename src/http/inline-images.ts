@@ -126,8 +126,10 @@ export function inlineImageBody(fields: readonly InlineImageField[]): Middleware
         reader.push(value);
       }
     }
-    const { value, images } = reader.end();
-    (c.req.bodyCache as { json?: Promise<unknown> }).json = Promise.resolve(value);
+    const { text, value, images } = reader.end();
+    // Hono's \`c.req.json()\` (the route's validator) parses the cached text; with only a cached value it would
+    // stringify it and read it back through a web Response, about 8 % of the server's time creating posts.
+    Object.assign(c.req.bodyCache, { text: Promise.resolve(text), json: Promise.resolve(value) });
     if (images.size) c.set("services", { ...c.get("services"), inlineImages: images });
     await next();
   };
@@ -276,7 +278,8 @@ export class InlineBodyReader {
   }
 
   /** The parsed skeleton and the images; throws 400 INVALID_JSON for an empty or malformed body. */
-  end(): { value: unknown; images: InlineImages } {
+  /** The skeleton's text, the value it parses to, and the images taken out of it. */
+  end(): { text: string; value: unknown; images: InlineImages } {
     // Drain: a JSON error inside an image; Image: the body ended inside one.
     if (this.mode === Mode.Drain || this.mode === Mode.Image) {
       throw new ApiError("INVALID_JSON", "The request body is not valid JSON.");
@@ -285,7 +288,7 @@ export class InlineBodyReader {
     const text = utf8Json(concat(this.skeleton));
     if (text.trim() === "") throw new ApiError("INVALID_JSON", "The request body is empty; send a JSON document.");
     try {
-      return { value: JSON.parse(text), images: this.images };
+      return { text, value: JSON.parse(text), images: this.images };
     } catch {
       throw new ApiError("INVALID_JSON", "The request body is not valid JSON.");
     }
