@@ -1,14 +1,14 @@
 /**
  * The delivery thread's entry (started by ./delivery-thread.ts): its own services on the server's
- * configuration (its own node-postgres pool, the same DATA_DIR secrets and files), its own app for the
- * platform sandbox reached in process, and a scheduler that only claims and publishes; the server's own
- * scheduler keeps the sweep. Messages from the server: `{ due }` (a delivery due at that epoch ms was
+ * configuration (its own node-postgres pool, the same DATA_DIR secrets and files), an app of only the
+ * platform sandbox's routes, reached in process, and a scheduler that only claims and publishes; the
+ * server's own scheduler keeps the sweep. Messages from the server: `{ due }` (a delivery due at that epoch ms was
  * created or re-queued there) and `{ stop: true }` (stop claiming, finish what is in flight, close, answer
  * `{ stopped: true }`).
  */
 import { parentPort } from "node:worker_threads";
 import { parseConfig } from "../../src/config";
-import { createApp } from "../../src/app";
+import { createSandboxApp } from "../../src/app";
 import type { PollerQueue } from "../../src/adapters/queue/poller";
 import { buildNodeServices } from "./services";
 import { sandboxInProcess } from "./sandbox-fetch";
@@ -19,7 +19,7 @@ const port = parentPort!;
 const config = parseConfig(embeddedDefaults(process.env));
 const node = await buildNodeServices(config, { migrate: false });
 const { services } = node;
-if (config.graph.sandbox && !config.graph.baseUrl) services.platformFetch = sandboxInProcess(createApp(services), `${config.publicBaseUrl}/sandbox/`, services.platformFetch);
+if (config.graph.sandbox && !config.graph.baseUrl) services.platformFetch = sandboxInProcess(createSandboxApp(services), `${config.publicBaseUrl}/sandbox/`, services.platformFetch);
 const scheduler = startScheduler(services, { publish: true, housekeeping: false });
 const queue = services.queue as PollerQueue;
 
