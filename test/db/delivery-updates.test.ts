@@ -6,29 +6,17 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
-import { openNodeDb } from "../../db/node";
-import { executeRows, type Db, type DbHandle } from "../../db/client";
+import { executeRows, type Db } from "../../db/client";
 import { createUser } from "../../src/http/api-keys";
 import { claimDue, markMaybeSent } from "../../src/social/delivery/store";
-import { createScratchDatabase } from "../../dev/postgres";
+import { nodeDbDrivers } from "../helpers/node-db-drivers";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
 });
 
-const drivers: Array<{ name: string; open(): Promise<DbHandle> }> = [
-  { name: "pglite", open: () => openNodeDb({}) },
-  {
-    name: "node-postgres",
-    async open() {
-      const scratch = await createScratchDatabase();
-      cleanups.push(scratch.drop);
-      // One connection: the statistics read below are this backend's own, flushed on demand.
-      return openNodeDb({ url: scratch.url, poolSize: 1 });
-    },
-  },
-];
+const drivers = nodeDbDrivers(cleanups);
 
 const TARGETS = 624;
 const BATCH = 26;

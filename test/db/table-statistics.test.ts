@@ -6,11 +6,10 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
-import { openNodeDb } from "../../db/node";
-import { executeRows, type Db, type DbHandle } from "../../db/client";
+import { executeRows, type Db } from "../../db/client";
 import { createUser } from "../../src/http/api-keys";
 import { keepTableStatistics } from "../../functions/node/table-statistics";
-import { createScratchDatabase } from "../../dev/postgres";
+import { nodeDbDrivers } from "../helpers/node-db-drivers";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
@@ -19,18 +18,7 @@ afterAll(async () => {
 
 const quiet = { debug() {}, warn() {} };
 
-const drivers: Array<{ name: string; open(): Promise<DbHandle> }> = [
-  { name: "pglite", open: () => openNodeDb({}) },
-  {
-    name: "node-postgres",
-    async open() {
-      const scratch = await createScratchDatabase();
-      cleanups.push(scratch.drop);
-      // One connection: the prepared statement and its plan live on the connection that made them.
-      return openNodeDb({ url: scratch.url, poolSize: 1 });
-    },
-  },
-];
+const drivers = nodeDbDrivers(cleanups);
 
 /** The plan of the prepared lookup, as EXPLAIN's text lines joined. */
 const planOf = async (db: Db, ids: string) =>
