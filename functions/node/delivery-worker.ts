@@ -2,9 +2,9 @@
  * The delivery thread's entry (started by ./delivery-thread.ts): its own services on the server's
  * configuration (its own node-postgres pool, the same DATA_DIR secrets and files), an app of only the
  * platform sandbox's routes, reached in process, and a scheduler that only claims and publishes; the
- * server's own scheduler keeps the sweep. Messages from the server: `{ due }` (a delivery due at that epoch ms was
- * created or re-queued there) and `{ stop: true }` (stop claiming, finish what is in flight, close, answer
- * `{ stopped: true }`).
+ * server's own scheduler keeps the sweep. Messages from the server: `{ due }` (a delivery due at that
+ * epoch ms was created or re-queued there) and `{ stop: true }` (stop claiming, finish what is in flight,
+ * close, answer `{ stopped: true }`).
  */
 import { parentPort } from "node:worker_threads";
 import { parseConfig } from "../../src/config";

@@ -127,8 +127,8 @@ export function inlineImageBody(fields: readonly InlineImageField[]): Middleware
       }
     }
     const { text, value, images } = reader.end();
-    // Hono's \`c.req.json()\` (the route's validator) parses the cached text; with only a cached value it would
-    // stringify it and read it back through a web Response, about 8 % of the server's time creating posts.
+    // Hono's `c.req.json()` (the route's validator) parses the cached text; with only a cached value it would
+    // stringify it and read it back through a web Response, about 8 % of the request thread creating posts.
     Object.assign(c.req.bodyCache, { text: Promise.resolve(text), json: Promise.resolve(value) });
     if (images.size) c.set("services", { ...c.get("services"), inlineImages: images });
     await next();
@@ -277,8 +277,10 @@ export class InlineBodyReader {
     if (this.mode === Mode.Outside || this.mode === Mode.Text) this.copy(chunk, span, len);
   }
 
-  /** The parsed skeleton and the images; throws 400 INVALID_JSON for an empty or malformed body. */
-  /** The skeleton's text, the value it parses to, and the images taken out of it. */
+  /**
+   * The skeleton's text, the value it parses to, and the images taken out of it; throws 400 INVALID_JSON for
+   * an empty or malformed body.
+   */
   end(): { text: string; value: unknown; images: InlineImages } {
     // Drain: a JSON error inside an image; Image: the body ended inside one.
     if (this.mode === Mode.Drain || this.mode === Mode.Image) {
