@@ -9,11 +9,11 @@
  * `SCHEDULE_DB=pglite` or `postgres` runs one database only. With `BENCH_NODE_ARGS="--cpu-prof
  * --cpu-prof-dir=..."` the server stops with SIGTERM, so Node writes its profile.
  */
-import { readdir, readFile } from "node:fs/promises";
 import { pathToFileURL } from "node:url";
 import { startServerProcess, type ServerProcess } from "../test/helpers/server-process";
 import { createScratchDatabase } from "../dev/postgres";
 import { benchResources } from "./resources";
+import { cpuByPid, cpuMs, cpuSince, postgresPids, serverPids } from "./proc-cpu";
 
 const POSTS = 50;
 const LEAD_MS = 15_000;
@@ -124,51 +124,6 @@ async function lateness(server: ServerProcess): Promise<Run> {
     await new Promise((r) => setTimeout(r, 250));
   }
   return { late, cpuMs: (await cpuMs(pids)) - cpuBefore, dbCpuMs: await cpuSince(dbBefore, await postgresPids()) };
-}
-
-/** The server's processes (the tsx wrapper and the app): those whose environment names its DATA_DIR (Linux). */
-function serverPids(dataDir: string): Promise<string[]> {
-  return pidsWhere("environ", (environ) => environ.split("\0").includes(`DATA_DIR=${dataDir}`));
-}
-
-/** The machine's PostgreSQL processes (Linux; on the embedded default there are none, or idle ones). */
-function postgresPids(): Promise<string[]> {
-  return pidsWhere("comm", (comm) => comm.trim() === "postgres");
-}
-
-/** The processes whose /proc/<pid>/<file> passes `test` (Linux). */
-async function pidsWhere(file: "environ" | "comm", test: (content: string) => boolean): Promise<string[]> {
-  const pids: string[] = [];
-  for (const entry of await readdir("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    if (test(await readFile(`/proc/${entry}/${file}`, "utf8").catch(() => ""))) pids.push(entry);
-  }
-  return pids;
-}
-
-/** User plus system CPU time of `pids`, from /proc/<pid>/stat (clock ticks of 10 ms). */
-async function cpuMs(pids: readonly string[]): Promise<number> {
-  let ms = 0;
-  for (const t of (await cpuByPid(pids)).values()) ms += t;
-  return ms;
-}
-
-async function cpuByPid(pids: readonly string[]): Promise<Map<string, number>> {
-  const byPid = new Map<string, number>();
-  for (const pid of pids) {
-    const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    // After the command name: state is field 3 of stat, utime and stime fields 14 and 15.
-    if (fields.length > 13) byPid.set(pid, (Number(fields[11]) + Number(fields[12])) * 10);
-  }
-  return byPid;
-}
-
-/** CPU time `pids` used since `before` was read; a process started since then counts from zero (a new connection's backend). */
-async function cpuSince(before: Map<string, number>, pids: readonly string[]): Promise<number> {
-  let ms = 0;
-  for (const [pid, t] of await cpuByPid(pids)) ms += t - (before.get(pid) ?? 0);
-  return ms;
 }
 
 /** How late `count` timers set for `at` fire. */

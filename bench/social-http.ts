@@ -28,7 +28,10 @@
  *    connections, 10 s) into a scratch copy of the posts table, before and after ours. Goal: >= 0.10 of the
  *    peer's rows/s. Then whether the delivery worker kept up: the deliveries not yet published, each second
  *    of the load and after it (every second for up to 60 s), and how long they took to drain. Goal: no
- *    growing backlog.
+ *    growing backlog. Also the CPU time per post (the server's processes, PostgreSQL, this process) and per
+ *    peer row, and how many of the cores each side kept busy: the peer waits on the disk's flushes of its
+ *    commits, so its rows per second follow the disk from hour to hour while ours follow the cores, and the
+ *    CPU per item shows which of the two moved.
  *
  * BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") is given to node for the media, lists' and
  * creation's server, which then stops with SIGTERM so that the profile is written (the request thread's:
@@ -51,6 +54,7 @@ import { createScratchDatabase } from "../dev/postgres";
 import { createApiKey, createUser } from "../src/http/api-keys";
 import { startServerProcess, type ServerProcess } from "../test/helpers/server-process";
 import { benchResources, type BenchResources } from "./resources";
+import { cpuByPid, cpuSince, postgresPids } from "./proc-cpu";
 import { medianMs, middle } from "./timing";
 
 const MILLION = "1000000";
@@ -630,7 +634,7 @@ async function benchCreate(res: BenchResources): Promise<void> {
   if (warm.seconds === null) throw new Error(`the warm-up's deliveries were not published within ${DRAIN_MS / 1000} s: ${JSON.stringify(warm.left)}\n${lastLines(server)}`);
 
   // The peer before and after ours, so both meet the machine as it was; ours' backlog drains in between.
-  const before = await timedLoad(peer, CREATE_MS);
+  const before = await withCpu(null, () => timedLoad(peer, CREATE_MS));
   const startCount = await backlog();
   const during: number[] = [];
   let sampling = false;
@@ -642,15 +646,15 @@ async function benchCreate(res: BenchResources): Promise<void> {
       .catch(() => {})
       .finally(() => (sampling = false));
   }, 1000);
-  let measured: LoadResult;
+  let measured: LoadResult & Cpu;
   try {
-    measured = await timedLoad(ours, CREATE_MS, server);
+    measured = await withCpu(server, () => timedLoad(ours, CREATE_MS, server));
   } finally {
     clearInterval(sampler);
   }
   const atEnd = await backlog();
   const drained = await drain();
-  const after = await timedLoad(peer, CREATE_MS);
+  const after = await withCpu(null, () => timedLoad(peer, CREATE_MS));
 
   const peerRate = (before.perSecond + after.perSecond) / 2;
   const created = atEnd.total - startCount.total;
@@ -665,6 +669,23 @@ async function benchCreate(res: BenchResources): Promise<void> {
   );
   console.log(`  ${"peer: INSERT into bench_posts, one row a statement".padEnd(52)} ${fmt(peerRate).padStart(6)} rows/s  (before ours ${fmt(before.perSecond)}, after ${fmt(after.perSecond)})`);
   console.log(`  ratio ours / peer: ${fmt(measured.perSecond / peerRate, 3)}x (goal >= 0.10; before ${fmt(measured.perSecond / before.perSecond, 3)}x, after ${fmt(measured.perSecond / after.perSecond, 3)}x)`);
+  const perItem = (cpu: Cpu[], items: number) => {
+    const sum = (f: (c: Cpu) => number) => cpu.reduce((t, c) => t + f(c), 0) / items;
+    const all = sum((c) => c.serverMs + c.dbMs + c.loadMs);
+    const seconds = cpu.reduce((t, c) => t + c.wallMs, 0) / 1000;
+    const cores = (all * items) / 1000 / seconds;
+    return { server: sum((c) => c.serverMs), db: sum((c) => c.dbMs), load: sum((c) => c.loadMs), all, cores };
+  };
+  const ourCpu = perItem([measured], measured.ok);
+  const peerCpu = perItem([before, after], before.ok + after.ok);
+  console.log(`  CPU from /proc while each side ran (10 ms ticks), per post for ours and per row for the peer:`);
+  console.log(
+    `    ours: server ${fmt(ourCpu.server, 2)} ms, PostgreSQL ${fmt(ourCpu.db, 2)} ms, this load generator ${fmt(ourCpu.load, 2)} ms; ${fmt(ourCpu.all, 2)} ms in all, ${fmt(ourCpu.cores, 2)} of ${availableParallelism()} cores busy`,
+  );
+  console.log(
+    `    peer: PostgreSQL ${fmt(peerCpu.db, 3)} ms, this load generator ${fmt(peerCpu.load, 3)} ms; ${fmt(peerCpu.all, 3)} ms in all, ${fmt(peerCpu.cores, 2)} of ${availableParallelism()} cores busy` +
+      (peerCpu.cores < 0.8 * availableParallelism() ? " (the rest of its time it waited, for the disk's flushes of its commits)" : ""),
+  );
   console.log(`  delivery worker, deliveries not yet published each second of the load (${fmt(createdPerSecond)} created/s): ${during.map((n) => fmt(n)).join(", ")}`);
   const slope = trend(during);
   const drainText = drained.seconds === null ? `NOT drained after ${DRAIN_MS / 1000} s: ${fmt(drained.left.waiting)} left` : `drained ${fmt(drained.seconds, 1)} s after the load`;
@@ -680,6 +701,26 @@ async function benchCreate(res: BenchResources): Promise<void> {
   if (nodeArgs?.length) await server.kill("SIGTERM");
   await res.release(server);
   await res.release(scratch);
+}
+
+/** CPU time (ms) of the server's processes, the machine's PostgreSQL and this process while a load ran. */
+interface Cpu {
+  serverMs: number;
+  dbMs: number;
+  loadMs: number;
+  wallMs: number;
+}
+
+async function withCpu<T>(server: ServerProcess | null, load: () => Promise<T>): Promise<T & Cpu> {
+  const serverCpu = server ? serverGroup(server).cpuMs : () => 0;
+  const db = await cpuByPid(await postgresPids());
+  const serverBefore = serverCpu();
+  const mine = process.cpuUsage();
+  const started = performance.now();
+  const result = await load();
+  const wallMs = performance.now() - started;
+  const used = process.cpuUsage(mine);
+  return { ...result, serverMs: serverCpu() - serverBefore, dbMs: await cpuSince(db, await postgresPids()), loadMs: (used.user + used.system) / 1000, wallMs };
 }
 
 interface LoadResult {
