@@ -1,7 +1,9 @@
 /**
  * CPU time from /proc (Linux), for benchmarks that set a service's CPU beside its throughput: the server's
  * processes (found by their DATA_DIR), the machine's PostgreSQL processes, and the CPU either used since a
- * reading. The kernel counts in 10 ms ticks.
+ * reading. The kernel counts in 10 ms ticks. Every PostgreSQL process on the machine is counted (run nothing
+ * else against it meanwhile), and a process that ended between two readings is not (a connection's backend
+ * that closed: the benchmarks keep theirs open).
  *
  * @example
  * const before = await cpuByPid(await postgresPids());

@@ -10,7 +10,7 @@
  * const res = await app.request("/health");
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { Hono, type Context } from "hono";
+import type { Context, Hono } from "hono";
 import { requestId } from "hono/request-id";
 import { secureHeaders } from "hono/secure-headers";
 import type { Services } from "./services";
@@ -95,25 +95,5 @@ export function createApp(provider: ServicesProvider, extras: AppExtras = {}): H
     throw new ApiError("NOT_FOUND", `No route matches this method and path.${qrNotFoundHint(c.req.method, c.req.path)}`);
   });
   app.onError((err, c) => renderError(err, c, c.get("services")?.log));
-  return app;
-}
-
-/**
- * Only the platform sandbox (/sandbox), for a Node delivery thread's in-process Graph calls
- * (functions/node/delivery-worker.ts): the sandbox's routes and the same error rendering, without the rest of
- * the API, the request id or the access log (the delivery's own log line records each call). The whole app
- * cost that thread memory for routes it never serves, and a log line and a request id per target.
- */
-export function createSandboxApp(services: Services): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
-  app.use("*", async (c, next) => {
-    c.set("services", services);
-    await next();
-  });
-  app.route("/sandbox", createSandboxRoutes());
-  app.notFound(() => {
-    throw new ApiError("NOT_FOUND", "No route matches this method and path.");
-  });
-  app.onError((err, c) => renderError(err, c, services.log));
   return app;
 }

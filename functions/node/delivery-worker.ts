@@ -8,7 +8,7 @@
  */
 import { parentPort } from "node:worker_threads";
 import { parseConfig } from "../../src/config";
-import { createSandboxApp } from "../../src/app";
+import { createSandboxApp } from "../../src/sandbox-app";
 import type { PollerQueue } from "../../src/adapters/queue/poller";
 import { buildNodeServices } from "./services";
 import { sandboxInProcess } from "./sandbox-fetch";

@@ -54,8 +54,14 @@ const stored = async (c: pg.Client, postId: string) => (await c.query<{ status: 
 const blocked = async (c: pg.Client, pid: number) =>
   (await c.query<{ n: number }>("select count(*)::int as n from pg_locks where pid = $1 and not granted", [pid])).rows[0]!.n > 0;
 async function untilBlocked(c: pg.Client, pid: number) {
-  for (let i = 0; i < 200 && !(await blocked(c, pid)); i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 500 && !(await blocked(c, pid)); i++) await new Promise((r) => setTimeout(r, 10));
   expect(await blocked(c, pid)).toBe(true);
+}
+
+/** A statement left waiting: its failure is reported where it is awaited, not as an unhandled rejection. */
+function pending<T>(run: Promise<T>): Promise<T> {
+  run.catch(() => {});
+  return run;
 }
 
 describe("stored post status under concurrent target writes (PostgreSQL)", () => {
@@ -67,7 +73,7 @@ describe("stored post status under concurrent target writes (PostgreSQL)", () =>
     await two.query("begin");
     await record(two, b); // locks the post, recomputes it: A pending, B published (queued)
     await one.query("begin");
-    const claimed = claim(one, a); // waits for the post
+    const claimed = pending(claim(one, a)); // waits for the post
     await untilBlocked(watch, claimer);
     await two.query("commit");
     await claimed;
@@ -86,7 +92,7 @@ describe("stored post status under concurrent target writes (PostgreSQL)", () =>
     await one.query("begin");
     await claim(one, a); // locks the post, holding it
     await two.query("begin");
-    const recorded = record(two, b); // waits for the post, then recomputes
+    const recorded = pending(record(two, b)); // waits for the post, then recomputes
     await untilBlocked(watch, recorder);
     await one.query("commit");
     await recorded;
