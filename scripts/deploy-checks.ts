@@ -198,6 +198,7 @@ async function wranglerVersion(wrangler: string, cwd: string): Promise<string | 
 /** db/migrations applied to the URL (or a scratch database), twice: each is recorded once, and the second run is a no-op. */
 export async function checkMigrations(databaseUrl: string | undefined): Promise<CheckResult> {
   const { openNodeDb, MIGRATIONS_DIR } = await import("../db/node");
+  const { executeRows } = await import("../db/client");
   const { createScratchDatabase } = await import("../dev/postgres");
   const scratch = databaseUrl ? undefined : await createScratchDatabase();
   try {
@@ -206,8 +207,8 @@ export async function checkMigrations(databaseUrl: string | undefined): Promise<
     for (let pass = 0; pass < 2; pass++) {
       const handle = await openNodeDb({ url, poolSize: 1, migrate: true });
       try {
-        const rows = (await handle.db.execute(sql`select count(*)::int as n from drizzle.__drizzle_migrations`)) as unknown as { rows: Array<{ n: number }> };
-        const recorded = Number(rows.rows[0]?.n ?? 0);
+        const [row] = await executeRows<{ n: number }>(handle.db, sql`select count(*)::int as n from drizzle.__drizzle_migrations`);
+        const recorded = Number(row?.n ?? 0);
         if (recorded !== journal.entries.length) {
           return { ok: false, problems: [`after applying, the database records ${recorded} migrations, the repository has ${journal.entries.length} (db/migrations/meta/_journal.json)`] };
         }

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq, sql } from "drizzle-orm";
 import { WebSocket } from "ws";
-import { createNeonDb, type Db, type DbHandle } from "../../db/client";
+import { createNeonDb, executeRows, type Db, type DbHandle } from "../../db/client";
 import { openNodeDb } from "../../db/node";
 import { MAX_STATEMENTS, StatementCachingPGlite } from "../../db/pglite-statements";
 import { PGlite, types } from "@electric-sql/pglite";
@@ -66,9 +66,9 @@ describe.each(drivers)("database on $name", (driver) => {
 
   it("is the driver it claims to be, on the database it was given", async () => {
     expect(handle.driver).toBe(driver.name);
-    const result = (await db.execute(sql`select current_database() as name`)) as unknown as { rows: Array<{ name: string }> };
-    if (driver.name === "pglite") expect(result.rows[0]!.name).toBe("postgres");
-    else expect(result.rows[0]!.name).toMatch(/^t_[0-9a-f]{16}$/);
+    const [current] = await executeRows<{ name: string }>(db, sql`select current_database() as name`);
+    if (driver.name === "pglite") expect(current!.name).toBe("postgres");
+    else expect(current!.name).toMatch(/^t_[0-9a-f]{16}$/);
     if (driver.name === "neon") expect(bridge!.connections).toBeGreaterThan(0);
   });
 
@@ -170,8 +170,8 @@ describe("the app on the machine's PostgreSQL", () => {
     const { url, name } = await scratch();
     const h = await createTestApp({ env: { DATABASE_URL: url } });
     try {
-      const result = (await h.db.execute(sql`select current_database() as name`)) as unknown as { rows: Array<{ name: string }> };
-      expect(result.rows[0]!.name).toBe(name);
+      const [current] = await executeRows<{ name: string }>(h.db, sql`select current_database() as name`);
+      expect(current!.name).toBe(name);
       const { apiKey } = await h.createUser();
       const res = await h.app.request("/api/v1/social/accounts", { headers: h.auth(apiKey) });
       expect(res.status).toBe(200);
