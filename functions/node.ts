@@ -12,7 +12,7 @@ import { createApp, MAX_BODY_BYTES } from "../src/app";
 import { buildNodeServices } from "./node/services";
 import { createAdminRoutes, writeAdminFile } from "./node/admin-server";
 import { startBackground } from "./node/background";
-import { sandboxInProcess } from "./node/sandbox-fetch";
+import { answerSandboxInProcess } from "./node/sandbox-fetch";
 import { drainUnreadBody } from "./node/drain-body";
 import { trimMalloc } from "./node/malloc";
 import { embeddedDefaults, ensureFirstUser, printSignInLink, stopOnSignals } from "./node/embedded";
@@ -38,7 +38,7 @@ async function main() {
 
   const admin = await writeAdminFile(config.dataDir, { url: `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}` });
   const app = createApp(services, { mount: (a) => a.route("/", createAdminRoutes(admin.token)) });
-  if (config.graph.sandbox && !config.graph.baseUrl) services.platformFetch = sandboxInProcess(app, `${config.publicBaseUrl}/sandbox/`, services.platformFetch);
+  answerSandboxInProcess(services, () => app);
   const background = await startBackground(services, node.db.driver);
 
   const server = serve({ fetch: drainUnreadBody(app.fetch, { maxBytes: MAX_BODY_BYTES }), port: config.port, hostname: config.host }, (info) => {

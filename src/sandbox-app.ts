@@ -7,7 +7,7 @@
  * never serves, and a log line per call.
  *
  * @example
- * services.platformFetch = sandboxInProcess(createSandboxApp(services), `${base}/sandbox/`, services.platformFetch);
+ * answerSandboxInProcess(services, () => createSandboxApp(services)); // functions/node/sandbox-fetch.ts
  */
 import { Hono } from "hono";
 import type { Services } from "./services";

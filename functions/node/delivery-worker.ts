@@ -11,7 +11,7 @@ import { parseConfig } from "../../src/config";
 import { createSandboxApp } from "../../src/sandbox-app";
 import type { PollerQueue } from "../../src/adapters/queue/poller";
 import { buildNodeServices } from "./services";
-import { sandboxInProcess } from "./sandbox-fetch";
+import { answerSandboxInProcess } from "./sandbox-fetch";
 import { embeddedDefaults } from "./embedded";
 import { startScheduler } from "./scheduler";
 
@@ -19,7 +19,7 @@ const port = parentPort!;
 const config = parseConfig(embeddedDefaults(process.env));
 const node = await buildNodeServices(config, { migrate: false });
 const { services } = node;
-if (config.graph.sandbox && !config.graph.baseUrl) services.platformFetch = sandboxInProcess(createSandboxApp(services), `${config.publicBaseUrl}/sandbox/`, services.platformFetch);
+answerSandboxInProcess(services, () => createSandboxApp(services));
 const scheduler = startScheduler(services, { publish: true, housekeeping: false });
 const queue = services.queue as PollerQueue;
 

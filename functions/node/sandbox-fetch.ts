@@ -12,10 +12,20 @@
  * asks for more. That was a tenth of the server's CPU per publish (docs/architecture.md, Performance).
  *
  * @example
- * services.platformFetch = sandboxInProcess(app, `${config.publicBaseUrl}/sandbox/`, services.platformFetch);
+ * answerSandboxInProcess(services, () => app); // where the Graph base is this process's own sandbox
  */
 import type { Hono } from "hono";
 import type { AppEnv } from "../../src/http/env";
+import type { Services } from "../../src/services";
+
+/**
+ * With the sandbox on and no GRAPH_API_BASE_URL (the Graph base is this process's own /sandbox/graph), the
+ * services' Graph calls go to the app `appFor` makes, in process; otherwise nothing changes (and no app is made).
+ */
+export function answerSandboxInProcess(services: Services, appFor: () => Hono<AppEnv>): void {
+  const { config } = services;
+  if (config.graph.sandbox && !config.graph.baseUrl) services.platformFetch = sandboxInProcess(appFor(), `${config.publicBaseUrl}/sandbox/`, services.platformFetch);
+}
 
 export function sandboxInProcess(app: Hono<AppEnv>, base: string, fallback: typeof fetch): typeof fetch {
   return (input, init) => {
