@@ -25,6 +25,9 @@ export interface PostRecord {
   accounts: Target[];
 }
 
+/** The post's target on `accountId`. */
+export const targetOf = (post: PostRecord, accountId: string): Target => post.accounts.find((t) => t.accountId === accountId)!;
+
 export interface SandboxItem {
   id: string;
   caption: string;

@@ -5,9 +5,7 @@
  */
 import { expect } from "vitest";
 import type { ServerProcess } from "../../helpers/server-process";
-import { allSettled, settled, waitFor, type E2eClient, type PostRecord } from "./e2e-client";
-
-const target = (post: PostRecord, accountId: string) => post.accounts.find((t) => t.accountId === accountId)!;
+import { allSettled, settled, targetOf, waitFor, type E2eClient, type PostRecord } from "./e2e-client";
 
 /** An immediate post reaches published on a page and a photo account within seconds, once each, as written. */
 export async function immediateToBoth(api: E2eClient): Promise<void> {
@@ -18,12 +16,28 @@ export async function immediateToBoth(api: E2eClient): Promise<void> {
   expect(Date.now() - started).toBeLessThan(6000);
   expect(post.status).toBe("published");
   for (const account of [page, photo]) {
-    const t = target(post, account.id);
+    const t = targetOf(post, account.id);
     expect(t).toMatchObject({ status: "published", attempts: 1, error: null });
     const items = await api.sandboxPosts(account.id);
     expect(items).toHaveLength(1);
     expect(items[0]).toMatchObject({ id: t.providerPostId, caption: "Launch day\n\n#coffee #mugs", hashtags: ["coffee", "mugs"], imageUrls: post.imageUrls });
   }
+}
+
+/** A post scheduled 3 s ahead is not published before its time, and is within 2 s after. */
+export async function scheduledOnTime(api: E2eClient): Promise<void> {
+  const page = await api.connect("pageplatform", "on time");
+  const at = new Date(Date.now() + 3000);
+  const created = await api.createPost({ accountIds: page.id, caption: "On time", scheduledFor: at.toISOString() });
+  await new Promise((r) => setTimeout(r, 2500));
+  expect(await api.sandboxPosts(page.id)).toEqual([]);
+  const post = await settled(api, created.id, 8000);
+  const publishedAt = new Date(targetOf(post, page.id).publishedAt!).getTime();
+  expect(publishedAt).toBeGreaterThanOrEqual(at.getTime());
+  expect(publishedAt - at.getTime()).toBeLessThanOrEqual(2000);
+  const items = await api.sandboxPosts(page.id);
+  expect(items).toHaveLength(1);
+  expect(new Date(items[0]!.createdAt).getTime()).toBeGreaterThanOrEqual(at.getTime());
 }
 
 /**
