@@ -53,7 +53,7 @@ import { createScratchDatabase } from "../dev/postgres";
 import { createApiKey, createUser } from "../src/http/api-keys";
 import { startServerProcess, type ServerProcess } from "../test/helpers/server-process";
 import { benchResources, type BenchResources } from "./resources";
-import { cpuByPid, cpuSince, postgresPids } from "./proc-cpu";
+import { cpuByPid, cpuMs, cpuSince, postgresPids, serverPids } from "./proc-cpu";
 import { medianMs, middle } from "./timing";
 
 const MILLION = "1000000";
@@ -710,15 +710,15 @@ interface Cpu {
 }
 
 async function withCpu<T>(server: ServerProcess | null, load: () => Promise<T>): Promise<T & Cpu> {
-  const serverCpu = server ? serverGroup(server).cpuMs : () => 0;
+  const serverProcesses = server ? await serverPids(server.dataDir) : [];
   const db = await cpuByPid(await postgresPids());
-  const serverBefore = serverCpu();
+  const serverBefore = await cpuMs(serverProcesses);
   const mine = process.cpuUsage();
   const started = performance.now();
   const result = await load();
   const wallMs = performance.now() - started;
   const used = process.cpuUsage(mine);
-  return { ...result, serverMs: serverCpu() - serverBefore, dbMs: await cpuSince(db, await postgresPids()), loadMs: (used.user + used.system) / 1000, wallMs };
+  return { ...result, serverMs: (await cpuMs(serverProcesses)) - serverBefore, dbMs: await cpuSince(db, await postgresPids()), loadMs: (used.user + used.system) / 1000, wallMs };
 }
 
 interface LoadResult {
