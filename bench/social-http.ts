@@ -85,7 +85,13 @@ const LIST_PER_ROUND = 50;
 
 const CREATE_CONNECTIONS = 16;
 const CREATE_MS = 10_000;
-const CREATE_WARMUP_MS = 2_000;
+/**
+ * Each side is warmed up for this long before it is measured. A freshly started server serves about a third of
+ * its steady rate in its first second and climbs for most of ten (V8 still compiling the request path's hot
+ * functions: during a two-second warm-up its compiler threads took about a twentieth of the machine's CPU all
+ * through the measured load); the peer's pool climbs for a second or two. The per-second rates are printed.
+ */
+const CREATE_WARMUP_MS = 10_000;
 const DRAIN_MS = 60_000;
 const ACCOUNTS = ["pageplatform:1001", "pageplatform:1002"];
 
@@ -627,8 +633,8 @@ async function benchCreate(res: BenchResources): Promise<void> {
   };
 
   // Warm-up of each; the warm-up's deliveries are published before the measured slices.
-  await timedLoad(ours, CREATE_WARMUP_MS, server);
-  await timedLoad(peer, CREATE_WARMUP_MS);
+  const warmOurs = await timedLoad(ours, CREATE_WARMUP_MS, server);
+  const warmPeer = await timedLoad(peer, CREATE_WARMUP_MS);
   const warm = await drain();
   if (warm.seconds === null) throw new Error(`the warm-up's deliveries were not published within ${DRAIN_MS / 1000} s: ${JSON.stringify(warm.left)}\n${lastLines(server)}`);
 
@@ -661,13 +667,15 @@ async function benchCreate(res: BenchResources): Promise<void> {
   console.log(`\n3. Post creation: POST /api/v1/social/posts {accountIds: [2 sandbox pageplatform accounts], caption}, immediate, a fresh`);
   console.log(`   Idempotency-Key each, ${CREATE_CONNECTIONS} connections for ${CREATE_MS / 1000} s against npm start on PostgreSQL with PLATFORM_SANDBOX=on (its delivery worker`);
   console.log(`   publishes every target to the sandbox). Peer: a one-row INSERT loop through pg into a scratch copy of the posts table,`);
-  console.log(`   ${CREATE_CONNECTIONS} pooled connections for ${CREATE_MS / 1000} s, before and after ours:`);
+  console.log(`   ${CREATE_CONNECTIONS} pooled connections for ${CREATE_MS / 1000} s, before and after ours; each side warmed up for ${CREATE_WARMUP_MS / 1000} s first:`);
   const failures = [...measured.failures].map(([why, n]) => `${n} x ${why}`).join(", ") || "none";
   console.log(
     `  ${"ours: POST /posts answered 202".padEnd(52)} ${fmt(measured.perSecond).padStart(6)} req/s   (${fmt(measured.ok)} posts; p50 ${fmt(pct(measured.latencies, 0.5), 1)} ms, p99 ${fmt(pct(measured.latencies, 0.99), 1)} ms; other answers: ${failures})`,
   );
   console.log(`  ${"peer: INSERT into bench_posts, one row a statement".padEnd(52)} ${fmt(peerRate).padStart(6)} rows/s  (before ours ${fmt(before.perSecond)}, after ${fmt(after.perSecond)})`);
   console.log(`  ratio ours / peer: ${fmt(measured.perSecond / peerRate, 3)}x (goal >= 0.10; before ${fmt(measured.perSecond / before.perSecond, 3)}x, after ${fmt(measured.perSecond / after.perSecond, 3)}x)`);
+  console.log(`  ${"warm-up (untimed), ours, req/s each second".padEnd(52)} ${slices(warmOurs)}`);
+  console.log(`  ${"warm-up (untimed), peer, rows/s each second".padEnd(52)} ${slices(warmPeer)}`);
   const perItem = (cpu: Cpu[], items: number) => {
     const sum = (f: (c: Cpu) => number) => cpu.reduce((t, c) => t + f(c), 0) / items;
     const all = sum((c) => c.serverMs + c.dbMs + c.loadMs);
@@ -723,6 +731,8 @@ async function withCpu<T>(server: ServerProcess | null, load: () => Promise<T>):
 
 interface LoadResult {
   ok: number;
+  /** Successful calls in each whole second of the load. */
+  perSecondSlices: number[];
   perSecond: number;
   seconds: number;
   latencies: number[];
@@ -731,7 +741,7 @@ interface LoadResult {
 
 /** CREATE_CONNECTIONS loops calling `call` for `ms`; `call` answers null when done right, else why not. */
 async function timedLoad(call: () => Promise<string | null>, ms: number, server?: ServerProcess): Promise<LoadResult> {
-  const result: LoadResult = { ok: 0, perSecond: 0, seconds: 0, latencies: [], failures: new Map() };
+  const result: LoadResult = { ok: 0, perSecondSlices: [], perSecond: 0, seconds: 0, latencies: [], failures: new Map() };
   const fail = (why: string) => result.failures.set(why, (result.failures.get(why) ?? 0) + 1);
   const started = performance.now();
   const deadline = started + ms;
@@ -744,7 +754,10 @@ async function timedLoad(call: () => Promise<string | null>, ms: number, server?
           if (why) fail(why);
           else {
             result.ok++;
-            result.latencies.push(performance.now() - sent);
+            const done = performance.now();
+            result.latencies.push(done - sent);
+            const second = Math.floor((done - started) / 1000);
+            if (second < ms / 1000) result.perSecondSlices[second] = (result.perSecondSlices[second] ?? 0) + 1;
           }
         } catch (err) {
           fail((err as { code?: string }).code ?? String(err));
@@ -757,6 +770,8 @@ async function timedLoad(call: () => Promise<string | null>, ms: number, server?
   if (result.ok === 0) throw new Error(`no call succeeded: ${[...result.failures].map(([w, n]) => `${n} x ${w}`).join(", ")}${server ? `\n${lastLines(server)}` : ""}`);
   return result;
 }
+
+const slices = (load: LoadResult) => Array.from(load.perSecondSlices, (n) => fmt(n ?? 0)).join(", ");
 
 /** The least-squares slope of `values` taken one a second: how fast they grew, per second. */
 function trend(values: number[]): number {
