@@ -29,6 +29,11 @@ export function nameStatements(db: Db): void {
   statements.set(db, new Map());
 }
 
+/** Whether this handle's statements are prepared and named (so PostgreSQL can keep their plans). */
+export function namesStatements(db: object): boolean {
+  return statements.has(db);
+}
+
 /**
  * The statement `name` of this handle, built by `build` on first use, where the handle names statements;
  * elsewhere (a transaction, the Neon driver) the statement as built, per call. `name` must identify one SQL text.

@@ -21,12 +21,12 @@
  * @example
  * const [post] = await loadPostRecords(db, userId, [postId], clock.now());
  */
-import { and, desc, eq, inArray, sql, type Placeholder, type SQL, type SQLWrapper } from "drizzle-orm";
-import type { WithSubqueryWithSelection } from "drizzle-orm/pg-core";
+import { and, desc, eq, sql, type Placeholder, type SQL, type SQLWrapper } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { prepared } from "../../db/prepared";
+import { namesStatements, prepared } from "../../db/prepared";
 import { deliveries, postStatusCounts, posts } from "../../db/schema";
 import type { Platform } from "./accounts";
+import { isUuid } from "../lib/encoding";
 import { LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT, type PostRecord, type PostStatus } from "./schemas";
 
 /** A user's count rows beyond which a read folds them into one row per status. */
@@ -88,9 +88,20 @@ export function toPostRecord(post: PostRow, status: PostStatus, targets: Deliver
 /** Records of the given posts of `userId`, in the order of `ids`; ids of others or of no post are skipped. */
 export async function loadPostRecords(db: Db, userId: string, ids: string[], now: Date): Promise<PostRecord[]> {
   if (ids.length === 0) return [];
-  const page = db.$with("page").as(db.select({ id: posts.id }).from(posts).where(and(eq(posts.userId, userId), inArray(posts.id, ids))));
-  const byId = new Map((await selectRecordsJson(db, page, now)).map((json) => JSON.parse(json) as PostRecord).map((r) => [r.id, r]));
+  const byId = new Map((await recordsOf(db, userId, ids, now)).map((json) => JSON.parse(json) as PostRecord).map((r) => [r.id, r]));
   return ids.flatMap((id) => byId.get(id) ?? []);
+}
+
+/** The records (JSON text) of the given posts of `userId` (ids of the database's own), newest first. */
+async function recordsOf(db: Db, userId: string, ids: readonly string[], now: Date): Promise<string[]> {
+  const rows = await prepared(db, "post_records", () => recordsStatement(db)).execute({ userId, ids: uuidArray(ids), now: now.toISOString() });
+  return rows.map((r) => r.json);
+}
+
+/** A uuid[] parameter's text; the ids are checked, so nothing else reaches it. */
+function uuidArray(ids: readonly string[]): string {
+  for (const id of ids) if (!isUuid(id)) throw new Error(`not a uuid: ${JSON.stringify(id)}`);
+  return `{${ids.join(",")}}`;
 }
 
 /**
@@ -158,18 +169,21 @@ function recordJson(at: SQL): SQL<string> {
 }
 
 /**
- * The records (JSON text) of the posts whose ids `page` selects, in its order, in one statement. Selected
- * through the join, not from `posts` alone: Drizzle leaves columns unqualified in a single-table select, and
- * inside `recordJson`'s deliveries subquery an unqualified `id` would be the delivery's.
+ * The records (JSON text) of a user's posts given as a uuid[] parameter, newest first, prepared once: its plan,
+ * lookups by primary key, is the same whatever the ids, so PostgreSQL keeps one. Selected through the join,
+ * not from `posts` alone: Drizzle leaves columns unqualified in a single-table select, and inside
+ * `recordJson`'s deliveries subquery an unqualified `id` would be the delivery's.
  */
-async function selectRecordsJson(db: Db, page: WithSubqueryWithSelection<{ id: typeof posts.id }, "page">, now: Date): Promise<string[]> {
-  const rows = await db
+function recordsStatement(db: Db) {
+  const page = db
+    .$with("page")
+    .as(db.select({ id: posts.id }).from(posts).where(and(eq(posts.userId, sql.placeholder("userId")), sql`${posts.id} = any(${sql.placeholder("ids")}::uuid[])`)));
+  return db
     .with(page)
-    .select({ json: recordJson(instant(now)) })
+    .select({ json: recordJson(instant(sql.placeholder("now"))) })
     .from(page)
     .innerJoin(posts, eq(posts.id, page.id))
     .orderBy(desc(posts.createdAt), desc(posts.id));
-  return rows.map((r) => r.json);
 }
 
 export interface ListFilter {
@@ -188,8 +202,16 @@ export interface ListFilter {
 export async function listPostRecords(db: Db, userId: string, filter: ListFilter, now: Date) {
   const values = { userId, now: now.toISOString(), limit: filter.limit, offset: filter.offset };
   const firstPage = filter.offset === 0 && FIRST_PAGES.has(filter.limit) ? filter.limit : undefined;
-  const statement = filter.platform || filter.from || filter.to ? listStatement(db, filter) : preparedList(db, filter.status, firstPage);
-  const row = (await statement.execute(values))[0]!;
+  const byCounts = !(filter.platform || filter.from || filter.to);
+  let row: { items: string; count: number; total: number; countRows: number };
+  if (!byCounts) row = (await listStatement(db, filter).execute(values))[0]!;
+  else if (firstPage || !namesStatements(db)) row = (await preparedList(db, filter.status, firstPage).execute(values))[0]!;
+  else {
+    // A later page: its ids, then their records, each statement with a plan PostgreSQL keeps or makes cheaply.
+    const page = (await prepared(db, `list_page_${filter.status ?? "all"}`, () => pageStatement(db, { status: filter.status })).execute(values))[0]!;
+    const ids = page.ids ? page.ids.split(",") : [];
+    row = { ...page, items: ids.length ? (await recordsOf(db, userId, ids, now)).join(",") : "" };
+  }
   if (row.countRows > FOLD_COUNTS_AT) await foldCounts(db, userId);
   return {
     /** The page's records as JSON text, comma-separated: the inside of a JSON array (`recordJson`). */
@@ -215,16 +237,20 @@ const preparedList = (db: Db, status: PostStatus | undefined, firstPage: number 
  * the rows were wanted, so its generic plan for this one is a hash join over all the user's posts, and it
  * re-plans the statement on every run instead (about 0.7 ms of the 2.5 it costs); with the LIMIT written in,
  * the generic plan is the index scan of the custom one and is reused.
+ *
+ * Every other page (an offset, or another size) is read by two prepared statements where the handle names its
+ * statements: the page's ids with the total (`pageStatement`), which PostgreSQL plans again for each run's
+ * limit and offset, as it must (a kept plan would sort all of a large history's posts to skip 5,000), but
+ * which is small and cheap to plan; then the records of those ids (`recordsStatement`), whose plan is kept.
+ * As one statement, the records' large expression was planned again on every run too: about 1.2 ms of a
+ * request's 2.2 for a page past the end of 1,000 posts (docs/architecture.md, "Performance"). The two
+ * statements read two snapshots: a post deleted in between is left out of the page, which keeps its count.
+ * Where statements are not named (the Worker's Neon driver, a round trip per statement), one statement it is.
  */
 const FIRST_PAGES = new Set([10, LIST_DEFAULT_LIMIT, 25, 50, LIST_MAX_LIMIT]);
 
-/**
- * One statement for a page of posts: the page's records joined as JSON text, how many there are, the total
- * matching the filters (from the count rows when only the status filters, else counted), and how many count
- * rows the user has. The user, clock, limit and offset are placeholders, or, for `firstPage`, the limit is
- * written in and there is no offset; the other filters are values.
- */
-function listStatement(db: Db, filter: Omit<ListFilter, "limit" | "offset">, firstPage?: number) {
+/** The parts of a list's statement (`listStatement`, `pageStatement`) for `filter` (see there). */
+function listParts(db: Db, filter: Omit<ListFilter, "limit" | "offset">, firstPage?: number) {
   const userId = sql.placeholder("userId");
   const at = instant(sql.placeholder("now"));
   const effectiveDate = sql`coalesce(${posts.scheduledFor}, ${posts.createdAt})`;
@@ -252,16 +278,42 @@ function listStatement(db: Db, filter: Omit<ListFilter, "limit" | "offset">, fir
     .orderBy(desc(posts.createdAt), desc(posts.id));
   // Drizzle binds a number given to `limit` as a parameter, and renders SQL as written (its type says number).
   const page = db.$with("page").as(firstPage ? ids.limit(sql.raw(String(firstPage)) as unknown as number) : ids.limit(sql.placeholder("limit")).offset(sql.placeholder("offset")));
+  return {
+    at,
+    page,
+    withs: byCounts ? [counts, total] : [],
+    total: byCounts ? sql<number>`(select n from total)` : sql<number>`(select count(*)::int from ${posts} where ${where})`,
+    countRows: byCounts ? sql<number>`(select coalesce(sum(rows), 0)::int from counts)` : sql<number>`0`,
+  };
+}
+
+/**
+ * One statement for a page of posts: the page's records joined as JSON text, how many there are, the total
+ * matching the filters (from the count rows when only the status filters, else counted), and how many count
+ * rows the user has. The user, clock, limit and offset are placeholders, or, for `firstPage`, the limit is
+ * written in and there is no offset; the other filters are values.
+ */
+function listStatement(db: Db, filter: Omit<ListFilter, "limit" | "offset">, firstPage?: number) {
+  const { at, page, withs, total, countRows } = listParts(db, filter, firstPage);
   return db
-    .with(...(byCounts ? [counts, total] : []), page)
+    .with(...withs, page)
     .select({
       items: sql<string>`coalesce(string_agg(${recordJson(at)}, ',' order by ${posts.createdAt} desc, ${posts.id} desc), '')`,
       count: sql<number>`count(*)::int`,
-      total: byCounts ? sql<number>`(select n from total)` : sql<number>`(select count(*)::int from ${posts} where ${where})`,
-      countRows: byCounts ? sql<number>`(select coalesce(sum(rows), 0)::int from counts)` : sql<number>`0`,
+      total,
+      countRows,
     })
     .from(page)
     .innerJoin(posts, eq(posts.id, page.id));
+}
+
+/** A page's ids (comma-separated), how many, the total and the count rows, as `listStatement` has them. */
+function pageStatement(db: Db, filter: Pick<ListFilter, "status">) {
+  const { page, withs, total, countRows } = listParts(db, filter);
+  return db
+    .with(...withs, page)
+    .select({ ids: sql<string>`coalesce(string_agg(${page.id}::text, ','), '')`, count: sql<number>`count(*)::int`, total, countRows })
+    .from(page);
 }
 
 /**
