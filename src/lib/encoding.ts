@@ -541,6 +541,12 @@ export function isUuid(value: string): boolean {
   return UUID.test(value);
 }
 
+/** A uuid[] parameter's text (`{a,b}`); each id is checked, so nothing else reaches the SQL. */
+export function uuidArray(ids: readonly string[]): string {
+  for (const id of ids) if (!isUuid(id)) throw new Error(`not a uuid: ${JSON.stringify(id)}`);
+  return `{${ids.join(",")}}`;
+}
+
 /** JSON with object keys sorted and no whitespace: equal values give equal text (request fingerprints). */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";

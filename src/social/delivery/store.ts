@@ -7,7 +7,7 @@ import { and, eq, inArray, isNotNull, lte, ne, sql, type SQL } from "drizzle-orm
 import type { Db } from "../../../db/client";
 import { prepared } from "../../../db/prepared";
 import { deliveries, posts, socialAccounts } from "../../../db/schema";
-import { isUuid } from "../../lib/encoding";
+import { uuidArray } from "../../lib/encoding";
 import { groupCommit } from "../../lib/group-commit";
 
 
@@ -97,11 +97,6 @@ const jsonIds = (name: string) => sql`(select value::uuid from json_array_elemen
  */
 const byIds = (name: string) => sql`${deliveries.id} = any(${sql.placeholder(name)}::uuid[])`;
 
-/** A uuid[] literal for `byIds`: the ids are the database's own (checked, so nothing else reaches the text). */
-function uuidArray(ids: readonly string[]): string {
-  for (const id of ids) if (!isUuid(id)) throw new Error(`not a uuid: ${JSON.stringify(id)}`);
-  return `{${ids.join(",")}}`;
-}
 
 /** `claimDue`'s statement: times as ISO placeholders, the ids to leave alone as a JSON array. */
 function claimDueStatement(db: Db) {

@@ -59,6 +59,15 @@ describe.each(["PGlite", "PostgreSQL"])("on %s", (database) => {
       );
     });
 
+    it("finds the post by its id in upper case too (a uuid's letters are either case)", async () => {
+      const u = await user();
+      const created = await post(u.apiKey, { accountIds: [u.page], caption: "Upper" });
+      const lower = (await body(await h.get(u.apiKey, `/posts/${created.id}`))).data;
+      const res = await h.get(u.apiKey, `/posts/${created.id.toUpperCase()}`);
+      expect(res.status).toBe(200);
+      expect((await body(res)).data).toEqual(lower);
+    });
+
     it("shows delivery progress written by the engine: published ids, errors, retries", async () => {
       const u = await user();
       const p = await post(u.apiKey, { accountIds: [u.page, u.page2], caption: "Progress" });
@@ -210,6 +219,20 @@ describe.each(["PGlite", "PostgreSQL"])("on %s", (database) => {
             const page = await list(u.apiKey, `?limit=${limit}${status}`);
             expect(page, `limit=${limit}${status}`).toMatchObject({ total: longer.total, limit, offset: 0, hasMore: longer.total > limit });
             expect(page.items, `limit=${limit}${status}, run ${run}`).toEqual(longer.items.slice(0, limit));
+          }
+        }
+      }
+    });
+
+    it("a later page (its ids, then their records) holds what one long first page has at those places, run often enough for the plan cache to settle", async () => {
+      for (const status of ["", "&status=queued", "&status=published", "&status=scheduled"]) {
+        const all = await list(u.apiKey, `?limit=100${status}`);
+        for (let run = 0; run < 7; run++) {
+          for (const [limit, offset] of [[5, 5], [7, 14], [3, 26], [20, 20]] as const) {
+            const page = await list(u.apiKey, `?limit=${limit}&offset=${offset}${status}`);
+            const where = `limit=${limit}&offset=${offset}${status}, run ${run}`;
+            expect(page, where).toMatchObject({ total: all.total, limit, offset, hasMore: offset + limit < all.total });
+            expect(page.items, where).toEqual(all.items.slice(offset, offset + limit));
           }
         }
       }
