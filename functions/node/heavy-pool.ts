@@ -15,6 +15,7 @@ import { Piscina } from "piscina";
 import type { Config } from "../../src/config";
 import { inlineRunner, LimitedHeavyWork, type HeavyInput, type HeavyOutput, type HeavyRunner, type HeavyTaskName, type HeavyWork } from "../../src/heavy";
 import type { NormalisedJpeg } from "../../src/images";
+import { isJpegPart, joinSplit } from "../../src/images/normalise";
 import { imageFormat } from "../../src/images/sniff";
 import { abandonPipe, pipeControl } from "../../src/images/plane-pipe";
 import { movable, unwrap, type Reply } from "../../src/heavy/wire";
@@ -73,9 +74,10 @@ async function normaliseSplit(pool: Piscina, input: HeavyInput<"normaliseMedia">
   // A head that failed or whose thread died before saying Done or Alone must not leave the tail waiting.
   const [headResult, tailResult] = await Promise.allSettled([head.finally(() => abandonPipe(control)), tail]);
   if (headResult.status === "rejected") throw headResult.reason;
-  if (headResult.value) return headResult.value;
-  if (tailResult.status === "fulfilled" && tailResult.value) return tailResult.value;
-  return runIn(pool, "normaliseMedia", { ...input, bytes });
+  const headValue = headResult.value;
+  if (headValue && !isJpegPart(headValue)) return headValue;
+  const joined = tailResult.status === "fulfilled" ? joinSplit(tailResult.value, headValue) : null;
+  return joined ?? runIn(pool, "normaliseMedia", { ...input, bytes });
 }
 
 function poolFor(threads: number, idleSeconds: number): Promise<Piscina> {

@@ -10,7 +10,7 @@
 import { encodePng, normaliseToJpeg, resizeRgba, type DecodeLimits, type NormalisedJpeg, type RgbaImage } from "../images";
 import { encodeJpegBaseline } from "../images/jpeg-encode";
 import { DEFAULT_DECODE_LIMITS } from "../images/limits";
-import { normaliseHead, normaliseTail } from "../images/normalise";
+import { normaliseHead, normaliseTail, type JpegPart } from "../images/normalise";
 import type { PlanePipe } from "../images/plane-pipe";
 import { decodeAtLeast, decodeAtMost, decodeLumaNear, decodeNear } from "../images/scaled";
 import { uprightSize } from "../images/exif";
@@ -71,13 +71,14 @@ export const HEAVY_TASKS = {
   /**
    * `normaliseMedia` split over two threads (src/images/plane-pipe.ts), run at the same time on the same
    * pipe: the head decodes, the tail resizes and encodes the rows decoded so far. The head answers null when
-   * the tail has the JPEG; the tail answers null when the head kept the work.
+   * the tail has the JPEG; the tail answers null when the head kept the work; when the head took the last
+   * rows to encode, each answers its part, which `joinSplit` joins.
    */
-  normaliseMediaHead(input: { bytes: Uint8Array; limits?: DecodeLimits; pipe: PlanePipe }): Promise<NormalisedJpeg | null> {
+  normaliseMediaHead(input: { bytes: Uint8Array; limits?: DecodeLimits; pipe: PlanePipe }): Promise<NormalisedJpeg | JpegPart | null> {
     return normaliseHead(input.bytes, input.limits ?? DEFAULT_DECODE_LIMITS, input.pipe);
   },
 
-  normaliseMediaTail(input: { pipe: PlanePipe }): Promise<NormalisedJpeg | null> {
+  normaliseMediaTail(input: { pipe: PlanePipe }): Promise<NormalisedJpeg | JpegPart | null> {
     return normaliseTail(input.pipe);
   },
 

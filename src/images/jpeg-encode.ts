@@ -145,14 +145,46 @@ function rgbaToYCbCr420(img: RgbaImage): YCbCrImage {
 
 /**
  * Encodes YCbCr planes (Y at `width` x `height`, Cb and Cr at half size rounded up) as a baseline JFIF JPEG,
- * 4:2:0, at `quality` 1..100, with no colour conversion: the JPEG -> JPEG path of normalisation.
+ * 4:2:0, at `quality` 1..100, with no colour conversion: the JPEG -> JPEG path of normalisation. Every MCU
+ * row is its own restart interval (DRI, then RSTn between rows: about 2.5 bytes a row), so rows can be
+ * encoded apart and joined (`encodeJpegRowsFrom`).
  * `beforeRow(my)`, when given, is called before MCU row `my` is read (Y rows to 16 * (my + 1), chroma rows
- * to 8 * (my + 1)), so the planes can still be filling while the rows above are encoded.
+ * to 8 * (my + 1)), so the planes can still be filling while the rows above are encoded. When it answers
+ * false the encoding ends before that row: the result is then the file's first part, its last interval
+ * padded and no end marker, for `encodeJpegRowsFrom(img, quality, my)` to be appended.
  *
  * @example
  * const jpeg = encodeJpegPlanes({ width, height, y, cb, cr }, 85);
  */
-export function encodeJpegPlanes(img: YCbCrImage, quality = 85, beforeRow?: (my: number) => void): Uint8Array {
+export function encodeJpegPlanes(img: YCbCrImage, quality = 85, beforeRow?: (my: number) => boolean | void): Uint8Array {
+  const { lq, cq } = checkPlanes(img, quality);
+  const w = new Writer(Math.max(4096, img.width * img.height));
+  writeHeaders(w, img.width, img.height, lq, cq);
+  const end = encodeRows(w, img, lq, cq, 0, beforeRow);
+  w.flushBits();
+  if (end === Math.ceil(img.height / 16)) w.bytes([0xff, 0xd9]);
+  return w.result();
+}
+
+/**
+ * The rest of `encodeJpegPlanes(img, quality)` from MCU row `first` (at least 1) on: its restart marker,
+ * the rows, the end marker. Appended to a first part that ended before `first`, it makes the same file.
+ *
+ * @example
+ * const whole = concat([encodeJpegPlanes(img, 85, (my) => my < 30), encodeJpegRowsFrom(img, 85, 30)]);
+ */
+export function encodeJpegRowsFrom(img: YCbCrImage, quality: number, first: number): Uint8Array {
+  const { lq, cq } = checkPlanes(img, quality);
+  const mcuH = Math.ceil(img.height / 16);
+  if (!Number.isInteger(first) || first < 1 || first >= mcuH) throw new RangeError(`no MCU row ${first} to start from in ${mcuH}`);
+  const w = new Writer(Math.max(4096, img.width * (img.height - first * 16)));
+  encodeRows(w, img, lq, cq, first);
+  w.flushBits();
+  w.bytes([0xff, 0xd9]);
+  return w.result();
+}
+
+function checkPlanes(img: YCbCrImage, quality: number): { lq: Int32Array; cq: Int32Array } {
   const { width, height, y: yp, cb, cr } = img;
   const cw = (width + 1) >> 1;
   const ch = (height + 1) >> 1;
@@ -162,11 +194,17 @@ export function encodeJpegPlanes(img: YCbCrImage, quality = 85, beforeRow?: (my:
   if (yp.width !== width || yp.height !== height || cb.width !== cw || cb.height !== ch || cr.width !== cw || cr.height !== ch) {
     throw new RangeError(`planes ${yp.width}x${yp.height}, ${cb.width}x${cb.height}, ${cr.width}x${cr.height} do not fit 4:2:0 at ${width}x${height}`);
   }
-  const lq = scaledTable(LUMA_Q, quality);
-  const cq = scaledTable(CHROMA_Q, quality);
-  const w = new Writer(Math.max(4096, width * height));
-  writeHeaders(w, width, height, lq, cq);
+  return { lq: scaledTable(LUMA_Q, quality), cq: scaledTable(CHROMA_Q, quality) };
+}
 
+/**
+ * MCU rows from `first` while `beforeRow` allows, each after its restart marker (but the first row of the
+ * file), the DC predictions starting again from 0; returns the row it ended before.
+ */
+function encodeRows(w: Writer, img: YCbCrImage, lq: Int32Array, cq: Int32Array, first: number, beforeRow?: (my: number) => boolean | void): number {
+  const { width, height, y: yp, cb, cr } = img;
+  const cw = (width + 1) >> 1;
+  const ch = (height + 1) >> 1;
   const lDiv = divisors(lq);
   const cDiv = divisors(cq);
   const mcuW = Math.ceil(width / 16);
@@ -174,9 +212,13 @@ export function encodeJpegPlanes(img: YCbCrImage, quality = 85, beforeRow?: (my:
   const blk = new Float64Array(64);
   const edge = new Uint8Array(64);
   const coef = new Int32Array(64);
-  let predY = 0, predCb = 0, predCr = 0;
-  for (let my = 0; my < mcuH; my++) {
-    beforeRow?.(my);
+  for (let my = first; my < mcuH; my++) {
+    if (beforeRow?.(my) === false) return my;
+    if (my > 0) {
+      w.flushBits();
+      w.bytes([0xff, 0xd0 + ((my - 1) & 7)]);
+    }
+    let predY = 0, predCb = 0, predCr = 0;
     for (let mx = 0; mx < mcuW; mx++) {
       for (let b = 0; b < 4; b++) {
         const x0 = mx * 16 + (b & 1) * 8, y0 = my * 16 + (b >> 1) * 8;
@@ -194,9 +236,7 @@ export function encodeJpegPlanes(img: YCbCrImage, quality = 85, beforeRow?: (my:
       predCr = w.block(coef, predCr, DC_CHROMA, AC_CHROMA);
     }
   }
-  w.flushBits();
-  w.bytes([0xff, 0xd9]);
-  return w.result();
+  return mcuH;
 }
 
 /** The 8x8 block at (x0, y0) of a block that crosses the right or bottom edge, the last sample repeated. */
@@ -404,5 +444,8 @@ function writeHeaders(w: Writer, width: number, height: number, lq: Int32Array, 
     const len = 2 + 1 + 16 + values.length;
     w.bytes([0xff, 0xc4, len >> 8, len & 255, id, ...bits, ...values]);
   }
+  // A restart interval of one MCU row (see encodeJpegPlanes).
+  const interval = Math.ceil(width / 16);
+  w.bytes([0xff, 0xdd, 0, 4, interval >> 8, interval & 255]);
   w.bytes([0xff, 0xda, 0, 12, 3, 1, 0x00, 2, 0x11, 3, 0x11, 0, 63, 0]);
 }

@@ -8,7 +8,7 @@ import { applyOrientation, swapsAxes } from "./exif";
 import { decodeJpegPlanes, decodeSplitTail } from "./jpeg-decode";
 import { decodeStoredAtLeast } from "./scaled";
 import { assertWholeDecodeAllowed, DEFAULT_DECODE_LIMITS, type DecodeLimits } from "./limits";
-import { encodeJpegBaseline, encodeJpegPlanes } from "./jpeg-encode";
+import { encodeJpegBaseline, encodeJpegPlanes, encodeJpegRowsFrom } from "./jpeg-encode";
 import { PipeAbandoned, PipeHead, PipeTail, type PlanePipe } from "./plane-pipe";
 import { orientPlane, resizePlane, type Plane, type YCbCrImage } from "./planes";
 import { resizeRgba, StreamedResample } from "./resize";
@@ -25,6 +25,36 @@ export interface NormalisedJpeg {
   width: number;
   height: number;
   mimeType: "image/jpeg";
+}
+
+/**
+ * One of the two parts of a JPEG encoded by both threads of a split normalisation (plane-pipe.ts): the
+ * tail's `first` MCU rows, up to `row`, and the head's `rest` from `row` on, to be joined by `joinSplit`.
+ */
+export interface JpegPart {
+  part: "first" | "rest";
+  bytes: Uint8Array;
+  row: number;
+  width: number;
+  height: number;
+}
+
+export const isJpegPart = (value: NormalisedJpeg | JpegPart | null): value is JpegPart => !!value && "part" in value;
+
+/**
+ * The JPEG of a split normalisation from the tail's and the head's answers; null when they do not make one
+ * (a part missing or not meeting the other, or the joined file over 8 MB, for which one thread lowers the
+ * quality): the job then runs again on one thread.
+ */
+export function joinSplit(tail: NormalisedJpeg | JpegPart | null, head: NormalisedJpeg | JpegPart | null): NormalisedJpeg | null {
+  if (!isJpegPart(tail)) return tail;
+  if (!isJpegPart(head) || tail.part !== "first" || head.part !== "rest" || tail.row !== head.row) return null;
+  if (tail.width !== head.width || tail.height !== head.height) return null;
+  if (tail.bytes.length + head.bytes.length >= SOCIAL_IMAGE.maxBytes) return null;
+  const bytes = new Uint8Array(tail.bytes.length + head.bytes.length);
+  bytes.set(tail.bytes);
+  bytes.set(head.bytes, tail.bytes.length);
+  return { bytes, width: tail.width, height: tail.height, mimeType: "image/jpeg" };
 }
 
 /**
@@ -60,17 +90,19 @@ export function planSocialSize(width: number, height: number): { width: number; 
  * const { bytes, width, height } = await normaliseToJpeg(upload); // width <= 1440, height <= 1800
  */
 export async function normaliseToJpeg(bytes: Uint8Array, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): Promise<NormalisedJpeg> {
-  return normalise(bytes, limits)!;
+  // Without a pipe the answer is always the whole JPEG.
+  return normalise(bytes, limits) as NormalisedJpeg;
 }
 
 /**
  * The head of normalisation split over two threads (plane-pipe.ts): `normaliseToJpeg`, except that a
  * baseline YCbCr JPEG whose planes the tail can stream is only decoded here, into memory the tail reads as
- * the rows arrive; then the answer is null and the tail's `normaliseTail` has the JPEG. Anything else (and
+ * the rows arrive; then the tail's `normaliseTail` has the JPEG, and the head's answer is null, or, when it
+ * took the last of the output rows the tail had not begun, its `rest` of the JPEG. Anything else (and
  * a JPEG found corrupt or unsupported part way) is done here as `normaliseToJpeg` does it, the tail told
  * to stop.
  */
-export async function normaliseHead(bytes: Uint8Array, limits: DecodeLimits, pipe: PlanePipe): Promise<NormalisedJpeg | null> {
+export async function normaliseHead(bytes: Uint8Array, limits: DecodeLimits, pipe: PlanePipe): Promise<NormalisedJpeg | JpegPart | null> {
   const shared = isShared(bytes) ? bytes : undefined;
   const head = new PipeHead(pipe, shared);
   try {
@@ -85,7 +117,7 @@ export async function normaliseHead(bytes: Uint8Array, limits: DecodeLimits, pip
 
 const isShared = (bytes: Uint8Array) => typeof SharedArrayBuffer !== "undefined" && bytes.buffer instanceof SharedArrayBuffer;
 
-function normalise(bytes: Uint8Array, limits: DecodeLimits, head?: PipeHead): NormalisedJpeg | null {
+function normalise(bytes: Uint8Array, limits: DecodeLimits, head?: PipeHead): NormalisedJpeg | JpegPart | null {
   const header = readImageHeader(bytes);
   checkComplete(bytes, header);
   const swap = swapsAxes(header.orientation);
@@ -94,7 +126,7 @@ function normalise(bytes: Uint8Array, limits: DecodeLimits, head?: PipeHead): No
   const storedW = swap ? target.height : target.width;
   const storedH = swap ? target.width : target.height;
   const planar = header.format === "jpeg" ? planesAtLeast(bytes, storedW, storedH, header.orientation, head) : null;
-  if (planar === HANDED_OVER) return null;
+  if (planar instanceof HandedOver) return head && header.orientation <= 1 ? encodeRest(head, planar.planes, storedW, storedH) : null;
   if (planar && planar !== CORRUPT) return encodeUnder8MB((quality) => encodeJpegPlanes(planar, quality), planar.width, planar.height);
   head?.close(); // a decode that streamed and then failed: the tail stops before the fallback's long work
   const decoded = planar === CORRUPT ? decodeWhole(bytes, header, limits) : decodeAtLeast(bytes, header, storedW, storedH, limits);
@@ -111,7 +143,7 @@ function normalise(bytes: Uint8Array, limits: DecodeLimits, head?: PipeHead): No
  * each MCU row once its rows are there, or, for an image to be rotated, encodes after the last. Null when
  * the head kept the work, gave up part way or went quiet for `timeoutMs`.
  */
-export async function normaliseTail(pipe: PlanePipe, timeoutMs = 60_000): Promise<NormalisedJpeg | null> {
+export async function normaliseTail(pipe: PlanePipe, timeoutMs = 60_000): Promise<NormalisedJpeg | JpegPart | null> {
   const tail = new PipeTail(pipe, Date.now() + timeoutMs);
   const offer = await tail.offer();
   if (!offer) return null;
@@ -135,13 +167,18 @@ export async function normaliseTail(pipe: PlanePipe, timeoutMs = 60_000): Promis
     const [y, cb, cr] = streams.map((s): Plane => ({ width: s.out.width, height: s.out.height, stride: s.out.stride, data: s.out.data }));
     if (orientation <= 1) {
       const image = { width, height, y: y!, cb: cb!, cr: cr! };
-      // The first encode reads each MCU row as it is decoded; a retry at a lower quality has every row.
-      let beforeRow: ((my: number) => void) | undefined = (my) => fill(Math.min(height, 16 * (my + 1)), Math.min(ch, 8 * (my + 1)));
-      return encodeUnder8MB((quality) => {
-        const jpeg = encodeJpegPlanes(image, quality, beforeRow);
-        beforeRow = undefined;
-        return jpeg;
-      }, width, height);
+      // The first encode reads each MCU row as it is decoded, and ends early where the head took the rest
+      // (its first part is then the answer); a retry at a lower quality has every row.
+      tail.openRows(Math.ceil(height / 16));
+      let end = -1;
+      const beforeRow = (my: number) => {
+        if (!tail.take(my)) return ((end = my), false);
+        fill(Math.min(height, 16 * (my + 1)), Math.min(ch, 8 * (my + 1)));
+        return true;
+      };
+      const first = encodeJpegPlanes(image, QUALITIES[0]!, beforeRow);
+      if (end >= 0) return { part: "first", bytes: first, row: end, width, height };
+      return encodeUnder8MB((quality) => (quality === QUALITIES[0] ? first : encodeJpegPlanes(image, quality)), width, height);
     }
     fill(height, ch);
     const oy = orientPlane(y!, orientation);
@@ -162,8 +199,36 @@ function encodeUnder8MB(encode: (quality: number) => Uint8Array, width: number, 
 }
 
 const CORRUPT = Symbol("corrupt");
-/** The planes went to the pipeline's tail, which resizes and encodes them. */
-const HANDED_OVER = Symbol("handed over");
+/** The planes went to the pipeline's tail, which resizes and encodes them; every row is decoded. */
+class HandedOver {
+  constructor(readonly planes: YCbCrImage) {}
+}
+
+/**
+ * The head's help once every row is decoded (plane-pipe.ts, CLAIMS): the last of the output MCU rows the
+ * tail has not begun (`takeRowsFrom`), resized from the shared planes and encoded from its restart marker on, at the
+ * quality of the tail's first encode. Null when it took none (or, never expected, failed: the tail's first
+ * part alone then makes the job run again on one thread).
+ */
+function encodeRest(head: PipeHead, planes: YCbCrImage, width: number, height: number): JpegPart | null {
+  const from = head.takeRowsFrom();
+  if (from < 0) return null;
+  try {
+    const part = (p: Plane, w: number, h: number, row: number) => {
+      const src = { width: p.width, height: p.height, stride: p.stride, channels: 1, data: new Uint8Array(p.data.buffer, p.data.byteOffset, p.data.length) };
+      const resample = StreamedResample.of(src, w, h, row);
+      resample.advance(src.height, h);
+      const out = resample.out;
+      return { width: out.width, height: out.height, stride: out.stride, data: out.data };
+    };
+    const cw = (width + 1) >> 1;
+    const ch = (height + 1) >> 1;
+    const image = { width, height, y: part(planes.y, width, height, 16 * from), cb: part(planes.cb, cw, ch, 8 * from), cr: part(planes.cr, cw, ch, 8 * from) };
+    return { part: "rest", bytes: encodeJpegRowsFrom(image, QUALITIES[0]!, from), row: from, width, height };
+  } catch {
+    return null;
+  }
+}
 
 /**
  * The JPEG -> JPEG fast path: YCbCr planes from the scaled decode, each resized (chroma straight to the
@@ -172,7 +237,7 @@ const HANDED_OVER = Symbol("handed over");
  */
 function planesAtLeast(
   bytes: Uint8Array, storedW: number, storedH: number, orientation: number, head?: PipeHead,
-): YCbCrImage | typeof CORRUPT | typeof HANDED_OVER | null {
+): YCbCrImage | typeof CORRUPT | HandedOver | null {
   const sink = head?.sink({ width: storedW, height: storedH, orientation });
   let img: YCbCrImage | null;
   try {
@@ -183,7 +248,7 @@ function planesAtLeast(
   if (!img) return null;
   if (head?.streaming) {
     head.done();
-    return HANDED_OVER;
+    return new HandedOver(img);
   }
   const cw = (storedW + 1) >> 1;
   const ch = (storedH + 1) >> 1;

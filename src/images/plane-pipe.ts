@@ -13,6 +13,10 @@
  *   died: the tail stops, and the head's own result, or error, is the answer).
  * - `ROWS`: MCU rows decoded; set to FINAL with Done and Failed, so one wait on it sees every change.
  * - `WANT`: the MCU rows the tail waits for; the head wakes it only once they are decoded.
+ * - `CLAIMS`: the output's MCU rows still to encode, `first | end << 16`, once the tail has set it. The tail
+ *   takes them from the top one at a time; the head, once it has decoded every row, takes the last 40 % of
+ *   what is left (`takeRowsFrom`), and encodes it meanwhile (the output has a restart interval per MCU
+ *   row, so the two parts join).
  *
  * @example
  * // head thread: normaliseHead(bytes, limits, pipe) -> null once the tail has the JPEG
@@ -42,6 +46,14 @@ export interface PlaneOffer {
 const STATE = 0;
 const ROWS = 1;
 const WANT = 2;
+const CLAIMS = 3;
+/** Fewer output MCU rows left than this, and the head leaves them to the tail. */
+const MIN_SHARED_ROWS = 4;
+/**
+ * The head's share of the rows left: it makes them about 1.5x slower per row than the tail (the resize's
+ * first rows and buffers are its own, and its code for them is less warm).
+ */
+const HEAD_ROWS_SHARE = 0.4;
 const FINAL = 0x7fffffff;
 /** MCU rows the tail waits for beyond what it needs, so it wakes once for a few rows instead of once for each. */
 const SLACK = 2;
@@ -56,7 +68,7 @@ export const enum PipeState {
 
 /** A new pipe's control words (the request thread makes the port pair). */
 export function pipeControl(): SharedArrayBuffer {
-  return new SharedArrayBuffer(12);
+  return new SharedArrayBuffer(16);
 }
 
 /**
@@ -125,6 +137,22 @@ export class PipeHead {
   }
 
   /**
+   * After `done`: takes the last HEAD_ROWS_SHARE of the output MCU rows the tail has not yet begun, and
+   * answers the first of them (the head encodes from there to the end); -1 when the tail has not opened the
+   * rows or few are left.
+   */
+  takeRowsFrom(): number {
+    for (;;) {
+      const claims = Atomics.load(this.words, CLAIMS);
+      const first = claims & 0xffff;
+      const end = claims >>> 16;
+      if (end - first < MIN_SHARED_ROWS) return -1;
+      const from = end - Math.floor((end - first) * HEAD_ROWS_SHARE);
+      if (Atomics.compareExchange(this.words, CLAIMS, claims, first | (from << 16)) === claims) return from;
+    }
+  }
+
+  /**
    * The head keeps (or takes back) the work: Alone before any offer, Failed after one. Called when the
    * head's task ends in any way; after `done` it changes nothing.
    */
@@ -172,6 +200,21 @@ export class PipeTail {
       }
     } finally {
       this.pipe.port.close();
+    }
+  }
+
+  /** Opens the output's `mcuRows` MCU rows to be taken (by `take`, and by the head's `takeRowsFrom`). */
+  openRows(mcuRows: number): void {
+    Atomics.compareExchange(this.words, CLAIMS, 0, mcuRows << 16);
+  }
+
+  /** Takes output MCU row `my` (the next from the top) to encode; false when the head has taken it. */
+  take(my: number): boolean {
+    for (;;) {
+      const claims = Atomics.load(this.words, CLAIMS);
+      const end = claims >>> 16;
+      if (my >= end) return false;
+      if (Atomics.compareExchange(this.words, CLAIMS, claims, (my + 1) | (end << 16)) === claims) return true;
     }
   }
 

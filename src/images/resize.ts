@@ -471,10 +471,22 @@ export class StreamedResample {
     this.out = this.columnTaps ? { width, height, stride: width * C, channels: C, data: this.outData } : this.across;
   }
 
-  /** The streamed resize of `src` to `width` x `height` (`resample`'s checks and factors). */
-  static of(src: Samples, width: number, height: number): StreamedResample {
+  /**
+   * The streamed resize of `src` to `width` x `height` (`resample`'s checks and factors). From output row
+   * `fromRow` on, when given: the rows above it are never made (another thread makes them), nor the source
+   * rows only they read.
+   */
+  static of(src: Samples, width: number, height: number, fromRow = 0): StreamedResample {
     assertTarget(width, height);
-    return new StreamedResample(src, blockFactor(src.width, width), blockFactor(src.height, height), width, height);
+    const resample = new StreamedResample(src, blockFactor(src.width, width), blockFactor(src.height, height), width, height);
+    if (fromRow > 0) resample.skipTo(Math.min(fromRow, height));
+    return resample;
+  }
+
+  private skipTo(row: number): void {
+    const t = this.columnTaps;
+    this.baseRows = t ? t.start[row === this.out.height ? row - 1 : row]! : row;
+    this.outRows = row;
   }
 
   need(rows: number): number {

@@ -19,8 +19,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NodeHeavyWork } from "../../functions/node/heavy-pool";
 import { LimitedHeavyWork, type HeavyRunner } from "../../src/heavy";
 import { normaliseToJpeg, type NormalisedJpeg } from "../../src/images";
-import { normaliseTail } from "../../src/images/normalise";
-import { pipeControl, type PlanePipe } from "../../src/images/plane-pipe";
+import { isJpegPart, joinSplit, normaliseTail, type JpegPart } from "../../src/images/normalise";
+import { PipeHead, PipeTail, pipeControl, type PlanePipe } from "../../src/images/plane-pipe";
 import { resample, StreamedResample, type Samples } from "../../src/images/resize";
 import { makePhotoJpeg, makePng, photoPixels } from "../helpers/images";
 import { createSocialTestApp, type SocialTestApp } from "../helpers/social";
@@ -28,10 +28,10 @@ import { createSocialTestApp, type SocialTestApp } from "../helpers/social";
 const tsx = createRequire(import.meta.url).resolve("tsx/cjs/api");
 const headEntry = fileURLToPath(new URL("./pipeline-head.worker.ts", import.meta.url));
 
-type HeadAnswer = { value?: NormalisedJpeg | null; error?: { name: string; message: string; code?: string } };
+type HeadAnswer = { value?: NormalisedJpeg | JpegPart | null; error?: { name: string; message: string; code?: string } };
 
 /** Runs the head in a new worker thread and the tail here, on one pipe; both answers. */
-async function split(bytes: Uint8Array): Promise<{ head: HeadAnswer; tail: NormalisedJpeg | null }> {
+async function split(bytes: Uint8Array): Promise<{ head: HeadAnswer; tail: NormalisedJpeg | JpegPart | null }> {
   const control = pipeControl();
   const { port1, port2 } = new MessageChannel();
   const worker = new Worker(`require(${JSON.stringify(tsx)}).require(${JSON.stringify(headEntry)}, ${JSON.stringify(headEntry)});`, { eval: true });
@@ -66,6 +66,8 @@ interface Case {
   bytes: Buffer;
   /** Whether the tail resizes and encodes it (else the head does it all). */
   streamed: boolean;
+  /** Whether the head, done decoding before the tail encoded a row, surely takes the lower rows to encode. */
+  shared?: boolean;
 }
 
 const cases: Case[] = [];
@@ -93,7 +95,7 @@ beforeAll(async () => {
     { name: "a small photo enlarged to 320 wide", bytes: await makePhotoJpeg(200, 150), streamed: true },
     { name: "EXIF orientation 6 (the tail rotates after the last row)", bytes: await photo().withMetadata({ orientation: 6 }).jpeg().toBuffer(), streamed: true },
     { name: "a restart marker every MCU row", bytes: cjpeg(dir, raw, 1600, 1200, ["-sample", "2x2", "-restart", "1"]), streamed: true },
-    { name: "Y, Cb and Cr in three separate scans (no row is final before the end)", bytes: cjpeg(dir, raw, 1600, 1200, ["-scans", join(dir, "separate.scans")]), streamed: true },
+    { name: "Y, Cb and Cr in three separate scans (no row is final before the end)", bytes: cjpeg(dir, raw, 1600, 1200, ["-scans", join(dir, "separate.scans")]), streamed: true, shared: true },
     { name: "entropy data corrupt half way (the head stops the tail and gives photon's verdict)", bytes: corrupt, streamed: false },
     { name: "a second scan of every component (refused: photon's verdict on both paths)", bytes: rescanned, streamed: false },
     { name: "4:2:2 (its chroma block-averaged 1x2 first, a row pair at a time)", bytes: cjpeg(dir, raw, 1600, 1200, ["-sample", "2x1"]), streamed: true },
@@ -120,13 +122,16 @@ describe("normalisation on two threads answers what one thread answers", () => {
       const alone = await normaliseToJpeg(c.bytes);
       expect(head.error, c.name).toBeUndefined();
       if (c.streamed) {
-        expect(head.value, c.name).toBeNull();
+        // The head answers null, or the rest of the rows when it took the lower ones to encode.
+        expect(head.value === null || (isJpegPart(head.value ?? null) && (head.value as JpegPart).part === "rest"), c.name).toBe(true);
         expect(tail, c.name).not.toBeNull();
+        expect(isJpegPart(tail), c.name).toBe(isJpegPart(head.value ?? null));
+        if (c.shared) expect(isJpegPart(head.value ?? null), c.name).toBe(true);
       } else {
         expect(tail, c.name).toBeNull();
         expect(head.value, c.name).not.toBeNull();
       }
-      const answer = (c.streamed ? tail : head.value)!;
+      const answer = (c.streamed ? joinSplit(tail, head.value ?? null) : (head.value as NormalisedJpeg))!;
       expect([answer.width, answer.height], c.name).toEqual([alone.width, alone.height]);
       expect(same(answer.bytes, alone.bytes), c.name).toBe(true);
     }
@@ -249,6 +254,47 @@ describe("the limiter's second slot", () => {
   });
 });
 
+describe("the output rows shared by the tail and the head", () => {
+  const pipe = () => {
+    const control = pipeControl();
+    const { port1, port2 } = new MessageChannel();
+    return { head: new PipeHead({ control, port: port1 }), tail: new PipeTail({ control, port: port2 }, Date.now() + 1000), close: () => (port1.close(), port2.close()) };
+  };
+
+  it("the tail takes rows from the top; the head takes the last 40 % of those not begun, of at least four", () => {
+    const { head, tail, close } = pipe();
+    expect(head.takeRowsFrom()).toBe(-1); // the tail has not opened them
+    tail.openRows(68);
+    for (let my = 0; my < 10; my++) expect(tail.take(my)).toBe(true);
+    expect(head.takeRowsFrom()).toBe(45); // 58 left: the head takes 23
+    for (let my = 10; my < 45; my++) expect(tail.take(my)).toBe(true);
+    expect(tail.take(45)).toBe(false);
+    close();
+  });
+
+  it("leaves the last few rows to the tail, and a tail that took every row ends whole", () => {
+    const { head, tail, close } = pipe();
+    tail.openRows(12);
+    for (let my = 0; my < 9; my++) expect(tail.take(my)).toBe(true);
+    expect(head.takeRowsFrom()).toBe(-1); // three left
+    for (let my = 9; my < 12; my++) expect(tail.take(my)).toBe(true);
+    expect(tail.take(12)).toBe(false);
+    expect(head.takeRowsFrom()).toBe(-1);
+    close();
+  });
+
+  it("joins only parts that meet, under 8 MB", () => {
+    const part = (p: "first" | "rest", row: number, bytes = new Uint8Array([1, 2])): JpegPart => ({ part: p, bytes, row, width: 10, height: 40 });
+    expect(Array.from(joinSplit(part("first", 2), part("rest", 2, new Uint8Array([3])))!.bytes)).toEqual([1, 2, 3]);
+    expect(joinSplit(part("first", 2), part("rest", 1))).toBeNull();
+    expect(joinSplit(part("first", 2), null)).toBeNull();
+    expect(joinSplit(part("first", 2), part("first", 2))).toBeNull();
+    expect(joinSplit(part("first", 2), part("rest", 2, new Uint8Array(8 * 1024 * 1024)))).toBeNull();
+    const whole: NormalisedJpeg = { bytes: new Uint8Array([9]), width: 10, height: 40, mimeType: "image/jpeg" };
+    expect(joinSplit(whole, null)).toBe(whole);
+  });
+});
+
 describe("StreamedResample", () => {
   it("gives exactly resample's result however the rows arrive, block averaging included", () => {
     let seed = 7;
@@ -280,5 +326,25 @@ describe("StreamedResample", () => {
     }
     const stream = StreamedResample.of({ width: 100, height: 100, stride: 100, channels: 1, data: new Uint8Array(100 * 100) }, 90, 90);
     expect(() => stream.advance(10, 50)).toThrow(/need/);
+  });
+
+  it("from a later output row on, gives exactly resample's rows there", () => {
+    let seed = 11;
+    const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const sizes: [number, number, number, number][] = [
+      [1500, 1125, 1440, 1080], [750, 563, 720, 540], [200, 150, 320, 240], [101, 77, 100, 77], [90, 33, 60, 33],
+      [1500, 1125, 720, 540], [750, 1125, 720, 540], [1001, 777, 300, 200], [2000, 40, 100, 2],
+    ];
+    const rowsOf = (s: Samples, y0: number) => Array.from({ length: s.height - y0 }, (_, y) => Buffer.from(s.data.subarray((y0 + y) * s.stride, (y0 + y) * s.stride + s.width)).toString("hex"));
+    for (const [sw, sh, dw, dh] of sizes) {
+      const stride = sw + 3;
+      const data = Uint8Array.from({ length: stride * sh }, () => Math.floor(random() * 256));
+      const want = resample({ width: sw, height: sh, stride, channels: 1, data }, dw, dh);
+      for (const from of [1, Math.floor(dh / 2), dh - 1]) {
+        const stream = StreamedResample.of({ width: sw, height: sh, stride, channels: 1, data }, dw, dh, from);
+        stream.advance(sh, dh);
+        expect(rowsOf(stream.out, from), `${sw}x${sh} -> ${dw}x${dh} from ${from}`).toEqual(rowsOf(want, from));
+      }
+    }
   });
 });

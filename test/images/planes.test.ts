@@ -6,7 +6,7 @@ import sharp from "sharp";
 import { describe, expect, it } from "vitest";
 import { normaliseToJpeg } from "../../src/images";
 import { decodeJpegPlanes } from "../../src/images/jpeg-decode";
-import { encodeJpegPlanes } from "../../src/images/jpeg-encode";
+import { encodeJpegPlanes, encodeJpegRowsFrom } from "../../src/images/jpeg-encode";
 import { orientPlane, resizePlane, type Plane } from "../../src/images/planes";
 import { applyOrientation } from "../../src/images/exif";
 import { makePhotoJpeg } from "../helpers/images";
@@ -106,5 +106,26 @@ describe("plane helpers", () => {
     const out = encodeJpegPlanes({ ...img, cb: resizePlane(img.cb, 320, 240), cr: resizePlane(img.cr, 320, 240) }, 90);
     expect(await psnrAgainst(out, jpeg)).toBeGreaterThan(36);
     expect(() => encodeJpegPlanes({ ...img, cb: { width: 10, height: 10, stride: 10, data: new Uint8Array(100) } })).toThrow(RangeError);
+  });
+
+  it("codes each MCU row as its own restart interval, so a first part and encodeJpegRowsFrom's rest make the whole file", async () => {
+    const jpeg = await makePhotoJpeg(1001, 733, 90);
+    const img = decodeJpegPlanes(jpeg)!;
+    const planes = { ...img, cb: resizePlane(img.cb, 501, 367), cr: resizePlane(img.cr, 501, 367) };
+    const whole = Buffer.from(encodeJpegPlanes(planes, 85));
+    // DRI: 63 MCUs (one row of 1001 / 16) per interval; 46 rows, so RST0..7 cycle through 45 markers.
+    expect(whole.includes(Buffer.from([0xff, 0xdd, 0, 4, 0, 63]))).toBe(true);
+    let markers = 0;
+    for (let i = whole.indexOf(Buffer.from([0xff, 0xda])); i < whole.length - 1; i++) if (whole[i] === 0xff && whole[i + 1]! >= 0xd0 && whole[i + 1]! <= 0xd7) markers++;
+    expect(markers).toBe(45);
+    expect(await psnrAgainst(whole, jpeg)).toBeGreaterThan(34);
+    for (const cut of [1, 2, 9, 22, 45]) {
+      const first = encodeJpegPlanes(planes, 85, (my) => my < cut);
+      expect(first.subarray(-2), `cut ${cut}`).not.toEqual(new Uint8Array([0xff, 0xd9]));
+      const joined = Buffer.concat([first, encodeJpegRowsFrom(planes, 85, cut)]);
+      expect(joined.equals(whole), `cut ${cut}`).toBe(true);
+    }
+    expect(() => encodeJpegRowsFrom(planes, 85, 0)).toThrow(RangeError);
+    expect(() => encodeJpegRowsFrom(planes, 85, 46)).toThrow(RangeError);
   });
 });
