@@ -62,7 +62,8 @@ export async function loadSource(services: Services, source: ImageSource): Promi
 export async function storeNormalised(services: Services, userId: string, image: NormalisedJpeg): Promise<typeof media.$inferInsert> {
   const id = crypto.randomUUID();
   const storageKey = `media/${id}.jpg`;
-  const url = await services.storage.put(storageKey, image.bytes, image.mimeType);
+  // The digest is made while the storage write is under way.
+  const [url, sha256] = await Promise.all([services.storage.put(storageKey, image.bytes, image.mimeType), sha256Hex(image.bytes)]);
   return {
     id,
     userId,
@@ -72,7 +73,7 @@ export async function storeNormalised(services: Services, userId: string, image:
     width: image.width,
     height: image.height,
     bytes: image.bytes.length,
-    sha256: await sha256Hex(image.bytes),
+    sha256,
     createdAt: services.clock.now(),
   };
 }
