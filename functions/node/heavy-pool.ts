@@ -14,7 +14,9 @@ import type { Worker } from "node:worker_threads";
 import { Piscina } from "piscina";
 import type { Config } from "../../src/config";
 import { inlineRunner, LimitedHeavyWork, type HeavyInput, type HeavyOutput, type HeavyRunner, type HeavyTaskName, type HeavyWork } from "../../src/heavy";
+import { ApiError } from "../../src/http/errors";
 import type { NormalisedJpeg } from "../../src/images";
+import type { Logger } from "../../src/services";
 import { isJpegPart, joinSplit } from "../../src/images/normalise";
 import { imageFormat } from "../../src/images/sniff";
 import { abandonPipe, pipeControl } from "../../src/images/plane-pipe";
@@ -32,14 +34,14 @@ const pools = new Map<string, Promise<Piscina>>();
  * @example
  * const heavy = NodeHeavyWork({ threads: 2, perUser: 2, queuePerUser: 8, queue: 64, idleSeconds: 30 });
  */
-export function NodeHeavyWork(limits: Config["heavy"]): HeavyWork {
+export function NodeHeavyWork(limits: Config["heavy"], log?: Logger): HeavyWork {
   const threads = limits.threads ?? Math.min(8, Math.max(1, availableParallelism()));
   if (threads === 0) return LimitedHeavyWork({ ...limits, slots: Math.max(1, limits.perUser) }, inlineRunner);
   const runner: HeavyRunner = async (name, input, handOver, spare) => {
     const pool = await poolFor(threads, limits.idleSeconds);
     // Only a JPEG's normalisation splits; anything else gives the second slot back at once.
     if (spare && name === "normaliseMedia" && imageFormat((input as HeavyInput<"normaliseMedia">).bytes) === "jpeg") {
-      return (await normaliseSplit(pool, input as HeavyInput<"normaliseMedia">, spare)) as never;
+      return (await normaliseSplit(pool, input as HeavyInput<"normaliseMedia">, spare, log)) as never;
     }
     spare?.();
     return (await runIn(pool, name, input, movable(handOver))) as never;
@@ -61,10 +63,12 @@ function runIn<N extends HeavyTaskName>(pool: Piscina, name: N, input: HeavyInpu
  * first out (`stricterFIFO`), so the tail never holds a thread while its head waits for one; the head waits
  * for the tail only once the tail has started (one that has not by then is told not to, and the head reads
  * on alone). The second slot goes back (`releaseSpare`) as soon as the tail is done,
- * which for a file the head keeps is at its frame header. The upload goes to shared memory (one copy), so
- * that if the tail ever fails after the head has handed it the planes, the job runs once more on one thread.
+ * which for a file the head keeps is at its frame header. Once the head has decoded every row it may encode
+ * the last of the rows itself; the two parts are then joined (`joinSplit`). The upload goes to shared memory
+ * (one copy), so that if the tail ever fails after the head has handed it the planes, or the parts do not
+ * join, the job runs once more on one thread (logged as a warning).
  */
-async function normaliseSplit(pool: Piscina, input: HeavyInput<"normaliseMedia">, releaseSpare: () => void): Promise<NormalisedJpeg> {
+async function normaliseSplit(pool: Piscina, input: HeavyInput<"normaliseMedia">, releaseSpare: () => void, log?: Logger): Promise<NormalisedJpeg> {
   const bytes = new Uint8Array(new SharedArrayBuffer(input.bytes.length));
   bytes.set(input.bytes);
   const control = pipeControl();
@@ -73,11 +77,17 @@ async function normaliseSplit(pool: Piscina, input: HeavyInput<"normaliseMedia">
   const tail = runIn(pool, "normaliseMediaTail", { pipe: { control, port: port2 } }, [port2]).finally(releaseSpare);
   // A head that failed or whose thread died before saying Done or Alone must not leave the tail waiting.
   const [headResult, tailResult] = await Promise.allSettled([head.finally(() => abandonPipe(control)), tail]);
-  if (headResult.status === "rejected") throw headResult.reason;
-  const headValue = headResult.value;
+  // The image's own verdict (a 4xx) is the answer; any other failure of the head (its thread died, or its
+  // share of the encoding failed) leaves the job to the tail's whole answer or to one thread.
+  if (headResult.status === "rejected" && headResult.reason instanceof ApiError) throw headResult.reason;
+  const headValue = headResult.status === "fulfilled" ? headResult.value : null;
   if (headValue && !isJpegPart(headValue)) return headValue;
-  const joined = tailResult.status === "fulfilled" ? joinSplit(tailResult.value, headValue) : null;
-  return joined ?? runIn(pool, "normaliseMedia", { ...input, bytes });
+  const tailValue = tailResult.status === "fulfilled" ? tailResult.value : null;
+  const joined = joinSplit(tailValue, headValue);
+  if (joined) return joined;
+  const reason = headResult.status === "rejected" ? headResult.reason : tailResult.status === "rejected" ? tailResult.reason : "no answer joined";
+  log?.warn("media split over two threads ended without its answer; normalising on one thread", { error: String(reason) });
+  return runIn(pool, "normaliseMedia", { ...input, bytes });
 }
 
 function poolFor(threads: number, idleSeconds: number): Promise<Piscina> {

@@ -82,7 +82,7 @@ export async function buildNodeServices(config: Config, options: NodeServicesOpt
     defer: deferred.defer,
     platformFetch: (input, init) => fetch(input, init),
     generator: createGenerator(config, { storage, log }),
-    heavy: options.overrides?.heavy ?? NodeHeavyWork(config.heavy),
+    heavy: options.overrides?.heavy ?? NodeHeavyWork(config.heavy, log),
     apiKeyCache: ApiKeyCache(),
     ...options.overrides,
   };

@@ -206,28 +206,24 @@ class HandedOver {
 
 /**
  * The head's help once every row is decoded (plane-pipe.ts, CLAIMS): the last of the output MCU rows the
- * tail has not begun (`takeRowsFrom`), resized from the shared planes and encoded from its restart marker on, at the
- * quality of the tail's first encode. Null when it took none (or, never expected, failed: the tail's first
- * part alone then makes the job run again on one thread).
+ * tail has not begun (`takeRowsFrom`), resized from the shared planes and encoded from its restart marker
+ * on, at the quality of the tail's first encode. Null when it took none. Should it throw, the tail's first
+ * part does not join and the job runs again on one thread (functions/node/heavy-pool.ts logs it).
  */
 function encodeRest(head: PipeHead, planes: YCbCrImage, width: number, height: number): JpegPart | null {
   const from = head.takeRowsFrom();
   if (from < 0) return null;
-  try {
-    const part = (p: Plane, w: number, h: number, row: number) => {
-      const src = { width: p.width, height: p.height, stride: p.stride, channels: 1, data: new Uint8Array(p.data.buffer, p.data.byteOffset, p.data.length) };
-      const resample = StreamedResample.of(src, w, h, row);
-      resample.advance(src.height, h);
-      const out = resample.out;
-      return { width: out.width, height: out.height, stride: out.stride, data: out.data };
-    };
-    const cw = (width + 1) >> 1;
-    const ch = (height + 1) >> 1;
-    const image = { width, height, y: part(planes.y, width, height, 16 * from), cb: part(planes.cb, cw, ch, 8 * from), cr: part(planes.cr, cw, ch, 8 * from) };
-    return { part: "rest", bytes: encodeJpegRowsFrom(image, QUALITIES[0]!, from), row: from, width, height };
-  } catch {
-    return null;
-  }
+  const part = (p: Plane, w: number, h: number, row: number) => {
+    const src = { width: p.width, height: p.height, stride: p.stride, channels: 1, data: new Uint8Array(p.data.buffer, p.data.byteOffset, p.data.length) };
+    const resample = StreamedResample.of(src, w, h, row);
+    resample.advance(src.height, h);
+    const out = resample.out;
+    return { width: out.width, height: out.height, stride: out.stride, data: out.data };
+  };
+  const cw = (width + 1) >> 1;
+  const ch = (height + 1) >> 1;
+  const image = { width, height, y: part(planes.y, width, height, 16 * from), cb: part(planes.cb, cw, ch, 8 * from), cr: part(planes.cr, cw, ch, 8 * from) };
+  return { part: "rest", bytes: encodeJpegRowsFrom(image, QUALITIES[0]!, from), row: from, width, height };
 }
 
 /**

@@ -473,8 +473,8 @@ export class StreamedResample {
 
   /**
    * The streamed resize of `src` to `width` x `height` (`resample`'s checks and factors). From output row
-   * `fromRow` on, when given: the rows above it are never made (another thread makes them), nor the source
-   * rows only they read.
+   * `fromRow` on, when given: the rows above it are never computed (another thread makes them), nor the
+   * source rows only they read (their memory is allocated all the same).
    */
   static of(src: Samples, width: number, height: number, fromRow = 0): StreamedResample {
     assertTarget(width, height);

@@ -19,7 +19,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NodeHeavyWork } from "../../functions/node/heavy-pool";
 import { LimitedHeavyWork, type HeavyRunner } from "../../src/heavy";
 import { normaliseToJpeg, type NormalisedJpeg } from "../../src/images";
-import { isJpegPart, joinSplit, normaliseTail, type JpegPart } from "../../src/images/normalise";
+import { DEFAULT_DECODE_LIMITS } from "../../src/images/limits";
+import { isJpegPart, joinSplit, normaliseHead, normaliseTail, type JpegPart } from "../../src/images/normalise";
 import { PipeHead, PipeTail, pipeControl, type PlanePipe } from "../../src/images/plane-pipe";
 import { resample, StreamedResample, type Samples } from "../../src/images/resize";
 import { makePhotoJpeg, makePng, photoPixels } from "../helpers/images";
@@ -30,10 +31,14 @@ const headEntry = fileURLToPath(new URL("./pipeline-head.worker.ts", import.meta
 
 type HeadAnswer = { value?: NormalisedJpeg | JpegPart | null; error?: { name: string; message: string; code?: string } };
 
-/** Runs the head in a new worker thread and the tail here, on one pipe; both answers. */
-async function split(bytes: Uint8Array): Promise<{ head: HeadAnswer; tail: NormalisedJpeg | JpegPart | null }> {
+/**
+ * Runs the head in a new worker thread and the tail here, on one pipe; both answers. `openRows`: the output's
+ * MCU rows, opened before either starts, so that a head done before the tail began takes its share.
+ */
+async function split(bytes: Uint8Array, openRows?: number): Promise<{ head: HeadAnswer; tail: NormalisedJpeg | JpegPart | null }> {
   const control = pipeControl();
   const { port1, port2 } = new MessageChannel();
+  if (openRows) new PipeTail({ control, port: port2 }, Date.now()).openRows(openRows);
   const worker = new Worker(`require(${JSON.stringify(tsx)}).require(${JSON.stringify(headEntry)}, ${JSON.stringify(headEntry)});`, { eval: true });
   try {
     const head = new Promise<HeadAnswer>((resolve, reject) => {
@@ -112,7 +117,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe("normalisation on two threads answers what one thread answers", () => {
   it("for every kind of input, byte for byte; the tail does the work exactly for the JPEGs it can stream", async () => {
     for (const c of cases) {
-      const { head, tail } = await split(c.bytes);
+      // The three separate scans make every row final only at the end: with the rows opened, the head takes its share.
+      const { head, tail } = await split(c.bytes, c.shared ? 68 : undefined);
       const refusal = await normaliseToJpeg(c.bytes).then(() => undefined, (err: { code?: string }) => err.code);
       if (refusal) {
         // Photon's verdict on the corrupt file, given by the head as on one thread.
@@ -255,6 +261,31 @@ describe("the limiter's second slot", () => {
 });
 
 describe("the output rows shared by the tail and the head", () => {
+  it("the head's last rows and the tail's first make one thread's JPEG, at any split row, for every kind it streams", async () => {
+    for (const c of cases.filter((c) => c.streamed && !c.name.startsWith("EXIF"))) {
+      const alone = await normaliseToJpeg(c.bytes);
+      const mcuRows = Math.ceil(alone.height / 16);
+      // The head takes a share of four rows or more left (fewer are the tail's: tested below).
+      for (const begun of [0, Math.floor(mcuRows / 2), mcuRows - 5].filter((k, i, all) => k >= 0 && k <= mcuRows - 4 && all.indexOf(k) === i)) {
+        // One thread, in turn: the tail has begun `begun` rows when the head, done decoding (its upload
+        // not shared, so no entropy split to wait on), takes its share; then the tail encodes the rest.
+        const control = pipeControl();
+        const { port1, port2 } = new MessageChannel();
+        const opener = new PipeTail({ control, port: port2 }, Date.now());
+        opener.openRows(mcuRows);
+        for (let my = 0; my < begun; my++) opener.take(my);
+        const head = await normaliseHead(new Uint8Array(c.bytes), DEFAULT_DECODE_LIMITS, { control, port: port1 });
+        const tail = await normaliseTail({ control, port: port2 }, 10_000);
+        const name = `${c.name}, ${begun} of ${mcuRows} rows begun`;
+        expect(isJpegPart(head) && head.part === "rest" && head.row, name).toBe(mcuRows - Math.floor((mcuRows - begun) * 0.4));
+        expect(isJpegPart(tail) && tail.part === "first" && tail.row, name).toBe((head as JpegPart).row);
+        const joined = joinSplit(tail, head);
+        expect(joined && [joined.width, joined.height], name).toEqual([alone.width, alone.height]);
+        expect(same(joined!.bytes, alone.bytes), name).toBe(true);
+      }
+    }
+  }, 120_000);
+
   const pipe = () => {
     const control = pipeControl();
     const { port1, port2 } = new MessageChannel();
