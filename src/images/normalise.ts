@@ -213,16 +213,10 @@ class HandedOver {
 function encodeRest(head: PipeHead, planes: YCbCrImage, width: number, height: number): JpegPart | null {
   const from = head.takeRowsFrom();
   if (from < 0) return null;
-  const part = (p: Plane, w: number, h: number, row: number) => {
-    const src = { width: p.width, height: p.height, stride: p.stride, channels: 1, data: new Uint8Array(p.data.buffer, p.data.byteOffset, p.data.length) };
-    const resample = StreamedResample.of(src, w, h, row);
-    resample.advance(src.height, h);
-    const out = resample.out;
-    return { width: out.width, height: out.height, stride: out.stride, data: out.data };
-  };
   const cw = (width + 1) >> 1;
   const ch = (height + 1) >> 1;
-  const image = { width, height, y: part(planes.y, width, height, 16 * from), cb: part(planes.cb, cw, ch, 8 * from), cr: part(planes.cr, cw, ch, 8 * from) };
+  const y = resizePlane(planes.y, width, height, 16 * from);
+  const image = { width, height, y, cb: resizePlane(planes.cb, cw, ch, 8 * from), cr: resizePlane(planes.cr, cw, ch, 8 * from) };
   return { part: "rest", bytes: encodeJpegRowsFrom(image, QUALITIES[0]!, from), row: from, width, height };
 }
 

@@ -4,7 +4,7 @@
  * directly, so neither the YCbCr -> RGB conversion after decoding nor the RGB -> YCbCr conversion before
  * encoding happens, and the chroma work is done on a quarter of the pixels.
  */
-import { resample } from "./resize";
+import { resample, StreamedResample, type Samples } from "./resize";
 
 /** One 8-bit channel: `width` x `height` samples, row `y` starting at `y * stride`. */
 export interface Plane {
@@ -25,10 +25,19 @@ export interface YCbCrImage {
 
 /**
  * Resizes one plane to exactly `width` x `height` with the shared resampler (resize.ts), honouring its
- * stride; returns `src` itself when the size is unchanged.
+ * stride; returns `src` itself when the size is unchanged. With `fromRow`, only the output rows from there on
+ * are made (the same rows; those above are left as zeros, for another thread's part of the image).
  */
-export function resizePlane(src: Plane, width: number, height: number): Plane {
-  const out = resample({ width: src.width, height: src.height, stride: src.stride, channels: 1, data: src.data }, width, height);
+export function resizePlane(src: Plane, width: number, height: number, fromRow = 0): Plane {
+  const samples = { width: src.width, height: src.height, stride: src.stride, channels: 1, data: src.data };
+  let out: Samples;
+  if (fromRow > 0) {
+    const rows = StreamedResample.of(samples, width, height, fromRow);
+    rows.advance(src.height, height);
+    out = rows.out;
+  } else {
+    out = resample(samples, width, height);
+  }
   return out.data === src.data ? src : { width: out.width, height: out.height, stride: out.stride, data: out.data };
 }
 
