@@ -38,6 +38,8 @@ export const apiKeys = pgTable(
     /** Hex SHA-256 of the whole key; the key itself is never stored. */
     hash: text("hash").notNull().unique(),
     name: text("name").notNull().default("default"),
+    /** The areas the key may call (`qr`, `photo`, `social`); null means every area, today's and later ones. */
+    scopes: text("scopes").array(),
     createdAt: ts("created_at").notNull().defaultNow(),
     lastUsedAt: ts("last_used_at"),
     revokedAt: ts("revoked_at"),
