@@ -1,23 +1,69 @@
 /**
- * While `npm start` holds the embedded database, the admin CLI talks to it through a loopback-only route
- * guarded by a random token that the server writes to DATA_DIR/admin.json (mode 600) at start.
+ * While `npm start` holds the embedded database, the admin CLI talks to it through a route guarded by a
+ * random token that the server writes to DATA_DIR/admin.json (mode 600) at start. The route answers only
+ * peers on loopback, judged by the connection's own remote address (headers such as X-Forwarded-For are
+ * never consulted), so on a public listener it does not exist for anyone else; its body is at most 64 KB.
  */
 import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { Hono } from "hono";
+import { Hono, type MiddlewareHandler } from "hono";
+import ipaddr from "ipaddr.js";
 import type { AppEnv } from "../../src/http/env";
 import { constantTimeEqual, randomBase62 } from "../../src/lib/encoding";
-import { ApiError } from "../../src/http/errors";
+import { ApiError, renderError } from "../../src/http/errors";
+import { declaredBodyLimit } from "../../src/http/body-limit";
 import { AdminError, runAdminCommand, type AdminRequest } from "./admin-commands";
 
 export const ADMIN_FILE = "admin.json";
 
+/** The largest admin command body; commands are a few short strings. */
+export const ADMIN_MAX_BODY_BYTES = 64 * 1024;
+
+/**
+ * Whether a socket's remote address is this machine's loopback: 127.0.0.0/8, ::1, or either written as an
+ * IPv4-mapped IPv6 address (a dual-stack listener reports `::ffff:127.0.0.1`). Anything else, or no address, is not.
+ */
+export function isLoopbackPeer(address: string | undefined): boolean {
+  if (!address || !ipaddr.isValid(address)) return false;
+  const parsed = ipaddr.process(address);
+  return parsed.range() === "loopback";
+}
+
+/** The remote address of the connection @hono/node-server hands over as `incoming`; undefined in-process. */
+function peerAddress(env: unknown): string | undefined {
+  const incoming = (env as { incoming?: { socket?: { remoteAddress?: unknown } } } | undefined)?.incoming;
+  const address = incoming?.socket?.remoteAddress;
+  return typeof address === "string" ? address : undefined;
+}
+
+/** A peer that is not loopback gets the app's plain 404, as if there were no such route. */
+const loopbackOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (!isLoopbackPeer(peerAddress(c.env))) throw new ApiError("NOT_FOUND", "No route matches this method and path.");
+  await next();
+};
+
+/** The command in a body: a JSON object whose fields are strings, `command` among them; null for anything else. */
+function adminRequestOf(text: string): AdminRequest | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!value || typeof value !== "object" || Array.isArray(value)) return null;
+  if (!Object.values(value).every((field) => typeof field === "string")) return null;
+  return typeof (value as { command?: unknown }).command === "string" ? (value as AdminRequest) : null;
+}
+
 export function createAdminRoutes(token: string): Hono<AppEnv> {
   const router = new Hono<AppEnv>();
+  router.use("/_admin/*", loopbackOnly);
+  router.use("/_admin/*", declaredBodyLimit(ADMIN_MAX_BODY_BYTES, () => new ApiError("PAYLOAD_TOO_LARGE", "An admin command body is at most 64 KB.")));
   router.post("/_admin/command", async (c) => {
     const given = c.req.header("x-admin-token") ?? "";
     if (!constantTimeEqual(given, token)) throw new ApiError("UNAUTHORIZED", "Admin token required.");
-    const req = (await c.req.json()) as AdminRequest;
+    const req = adminRequestOf(await c.req.text());
+    if (!req) return c.json({ ok: false, output: 'the request body must be a JSON object of strings with a "command"' }, 400);
     try {
       return c.json(await runAdminCommand(c.get("services").db, req, c.get("services")));
     } catch (err) {
@@ -25,6 +71,8 @@ export function createAdminRoutes(token: string): Hono<AppEnv> {
       throw err;
     }
   });
+  // The same envelope where the router is mounted on an app without the app's own onError (dev:edge).
+  router.onError((err, c) => renderError(err, c, c.get("services")?.log));
   return router;
 }
 

@@ -10,7 +10,7 @@ import { ApiError } from "./errors";
 export function createFilesRoutes(): Hono<AppEnv> {
   const router = new Hono<AppEnv>();
   router.get("/*", async (c) => {
-    const key = decodeURIComponent(c.req.path.replace(/^.*?\/files\//, ""));
+    const key = decodedKey(c.req.path.replace(/^.*?\/files\//, ""));
     if (!key || key.includes("..")) throw new ApiError("NOT_FOUND", "No such file.");
     const object = await c.get("services").storage.get(key);
     if (!object) throw new ApiError("NOT_FOUND", "No such file.");
@@ -20,4 +20,13 @@ export function createFilesRoutes(): Hono<AppEnv> {
     });
   });
   return router;
+}
+
+/** The storage key a path names; null when its percent-escapes are not valid UTF-8 (no key is stored so). */
+function decodedKey(path: string): string | null {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return null;
+  }
 }
