@@ -8,7 +8,7 @@
 import type { Db } from "../../db/client";
 import type { Services } from "../../src/services";
 import { createLoginLink } from "../../src/hub/login-links";
-import { createApiKey, createUser, findUserByEmail, listApiKeys, revokeApiKey } from "../../src/http/api-keys";
+import { createApiKey, createUser, describeScopes, findUserByEmail, listApiKeys, parseScopes, revokeApiKey, type ApiKeyScope } from "../../src/http/api-keys";
 import { usageTotals } from "../../src/photo/ledger";
 
 export interface AdminRequest {
@@ -16,6 +16,8 @@ export interface AdminRequest {
   email?: string;
   name?: string;
   prefix?: string;
+  /** Comma-separated scopes (`qr`, `photo`, `social`, `all`); absent: every area. */
+  scopes?: string;
 }
 
 export interface AdminResult {
@@ -25,10 +27,15 @@ export interface AdminResult {
 }
 
 export const ADMIN_USAGE = `usage: npm run admin -- <command>
-  user:create --email E            create a user; prints its first API key alone on a line
-  key:create  --email E [--name N] create another key for the user; prints it alone on a line
+  user:create --email E [--scopes S]
+                                   create a user; prints its first API key alone on a line
+  key:create  --email E [--name N] [--scopes S]
+                                   create another key for the user; prints it alone on a line.
+                                   S: comma-separated areas the key may call: qr, photo, social
+                                   (default: all). A key shown in public pages (<img> tags) should
+                                   be --scopes qr
   key:revoke  --prefix P           revoke the key whose prefix (first 11 characters) is P
-  key:list    --email E            list the user's keys (prefix, name, created, last used, revoked)
+  key:list    --email E            list the user's keys (prefix, name, scopes, created, last used, revoked)
   login-link  --email E            print a one-time hub sign-in link for the user (valid 15 minutes)
   usage       --email E            the user's product-photography usage: images, credits, USD and INR, per model`;
 
@@ -38,18 +45,28 @@ export async function runAdminCommand(db: Db, req: AdminRequest, hub?: Pick<Serv
     if (!req.email || !/^[^@\s]+@[^@\s]+$/.test(req.email)) throw new AdminError("--email must be an e-mail address");
     return req.email;
   };
+  const scopes = (): ApiKeyScope[] | null => {
+    if (req.scopes === undefined) return null;
+    try {
+      return parseScopes(req.scopes);
+    } catch (err) {
+      throw new AdminError(`--scopes: ${(err as Error).message}`);
+    }
+  };
   switch (req.command) {
     case "user:create": {
       const email = needEmail();
+      const keyScopes = scopes();
       if (await findUserByEmail(db, email)) throw new AdminError(`a user with e-mail ${email} exists already`);
       const { userId } = await createUser(db, email);
-      const { key } = await createApiKey(db, userId, req.name ?? "default");
+      const { key } = await createApiKey(db, userId, req.name ?? "default", { scopes: keyScopes });
       return { ok: true, output: key };
     }
     case "key:create": {
+      const keyScopes = scopes();
       const user = await findUserByEmail(db, needEmail());
       if (!user) throw new AdminError(`no user with e-mail ${req.email}`);
-      const { key } = await createApiKey(db, user.userId, req.name ?? "default");
+      const { key } = await createApiKey(db, user.userId, req.name ?? "default", { scopes: keyScopes });
       return { ok: true, output: key };
     }
     case "key:revoke": {
@@ -62,8 +79,8 @@ export async function runAdminCommand(db: Db, req: AdminRequest, hub?: Pick<Serv
       const user = await findUserByEmail(db, needEmail());
       if (!user) throw new AdminError(`no user with e-mail ${req.email}`);
       const keys = await listApiKeys(db, user.userId);
-      const lines = keys.map((k) => [k.prefix, k.name, k.createdAt, k.lastUsedAt ?? "-", k.revokedAt ? `revoked ${k.revokedAt}` : "live"].join("\t"));
-      return { ok: true, output: ["prefix\tname\tcreated\tlast used\tstate", ...lines].join("\n") };
+      const lines = keys.map((k) => [k.prefix, k.name, describeScopes(k.scopes), k.createdAt, k.lastUsedAt ?? "-", k.revokedAt ? `revoked ${k.revokedAt}` : "live"].join("\t"));
+      return { ok: true, output: ["prefix\tname\tscopes\tcreated\tlast used\tstate", ...lines].join("\n") };
     }
     case "usage": {
       const user = await findUserByEmail(db, needEmail());

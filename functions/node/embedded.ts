@@ -46,7 +46,7 @@ export async function ensureFirstUser(db: Db, dataDir: string): Promise<void> {
   }
   const { userId } = await createUser(db, DEV_EMAIL);
   if (isWellFormedApiKey(existing)) {
-    await createApiKey(db, userId, "dev", existing);
+    await createApiKey(db, userId, "dev", { key: existing });
     console.log(`\nFirst start on this database: created user ${DEV_EMAIL} with the API key already in ${path}.\n`);
     return;
   }

@@ -93,7 +93,10 @@ export function mountApiDocument(app: OpenAPIHono<AppEnv>): void {
   registry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
     scheme: "bearer",
-    description: "An API key from the key-management area (`Authorization: Bearer <API_KEY>`); area C also accepts an identity-provider ID token.",
+    description:
+      "An API key from the key-management area (`Authorization: Bearer <API_KEY>`); area C also accepts an identity-provider ID token. " +
+      "A key has scopes: every area (the default) or only some of `qr`, `photo` and `social`. Each operation names the scope it needs in `x-required-scope`; " +
+      "a key without it gets 403 INSUFFICIENT_SCOPE. A key shown in public pages (an `<img>` tag's URL) should have the `qr` scope alone.",
   });
 
   let built: { key: string; doc: ReturnType<typeof apiDocument> } | undefined;

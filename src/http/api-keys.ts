@@ -6,14 +6,23 @@
  * SHA-256 hash is stored, with the first 11 characters as a display prefix used for listing and revoking.
  *
  * @example
+ * Scopes: a key may call every area (`scopes` null, the default) or only the areas it names (`qr`,
+ * `photo`, `social`). A key meant to sit in a public page (`<img src=".../generate/{apiKey}/...">`) is made
+ * with `["qr"]`, so whoever copies it can make QR codes and nothing else.
+ *
+ * @example
  * const { key } = await createApiKey(db, userId, "ci");
- * const userId = await verifyApiKey(db, key); // null when unknown, revoked or malformed
+ * const { key: embeddable } = await createApiKey(db, userId, "shop page", { scopes: ["qr"] });
+ * const found = await verifyApiKey(db, key); // { userId, keyId, scopes } or null when unknown, revoked or malformed
  */
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { apiKeys, users } from "../../db/schema";
 import { base62Fixed, constantTimeEqual, crc32, randomBase62, sha256Hex } from "../lib/encoding";
 import type { ApiKeyCache, VerifiedKey } from "./key-cache";
+import { isApiKeyScope, normaliseScopes, type ApiKeyScope } from "./scopes";
+
+export { describeScopes, parseScopes, type ApiKeyScope } from "./scopes";
 
 const KEY_PREFIX = "sk_";
 const RANDOM_LENGTH = 32;
@@ -42,6 +51,8 @@ export const hashApiKey = (key: string) => sha256Hex(key);
 export interface ApiKeyRecord {
   prefix: string;
   name: string;
+  /** null: every area. */
+  scopes: ApiKeyScope[] | null;
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
@@ -57,17 +68,17 @@ export async function verifyApiKey(db: Db, key: string, cache?: ApiKeyCache): Pr
   const now = Date.now();
   const cached = cache?.get(hash, now);
   // Written out rather than spread: a spread's result took a new hidden class on every request here.
-  if (cached) return { userId: cached.userId, keyId: cached.keyId, fresh: false };
+  if (cached) return { userId: cached.userId, keyId: cached.keyId, scopes: cached.scopes, fresh: false };
   const [row] = await db
-    .select({ id: apiKeys.id, userId: apiKeys.userId, hash: apiKeys.hash, revokedAt: apiKeys.revokedAt })
+    .select({ id: apiKeys.id, userId: apiKeys.userId, hash: apiKeys.hash, revokedAt: apiKeys.revokedAt, scopes: apiKeys.scopes })
     .from(apiKeys)
     .where(eq(apiKeys.hash, hash))
     .limit(1);
   // The lookup is by hash already; the comparison below keeps the check explicit and constant-time.
   if (!row || row.revokedAt || !constantTimeEqual(row.hash, hash)) return null;
-  const verified = { userId: row.userId, keyId: row.id };
+  const verified: VerifiedKey = { userId: row.userId, keyId: row.id, scopes: normaliseScopes(row.scopes?.filter(isApiKeyScope)) };
   cache?.set(hash, verified, now);
-  return { userId: verified.userId, keyId: verified.keyId, fresh: true };
+  return { userId: verified.userId, keyId: verified.keyId, scopes: verified.scopes, fresh: true };
 }
 
 /** Records use at most once a minute per key, so a busy key does not write on every request. */
@@ -88,12 +99,26 @@ export async function findUserByEmail(db: Db, email: string): Promise<{ userId: 
   return row ? { userId: row.id } : null;
 }
 
-/** A new key for the user; `key` stores a given well-formed key instead (a dev key shared by two local databases). */
-export async function createApiKey(db: Db, userId: string, name = "default", key = generateApiKey()): Promise<{ key: string; prefix: string }> {
+export interface CreateApiKeyOptions {
+  /** The areas the key may call; null or absent: every area. */
+  scopes?: readonly ApiKeyScope[] | null;
+  /** Store this well-formed key instead of a new one (a dev key shared by two local databases). */
+  key?: string;
+}
+
+/** A new key for the user, with every area unless `scopes` names some. */
+export async function createApiKey(
+  db: Db,
+  userId: string,
+  name = "default",
+  options: CreateApiKeyOptions = {},
+): Promise<{ key: string; prefix: string; scopes: ApiKeyScope[] | null }> {
+  const key = options.key ?? generateApiKey();
   if (!isWellFormedApiKey(key)) throw new Error("not a well-formed API key");
+  const scopes = normaliseScopes(options.scopes);
   const prefix = key.slice(0, DISPLAY_PREFIX_LENGTH);
-  await db.insert(apiKeys).values({ userId, prefix, hash: await hashApiKey(key), name });
-  return { key, prefix };
+  await db.insert(apiKeys).values({ userId, prefix, hash: await hashApiKey(key), name, scopes });
+  return { key, prefix, scopes };
 }
 
 /** Revokes by display prefix; returns false when no live key has it. */
@@ -111,6 +136,7 @@ export async function listApiKeys(db: Db, userId: string): Promise<ApiKeyRecord[
   return rows.map((r) => ({
     prefix: r.prefix,
     name: r.name,
+    scopes: normaliseScopes(r.scopes?.filter(isApiKeyScope)),
     createdAt: r.createdAt.toISOString(),
     lastUsedAt: r.lastUsedAt?.toISOString() ?? null,
     revokedAt: r.revokedAt?.toISOString() ?? null,

@@ -2,10 +2,11 @@
  * Authentication: `Authorization: Bearer <API key>` or `Bearer <identity-provider ID token>`.
  * API keys are checked for shape and checksum before the database is asked; ID tokens are verified against
  * AUTH_JWKS_URL with issuer, audience, expiry and an asymmetric algorithm allowlist, and their subject is
- * mapped to a user (created on first sight).
+ * mapped to a user (created on first sight). Every authenticated route names the one scope (area) it
+ * belongs to; a key limited to other areas is refused with 403 INSUFFICIENT_SCOPE. ID tokens carry every scope.
  *
  * @example
- * router.use("*", requireAuth());
+ * router.use("*", requireAuth("social"));
  * router.get("/x", (c) => c.text(c.get("userId")));
  */
 import { and, eq, isNull } from "drizzle-orm";
@@ -16,6 +17,7 @@ import type { Services } from "../services";
 import type { AppEnv } from "./env";
 import { ApiError } from "./errors";
 import { looksLikeApiKey, touchApiKey, verifyApiKey } from "./api-keys";
+import { insufficientScopeMessage, type ApiKeyScope } from "./scopes";
 
 const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"];
 
@@ -23,12 +25,21 @@ export function unauthorized(message = "Missing or invalid credentials: send Aut
   return new ApiError("UNAUTHORIZED", message, { headers: { "WWW-Authenticate": 'Bearer realm="api"' } });
 }
 
-/** Authenticates an API key; throws 401 when it is malformed, unknown or revoked. */
-export async function authenticateApiKey(services: Services, key: string): Promise<string> {
+/** The 403 for a key whose scopes leave out the route's area. */
+export function insufficientScope(needed: ApiKeyScope, has: readonly ApiKeyScope[] | null): ApiError {
+  return new ApiError("INSUFFICIENT_SCOPE", insufficientScopeMessage(needed, has));
+}
+
+/**
+ * Authenticates an API key for a route of the area `scope`; throws 401 when the key is malformed, unknown or
+ * revoked, and 403 when the key is limited to other areas.
+ */
+export async function authenticateApiKey(services: Services, key: string, scope: ApiKeyScope): Promise<string> {
   const found = await verifyApiKey(services.db, key, services.apiKeyCache);
   if (!found) throw unauthorized("The API key is not valid or has been revoked.");
   // Last use is recorded when the database was asked anyway (at most once per cache lifetime of the key).
   if (found.fresh) services.defer(touchApiKey(services.db, found.keyId).catch((err) => services.log.warn("touch api key failed", { err: String(err) })));
+  if (found.scopes && !found.scopes.includes(scope)) throw insufficientScope(scope, found.scopes);
   return found.userId;
 }
 
@@ -38,14 +49,17 @@ export function bearerToken(header: string | undefined): string | null {
   return match ? match[1]! : null;
 }
 
-/** Requires a Bearer API key or ID token; sets `userId` and `authKind`. */
-export function requireAuth(): MiddlewareHandler<AppEnv> {
+/**
+ * Requires a Bearer API key with the route's scope, or an ID token (which has every scope); sets `userId`
+ * and `authKind`.
+ */
+export function requireAuth(scope: ApiKeyScope): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const token = bearerToken(c.req.header("authorization"));
     if (!token) throw unauthorized();
     const services = c.get("services");
     if (looksLikeApiKey(token)) {
-      c.set("userId", await authenticateApiKey(services, token));
+      c.set("userId", await authenticateApiKey(services, token, scope));
       c.set("authKind", "api_key");
     } else if (token.split(".").length === 3) {
       c.set("userId", await authenticateIdToken(services, token));

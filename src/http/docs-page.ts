@@ -90,7 +90,7 @@ function renderOperation(doc: Json, { method, path, operationId, summary, op }: 
   const responses = Object.entries<Json>(op.responses ?? {}).map(([status, r]) => [status, resolve(doc, r) as Json] as const);
   return html`<section class="op" id="${operationId}">
 <h3><span class="m ${method}">${method.toUpperCase()}</span> <code>${path}</code></h3>
-<p><strong>${summary}</strong> <span class="muted">(operationId <code>${operationId}</code>; ${authOf(op.security)})</span></p>
+<p><strong>${summary}</strong> <span class="muted">(operationId <code>${operationId}</code>; ${authOf(op.security)}${op["x-required-scope"] ? html`; key scope <code>${op["x-required-scope"]}</code>` : ""})</span></p>
 ${paragraphs(op.description)}
 ${params.length
     ? html`<h4>Parameters</h4><table><tr><th>Name</th><th>In</th><th>Required</th><th>Description</th><th>Example</th></tr>

@@ -10,9 +10,13 @@
  * cache.set(hash, { userId, keyId }, Date.now());
  * cache.get(hash, Date.now()); // { userId, keyId } for the next 5 s
  */
+import type { ApiKeyScope } from "./scopes";
+
 export interface VerifiedKey {
   userId: string;
   keyId: string;
+  /** The areas the key may call; null: every area. */
+  scopes: readonly ApiKeyScope[] | null;
 }
 
 export interface ApiKeyCache {
@@ -34,7 +38,7 @@ export function ApiKeyCache(options: { ttlMs?: number; maxEntries?: number } = {
         entries.delete(hash);
         return undefined;
       }
-      return { userId: entry.userId, keyId: entry.keyId };
+      return { userId: entry.userId, keyId: entry.keyId, scopes: entry.scopes };
     },
     set(hash, key, now) {
       // Oldest first out: a Map iterates in insertion order.

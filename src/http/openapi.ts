@@ -11,6 +11,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { codeToStatus, type ErrorCode } from "./errors";
+import { insufficientScopeMessage, type ApiKeyScope } from "./scopes";
 
 export const ErrorSchema = z
   .object({
@@ -73,3 +74,23 @@ export const internalError = errorResponse("An internal failure; retry the same 
   "INTERNAL",
   "Something went wrong on our side. Retry the same request; quote request id 5f0c2d9e-7b1a-4c3e-9a56-0d4b8e2f1c77 if it persists.",
 ]);
+
+/**
+ * Marks an authenticated operation as one of area `scope`: adds the `x-required-scope` extension (shown by the
+ * reference page, and read by the test that calls every operation with a key of another scope) and the 403
+ * that a key limited to other areas gets. The route keeps its type: the 403 is thrown, never returned.
+ *
+ * @example
+ * decode: withScope("qr", createRoute({ method: "post", path: "/decode", ... })),
+ */
+export function withScope<R extends { responses: object }>(scope: ApiKeyScope, route: R): R {
+  const other: ApiKeyScope[] = [scope === "qr" ? "photo" : "qr"];
+  return {
+    ...route,
+    "x-required-scope": scope,
+    responses: {
+      ...route.responses,
+      403: errorResponse(`The API key is limited to other areas; this operation needs the \`${scope}\` scope.`, ["INSUFFICIENT_SCOPE", insufficientScopeMessage(scope, other)]),
+    },
+  };
+}

@@ -4,7 +4,7 @@
  * over the limit: 429 RATE_LIMITED with `Retry-After` in seconds.
  *
  * @example
- * router.post("/posts", requireAuth(), rateLimit("social-write"), handler);
+ * router.post("/posts", requireAuth("social"), rateLimit("social-write"), handler);
  */
 import type { MiddlewareHandler } from "hono";
 import type { Config } from "../config";

@@ -1,18 +1,27 @@
 /**
- * API keys page: the user's keys (name, prefix, created, last used, state), a form that creates one and shows
- * the full key once (on the POST's own answer, never stored, never shown again), and revoke buttons.
+ * API keys page: the user's keys (name, prefix, scopes, created, last used, state), a form that creates one
+ * with the areas it may call and shows the full key once (on the POST's own answer, never stored, never shown
+ * again), and revoke buttons.
  * A revoked key is refused by the API from the next request on (the API checks revocation on every call).
  */
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { Hono, type Context } from "hono";
 import { apiKeys } from "../../db/schema";
-import { createApiKey, listApiKeys } from "../http/api-keys";
+import { createApiKey, describeScopes, listApiKeys } from "../http/api-keys";
+import { API_KEY_SCOPES, normaliseScopes, type ApiKeyScope } from "../http/scopes";
 import type { HubEnv, HubSession } from "./env";
 import { formatTime, Layout, PostForm, Secret, StackTable } from "./ui/layout";
 
 type Flash = { kind: "ok" | "error"; text: string } | null;
 
-async function keysPage(c: Context<HubEnv>, options: { created?: { key: string; name: string }; flash?: Flash; status?: 200 | 201 | 400 | 404 } = {}) {
+/** What each scope's checkbox says; one checkbox a scope, named `scope_<name>`, so the form repeats no field. */
+const SCOPE_LABELS: Record<ApiKeyScope, string> = {
+  qr: "QR codes (area A)",
+  photo: "Product photography (area B, spends credits)",
+  social: "Social publishing (area C, posts to your pages)",
+};
+
+async function keysPage(c: Context<HubEnv>, options: { created?: { key: string; name: string; scopes: ApiKeyScope[] | null }; flash?: Flash; status?: 200 | 201 | 400 | 404 } = {}) {
   const session = c.var.session as HubSession;
   const keys = await listApiKeys(c.var.services.db, session.userId);
   return c.html(
@@ -22,7 +31,9 @@ async function keysPage(c: Context<HubEnv>, options: { created?: { key: string; 
       {options.created ? (
         <section class="card" aria-labelledby="new-key">
           <h2 id="new-key">Your new key “{options.created.name}”</h2>
-          <p>Copy it now: this is the only time it is shown.</p>
+          <p>
+            Copy it now: this is the only time it is shown. It may call: <strong>{describeScopes(options.created.scopes)}</strong>.
+          </p>
           <Secret id="new-key-value" value={options.created.key} label="Copy the new API key" />
         </section>
       ) : null}
@@ -33,6 +44,23 @@ async function keysPage(c: Context<HubEnv>, options: { created?: { key: string; 
             <label for="key-name">Name</label>
             <input id="key-name" type="text" name="name" required maxlength={100} placeholder="e.g. production server" />
           </div>
+          <fieldset class="scopes">
+            <legend>Areas this key may call</legend>
+            <label>
+              <input type="radio" name="access" value="all" checked /> All areas
+            </label>
+            <label>
+              <input type="radio" name="access" value="some" /> Only these:
+            </label>
+            {API_KEY_SCOPES.map((scope) => (
+              <label class="indent">
+                <input type="checkbox" name={`scope_${scope}`} value="on" /> {SCOPE_LABELS[scope]}
+              </label>
+            ))}
+            <p class="muted">
+              A key that goes into a public page (an <code>&lt;img&gt;</code> tag's QR code URL) can be read by anyone: make it for QR codes only.
+            </p>
+          </fieldset>
           <button type="submit">Create key</button>
         </PostForm>
       </section>
@@ -40,13 +68,14 @@ async function keysPage(c: Context<HubEnv>, options: { created?: { key: string; 
       {keys.length === 0 ? (
         <p>No keys yet.</p>
       ) : (
-        <StackTable columns={["Name", "Prefix", "Created", "Last used", "State", <span class="muted">Action</span>]}>
+        <StackTable columns={["Name", "Prefix", "Scopes", "Created", "Last used", "State", <span class="muted">Action</span>]}>
           {[...keys].reverse().map((k) => (
             <tr>
               <td data-label="Name">{k.name}</td>
               <td data-label="Prefix">
                 <code>{k.prefix}…</code>
               </td>
+              <td data-label="Scopes">{describeScopes(k.scopes)}</td>
               <td data-label="Created">{formatTime(k.createdAt)}</td>
               <td data-label="Last used">{k.lastUsedAt ? formatTime(k.lastUsedAt) : "never"}</td>
               <td data-label="State">{k.revokedAt ? <span class="badge revoked">revoked</span> : <span class="badge live">live</span>}</td>
@@ -78,8 +107,13 @@ export function createKeyRoutes(): Hono<HubEnv> {
     if (name.length < 1 || name.length > 100) {
       return keysPage(c, { flash: { kind: "error", text: "Give the key a name of 1 to 100 characters." }, status: 400 });
     }
-    const { key } = await createApiKey(c.var.services.db, c.var.session!.userId, name);
-    return keysPage(c, { created: { key, name }, status: 201 });
+    // "All areas" unless the form says "only these" (a form without the field makes an all-areas key, as the CLI does).
+    const chosen = body.access === "some" ? API_KEY_SCOPES.filter((scope) => body[`scope_${scope}`] === "on") : null;
+    if (chosen && chosen.length === 0) {
+      return keysPage(c, { flash: { kind: "error", text: "Choose at least one area the key may call, or All areas." }, status: 400 });
+    }
+    const { key, scopes } = await createApiKey(c.var.services.db, c.var.session!.userId, name, { scopes: normaliseScopes(chosen) });
+    return keysPage(c, { created: { key, name, scopes }, status: 201 });
   });
 
   router.post("/:prefix/revoke", async (c) => {

@@ -7,7 +7,7 @@
  * router.openapi(photoRoutes.createPhoto, handler);
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { errorResponse, internalError, json, type ErrorExample } from "../http/openapi";
+import { errorResponse, internalError, json, withScope, type ErrorExample } from "../http/openapi";
 import { NoQuerySchema } from "../http/validate";
 import { JobSchema, ModelOptionSchema, PhotoRequestSchema, PhotoResultSchema, TemplateSchema } from "./schemas";
 
@@ -91,7 +91,7 @@ export const photoRoutes = {
       500: internalError,
     },
   }),
-  createPhoto: createRoute({
+  createPhoto: withScope("photo", createRoute({
     method: "post",
     path: "/product-photography",
     operationId: "createProductPhoto",
@@ -198,7 +198,7 @@ export const photoRoutes = {
       503: errorResponse("The image model is rate limited (UPSTREAM_RATE_LIMITED); retry later.", ["UPSTREAM_RATE_LIMITED", "The image model's provider is rate limiting this service; try again in about 20 s."]),
       504: errorResponse("The image model did not finish in time (GENERATION_TIMEOUT); nothing was charged.", ["GENERATION_TIMEOUT", "The image model did not finish within 120 s; try again, or pick a faster model or a lower resolution."]),
     },
-  }),
+  })),
   demoImage: createRoute({
     method: "get",
     // Hono's pattern for the last segment; the document writes the path `/demo/{file}`.
@@ -223,7 +223,7 @@ export const photoRoutes = {
       500: internalError,
     },
   }),
-  getJob: createRoute({
+  getJob: withScope("photo", createRoute({
     method: "get",
     path: "/product-photography/jobs/{id}",
     operationId: "getProductPhotoJob",
@@ -253,5 +253,5 @@ export const photoRoutes = {
       429: errorResponse("Rate limit reached; wait Retry-After seconds.", ["RATE_LIMITED", "Rate limit of 300 requests per minute reached; retry in 8 s."]),
       500: internalError,
     },
-  }),
+  })),
 };

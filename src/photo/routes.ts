@@ -78,7 +78,7 @@ export function createPhotoRoutes(): OpenAPIHono<AppEnv> {
     validationHook(photoRoutes.listModels),
   );
 
-  router.use("/product-photography", requireAuth(), rateLimit("photo"), jsonOnly);
+  router.use("/product-photography", requireAuth("photo"), rateLimit("photo"), jsonOnly);
   // Images given inline are decoded as the body streams in (src/http/inline-images.ts).
   const images = inlineImageBody([
     { path: ["productImages", "*", "dataUrl"], kind: "base64" },
@@ -86,7 +86,7 @@ export function createPhotoRoutes(): OpenAPIHono<AppEnv> {
     { path: ["referenceImage"], kind: "image-or-url" },
   ]);
   // Only the job poll: "/product-photography/*" would match the POST above too and count it twice.
-  router.use("/product-photography/jobs/*", requireAuth(), rateLimit("photo-read"));
+  router.use("/product-photography/jobs/*", requireAuth("photo"), rateLimit("photo-read"));
 
   router.openapi(
     { ...photoRoutes.createPhoto, middleware: [images] },

@@ -6,10 +6,10 @@
  * route middleware, added where the routes are mounted (routes.ts).
  *
  * @example
- * router.openapi({ ...qrRoutes.decode, middleware: [requireAuth()] }, handler, validationHook(qrRoutes.decode));
+ * router.openapi({ ...qrRoutes.decode, middleware: [requireAuth("qr")] }, handler, validationHook(qrRoutes.decode));
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { errorResponse, internalError, json, type ErrorExample } from "../http/openapi";
+import { errorResponse, internalError, json, withScope, type ErrorExample } from "../http/openapi";
 import { NoQuerySchema } from "../http/validate";
 import { DecodeRequestSchema, GenerateQuerySchema, GenerateRequestSchema, QrCodeResponseSchema, QrDecodeResponseSchema, QrPathSchema } from "./schemas";
 
@@ -47,7 +47,7 @@ const GET_DESCRIPTION =
   "The key is the path segment after the operation name. Design comes from the query string (`size`, `fgColor`, `bgColor`, `isTransparent`), each once; any other parameter is 422 naming it, with the hint to URL-encode the text when an unencoded URL's own query string is the cause.";
 
 export const qrRoutes = {
-  generatePng: createRoute({
+  generatePng: withScope("qr", createRoute({
     method: "get",
     path: "/generate/{apiKey}/{text{[\\s\\S]+}}",
     operationId: "generateQrPng",
@@ -72,9 +72,9 @@ export const qrRoutes = {
       429: rateLimited,
       500: internalError,
     },
-  }),
+  })),
 
-  generateBase64: createRoute({
+  generateBase64: withScope("qr", createRoute({
     method: "get",
     path: "/generate-base64/{apiKey}/{text{[\\s\\S]+}}",
     operationId: "generateQrBase64",
@@ -94,9 +94,9 @@ export const qrRoutes = {
       429: rateLimited,
       500: internalError,
     },
-  }),
+  })),
 
-  generate: createRoute({
+  generate: withScope("qr", createRoute({
     method: "post",
     path: "/generate",
     operationId: "generateQr",
@@ -139,9 +139,9 @@ export const qrRoutes = {
       429: rateLimited,
       500: internalError,
     },
-  }),
+  })),
 
-  decode: createRoute({
+  decode: withScope("qr", createRoute({
     method: "post",
     path: "/decode",
     operationId: "decodeQr",
@@ -175,5 +175,5 @@ export const qrRoutes = {
       429: rateLimited,
       500: internalError,
     },
-  }),
+  })),
 };

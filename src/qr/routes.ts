@@ -48,7 +48,7 @@ function pathKeyAuth(orBearer: boolean): MiddlewareHandler<AppEnv> {
     if (!looksLikeApiKey(segment)) {
       throw unauthorized(`No API key in the path: put your API key in place of {apiKey}${orBearer ? ", or send Authorization: Bearer <API key>" : ""}.`);
     }
-    c.set("userId", await authenticateApiKey(c.get("services"), segment));
+    c.set("userId", await authenticateApiKey(c.get("services"), segment, "qr"));
     c.set("authKind", "api_key");
     await next();
   };
@@ -56,7 +56,7 @@ function pathKeyAuth(orBearer: boolean): MiddlewareHandler<AppEnv> {
 
 /** A Bearer header when there is one (then the path segment is not used), else the path key. */
 function bearerOrPathKeyAuth(): MiddlewareHandler<AppEnv> {
-  const bearer = requireAuth();
+  const bearer = requireAuth("qr");
   const path = pathKeyAuth(true);
   return (c, next) => (bearerToken(c.req.header("authorization")) !== null ? bearer(c, next) : path(c, next));
 }
@@ -193,7 +193,7 @@ export function createQrRoutes(): OpenAPIHono<AppEnv> {
   );
 
   router.openapi(
-    { ...qrRoutes.generate, middleware: [requireAuth(), rateLimit("qr"), closedJsonBody([{ path: ["logoUrl"], kind: "image-or-url" }])] },
+    { ...qrRoutes.generate, middleware: [requireAuth("qr"), rateLimit("qr"), closedJsonBody([{ path: ["logoUrl"], kind: "image-or-url" }])] },
     async (c) => {
       const result = await generateQrCode(c.get("services"), c.get("userId"), c.req.valid("json"));
       const data: { qrCodeDataUrl: string; warnings?: string[] } = { qrCodeDataUrl: pngDataUrl(result.png) };
@@ -207,7 +207,7 @@ export function createQrRoutes(): OpenAPIHono<AppEnv> {
   );
 
   router.openapi(
-    { ...qrRoutes.decode, middleware: [requireAuth(), rateLimit("qr"), closedJsonBody([{ path: ["base64"], kind: "base64" }])] },
+    { ...qrRoutes.decode, middleware: [requireAuth("qr"), rateLimit("qr"), closedJsonBody([{ path: ["base64"], kind: "base64" }])] },
     async (c) => c.json({ data: await decodeQrCode(c.get("services"), c.get("userId"), c.req.valid("json")) }, 200),
     validationHook(qrRoutes.decode),
   );

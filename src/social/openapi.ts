@@ -17,7 +17,7 @@ import {
   PostListResponseSchema,
   PostResponseSchema,
 } from "./schemas";
-import { errorBody, json, type ErrorExample } from "../http/openapi";
+import { errorBody, json, withScope, type ErrorExample } from "../http/openapi";
 import { NoQuerySchema } from "../http/validate";
 
 export const SOCIAL_BASE_PATH = "/api/v1/social";
@@ -156,7 +156,7 @@ const locationHeader = z.object({
 });
 
 export const routes = {
-  listAccounts: createRoute({
+  listAccounts: withScope("social", createRoute({
     method: "get",
     path: "/accounts",
     operationId: "listAccounts",
@@ -166,9 +166,9 @@ export const routes = {
     security,
     request: { query: NoQuerySchema },
     responses: { 200: { description: "Connected accounts.", content: json(AccountsResponseSchema, { accounts: { summary: "A page and its photo account", value: accountsExample } }) }, 422: ref("ValidationFailed"), ...common },
-  }),
+  })),
 
-  createMedia: createRoute({
+  createMedia: withScope("social", createRoute({
     method: "post",
     path: "/media",
     operationId: "createMedia",
@@ -196,9 +196,9 @@ export const routes = {
       422: ref("ValidationFailed"),
       ...common,
     },
-  }),
+  })),
 
-  getMedia: createRoute({
+  getMedia: withScope("social", createRoute({
     method: "get",
     path: "/media/{id}",
     operationId: "getMedia",
@@ -207,9 +207,9 @@ export const routes = {
     security,
     request: { query: NoQuerySchema, params: IdParamSchema },
     responses: { 200: { description: "The media metadata.", content: json(MediaResponseSchema, { media: { value: mediaExample } }) }, 404: ref("NotFound"), 422: ref("ValidationFailed"), ...common },
-  }),
+  })),
 
-  createPost: createRoute({
+  createPost: withScope("social", createRoute({
     method: "post",
     path: "/posts",
     operationId: "createPost",
@@ -254,9 +254,9 @@ export const routes = {
       422: ref("ValidationFailed"),
       ...common,
     },
-  }),
+  })),
 
-  listPosts: createRoute({
+  listPosts: withScope("social", createRoute({
     method: "get",
     path: "/posts",
     operationId: "listPosts",
@@ -273,9 +273,9 @@ export const routes = {
       422: ref("ValidationFailed"),
       ...common,
     },
-  }),
+  })),
 
-  getPost: createRoute({
+  getPost: withScope("social", createRoute({
     method: "get",
     path: "/posts/{id}",
     operationId: "getPost",
@@ -289,9 +289,9 @@ export const routes = {
       422: ref("ValidationFailed"),
       ...common,
     },
-  }),
+  })),
 
-  cancelPost: createRoute({
+  cancelPost: withScope("social", createRoute({
     method: "delete",
     path: "/posts/{id}",
     operationId: "cancelPost",
@@ -308,7 +308,7 @@ export const routes = {
       422: ref("ValidationFailed"),
       ...common,
     },
-  }),
+  })),
 };
 
 /** The error responses area C's routes refer to, as components (the Error schema itself is the API's, src/http/openapi.ts). */

@@ -52,7 +52,7 @@ export function createSocialRoutes(): OpenAPIHono<AppEnv> {
   router.get("/openapi.json", movedTo(OPENAPI_PATH));
   router.get("/docs", movedTo(REFERENCE_PATH));
 
-  router.use("*", requireAuth());
+  router.use("*", requireAuth("social"));
   router.use("*", budget);
 
   router.openapi(

@@ -11,7 +11,7 @@ import { createTestApp, type TestApp } from "../helpers/harness";
 /** A JSON route and a crashing route, mounted the way an area mounts its router. */
 function probeRoutes() {
   const r = new Hono<AppEnv>();
-  r.use("*", requireAuth());
+  r.use("*", requireAuth("social"));
   r.post("/echo", async (c) => c.json({ data: await readJson(c) }));
   r.get("/boom", () => {
     throw new Error("database password is hunter2");

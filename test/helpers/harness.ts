@@ -14,7 +14,7 @@ import { parseConfig } from "../../src/config";
 import { createApp, type AppExtras } from "../../src/app";
 import type { Logger, Services } from "../../src/services";
 import { buildNodeServices } from "../../functions/node/services";
-import { createApiKey, createUser } from "../../src/http/api-keys";
+import { createApiKey, createUser, type ApiKeyScope } from "../../src/http/api-keys";
 import { JsonLogger } from "../../src/adapters/logger";
 import { MemoryRateLimiter } from "../../src/adapters/rate-limit/memory";
 import type { OpenAPIHono } from "@hono/zod-openapi";
@@ -67,8 +67,9 @@ export async function createTestApp(options: TestAppOptions = {}) {
       const { key } = await createApiKey(services.db, userId);
       return { userId, apiKey: key, email };
     },
-    async createKey(userId: string, name?: string) {
-      return (await createApiKey(services.db, userId, name)).key;
+    /** Another key for the user; `scopes` limits it to those areas (absent: every area). */
+    async createKey(userId: string, name?: string, scopes?: ApiKeyScope[]) {
+      return (await createApiKey(services.db, userId, name, { scopes })).key;
     },
     auth(apiKey: string, extra: Record<string, string> = {}): Record<string, string> {
       return { Authorization: `Bearer ${apiKey}`, ...extra };

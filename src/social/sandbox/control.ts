@@ -42,7 +42,7 @@ const PostsQuerySchema = z.strictObject({ accountId: AccountIdSchema });
 export function createSandboxControlRoutes(): Hono<AppEnv> {
   const router = new Hono<AppEnv>();
   // Per route, not "*": this router is mounted at the sandbox root beside the token-checked Graph routes.
-  for (const path of ["/accounts", "/faults", "/posts"]) router.use(path, requireAuth(), rateLimit("social-write"));
+  for (const path of ["/accounts", "/faults", "/posts"]) router.use(path, requireAuth("social"), rateLimit("social-write"));
 
   router.post("/accounts", async (c) => {
     parseQuery(c, NoQuerySchema);

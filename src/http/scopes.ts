@@ -1,0 +1,51 @@
+/**
+ * API key scopes: the areas of the API a key may call. A key made for every area has scopes null (the
+ * default, and every key made before scopes existed); a key limited to some names them. Each authenticated
+ * operation belongs to exactly one scope, declared in the OpenAPI document as `x-required-scope`.
+ *
+ * @example
+ * parseScopes("qr");          // ["qr"]
+ * parseScopes("all");         // null
+ * describeScopes(["qr"]);     // "qr"
+ */
+
+/** The areas a key may be limited to; each names the routes of one area. */
+export const API_KEY_SCOPES = ["qr", "photo", "social"] as const;
+export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
+
+export function isApiKeyScope(value: string): value is ApiKeyScope {
+  return (API_KEY_SCOPES as readonly string[]).includes(value);
+}
+
+/**
+ * Reads a comma-separated scope list (`"qr"`, `"qr,photo"`, `"all"`); null means every area. Throws an Error
+ * naming the scopes it knows for anything else, or for an empty list.
+ */
+export function parseScopes(text: string): ApiKeyScope[] | null {
+  const names = text.split(",").map((s) => s.trim().toLowerCase()).filter((s) => s !== "");
+  if (names.length === 0) throw new Error(`no scope given; choose from ${API_KEY_SCOPES.join(", ")} or all`);
+  if (names.includes("all")) return null;
+  const unknown = names.filter((n) => !isApiKeyScope(n));
+  if (unknown.length) throw new Error(`unknown scope ${unknown.map((n) => JSON.stringify(n)).join(", ")}; choose from ${API_KEY_SCOPES.join(", ")} or all`);
+  return normaliseScopes(names as ApiKeyScope[]);
+}
+
+/** Sorted, without repeats; every scope at once is the same as all (null). */
+export function normaliseScopes(scopes: readonly ApiKeyScope[] | null | undefined): ApiKeyScope[] | null {
+  if (!scopes) return null;
+  const set = API_KEY_SCOPES.filter((s) => scopes.includes(s));
+  return set.length === API_KEY_SCOPES.length ? null : set;
+}
+
+/** How a key's scopes read to a person: "all" or "qr, photo". */
+export function describeScopes(scopes: readonly ApiKeyScope[] | null): string {
+  return scopes ? scopes.join(", ") : "all";
+}
+
+/** The sentence of the 403 a key limited to other areas gets. */
+export function insufficientScopeMessage(needed: ApiKeyScope, has: readonly ApiKeyScope[] | null): string {
+  return (
+    `This API key may call only ${describeScopes(has)} routes; this route needs the ${needed} scope. ` +
+    `Use a key with the ${needed} scope (create one in the hub under API keys, or with npm run admin -- key:create --scopes ${needed}).`
+  );
+}

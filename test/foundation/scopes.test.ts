@@ -1,0 +1,154 @@
+/**
+ * API key scopes through HTTP: every operation of the OpenAPI document, called with a key that lacks its
+ * scope, answers 403 INSUFFICIENT_SCOPE naming the scope, and with a key of that scope alone gets past
+ * authentication (the table is built from the document, so a new operation cannot forget its scope). A
+ * `qr` key, the one meant for public pages, works on area A and nowhere else. The hub's form and the admin
+ * commands make and list scoped keys.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestApp, type TestApp } from "../helpers/harness";
+import { allScopesBut, scopeTable } from "../helpers/scope-table";
+import { runAdminCommand } from "../../functions/node/admin-commands";
+import { createHubTest, type HubTest } from "../hub/hub-client";
+import type { ApiKeyScope } from "../../src/http/scopes";
+
+let h: TestApp;
+let userId: string;
+let table: ReturnType<typeof scopeTable>;
+const keys = new Map<string, string>();
+
+async function keyWith(scopes: ApiKeyScope[]): Promise<string> {
+  const name = scopes.join(",");
+  if (!keys.has(name)) keys.set(name, await h.createKey(userId, name, scopes));
+  return keys.get(name)!;
+}
+
+beforeAll(async () => {
+  h = await createTestApp({ env: { RATE_LIMIT_QR: "1000", RATE_LIMIT_PHOTO: "1000", RATE_LIMIT_SOCIAL_READ: "1000", RATE_LIMIT_SOCIAL_WRITE: "1000" } });
+  ({ userId } = await h.createUser());
+  table = scopeTable(await (await h.app.request("/openapi.json")).json());
+});
+afterAll(() => h.close());
+
+const send = (c: ReturnType<typeof scopeTable>[number], key: string | null) => {
+  const { path, init } = c.request(key);
+  return h.app.request(path, init);
+};
+
+describe("every operation of the OpenAPI document", () => {
+  it("the table covers every area's operations", () => {
+    expect(new Set(table.map((c) => c.scope))).toEqual(new Set(["qr", "photo", "social", null]));
+    expect(table.filter((c) => c.scope === "social").length).toBeGreaterThanOrEqual(7);
+  });
+
+  it("an operation that names no scope answers without credentials (else it forgot its scope)", async () => {
+    for (const c of table.filter((c) => c.scope === null)) {
+      const res = await send(c, null);
+      expect([401, 403], `${c.name} answered ${res.status} without credentials but declares no x-required-scope`).not.toContain(res.status);
+    }
+  });
+
+  it("a key without the operation's scope gets 403 INSUFFICIENT_SCOPE naming the scope", async () => {
+    for (const c of table.filter((c) => c.scope !== null)) {
+      const res = await send(c, await keyWith(allScopesBut(c.scope!)));
+      const body = (await res.json()) as { error?: { code: string; message: string } };
+      expect(res.status, c.name).toBe(403);
+      expect(body.error?.code, c.name).toBe("INSUFFICIENT_SCOPE");
+      expect(body.error?.message, c.name).toContain(`needs the ${c.scope} scope`);
+    }
+  });
+
+  it("a key of that scope alone gets past authentication", async () => {
+    for (const c of table.filter((c) => c.scope !== null)) {
+      const res = await send(c, await keyWith([c.scope!]));
+      expect([401, 403], `${c.name} answered ${res.status} to a ${c.scope} key`).not.toContain(res.status);
+    }
+  });
+});
+
+describe("a qr key, as put into a public page", () => {
+  let qrKey: string;
+  beforeAll(async () => {
+    qrKey = await keyWith(["qr"]);
+  });
+
+  it("makes QR codes by path and by header", async () => {
+    const png = await h.app.request(`/api/qr-code/generate/${qrKey}/hello`);
+    expect(png.status).toBe(200);
+    expect(png.headers.get("content-type")).toBe("image/png");
+    const json = await h.app.request("/api/qr-code/generate", { method: "POST", headers: h.json(qrKey), body: JSON.stringify({ type: "url", value: "https://example.com" }) });
+    expect(json.status).toBe(200);
+  });
+
+  it("cannot publish, buy photos or drive the sandbox", async () => {
+    const post = await h.app.request("/api/v1/social/posts", { method: "POST", headers: h.json(qrKey, { "Idempotency-Key": crypto.randomUUID() }), body: JSON.stringify({ accountIds: ["pageplatform:1"], caption: "hi" }) });
+    expect(post.status).toBe(403);
+    const photo = await h.app.request("/api/image/product-photography", { method: "POST", headers: h.json(qrKey), body: JSON.stringify({ productImages: [], promptId: "studio-white-sweep" }) });
+    expect(photo.status).toBe(403);
+    expect(((await photo.json()) as { error: { message: string } }).error.message).toMatch(/may call only qr routes; this route needs the photo scope/);
+    for (const path of ["/sandbox/accounts", "/sandbox/posts"]) {
+      expect((await h.app.request(path, { headers: h.auth(qrKey) })).status, path).toBe(403);
+    }
+  });
+
+  it("an all-areas key still calls every area", async () => {
+    const { apiKey } = await h.createUser();
+    expect((await h.app.request("/api/v1/social/accounts", { headers: h.auth(apiKey) })).status).toBe(200);
+    expect((await h.app.request(`/api/qr-code/generate/${apiKey}/hello`)).status).toBe(200);
+  });
+});
+
+describe("making and listing scoped keys", () => {
+  it("admin: key:create --scopes qr makes a qr key; key:list shows scopes; a wrong scope is refused", async () => {
+    const email = `scopes-${crypto.randomUUID().slice(0, 8)}@example.test`;
+    const all = await runAdminCommand(h.db, { command: "user:create", email });
+    const qr = await runAdminCommand(h.db, { command: "key:create", email, name: "shop page", scopes: "qr" });
+    expect(qr.output).toMatch(/^sk_[0-9A-Za-z]{38}$/);
+    expect((await h.app.request("/api/v1/social/accounts", { headers: h.auth(qr.output) })).status).toBe(403);
+    expect((await h.app.request(`/api/qr-code/generate/${qr.output}/hi`)).status).toBe(200);
+    expect((await h.app.request("/api/v1/social/accounts", { headers: h.auth(all.output) })).status).toBe(200);
+
+    const two = await runAdminCommand(h.db, { command: "key:create", email, name: "studio", scopes: "photo, social" });
+    expect((await h.app.request(`/api/qr-code/generate/${two.output}/hi`)).status).toBe(403);
+
+    const list = (await runAdminCommand(h.db, { command: "key:list", email })).output.split("\n");
+    expect(list[0]).toBe("prefix\tname\tscopes\tcreated\tlast used\tstate");
+    expect(list.slice(1).map((l) => l.split("\t").slice(1, 3))).toEqual([
+      ["default", "all"],
+      ["shop page", "qr"],
+      ["studio", "photo, social"],
+    ]);
+    await expect(runAdminCommand(h.db, { command: "key:create", email, scopes: "qr,billing" })).rejects.toThrow(/--scopes: unknown scope "billing"; choose from qr, photo, social or all/);
+    await expect(runAdminCommand(h.db, { command: "key:create", email, scopes: "" })).rejects.toThrow(/--scopes: no scope given/);
+  });
+});
+
+describe("the hub's key form", () => {
+  let t: HubTest;
+  beforeAll(async () => {
+    t = await createHubTest();
+  });
+  afterAll(() => t.h.close());
+
+  it("makes a qr-only key, shows its scopes, and refuses 'only these' with none ticked", async () => {
+    const b = t.browser();
+    await b.signIn((await t.h.createUser()).userId);
+    const made = await b.post("/hub/keys", { name: "shop page", access: "some", scope_qr: "on" });
+    expect(made.res.status).toBe(201);
+    const key = /sk_[0-9A-Za-z]{38}/.exec(made.html)![0];
+    expect(made.html).toMatch(/It may call: <strong>qr<\/strong>/);
+    expect((await t.h.app.request("/api/v1/social/accounts", { headers: t.h.auth(key) })).status).toBe(403);
+    expect((await t.h.app.request(`/api/qr-code/generate/${key}/hi`)).status).toBe(200);
+
+    const all = await b.post("/hub/keys", { name: "server", access: "all" });
+    expect(all.html).toMatch(/It may call: <strong>all<\/strong>/);
+
+    const none = await b.post("/hub/keys", { name: "nothing", access: "some" });
+    expect(none.res.status).toBe(400);
+    expect(none.html).toContain("Choose at least one area");
+
+    const { html } = await b.page("/hub/keys");
+    expect(html).toMatch(/data-label="Scopes">qr</);
+    expect(html).toMatch(/data-label="Scopes">all</);
+  });
+});
