@@ -12,7 +12,7 @@ import { and, eq, gte, lt } from "drizzle-orm";
 import { photoJobs } from "../../db/schema";
 import { ApiError } from "../http/errors";
 import type { Services } from "../services";
-import { EXT, generateItems, isItemError, wholeFailure, type Inputs, type ItemError } from "./generate";
+import { generateItems, inputKey, isItemError, wholeFailure, type Inputs, type ItemError } from "./generate";
 import { dueAsyncJobs, finishJob, MAX_JOB_ATTEMPTS, takeAsyncJob, type JobRow } from "./jobs";
 import { resolveRequest } from "./request";
 import type { PhotoRequestBody } from "./schemas";
@@ -37,7 +37,7 @@ export async function queueAsyncJob(services: Services, jobId: string, body: Pho
   const stored = (img: InputImage): StoredImage => ({ key: img.key!, mimeType: img.mimeType, width: img.width, height: img.height });
   let logo: StoredImage | undefined;
   if (inputs.logo) {
-    const key = `photo/in/${jobId}/logo.${EXT[inputs.logo.mimeType]}`;
+    const key = inputKey(inputs.logo.mimeType);
     await services.storage.put(key, inputs.logo.bytes, inputs.logo.mimeType);
     logo = { key, mimeType: inputs.logo.mimeType, width: inputs.logo.width, height: inputs.logo.height };
   }

@@ -6,7 +6,7 @@
  *
  * @example
  * const inputs = await loadInputs(services, request);
- * const result = await generateItems(services, { userId, jobId }, request, await prepareInputs(services, jobId, inputs, needUrls), { persist: true });
+ * const result = await generateItems(services, { userId, jobId }, request, await prepareInputs(services, inputs, needUrls), { persist: true });
  */
 import { ApiError } from "../http/errors";
 import type { PreparedLogo } from "./compose";
@@ -72,17 +72,18 @@ export async function loadInputs(services: Services, request: PhotoRequest): Pro
 
 /**
  * Gives each input a URL of our storage when the generator needs one (Replicate fetches its inputs; the
- * local compositor does not), or when the job must be resumable (async).
+ * local compositor does not), or when the job must be resumable (async). Inputs are the customer's own,
+ * unpublished images: each gets a random name of its own (`inputKey`), so a result's public URL, which names
+ * the job, leads to none of them.
  */
 export async function prepareInputs(
   services: Services,
-  jobId: string,
   loaded: { products: Array<LoadedImage | ItemError>; logo?: LoadedImage; reference?: LoadedImage },
   store: boolean,
 ): Promise<Inputs> {
   const keep = async (img: LoadedImage, name: string): Promise<InputImage> => {
     if (!store) return { ...img, url: "" };
-    const key = `photo/in/${jobId}/${name}.${EXT[img.mimeType]}`;
+    const key = inputKey(img.mimeType);
     return { ...img, key, url: await services.storage.put(key, img.bytes, img.mimeType) };
   };
   return {
@@ -90,6 +91,11 @@ export async function prepareInputs(
     logo: loaded.logo,
     reference: loaded.reference ? await keep(loaded.reference, "reference") : undefined,
   };
+}
+
+/** A storage key for one input image: random, and unrelated to the job's id or its results' keys. */
+export function inputKey(mimeType: keyof typeof EXT): string {
+  return `photo/in/${crypto.randomUUID()}.${EXT[mimeType]}`;
 }
 
 export function isItemError(value: unknown): value is ItemError {

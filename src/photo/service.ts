@@ -51,7 +51,7 @@ export async function createPhoto(
   let inputs: Inputs;
   try {
     const loaded = await loadInputs(services, request);
-    inputs = await prepareInputs(services, job.id, loaded, options.respondAsync || services.generator.name !== "local");
+    inputs = await prepareInputs(services, loaded, options.respondAsync || services.generator.name !== "local");
   } catch (err) {
     await releaseJob(services.db, job.id); // bad input: nothing was done, the key may be used again
     throw err;
