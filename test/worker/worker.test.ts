@@ -13,7 +13,8 @@ import { eq } from "drizzle-orm";
 import { openNodeDb } from "../../db/node";
 import type { DbHandle } from "../../db/client";
 import { apiKeys } from "../../db/schema";
-import { createApiKey, createUser, revokeApiKey } from "../../src/http/api-keys";
+import { createApiKey, createUser, revokeApiKey, type ApiKeyScope } from "../../src/http/api-keys";
+import { allScopesBut, scopeTable } from "../helpers/scope-table";
 import { S3Storage } from "../../src/adapters/storage/s3";
 import { parseConfig } from "../../src/config";
 import { createLoginLink } from "../../src/hub/login-links";
@@ -103,6 +104,29 @@ describe("the Worker in workerd", () => {
     const { key, prefix } = await createApiKey(handle.db, userId);
     await revokeApiKey(handle.db, prefix);
     expect((await get("/api/v1/social/accounts", { Authorization: `Bearer ${key}` })).status).toBe(401);
+  });
+
+  it("scopes: every operation of its OpenAPI document refuses a key without the operation's scope (403) and takes one with it", async () => {
+    const { userId } = await createUser(handle.db, `scopes-${crypto.randomUUID()}@example.test`);
+    const keyFor = new Map<string, string>();
+    const keyWith = async (scopes: ApiKeyScope[]) => {
+      const name = scopes.join(",");
+      if (!keyFor.has(name)) keyFor.set(name, (await createApiKey(handle.db, userId, name, { scopes })).key);
+      return keyFor.get(name)!;
+    };
+    const table = scopeTable((await get("/openapi.json")).body);
+    expect(new Set(table.map((c) => c.scope))).toEqual(new Set(["qr", "photo", "social", null]));
+    for (const c of table.filter((c) => c.scope !== null)) {
+      const lacking = c.request(await keyWith(allScopesBut(c.scope!)));
+      const refused = await edge.mf.dispatchFetch(`${ORIGIN}${lacking.path}`, lacking.init as never);
+      const body = (await refused.json()) as Record<string, any>;
+      expect(refused.status, c.name).toBe(403);
+      expect(body.error.code, c.name).toBe("INSUFFICIENT_SCOPE");
+      const having = c.request(await keyWith([c.scope!]));
+      const taken = await edge.mf.dispatchFetch(`${ORIGIN}${having.path}`, having.init as never);
+      await taken.arrayBuffer();
+      expect([401, 403], `${c.name} answered ${taken.status} to a ${c.scope} key`).not.toContain(taken.status);
+    }
   });
 
   it("answers an unknown route with the 404 envelope", async () => {
