@@ -94,9 +94,16 @@ describe("embedded server", () => {
     const second = await admin(dataDir, "key:create", "--email", "shop@example.test", "--name", "ci");
     expect(second.stdout.trim()).toMatch(/^sk_/);
 
+    const page = await admin(dataDir, "key:create", "--email", "shop@example.test", "--name", "shop page", "--scopes", "qr");
+    const qrKey = page.stdout.trim();
+    expect(qrKey).toMatch(/^sk_/);
+    expect((await fetch(`${base}/api/qr-code/generate/${qrKey}/hi`)).status).toBe(200);
+    expect((await fetch(`${base}/api/v1/social/accounts`, { headers: { Authorization: `Bearer ${qrKey}` } })).status).toBe(403);
+
     const list = await admin(dataDir, "key:list", "--email", "shop@example.test");
     expect(list.stdout).toContain(key.slice(0, 11));
     expect(list.stdout).toContain("ci");
+    expect(list.stdout).toMatch(/shop page\tqr\t/);
     expect(list.stdout).not.toContain(key.slice(11));
 
     const revoked = await admin(dataDir, "key:revoke", "--prefix", key.slice(0, 11));
@@ -109,6 +116,9 @@ describe("embedded server", () => {
     const dup = await admin(dataDir, "user:create", "--email", "shop@example.test");
     expect(dup.code).toBe(1);
     expect(dup.stderr).toContain("exists already");
+    const scope = await admin(dataDir, "key:create", "--email", "shop@example.test", "--scopes", "billing");
+    expect(scope.code).toBe(1);
+    expect(scope.stderr).toContain('unknown scope "billing"');
     const unknown = await admin(dataDir, "frobnicate");
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain("usage");
