@@ -19,6 +19,9 @@
  * - photon never gets an image above it, even as the fallback for data our decoders find corrupt (that is a
  *   422 then, `assertWholeDecodeAllowed`); with `photon` off it gets nothing, and a JPEG only it reads
  *   (subsampled by 3) is refused from its header.
+ * And on every deployment an interlaced PNG with more pixels than INTERLACED_PNG_PIXELS (8 MP; the
+ * whole-decode limit where that is lower) is refused from its header with 422 INVALID_IMAGE naming the
+ * limit: it is decoded whole whichever decoder reads it.
  *
  * @example
  * const limits: DecodeLimits = { maxPixels: 12_500_000, wholeDecodePixels: 2_000_000, streamedPngPixels: 0, photon: false };
@@ -31,6 +34,17 @@ import { MAX_IMAGE_PIXELS, type ImageHeader } from "./sniff";
 
 /** Node's threshold for PNGs through the streaming decoder (DecodeLimits.streamedPngPixels). */
 export const STREAMED_PNG_PIXELS = 8_000_000;
+
+/**
+ * The most pixels an Adam7-interlaced PNG may have on any deployment (a lower `wholeDecodePixels` lowers it).
+ * Such a PNG is decoded whole, whichever decoder reads it: its passes' rows are not whole rows, so nothing
+ * can be shrunk before the last pass, and our decoder holds 4 bytes a pixel (createInterlacedSink). So it
+ * gets the limit below which Node sends every PNG to photon anyway (STREAMED_PNG_PIXELS): an interlaced
+ * PNG then costs no more than a non-interlaced one of its size, and where our decoder reads it (no photon)
+ * it holds at most 32 MB, about what a 40 MP non-interlaced PNG costs as it streams. Above it, 422 naming
+ * the limit and asking for a PNG saved without interlacing, which may have the full 40 MP.
+ */
+export const INTERLACED_PNG_PIXELS = STREAMED_PNG_PIXELS;
 
 export interface DecodeLimits {
   /** The most pixels any image may have (Infinity: no limit beyond the 40 MP every image is held to). */
@@ -68,10 +82,10 @@ export function pngsOffPhoton(limits: DecodeLimits): boolean {
 /**
  * Whether a PNG goes through our decoder (png-decode.ts): above the photon threshold, or any PNG when photon
  * is off. An interlaced one is decoded at full size there before any shrinking, so it is held to the
- * whole-decode limit (above it, the caller's whole-decode guard refuses it).
+ * interlaced limit (above it, the caller's whole-decode guard refuses it: `assertWholeDecodeAllowed`).
  */
 export function streamsPng(header: ImageHeader, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): boolean {
-  if (header.format !== "png" || (header.interlaced && pixels(header) > limits.wholeDecodePixels)) return false;
+  if (header.format !== "png" || (header.interlaced && pixels(header) > interlacedPngPixels(limits))) return false;
   return pngsOffPhoton(limits) || pixels(header) > Math.min(limits.streamedPngPixels, limits.wholeDecodePixels);
 }
 
@@ -87,9 +101,9 @@ export function decodedWhole(header: ImageHeader): boolean {
 }
 
 /**
- * Refuses, from the header alone, an image with more pixels than the deployment accepts at all, or one that
- * is decoded whole with more pixels than the deployment lets be decoded whole (422 INVALID_IMAGE naming the
- * limit, the image's size and what to send instead).
+ * Refuses, from the header alone, an image with more pixels than the deployment accepts at all, one that
+ * is decoded whole with more pixels than the deployment lets be decoded whole, or an interlaced PNG above
+ * `interlacedPngPixels` (422 INVALID_IMAGE naming the limit, the image's size and what to send instead).
  *
  * @example
  * checkDecodeLimits(header, EDGE_DECODE_LIMITS); // a 3000x2000 WebP: 422
@@ -109,8 +123,25 @@ export function checkDecodeLimits(header: ImageHeader, limits: DecodeLimits = DE
         "Re-save it as a standard JPEG (4:2:0, 4:2:2 or 4:4:4 chroma subsampling) or a PNG.",
     );
   }
-  if (!decodedWhole(header) || pixels(header) <= limits.wholeDecodePixels) return;
-  throw new ApiError(
+  if (decodedWhole(header) && pixels(header) > limits.wholeDecodePixels) throw wholeDecodeRefused(header, limits);
+  if (header.format === "png" && header.interlaced && pixels(header) > interlacedPngPixels(limits)) {
+    throw new ApiError(
+      "INVALID_IMAGE",
+      `The image is an interlaced PNG of ${header.width}x${header.height} (${megapixels(pixels(header))} million pixels); ` +
+        `interlaced PNGs are accepted up to ${megapixels(interlacedPngPixels(limits))} million pixels, since they are decoded whole. ` +
+        `Save it without interlacing (a PNG that is not interlaced may have up to ${megapixels(Math.min(limits.maxPixels, MAX_IMAGE_PIXELS))} million pixels), or make it smaller.`,
+    );
+  }
+}
+
+/** How many pixels an interlaced PNG may have under `limits`: INTERLACED_PNG_PIXELS, or the whole-decode limit if lower. */
+export function interlacedPngPixels(limits: DecodeLimits = DEFAULT_DECODE_LIMITS): number {
+  return Math.min(INTERLACED_PNG_PIXELS, limits.wholeDecodePixels);
+}
+
+/** The 422 for an image decoded whole with more pixels than the deployment decodes whole. */
+function wholeDecodeRefused(header: ImageHeader, limits: DecodeLimits): ApiError {
+  return new ApiError(
     "INVALID_IMAGE",
     `The image is ${kindOf(header)} of ${header.width}x${header.height} (${megapixels(pixels(header))} million pixels); ` +
       `this server decodes such images only up to ${megapixels(limits.wholeDecodePixels)} million pixels. Send it as a standard JPEG (baseline, or progressive and not CMYK) or a non-interlaced PNG, ` +

@@ -370,7 +370,7 @@ const ADAM7 = [
  * The sink of an Adam7-interlaced image: seven reduced images one after another, each with its own scanline
  * width and filters, whose pixels are scattered into the full-size RGBA image (a pass's rows are not whole
  * rows, so nothing can be shrunk before the last pass). When shrinking, the full image then goes through the
- * box filter row by row. Holds the full image, so callers keep interlaced PNGs to a whole-decode limit.
+ * box filter row by row. Holds the full image, so callers keep interlaced PNGs to their own limit (`interlacedPngPixels`, limits.ts).
  */
 function createInterlacedSink(colour: PngColour, plan: RowPlan): RowSink & { expected: number } {
   const { width, height, depth, colourType } = colour;
