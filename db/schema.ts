@@ -40,6 +40,11 @@ export const apiKeys = pgTable(
     name: text("name").notNull().default("default"),
     /** The areas the key may call (`qr`, `photo`, `social`); null means every area, today's and later ones. */
     scopes: text("scopes").array(),
+    /**
+     * Pages a `qr` key may be used from: origins (`https://shop.example`) that the request's Origin or Referer
+     * must match; null: any.
+     */
+    allowedOrigins: text("allowed_origins").array(),
     createdAt: ts("created_at").notNull().defaultNow(),
     lastUsedAt: ts("last_used_at"),
     revokedAt: ts("revoked_at"),
