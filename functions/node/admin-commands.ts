@@ -8,7 +8,7 @@
 import type { Db } from "../../db/client";
 import type { Services } from "../../src/services";
 import { createLoginLink } from "../../src/hub/login-links";
-import { createApiKey, createUser, describeScopes, findUserByEmail, listApiKeys, parseScopes, revokeApiKey, type ApiKeyScope } from "../../src/http/api-keys";
+import { createApiKey, createUser, describeScopes, findUserByEmail, listApiKeys, parseOrigins, parseScopes, revokeApiKey, type ApiKeyScope } from "../../src/http/api-keys";
 import { usageTotals } from "../../src/photo/ledger";
 
 export interface AdminRequest {
@@ -18,6 +18,8 @@ export interface AdminRequest {
   prefix?: string;
   /** Comma-separated scopes (`qr`, `photo`, `social`, `all`); absent: every area. */
   scopes?: string;
+  /** Comma-separated origins of the pages a `qr` key may be used from; absent: any. */
+  origins?: string;
 }
 
 export interface AdminResult {
@@ -29,13 +31,14 @@ export interface AdminResult {
 export const ADMIN_USAGE = `usage: npm run admin -- <command>
   user:create --email E [--scopes S]
                                    create a user; prints its first API key alone on a line
-  key:create  --email E [--name N] [--scopes S]
+  key:create  --email E [--name N] [--scopes S] [--origins O]
                                    create another key for the user; prints it alone on a line.
                                    S: comma-separated areas the key may call: qr, photo, social
                                    (default: all). A key shown in public pages (<img> tags) should
-                                   be --scopes qr
+                                   be --scopes qr. O (qr keys only): comma-separated origins of the
+                                   pages it may be used from, e.g. https://shop.example
   key:revoke  --prefix P           revoke the key whose prefix (first 11 characters) is P
-  key:list    --email E            list the user's keys (prefix, name, scopes, created, last used, revoked)
+  key:list    --email E            list the user's keys (prefix, name, scopes, pages, created, last used, state)
   login-link  --email E            print a one-time hub sign-in link for the user (valid 15 minutes)
   usage       --email E            the user's product-photography usage: images, credits, USD and INR, per model`;
 
@@ -53,6 +56,15 @@ export async function runAdminCommand(db: Db, req: AdminRequest, hub?: Pick<Serv
       throw new AdminError(`--scopes: ${(err as Error).message}`);
     }
   };
+  const origins = (keyScopes: ApiKeyScope[] | null): string[] | null => {
+    if (req.origins === undefined) return null;
+    if (!(keyScopes?.length === 1 && keyScopes[0] === "qr")) throw new AdminError("--origins is only for a key made with --scopes qr (a key that can publish or buy belongs on a server)");
+    try {
+      return parseOrigins(req.origins);
+    } catch (err) {
+      throw new AdminError(`--origins: ${(err as Error).message}`);
+    }
+  };
   switch (req.command) {
     case "user:create": {
       const email = needEmail();
@@ -64,9 +76,10 @@ export async function runAdminCommand(db: Db, req: AdminRequest, hub?: Pick<Serv
     }
     case "key:create": {
       const keyScopes = scopes();
+      const allowedOrigins = origins(keyScopes);
       const user = await findUserByEmail(db, needEmail());
       if (!user) throw new AdminError(`no user with e-mail ${req.email}`);
-      const { key } = await createApiKey(db, user.userId, req.name ?? "default", { scopes: keyScopes });
+      const { key } = await createApiKey(db, user.userId, req.name ?? "default", { scopes: keyScopes, allowedOrigins });
       return { ok: true, output: key };
     }
     case "key:revoke": {
@@ -79,8 +92,8 @@ export async function runAdminCommand(db: Db, req: AdminRequest, hub?: Pick<Serv
       const user = await findUserByEmail(db, needEmail());
       if (!user) throw new AdminError(`no user with e-mail ${req.email}`);
       const keys = await listApiKeys(db, user.userId);
-      const lines = keys.map((k) => [k.prefix, k.name, describeScopes(k.scopes), k.createdAt, k.lastUsedAt ?? "-", k.revokedAt ? `revoked ${k.revokedAt}` : "live"].join("\t"));
-      return { ok: true, output: ["prefix\tname\tscopes\tcreated\tlast used\tstate", ...lines].join("\n") };
+      const lines = keys.map((k) => [k.prefix, k.name, describeScopes(k.scopes), k.allowedOrigins?.join(",") ?? "any", k.createdAt, k.lastUsedAt ?? "-", k.revokedAt ? `revoked ${k.revokedAt}` : "live"].join("\t"));
+      return { ok: true, output: ["prefix\tname\tscopes\tpages\tcreated\tlast used\tstate", ...lines].join("\n") };
     }
     case "usage": {
       const user = await findUserByEmail(db, needEmail());

@@ -1,5 +1,5 @@
 /**
- * `npm run admin -- <command> [--email E] [--name N] [--prefix P] [--scopes S]`
+ * `npm run admin -- <command> [--email E] [--name N] [--prefix P] [--scopes S] [--origins O]`
  * Goes through the running server when one holds DATA_DIR (DATA_DIR/admin.json), else opens the database.
  */
 import { readFile } from "node:fs/promises";
@@ -13,7 +13,7 @@ import { ADMIN_FILE } from "./admin-server";
 async function main(): Promise<number> {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
-    options: { email: { type: "string" }, name: { type: "string" }, prefix: { type: "string" }, scopes: { type: "string" }, help: { type: "boolean", short: "h" } },
+    options: { email: { type: "string" }, name: { type: "string" }, prefix: { type: "string" }, scopes: { type: "string" }, origins: { type: "string" }, help: { type: "boolean", short: "h" } },
   });
   const command = positionals[0];
   if (!command || values.help) {
@@ -21,7 +21,7 @@ async function main(): Promise<number> {
     return command ? 0 : 2;
   }
   const config = parseConfig(process.env);
-  const request: AdminRequest = { command, email: values.email, name: values.name, prefix: values.prefix, scopes: values.scopes };
+  const request: AdminRequest = { command, email: values.email, name: values.name, prefix: values.prefix, scopes: values.scopes, origins: values.origins };
 
   const viaServer = config.databaseUrl ? null : await sendToRunningServer(config.dataDir, request);
   const result = viaServer ?? (await runDirect(config, join(config.dataDir, "pg"), request));

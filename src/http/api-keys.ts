@@ -22,7 +22,7 @@ import { base62Fixed, constantTimeEqual, crc32, randomBase62, sha256Hex } from "
 import type { ApiKeyCache, VerifiedKey } from "./key-cache";
 import { isApiKeyScope, normaliseScopes, type ApiKeyScope } from "./scopes";
 
-export { describeScopes, parseScopes, type ApiKeyScope } from "./scopes";
+export { describeScopes, parseOrigins, parseScopes, type ApiKeyScope } from "./scopes";
 
 const KEY_PREFIX = "sk_";
 const RANDOM_LENGTH = 32;
@@ -53,6 +53,8 @@ export interface ApiKeyRecord {
   name: string;
   /** null: every area. */
   scopes: ApiKeyScope[] | null;
+  /** Origins of the pages the key may be used from; null: any. */
+  allowedOrigins: string[] | null;
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
@@ -68,17 +70,17 @@ export async function verifyApiKey(db: Db, key: string, cache?: ApiKeyCache): Pr
   const now = Date.now();
   const cached = cache?.get(hash, now);
   // Written out rather than spread: a spread's result took a new hidden class on every request here.
-  if (cached) return { userId: cached.userId, keyId: cached.keyId, scopes: cached.scopes, fresh: false };
+  if (cached) return { userId: cached.userId, keyId: cached.keyId, scopes: cached.scopes, allowedOrigins: cached.allowedOrigins, fresh: false };
   const [row] = await db
-    .select({ id: apiKeys.id, userId: apiKeys.userId, hash: apiKeys.hash, revokedAt: apiKeys.revokedAt, scopes: apiKeys.scopes })
+    .select({ id: apiKeys.id, userId: apiKeys.userId, hash: apiKeys.hash, revokedAt: apiKeys.revokedAt, scopes: apiKeys.scopes, allowedOrigins: apiKeys.allowedOrigins })
     .from(apiKeys)
     .where(eq(apiKeys.hash, hash))
     .limit(1);
   // The lookup is by hash already; the comparison below keeps the check explicit and constant-time.
   if (!row || row.revokedAt || !constantTimeEqual(row.hash, hash)) return null;
-  const verified: VerifiedKey = { userId: row.userId, keyId: row.id, scopes: normaliseScopes(row.scopes?.filter(isApiKeyScope)) };
+  const verified: VerifiedKey = { userId: row.userId, keyId: row.id, scopes: normaliseScopes(row.scopes?.filter(isApiKeyScope)), allowedOrigins: row.allowedOrigins };
   cache?.set(hash, verified, now);
-  return { userId: verified.userId, keyId: verified.keyId, scopes: verified.scopes, fresh: true };
+  return { userId: verified.userId, keyId: verified.keyId, scopes: verified.scopes, allowedOrigins: verified.allowedOrigins, fresh: true };
 }
 
 /** Records use at most once a minute per key, so a busy key does not write on every request. */
@@ -102,6 +104,11 @@ export async function findUserByEmail(db: Db, email: string): Promise<{ userId: 
 export interface CreateApiKeyOptions {
   /** The areas the key may call; null or absent: every area. */
   scopes?: readonly ApiKeyScope[] | null;
+  /**
+   * Origins of the pages a `qr`-only key may be used from (as `parseOrigins` gives them); null or absent:
+   * any. Only for a key whose scopes are `["qr"]`: a key that can publish or buy belongs on a server.
+   */
+  allowedOrigins?: readonly string[] | null;
   /** Store this well-formed key instead of a new one (a dev key shared by two local databases). */
   key?: string;
 }
@@ -112,13 +119,15 @@ export async function createApiKey(
   userId: string,
   name = "default",
   options: CreateApiKeyOptions = {},
-): Promise<{ key: string; prefix: string; scopes: ApiKeyScope[] | null }> {
+): Promise<{ key: string; prefix: string; scopes: ApiKeyScope[] | null; allowedOrigins: string[] | null }> {
   const key = options.key ?? generateApiKey();
   if (!isWellFormedApiKey(key)) throw new Error("not a well-formed API key");
   const scopes = normaliseScopes(options.scopes);
+  const allowedOrigins = options.allowedOrigins?.length ? [...options.allowedOrigins] : null;
+  if (allowedOrigins && !(scopes?.length === 1 && scopes[0] === "qr")) throw new Error("allowed origins are only for a key with the qr scope alone");
   const prefix = key.slice(0, DISPLAY_PREFIX_LENGTH);
-  await db.insert(apiKeys).values({ userId, prefix, hash: await hashApiKey(key), name, scopes });
-  return { key, prefix, scopes };
+  await db.insert(apiKeys).values({ userId, prefix, hash: await hashApiKey(key), name, scopes, allowedOrigins });
+  return { key, prefix, scopes, allowedOrigins };
 }
 
 /** Revokes by display prefix; returns false when no live key has it. */
@@ -137,6 +146,7 @@ export async function listApiKeys(db: Db, userId: string): Promise<ApiKeyRecord[
     prefix: r.prefix,
     name: r.name,
     scopes: normaliseScopes(r.scopes?.filter(isApiKeyScope)),
+    allowedOrigins: r.allowedOrigins,
     createdAt: r.createdAt.toISOString(),
     lastUsedAt: r.lastUsedAt?.toISOString() ?? null,
     revokedAt: r.revokedAt?.toISOString() ?? null,

@@ -10,14 +10,14 @@
  * router.get("/x", (c) => c.text(c.get("userId")));
  */
 import { and, eq, isNull } from "drizzle-orm";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from "jose";
 import { users } from "../../db/schema";
 import type { Services } from "../services";
 import type { AppEnv } from "./env";
 import { ApiError } from "./errors";
 import { looksLikeApiKey, touchApiKey, verifyApiKey } from "./api-keys";
-import { insufficientScopeMessage, type ApiKeyScope } from "./scopes";
+import { insufficientScopeMessage, originNotAllowedMessage, pageOrigin, type ApiKeyScope } from "./scopes";
 
 const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"];
 
@@ -30,16 +30,25 @@ export function insufficientScope(needed: ApiKeyScope, has: readonly ApiKeyScope
   return new ApiError("INSUFFICIENT_SCOPE", insufficientScopeMessage(needed, has));
 }
 
+/** The page a request came from, as a key's allowed origins are checked against: Origin, else Referer. */
+export function requestPage(c: Context<AppEnv>): string | null {
+  return pageOrigin(c.req.header("origin"), c.req.header("referer"));
+}
+
 /**
- * Authenticates an API key for a route of the area `scope`; throws 401 when the key is malformed, unknown or
- * revoked, and 403 when the key is limited to other areas.
+ * Authenticates an API key for a route of the area `scope`, sent from the page `page` (`requestPage`);
+ * throws 401 when the key is malformed, unknown or revoked, and 403 when the key is limited to other areas
+ * or to other pages.
  */
-export async function authenticateApiKey(services: Services, key: string, scope: ApiKeyScope): Promise<string> {
+export async function authenticateApiKey(services: Services, key: string, scope: ApiKeyScope, page: string | null): Promise<string> {
   const found = await verifyApiKey(services.db, key, services.apiKeyCache);
   if (!found) throw unauthorized("The API key is not valid or has been revoked.");
   // Last use is recorded when the database was asked anyway (at most once per cache lifetime of the key).
   if (found.fresh) services.defer(touchApiKey(services.db, found.keyId).catch((err) => services.log.warn("touch api key failed", { err: String(err) })));
   if (found.scopes && !found.scopes.includes(scope)) throw insufficientScope(scope, found.scopes);
+  if (found.allowedOrigins && !(page && found.allowedOrigins.includes(page))) {
+    throw new ApiError("ORIGIN_NOT_ALLOWED", originNotAllowedMessage(found.allowedOrigins, page));
+  }
   return found.userId;
 }
 
@@ -59,7 +68,7 @@ export function requireAuth(scope: ApiKeyScope): MiddlewareHandler<AppEnv> {
     if (!token) throw unauthorized();
     const services = c.get("services");
     if (looksLikeApiKey(token)) {
-      c.set("userId", await authenticateApiKey(services, token, scope));
+      c.set("userId", await authenticateApiKey(services, token, scope, requestPage(c)));
       c.set("authKind", "api_key");
     } else if (token.split(".").length === 3) {
       c.set("userId", await authenticateIdToken(services, token));

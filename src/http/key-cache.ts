@@ -17,6 +17,8 @@ export interface VerifiedKey {
   keyId: string;
   /** The areas the key may call; null: every area. */
   scopes: readonly ApiKeyScope[] | null;
+  /** Origins of the pages the key may be used from; null: any. */
+  allowedOrigins: readonly string[] | null;
 }
 
 export interface ApiKeyCache {
@@ -38,7 +40,7 @@ export function ApiKeyCache(options: { ttlMs?: number; maxEntries?: number } = {
         entries.delete(hash);
         return undefined;
       }
-      return { userId: entry.userId, keyId: entry.keyId, scopes: entry.scopes };
+      return { userId: entry.userId, keyId: entry.keyId, scopes: entry.scopes, allowedOrigins: entry.allowedOrigins };
     },
     set(hash, key, now) {
       // Oldest first out: a Map iterates in insertion order.

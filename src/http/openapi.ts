@@ -11,7 +11,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { codeToStatus, type ErrorCode } from "./errors";
-import { insufficientScopeMessage, type ApiKeyScope } from "./scopes";
+import { insufficientScopeMessage, originNotAllowedMessage, type ApiKeyScope } from "./scopes";
 
 export const ErrorSchema = z
   .object({
@@ -90,7 +90,14 @@ export function withScope<R extends { responses: object }>(scope: ApiKeyScope, r
     "x-required-scope": scope,
     responses: {
       ...route.responses,
-      403: errorResponse(`The API key is limited to other areas; this operation needs the \`${scope}\` scope.`, ["INSUFFICIENT_SCOPE", insufficientScopeMessage(scope, other)]),
+      403:
+        scope === "qr"
+          ? errorResponse(
+              "The API key is limited to other areas (this operation needs the `qr` scope), or to pages other than the one the request came from (its Origin or Referer).",
+              ["INSUFFICIENT_SCOPE", insufficientScopeMessage(scope, other)],
+              ["ORIGIN_NOT_ALLOWED", originNotAllowedMessage(["https://shop.example"], "https://elsewhere.example")],
+            )
+          : errorResponse(`The API key is limited to other areas; this operation needs the \`${scope}\` scope.`, ["INSUFFICIENT_SCOPE", insufficientScopeMessage(scope, other)]),
     },
   };
 }

@@ -49,3 +49,53 @@ export function insufficientScopeMessage(needed: ApiKeyScope, has: readonly ApiK
     `Use a key with the ${needed} scope (create one in the hub under API keys, or with npm run admin -- key:create --scopes ${needed}).`
   );
 }
+
+/** At most this many pages per key. */
+export const MAX_ALLOWED_ORIGINS = 10;
+
+/**
+ * Reads a comma-separated list of page origins a `qr` key may be used from (`https://shop.example,
+ * https://www.shop.example`), each normalised to its origin. Throws an Error naming the entry that is not an
+ * http(s) origin (a path, query, user name or other scheme is refused, not dropped, so a typo is noticed).
+ */
+export function parseOrigins(text: string): string[] {
+  const entries = text.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  if (entries.length === 0) throw new Error("no origin given; write them as https://shop.example, comma-separated");
+  if (entries.length > MAX_ALLOWED_ORIGINS) throw new Error(`at most ${MAX_ALLOWED_ORIGINS} origins`);
+  const origins = entries.map((entry) => {
+    let url: URL;
+    try {
+      url = new URL(entry);
+    } catch {
+      throw new Error(`${JSON.stringify(entry)} is not an origin; write it as https://shop.example`);
+    }
+    if ((url.protocol !== "https:" && url.protocol !== "http:") || url.username || url.password || url.search || url.hash || url.pathname !== "/") {
+      throw new Error(`${JSON.stringify(entry)} is not an origin; write it as https://shop.example (scheme and host, with a port if not the default, and nothing after)`);
+    }
+    return url.origin;
+  });
+  return [...new Set(origins)];
+}
+
+/**
+ * The origin of the page a request came from: its Origin header, else its Referer's origin; null when it
+ * names none (a request from a server, or a page whose referrer policy sends nothing).
+ */
+export function pageOrigin(origin: string | undefined, referer: string | undefined): string | null {
+  if (origin && origin !== "null") return origin;
+  if (!referer) return null;
+  try {
+    const url = new URL(referer);
+    return url.protocol === "https:" || url.protocol === "http:" ? url.origin : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The sentence of the 403 for a key used from a page it is not allowed on. */
+export function originNotAllowedMessage(allowed: readonly string[], from: string | null): string {
+  return (
+    `This API key may be used only from pages on ${allowed.join(", ")}; ` +
+    (from ? `this request came from ${from}.` : "this request named no page (no Origin or Referer header).")
+  );
+}

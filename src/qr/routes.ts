@@ -20,7 +20,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { etag } from "hono/etag";
 import type { Context, MiddlewareHandler } from "hono";
-import { authenticateApiKey, bearerToken, requireAuth, unauthorized } from "../http/auth";
+import { authenticateApiKey, bearerToken, requestPage, requireAuth, unauthorized } from "../http/auth";
 import { looksLikeApiKey } from "../http/api-keys";
 import type { AppEnv } from "../http/env";
 import { ApiError, invalidField } from "../http/errors";
@@ -48,7 +48,7 @@ function pathKeyAuth(orBearer: boolean): MiddlewareHandler<AppEnv> {
     if (!looksLikeApiKey(segment)) {
       throw unauthorized(`No API key in the path: put your API key in place of {apiKey}${orBearer ? ", or send Authorization: Bearer <API key>" : ""}.`);
     }
-    c.set("userId", await authenticateApiKey(c.get("services"), segment, "qr"));
+    c.set("userId", await authenticateApiKey(c.get("services"), segment, "qr", requestPage(c)));
     c.set("authKind", "api_key");
     await next();
   };
