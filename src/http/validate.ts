@@ -1,7 +1,9 @@
 /**
  * The house rule for request input, shared by every area: bodies and query strings are closed. A field or
  * query parameter the operation does not declare is 422 VALIDATION_FAILED naming it, a query parameter
- * given twice is 422 naming it, and a number parameter that is not a whole number in range says so.
+ * given twice is 422 naming it, and a number parameter that is not a whole number in range says so. Text
+ * is Unicode: a string anywhere in a request's body, query or path that holds a lone UTF-16 surrogate is 422
+ * naming its field, whatever its schema says (`illFormedIssues`).
  * Operations without query parameters declare `NoQuerySchema`, so the rule has no silent exceptions.
  *
  * @example
@@ -13,7 +15,7 @@ import type { Hook, RouteConfig } from "@hono/zod-openapi";
 import { z, type ZodType } from "zod";
 import type { AppEnv } from "./env";
 import { validationError } from "./errors";
-import type { IssueContext } from "./issues";
+import type { IssueContext, IssueLike } from "./issues";
 
 /** The rule in one paragraph, for the API descriptions of the OpenAPI documents. */
 export const CLOSED_INPUT_RULE =
@@ -24,7 +26,8 @@ export const CLOSED_INPUT_RULE =
  * refuses it (a field stored in a jsonb column would be a 500), and node-postgres would store it as U+FFFD.
  * A refinement, not a pattern: `isWellFormed` is linear in the length (a `^\P{Cs}*$` pattern backtracks per
  * character and overflows the stack on a few million, and zod runs it even past a failed `max`), and the
- * OpenAPI document gets no pattern that other validators would read differently.
+ * OpenAPI document gets no pattern that other validators would read differently. The validators also refuse
+ * a lone surrogate in any field a schema accepted without this check (`illFormedIssues`).
  *
  * @example
  * z.string().refine(WELL_FORMED.check, WELL_FORMED.message);
@@ -33,6 +36,38 @@ export const WELL_FORMED = {
   check: (value: string) => value.isWellFormed(),
   message: "must be valid Unicode text (a lone surrogate such as \\ud800 is not)",
 };
+
+/** At most this many ill-formed strings are named in one answer (the answer lists at most 50 details). */
+const MAX_ILL_FORMED = 50;
+
+/**
+ * Every string of `value` (and every object key) that holds a lone UTF-16 surrogate, as issues naming its
+ * path with WELL_FORMED's message, in document order (at most 50). The validators run it over each request
+ * part they accept, so a text field refuses a lone surrogate without its schema having to remember to.
+ *
+ * @example
+ * illFormedIssues({ caption: "ok", images: [{ url: "a\ud800" }] }); // [{ path: ["images", 0, "url"], ... }]
+ */
+export function illFormedIssues(value: unknown): IssueLike[] {
+  const issues: IssueLike[] = [];
+  const pending: Array<[unknown, PropertyKey[]]> = [[value, []]];
+  while (pending.length > 0 && issues.length < MAX_ILL_FORMED) {
+    const [item, path] = pending.pop()!;
+    if (typeof item === "string") {
+      if (!item.isWellFormed()) issues.push({ path, message: WELL_FORMED.message, code: "custom" });
+    } else if (Array.isArray(item)) {
+      for (let i = item.length - 1; i >= 0; i--) pending.push([item[i], [...path, i]]);
+    } else if (item !== null && typeof item === "object") {
+      const entries = Object.entries(item);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, child] = entries[i]!;
+        if (!key.isWellFormed()) issues.push({ path: [...path, key], message: WELL_FORMED.message, code: "custom" });
+        else pending.push([child, [...path, key]]);
+      }
+    }
+  }
+  return issues.slice(0, MAX_ILL_FORMED);
+}
 
 /** The query of an operation that takes no query parameters: any parameter is refused. */
 export const NoQuerySchema = z.strictObject({});
@@ -66,6 +101,8 @@ export function parseQuery<T>(c: Context, schema: ZodType<T>, options: { unknown
   const input = queryInput(c);
   const result = schema.safeParse(input);
   if (!result.success) throw validationError(result.error.issues, { source: "query", input, schema, unknownHint: options.unknownHint });
+  const illFormed = illFormedIssues(result.data);
+  if (illFormed.length) throw validationError(illFormed, { source: "query", input });
   return result.data;
 }
 
@@ -77,7 +114,9 @@ type HookResult = Parameters<Hook<unknown, AppEnv, any, undefined>>[0];
  * The validation hook of a `@hono/zod-openapi` route: a failure is thrown (the app's onError renders it),
  * worded with the route's own schemas so an unknown name can be matched with the one it resembles.
  * `before` runs first on every result, valid or not (area C checks the raw body for unsupported kinds);
- * `unknownHint` is added to the message of an unknown query parameter. A valid JSON body's text is released.
+ * `unknownHint` is added to the message of an unknown query parameter. A result that is valid by its schema
+ * is still refused where any of its strings holds a lone surrogate (`illFormedIssues`), naming each such
+ * field. A valid JSON body's text is released.
  *
  * @example
  * router.openapi(routes.listPosts, handler, validationHook(routes.listPosts));
@@ -90,6 +129,8 @@ export function validationHook(
   return (result, c) => {
     before?.(result as HookResult, c);
     if (result.success) {
+      const illFormed = illFormedIssues((result as { data?: unknown }).data);
+      if (illFormed.length) throw validationError(illFormed, contextOf(route, result as HookResult, options.unknownHint));
       // The body's text, which Hono keeps after parsing it, is not read again: a 13 MB Base64 image would
       // otherwise be held twice (text and parsed string) while it is decoded.
       if (result.target === "json") c.req.bodyCache = {};
