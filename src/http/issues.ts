@@ -67,36 +67,57 @@ function detailsOf(issue: IssueLike, prefix: PropertyKey[], context: IssueContex
     const branch = bestBranch(issue.errors);
     if (branch) return branch.flatMap((inner) => detailsOf(inner, path, context));
   }
-  return [{ path: join(path, context.source), message: missing(issue, path, context) ? "is required" : worded(issue) }];
+  return [{ path: join(path, context.source), message: missing(issue, path, context) ? "is required" : worded(issue, valueAt(context.input, path)) }];
 }
 
 /**
  * zod's default words for a wrong type or a value outside a list ("Invalid input: expected array, received
  * string", "Invalid option: expected one of \"1K\"|\"2K\"") in the house style of the other messages ("must
  * be an array, not a string", "must be one of 1K, 2K, 4K"); a schema's own message is kept as written.
+ * A number too large for a double (JSON's `1e999` parses to Infinity) is a number that is not finite, never
+ * "a Infinity": a number field says "must be a finite number", any other field "must be a string, not a
+ * number". A schema's own bare "must be a number" would contradict such a value, so it says "finite" too.
  */
-function worded(issue: IssueLike): string {
+function worded(issue: IssueLike, value: unknown): string {
   if (issue.code === "invalid_value" && /^Invalid (option|input)/.test(issue.message) && issue.values?.length) {
     const values = issue.values.map(listed);
     return values.length === 1 ? `must be ${values[0]}` : `must be one of ${values.join(", ")}`;
   }
-  const type = issue.code === "invalid_type" ? /^Invalid input: expected (\w+), received (\w+)$/.exec(issue.message) : null;
-  if (type?.[1] === "int") return "must be a whole number";
-  if (type && TYPE_NAMES.has(type[1]!)) return `must be ${withArticle(type[1]!)}, not ${withArticle(type[2]!)}`;
-  return issue.message;
+  const nonFinite = typeof value === "number" && !Number.isFinite(value);
+  if (issue.code === "invalid_type" && nonFinite && issue.message === "must be a number") return "must be a finite number";
+  const type = issue.code === "invalid_type" ? /^Invalid input: expected (\w+), received (-?\w+)$/.exec(issue.message) : null;
+  if (!type) return issue.message;
+  const expected = type[1]!;
+  const received = type[2]!;
+  const notFinite = nonFinite || NON_FINITE.has(received);
+  if (expected === "int") return "must be a whole number";
+  if (!TYPE_NAMES.has(expected)) return issue.message;
+  if (expected === "number" && notFinite) return "must be a finite number";
+  return `must be ${withArticle(expected)}, not ${notFinite ? "a number" : withArticle(received)}`;
 }
 
 /** The types of a JSON value: what is expected is said in these words; any other expectation keeps zod's. */
 const TYPE_NAMES = new Set(["string", "number", "boolean", "array", "object"]);
+
+/** What zod says it received for a number that is not finite. */
+const NON_FINITE = new Set(["Infinity", "-Infinity", "NaN"]);
+
+/** The value at `path` of `input`, or undefined. */
+function valueAt(input: unknown, path: ReadonlyArray<PropertyKey>): unknown {
+  let value = input;
+  for (const key of path) value = typeof value === "object" && value !== null ? (value as Record<string, unknown>)[String(key)] : undefined;
+  return value;
+}
 
 /** A listed value as a word when it reads as one, else as JSON (an empty string, a comma, a space). */
 function listed(value: unknown): string {
   return typeof value === "string" && /^[\w./:+-]+$/.test(value) ? value : JSON.stringify(value);
 }
 
+/** A type's name with its article: "an array", "a string"; null and undefined stand alone. */
 function withArticle(type: string): string {
-  if (type === "null" || type === "undefined" || type === "NaN") return type;
-  return `${/^[aeiou]/.test(type) ? "an" : "a"} ${type}`;
+  if (type === "null" || type === "undefined") return type;
+  return `${/^[aeiou]/i.test(type) ? "an" : "a"} ${type}`;
 }
 
 /** zod's own words for an absent field ("Invalid input: expected string, received undefined"), not a schema's. */

@@ -32,7 +32,7 @@ const Color = z
   .regex(HEX_COLOR, { error: "must be a hex colour: #RGB or #RRGGBB, e.g. #1A73E8" });
 
 const Size = z
-  .number({ error: "must be a number of pixels" })
+  .number({ error: `must be a whole number of pixels from ${MIN_SIZE} to ${MAX_SIZE}` })
   .int({ error: "must be a whole number of pixels" })
   .min(MIN_SIZE, { error: `must be at least ${MIN_SIZE}` })
   .max(MAX_SIZE, { error: `must be at most ${MAX_SIZE}` });
@@ -54,7 +54,7 @@ export const DesignShape = {
     .refine(isLogoSource, { error: "must be a public https:// URL of a JPEG, PNG or WebP image (or a data:image/...;base64 URI)" })
     .optional(),
   logoSizeRatio: z
-    .number({ error: "must be a number" })
+    .number({ error: `must be a number from ${MIN_LOGO_RATIO} to ${MAX_LOGO_RATIO}` })
     .min(MIN_LOGO_RATIO, { error: `must be at least ${MIN_LOGO_RATIO}` })
     .max(MAX_LOGO_RATIO, { error: `must be at most ${MAX_LOGO_RATIO}` })
     .default(0.2),
