@@ -9,6 +9,7 @@ import { listAccounts } from "../social/accounts";
 import type { HubEnv, HubSession } from "./env";
 import { HubError } from "./errors";
 import { finishConnect, startConnect } from "./connect";
+import { readHubForm } from "./form";
 import { Layout, PostForm } from "./ui/layout";
 
 type Flash = { kind: "ok" | "error"; text: string } | null;
@@ -84,7 +85,7 @@ export function createAccountRoutes(): Hono<HubEnv> {
   });
 
   router.post("/:id/select", async (c) => {
-    const body = await c.req.parseBody();
+    const body = await readHubForm(c);
     const selected = body.selected === "true";
     const rows = await c.var.services.db
       .update(socialAccounts)

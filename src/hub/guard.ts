@@ -10,6 +10,7 @@ import { NONCE, secureHeaders } from "hono/secure-headers";
 import { constantTimeEqual } from "../lib/encoding";
 import type { HubEnv } from "./env";
 import { HubError } from "./errors";
+import { readHubForm } from "./form";
 import { loadSession, readSessionCookie } from "./session";
 
 /** CSP, frame and referrer headers; `extra` widens the CSP of one page (the API reference viewer). */
@@ -57,8 +58,7 @@ export const csrfGuard: MiddlewareHandler<HubEnv> = async (c, next) => {
   if (origin !== undefined && origin !== own) throw new HubError(403, "This form was sent from another site, so it was refused.");
   const session = c.get("session");
   if (session) {
-    const body = await c.req.parseBody();
-    const token = typeof body._csrf === "string" ? body._csrf : "";
+    const token = (await readHubForm(c))._csrf ?? "";
     if (!token || !constantTimeEqual(token, session.csrfToken)) {
       throw new HubError(403, "The form's security token is missing or out of date. Go back, reload the page and try again.");
     }

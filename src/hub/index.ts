@@ -6,10 +6,12 @@
  * app.route("/hub", createHubRoutes());
  */
 import { Hono } from "hono";
+import { declaredBodyLimit } from "../http/body-limit";
 import type { AppEnv } from "../http/env";
 import { createAccountRoutes } from "./accounts";
 import type { HubEnv } from "./env";
 import { HubError, renderHubError } from "./errors";
+import { HUB_MAX_BODY_BYTES, tooLarge } from "./form";
 import { csrfGuard, hubSecurityHeaders, loadHubSession, noStore, requireSession } from "./guard";
 import { createKeyRoutes } from "./keys";
 import { createPostRoutes } from "./posts";
@@ -29,6 +31,9 @@ export function createHubRoutes(): Hono<AppEnv> {
     return c.body(HUB_CSS, 200, { "Content-Type": "text/css; charset=utf-8" });
   });
   hub.use("*", noStore);
+  // Before anything reads a body: a declared length over 64 KB is refused from its header, a chunked body is
+  // cut off once it passes 64 KB (src/http/body-limit.ts).
+  hub.use("*", declaredBodyLimit(HUB_MAX_BODY_BYTES, tooLarge));
   hub.use("*", loadHubSession);
   hub.use("*", csrfGuard);
 

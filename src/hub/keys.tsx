@@ -10,6 +10,7 @@ import { apiKeys } from "../../db/schema";
 import { createApiKey, describeScopes, listApiKeys } from "../http/api-keys";
 import { API_KEY_SCOPES, normaliseScopes, type ApiKeyScope } from "../http/scopes";
 import type { HubEnv, HubSession } from "./env";
+import { readHubForm } from "./form";
 import { formatTime, Layout, PostForm, Secret, StackTable } from "./ui/layout";
 
 type Flash = { kind: "ok" | "error"; text: string } | null;
@@ -102,7 +103,7 @@ export function createKeyRoutes(): Hono<HubEnv> {
   router.get("/", (c) => keysPage(c));
 
   router.post("/", async (c) => {
-    const body = await c.req.parseBody();
+    const body = await readHubForm(c);
     const name = typeof body.name === "string" ? body.name.trim() : "";
     if (name.length < 1 || name.length > 100) {
       return keysPage(c, { flash: { kind: "error", text: "Give the key a name of 1 to 100 characters." }, status: 400 });

@@ -7,6 +7,7 @@
 import { Hono, type Context } from "hono";
 import type { HubEnv } from "./env";
 import { HubError } from "./errors";
+import { readHubForm } from "./form";
 import { useLoginLink } from "./login-links";
 import { finishOidc, startOidc } from "./oidc";
 import { clearSessionCookie, createSession, endSession, setSessionCookie } from "./session";
@@ -65,8 +66,8 @@ export function createSignInRoutes(): Hono<HubEnv> {
   });
 
   router.post("/login", async (c) => {
-    const body = await c.req.parseBody();
-    const userId = await useLoginLink(c.var.services, typeof body.token === "string" ? body.token : "");
+    const body = await readHubForm(c);
+    const userId = await useLoginLink(c.var.services, body.token ?? "");
     if (!userId) throw new HubError(400, "This sign-in link is not valid: it was used already, has expired, or was copied incompletely. Ask for a new one.");
     return signIn(c, userId);
   });

@@ -22,6 +22,8 @@ import fc from "fast-check";
 import QRCode from "qrcode";
 import sharp from "sharp";
 import { ApiError } from "../../src/http/errors";
+import { HubError } from "../../src/hub/errors";
+import { HUB_MAX_BODY_BYTES, HUB_MAX_FIELD_CHARS, HUB_MAX_FIELDS, HUB_MAX_NAME_CHARS, readForm } from "../../src/hub/form";
 import { HEAVY_TASKS, type HeavyInput, type HeavyTaskName } from "../../src/heavy";
 import { bytesFromBase64, decodePngAtMost, normaliseToJpeg, readImageHeader, sniffImage } from "../../src/images";
 import { readJpegOrientation } from "../../src/images/exif";
@@ -339,6 +341,67 @@ export const PROPERTIES: FuzzProperty[] = [
         };
         visit(value);
       }),
+  },
+  {
+    name: "hub-form",
+    covers: "the hub's form reader (readForm, behind csrfGuard and every hub POST): any bytes or urlencoded text, any content type, in any chunks; one string per field or a 4xx HubError",
+    weight: 5,
+    arbitrary: () => {
+      const text = fc.oneof(fc.string({ maxLength: 12 }), fc.string({ unit: "grapheme", maxLength: 12 }), fc.constantFrom("", "_csrf", "token", "name", "__proto__", "constructor", "a\u0000b", "%", "%E0%A4", "%ZZ", "+", "=", "&"));
+      const field = fc.record({ name: text, value: fc.oneof(text, fc.nat({ max: 4200 }).map((n) => "v".repeat(n))), raw: fc.boolean() });
+      const form = fc
+        .array(field, { maxLength: 40 })
+        .map((fields) => fields.map((f) => (f.raw ? `${f.name}=${f.value}` : new URLSearchParams([[f.name, f.value]]).toString())).join("&"))
+        .map((s) => new TextEncoder().encode(s));
+      const near = fc.record({ fill: fc.constantFrom("a", "%41", "&", "=", "a=b&"), bytes: fc.integer({ min: 60_000, max: 70_000 }) }).map(({ fill, bytes }) => new TextEncoder().encode(`token=${fill.repeat(Math.ceil(bytes / fill.length))}`.slice(0, bytes)));
+      return fc.record({
+        body: fc.oneof({ arbitrary: fc.uint8Array({ maxLength: 2000 }), weight: 2 }, { arbitrary: form, weight: 4 }, { arbitrary: near, weight: 1 }),
+        type: fc.oneof(
+          { arbitrary: fc.constantFrom("application/x-www-form-urlencoded", "application/x-www-form-urlencoded; charset=UTF-8", 'Application/X-WWW-Form-Urlencoded;charset="utf-8"'), weight: 6 },
+          { arbitrary: fc.constantFrom(undefined, "application/x-www-form-urlencoded; charset=latin1", "multipart/form-data; boundary=x", "text/plain", "", ";"), weight: 1 },
+        ),
+        declare: fc.constantFrom("none", "true", "short", "huge"),
+        cuts: fc.array(fc.nat(), { maxLength: 8 }),
+      });
+    },
+    check: async ({ body, type, declare, cuts }: { body: Uint8Array; type: string | undefined; declare: "none" | "true" | "short" | "huge"; cuts: number[] }) => {
+      const chunks: Uint8Array[] = [];
+      let from = 0;
+      for (const cut of [...cuts.map((c) => c % (body.length + 1)), body.length].sort((a, b) => a - b)) {
+        chunks.push(body.subarray(from, cut));
+        from = cut;
+      }
+      const headers = new Headers();
+      if (type !== undefined) headers.set("content-type", type);
+      if (declare !== "none") headers.set("content-length", String(declare === "true" ? body.length : declare === "short" ? Math.max(0, body.length - 1) : 1 << 30));
+      const stream = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          const next = chunks.shift();
+          if (next) controller.enqueue(next);
+          else controller.close();
+        },
+      });
+      const request = new Request("http://127.0.0.1:8787/hub/login", { method: "POST", headers, body: stream, duplex: "half" } as RequestInit);
+      let form: Readonly<Record<string, string>>;
+      try {
+        form = await readForm(request);
+      } catch (err) {
+        if (err instanceof HubError && err.status >= 400 && err.status < 500) return;
+        throw err;
+      }
+      ensure(Object.isFrozen(form), "the form is not frozen");
+      const entries = Object.entries(form);
+      ensure(entries.length <= HUB_MAX_FIELDS, `${entries.length} fields`);
+      for (const [name, value] of entries) {
+        ensure(typeof value === "string" && value.length <= HUB_MAX_FIELD_CHARS && name.length <= HUB_MAX_NAME_CHARS, `field ${JSON.stringify(name.slice(0, 40))}`);
+        ensure(!name.includes("\u0000") && !value.includes("\u0000"), "a NUL passed");
+      }
+      ensure(body.length <= HUB_MAX_BODY_BYTES, `${body.length} bytes were read`);
+      // What was accepted is what the platform's parser reads, field for field.
+      const byName = (a: [string, string], b: [string, string]) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
+      const expected = body.length ? [...new URLSearchParams(new TextDecoder().decode(body))] : [];
+      ensure(JSON.stringify(entries.sort(byName)) === JSON.stringify(expected.sort(byName)), "the fields differ from URLSearchParams' reading");
+    },
   },
   {
     name: "normalise",
