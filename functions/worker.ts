@@ -21,6 +21,7 @@ import { configureZxing } from "../src/qr/zxing-loader";
 import { configureWorkerTextEngine } from "./worker-text";
 import { runSweep } from "../src/social/delivery/sweep";
 import { resumePhotoJobs } from "../src/photo/async-jobs";
+import { purgeExpiredStates } from "../src/hub/oauth-states";
 
 /** Vars from wrangler.toml and secrets from `wrangler secret put`: all strings, names as in DESIGN.md. */
 export type Env = Record<string, string | undefined>;
@@ -90,7 +91,8 @@ export default {
     try {
       const result = await runSweep(services);
       const photoJobs = await resumePhotoJobs(services);
-      services.log.info("sweep", { cron: controller.cron, scheduledTime: controller.scheduledTime, ...result, photoJobs });
+      const expiredStates = await purgeExpiredStates(services);
+      services.log.info("sweep", { cron: controller.cron, scheduledTime: controller.scheduledTime, ...result, photoJobs, expiredStates });
     } finally {
       ctx.waitUntil(services.close());
     }

@@ -19,6 +19,7 @@ import type { Services } from "../../src/services";
 import { publishClaimed } from "../../src/social/delivery/publish";
 import { releaseExpiredLocks, runSweep } from "../../src/social/delivery/sweep";
 import { resumePhotoJobs } from "../../src/photo/async-jobs";
+import { purgeExpiredStates } from "../../src/hub/oauth-states";
 import { claimDue, nextDueAt } from "../../src/social/delivery/store";
 import { LOCK_MS } from "../../src/social/delivery/policy";
 import type { PollerQueue } from "../../src/adapters/queue/poller";
@@ -175,7 +176,7 @@ interface HousekeepingOptions {
 
 /**
  * The periodic work of a tick: the whole sweep every `sweepMs` (expired claims, retention, QStash re-queue,
- * async photo jobs), and in between only the release of expired claims every `lockCheckMs`.
+ * async photo jobs, expired OAuth states), and in between only the release of expired claims every `lockCheckMs`.
  */
 function startHousekeeping(services: Services, options: HousekeepingOptions): () => Promise<void> {
   let lastSweep = 0;
@@ -187,6 +188,7 @@ function startHousekeeping(services: Services, options: HousekeepingOptions): ()
       lastSweep = lastLockCheck = now;
       await runSweep(services, { publishDue: false, releaseAllLocks: first && options.releaseAllLocksFirst });
       await resumePhotoJobs(services);
+      await purgeExpiredStates(services);
       first = false;
     } else if (now - lastLockCheck >= options.lockCheckMs) {
       lastLockCheck = now;

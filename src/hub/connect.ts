@@ -75,9 +75,11 @@ export interface ConnectResult {
 
 export async function finishConnect(c: Context<HubEnv>): Promise<ConnectResult> {
   const services = c.get("services");
-  const session = c.get("session")!;
-  const pending = await takeState(services, c.req.query("state"), "meta");
-  if (!pending || pending.sessionHash !== session.idHash) {
+  const session = c.get("session");
+  if (!session) throw new HubError(401, "Your session has ended. Sign in again.");
+  // Only this session's own state is taken: another session opening this URL leaves it for its owner.
+  const pending = await takeState(services, c.req.query("state"), "meta", session.idHash);
+  if (!pending) {
     throw new HubError(400, "This connection attempt is unknown, expired or belongs to another session, so nothing was connected. Start again with “Connect pageplatform”.");
   }
   if (c.req.query("error")) throw new HubError(400, "The connection was cancelled on pageplatform, so nothing was connected.");

@@ -68,8 +68,9 @@ export async function finishOidc(c: Context<HubEnv>): Promise<string> {
   const services = c.get("services");
   const expectedState = getCookie(c, STATE_COOKIE);
   deleteCookie(c, STATE_COOKIE, { path: "/hub/auth", secure: isHttps(services) });
-  const pending = await takeState(services, expectedState, "oidc");
-  if (!pending || !expectedState || c.req.query("state") !== expectedState) {
+  // The state is taken only when it is this browser's own (its cookie), so nobody else can use it up.
+  const pending = expectedState && c.req.query("state") === expectedState ? await takeState(services, expectedState, "oidc", null) : null;
+  if (!pending || !expectedState) {
     throw new HubError(400, "This sign-in attempt is unknown, expired or was started in another browser. Start again from the sign-in page.");
   }
   if (c.req.query("error")) throw new HubError(400, "The identity provider did not sign you in. Start again from the sign-in page.");

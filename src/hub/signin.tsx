@@ -8,10 +8,14 @@ import { Hono, type Context } from "hono";
 import type { HubEnv } from "./env";
 import { HubError } from "./errors";
 import { readHubForm } from "./form";
+import { limitPerClient } from "./guard";
 import { useLoginLink } from "./login-links";
 import { finishOidc, startOidc } from "./oidc";
 import { clearSessionCookie, createSession, endSession, setSessionCookie } from "./session";
 import { Layout } from "./ui/layout";
+
+/** Sign-ins with the identity provider one client address may start a minute. */
+export const OIDC_STARTS_PER_MINUTE = 20;
 
 async function signIn(c: Context<HubEnv>, userId: string): Promise<Response> {
   // A new session id at every sign-in (no fixation); a session already in this browser ends.
@@ -89,7 +93,8 @@ export function createSignInRoutes(): Hono<HubEnv> {
     );
   });
 
-  router.get("/auth/start", async (c) => c.redirect(await startOidc(c), 302));
+  // Each start stores a state row for anyone who asks, so it is limited per client address.
+  router.get("/auth/start", limitPerClient("hub-auth-start", OIDC_STARTS_PER_MINUTE), async (c) => c.redirect(await startOidc(c), 302));
   router.get("/auth/callback", async (c) => signIn(c, await finishOidc(c)));
 
   return router;
