@@ -5,7 +5,7 @@
  * @example
  * const { services, close } = await buildNodeServices(parseConfig(process.env));
  */
-import { mkdir, readFile, writeFile, chmod } from "node:fs/promises";
+import { readFile, writeFile, chmod } from "node:fs/promises";
 import { join } from "node:path";
 import type { Config } from "../../src/config";
 import type { Logger, Services, Storage } from "../../src/services";
@@ -18,6 +18,7 @@ import { PollerQueue } from "../../src/adapters/queue/poller";
 import { AesGcmTokenCipher, generateTokenKey } from "../../src/adapters/token-cipher";
 import { MemoryStorage } from "../../src/adapters/storage/memory";
 import { FsStorage } from "./fs-storage";
+import { prepareDataDir } from "./data-dir";
 import { DeferredSet } from "./deferred";
 import { stdoutLine } from "./log-sink";
 import { createNodeFetcher } from "./safe-fetch";
@@ -52,7 +53,7 @@ export async function buildNodeServices(config: Config, options: NodeServicesOpt
   configureBodySource(untouchedBody);
   configureClientHungUp(hungUp);
   const log = options.logger ?? JsonLogger(config.logLevel, stdoutLine);
-  if (!options.inMemory) await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  if (!options.inMemory) await prepareDataDir(config.dataDir);
 
   const db = await openNodeDb({
     url: config.databaseUrl,
