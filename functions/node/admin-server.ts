@@ -29,16 +29,29 @@ export function isLoopbackPeer(address: string | undefined): boolean {
   return parsed.range() === "loopback";
 }
 
-/** The remote address of the connection @hono/node-server hands over as `incoming`; undefined in-process. */
-function peerAddress(env: unknown): string | undefined {
-  const incoming = (env as { incoming?: { socket?: { remoteAddress?: unknown } } } | undefined)?.incoming;
-  const address = incoming?.socket?.remoteAddress;
-  return typeof address === "string" ? address : undefined;
+/**
+ * Whether the connection comes from this machine: a loopback peer, or a peer whose address is the socket's
+ * own local address (the CLI beside a server bound to one non-loopback address connects from that address).
+ */
+export function isLocalPeer(remote: string | undefined, local: string | undefined): boolean {
+  if (isLoopbackPeer(remote)) return true;
+  if (!remote || !local || !ipaddr.isValid(remote) || !ipaddr.isValid(local)) return false;
+  const r = ipaddr.process(remote);
+  const l = ipaddr.process(local);
+  return r.kind() === l.kind() && r.toString() === l.toString() && r.range() !== "unspecified";
 }
 
-/** A peer that is not loopback gets the app's plain 404, as if there were no such route. */
+/** The addresses of the connection @hono/node-server hands over as `incoming`; undefined in-process. */
+function socketOf(env: unknown): { remote?: string; local?: string } {
+  const socket = (env as { incoming?: { socket?: { remoteAddress?: unknown; localAddress?: unknown } } } | undefined)?.incoming?.socket;
+  const text = (v: unknown) => (typeof v === "string" ? v : undefined);
+  return { remote: text(socket?.remoteAddress), local: text(socket?.localAddress) };
+}
+
+/** A peer on another machine gets the app's plain 404, as if there were no such route. */
 const loopbackOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
-  if (!isLoopbackPeer(peerAddress(c.env))) throw new ApiError("NOT_FOUND", "No route matches this method and path.");
+  const { remote, local } = socketOf(c.env);
+  if (!isLocalPeer(remote, local)) throw new ApiError("NOT_FOUND", "No route matches this method and path.");
   await next();
 };
 

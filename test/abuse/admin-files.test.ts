@@ -7,7 +7,7 @@
  * `incoming` binding @hono/node-server passes (its socket's `remoteAddress`).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createAdminRoutes, isLoopbackPeer } from "../../functions/node/admin-server";
+import { createAdminRoutes, isLocalPeer, isLoopbackPeer } from "../../functions/node/admin-server";
 import { createTestApp, type TestApp } from "../helpers/harness";
 
 const TOKEN = "admin-test-token";
@@ -39,6 +39,14 @@ describe("the admin route's peer rule", () => {
     for (const address of ["203.0.113.7", "10.0.0.1", "192.168.1.2", "::ffff:203.0.113.7", "2001:db8::1", "fe80::1", "0.0.0.0", "::", "", "localhost", "127.0.0.1.evil", undefined]) {
       expect(isLoopbackPeer(address), String(address)).toBe(false);
     }
+  });
+
+  it("takes a peer whose address is the socket's own (the CLI beside a server bound to one address), no other", () => {
+    expect(isLocalPeer("192.0.2.10", "192.0.2.10")).toBe(true);
+    expect(isLocalPeer("::ffff:192.0.2.10", "192.0.2.10")).toBe(true);
+    expect(isLocalPeer("192.0.2.11", "192.0.2.10")).toBe(false);
+    expect(isLocalPeer("0.0.0.0", "0.0.0.0")).toBe(false);
+    expect(isLocalPeer("203.0.113.7", undefined)).toBe(false);
   });
 
   it("refuses a peer that is not loopback, token or not, whatever the headers claim", async () => {
