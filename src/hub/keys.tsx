@@ -8,7 +8,7 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import { Hono, type Context } from "hono";
 import { apiKeys } from "../../db/schema";
 import { createApiKey, describeScopes, listApiKeys } from "../http/api-keys";
-import { API_KEY_SCOPES, normaliseScopes, type ApiKeyScope } from "../http/scopes";
+import { API_KEY_SCOPES, normaliseScopes, parseOrigins, type ApiKeyScope } from "../http/scopes";
 import type { HubEnv, HubSession } from "./env";
 import { readHubForm } from "./form";
 import { formatTime, Layout, PostForm, Secret, StackTable } from "./ui/layout";
@@ -22,7 +22,10 @@ const SCOPE_LABELS: Record<ApiKeyScope, string> = {
   social: "Social publishing (area C, posts to your pages)",
 };
 
-async function keysPage(c: Context<HubEnv>, options: { created?: { key: string; name: string; scopes: ApiKeyScope[] | null }; flash?: Flash; status?: 200 | 201 | 400 | 404 } = {}) {
+async function keysPage(
+  c: Context<HubEnv>,
+  options: { created?: { key: string; name: string; scopes: ApiKeyScope[] | null; allowedOrigins: string[] | null }; flash?: Flash; status?: 200 | 201 | 400 | 404 } = {},
+) {
   const session = c.var.session as HubSession;
   const keys = await listApiKeys(c.var.services.db, session.userId);
   return c.html(
@@ -33,7 +36,8 @@ async function keysPage(c: Context<HubEnv>, options: { created?: { key: string; 
         <section class="card" aria-labelledby="new-key">
           <h2 id="new-key">Your new key “{options.created.name}”</h2>
           <p>
-            Copy it now: this is the only time it is shown. It may call: <strong>{describeScopes(options.created.scopes)}</strong>.
+            Copy it now: this is the only time it is shown. It may call: <strong>{describeScopes(options.created.scopes)}</strong>
+            {options.created.allowedOrigins ? <>, from pages on <strong>{options.created.allowedOrigins.join(", ")}</strong></> : null}.
           </p>
           <Secret id="new-key-value" value={options.created.key} label="Copy the new API key" />
         </section>
@@ -61,6 +65,9 @@ async function keysPage(c: Context<HubEnv>, options: { created?: { key: string; 
             <p class="muted">
               A key that goes into a public page (an <code>&lt;img&gt;</code> tag's QR code URL) can be read by anyone: make it for QR codes only.
             </p>
+            <label for="key-origins">Pages it may be used from (QR codes only; optional)</label>
+            <input id="key-origins" type="text" name="origins" maxlength={1000} placeholder="e.g. https://shop.example, https://www.shop.example" />
+            <p class="muted">Requests whose Origin or Referer names another site, or none, are refused.</p>
           </fieldset>
           <button type="submit">Create key</button>
         </PostForm>
@@ -69,7 +76,7 @@ async function keysPage(c: Context<HubEnv>, options: { created?: { key: string; 
       {keys.length === 0 ? (
         <p>No keys yet.</p>
       ) : (
-        <StackTable columns={["Name", "Prefix", "Scopes", "Created", "Last used", "State", <span class="muted">Action</span>]}>
+        <StackTable columns={["Name", "Prefix", "Scopes", "Pages", "Created", "Last used", "State", <span class="muted">Action</span>]}>
           {[...keys].reverse().map((k) => (
             <tr>
               <td data-label="Name">{k.name}</td>
@@ -77,6 +84,7 @@ async function keysPage(c: Context<HubEnv>, options: { created?: { key: string; 
                 <code>{k.prefix}…</code>
               </td>
               <td data-label="Scopes">{describeScopes(k.scopes)}</td>
+              <td data-label="Pages">{k.allowedOrigins ? k.allowedOrigins.join(", ") : "any"}</td>
               <td data-label="Created">{formatTime(k.createdAt)}</td>
               <td data-label="Last used">{k.lastUsedAt ? formatTime(k.lastUsedAt) : "never"}</td>
               <td data-label="State">{k.revokedAt ? <span class="badge revoked">revoked</span> : <span class="badge live">live</span>}</td>
@@ -113,8 +121,21 @@ export function createKeyRoutes(): Hono<HubEnv> {
     if (chosen && chosen.length === 0) {
       return keysPage(c, { flash: { kind: "error", text: "Choose at least one area the key may call, or All areas." }, status: 400 });
     }
-    const { key, scopes } = await createApiKey(c.var.services.db, c.var.session!.userId, name, { scopes: normaliseScopes(chosen) });
-    return keysPage(c, { created: { key, name, scopes }, status: 201 });
+    const scopes = normaliseScopes(chosen);
+    const originsText = typeof body.origins === "string" ? body.origins.trim() : "";
+    let allowedOrigins: string[] | null = null;
+    if (originsText) {
+      if (!(scopes?.length === 1 && scopes[0] === "qr")) {
+        return keysPage(c, { flash: { kind: "error", text: "Pages can be set only for a key for QR codes alone: a key that can publish or buy belongs on a server." }, status: 400 });
+      }
+      try {
+        allowedOrigins = parseOrigins(originsText);
+      } catch (err) {
+        return keysPage(c, { flash: { kind: "error", text: `Pages: ${(err as Error).message}.` }, status: 400 });
+      }
+    }
+    const created = await createApiKey(c.var.services.db, c.var.session!.userId, name, { scopes, allowedOrigins });
+    return keysPage(c, { created: { key: created.key, name, scopes: created.scopes, allowedOrigins: created.allowedOrigins }, status: 201 });
   });
 
   router.post("/:prefix/revoke", async (c) => {

@@ -98,6 +98,44 @@ describe("a qr key, as put into a public page", () => {
   });
 });
 
+describe("a qr key limited to the shop's own pages", () => {
+  let key: string;
+  beforeAll(async () => {
+    const email = `pages-${crypto.randomUUID().slice(0, 8)}@example.test`;
+    await runAdminCommand(h.db, { command: "user:create", email });
+    key = (await runAdminCommand(h.db, { command: "key:create", email, name: "menu page", scopes: "qr", origins: "https://shop.example, https://www.shop.example:8443" })).output;
+  });
+  const png = (headers: Record<string, string>) => h.app.request(`/api/qr-code/generate/${key}/hello`, { headers });
+
+  it("works from those pages (Referer or Origin)", async () => {
+    expect((await png({ Referer: "https://shop.example/menu?table=4" })).status).toBe(200);
+    expect((await png({ Referer: "https://www.shop.example:8443/" })).status).toBe(200);
+    expect((await png({ Origin: "https://shop.example" })).status).toBe(200);
+    const post = await h.app.request("/api/qr-code/generate", { method: "POST", headers: h.json(key, { Origin: "https://shop.example" }), body: JSON.stringify({ type: "text", value: "hi" }) });
+    expect(post.status).toBe(200);
+  });
+
+  it("is refused from another site, a look-alike, or with no page named", async () => {
+    for (const headers of [{ Referer: "https://evil.example/copy" }, { Referer: "https://shop.example.evil.example/" }, { Referer: "http://shop.example/" }, { Origin: "null" }, {}]) {
+      const res = await png(headers);
+      expect(res.status, JSON.stringify(headers)).toBe(403);
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      expect(body.error.code).toBe("ORIGIN_NOT_ALLOWED");
+      expect(body.error.message).toContain("may be used only from pages on https://shop.example, https://www.shop.example:8443");
+    }
+  });
+
+  it("origins are only for qr keys, and must be origins", async () => {
+    const email = `pages2-${crypto.randomUUID().slice(0, 8)}@example.test`;
+    await runAdminCommand(h.db, { command: "user:create", email });
+    await expect(runAdminCommand(h.db, { command: "key:create", email, origins: "https://shop.example" })).rejects.toThrow(/--origins is only for a key made with --scopes qr/);
+    await expect(runAdminCommand(h.db, { command: "key:create", email, scopes: "qr", origins: "https://shop.example/menu" })).rejects.toThrow(/--origins: "https:\/\/shop.example\/menu" is not an origin/);
+    await expect(runAdminCommand(h.db, { command: "key:create", email, scopes: "qr", origins: "shop.example" })).rejects.toThrow(/is not an origin/);
+    const list = (await runAdminCommand(h.db, { command: "key:list", email })).output;
+    expect(list.split("\n")[0]).toBe("prefix\tname\tscopes\tpages\tcreated\tlast used\tstate");
+  });
+});
+
 describe("making and listing scoped keys", () => {
   it("admin: key:create --scopes qr makes a qr key; key:list shows scopes; a wrong scope is refused", async () => {
     const email = `scopes-${crypto.randomUUID().slice(0, 8)}@example.test`;
@@ -112,7 +150,7 @@ describe("making and listing scoped keys", () => {
     expect((await h.app.request(`/api/qr-code/generate/${two.output}/hi`)).status).toBe(403);
 
     const list = (await runAdminCommand(h.db, { command: "key:list", email })).output.split("\n");
-    expect(list[0]).toBe("prefix\tname\tscopes\tcreated\tlast used\tstate");
+    expect(list[0]).toBe("prefix\tname\tscopes\tpages\tcreated\tlast used\tstate");
     expect(list.slice(1).map((l) => l.split("\t").slice(1, 3))).toEqual([
       ["default", "all"],
       ["shop page", "qr"],
@@ -143,6 +181,15 @@ describe("the hub's key form", () => {
     const all = await b.post("/hub/keys", { name: "server", access: "all" });
     expect(all.html).toMatch(/It may call: <strong>all<\/strong>/);
 
+    const paged = await b.post("/hub/keys", { name: "menu", access: "some", scope_qr: "on", origins: "https://shop.example" });
+    expect(paged.res.status).toBe(201);
+    const pagedKey = /sk_[0-9A-Za-z]{38}/.exec(paged.html)![0];
+    expect((await t.h.app.request(`/api/qr-code/generate/${pagedKey}/hi`, { headers: { Referer: "https://shop.example/" } })).status).toBe(200);
+    expect((await t.h.app.request(`/api/qr-code/generate/${pagedKey}/hi`, { headers: { Referer: "https://evil.example/" } })).status).toBe(403);
+    const wide = await b.post("/hub/keys", { name: "wide", access: "all", origins: "https://shop.example" });
+    expect(wide.res.status).toBe(400);
+    expect(wide.html).toContain("only for a key for QR codes alone");
+
     const none = await b.post("/hub/keys", { name: "nothing", access: "some" });
     expect(none.res.status).toBe(400);
     expect(none.html).toContain("Choose at least one area");
@@ -150,5 +197,6 @@ describe("the hub's key form", () => {
     const { html } = await b.page("/hub/keys");
     expect(html).toMatch(/data-label="Scopes">qr</);
     expect(html).toMatch(/data-label="Scopes">all</);
+    expect(html).toMatch(/data-label="Pages">https:\/\/shop.example</);
   });
 });
