@@ -48,7 +48,7 @@ export async function postPhoto(c: Context<AppEnv>, caller: Caller, params: Para
   const published = params.published !== "false" && params.published !== "0";
   const fault = published ? await applyFault(c, caller) : { loseAnswer: false };
   if (fault.response) return fault.response;
-  if (!(await imageFetchable(url))) return graphError(c, GRAPH_ERRORS.pageImageUnfetchable);
+  if (!(await imageFetchable(c.get("services"), url))) return graphError(c, GRAPH_ERRORS.pageImageUnfetchable);
 
   const photoId = store.newGraphId();
   const base = { owner: caller.owner, platform: "pageplatform", platformAccountId: caller.accountId, imageUrls: [url] };

@@ -19,7 +19,7 @@ export async function createContainer(c: Context<AppEnv>, caller: Caller, params
   const url = params.image_url;
   if (!url) return graphError(c, GRAPH_ERRORS.invalidParam);
   // Meta downloads the image when the container is made, and refuses the container if it cannot.
-  if (!(await imageFetchable(url))) return graphError(c, GRAPH_ERRORS.photoImageUnfetchable);
+  if (!(await imageFetchable(c.get("services"), url))) return graphError(c, GRAPH_ERRORS.photoImageUnfetchable);
   const item = await store.insertItem(c.get("services").db, {
     id: store.newGraphId(),
     owner: caller.owner,
