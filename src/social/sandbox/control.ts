@@ -23,11 +23,16 @@ import * as store from "./store";
 
 // Control characters cannot be stored in Postgres text (NUL) or are never meaningful in a name or an id.
 const NO_CONTROL = /^[^\u0000-\u001f\u007f]*$/;
-const AccountIdSchema = z.string().min(1).max(200).regex(NO_CONTROL, { error: "must not contain control characters" });
+/**
+ * Text that is Unicode: no lone UTF-16 surrogate (JSON's "\ud800" parses to one), which PostgreSQL's text and
+ * JSON cannot hold as it stands. A refinement, not a pattern, so it costs one linear pass whatever the length.
+ */
+const wellFormed = <T extends z.ZodType<string>>(schema: T) => schema.refine((s) => s.isWellFormed(), { error: "must not contain a lone UTF-16 surrogate" });
+const AccountIdSchema = wellFormed(z.string().min(1).max(200).regex(NO_CONTROL, { error: "must not contain control characters" }));
 
 const ConnectSchema = z.strictObject({
   platform: z.enum(PLATFORMS as unknown as ["pageplatform", "photoplatform"]),
-  name: z.string().regex(NO_CONTROL, { error: "must not contain control characters" }).trim().min(1).max(200),
+  name: wellFormed(z.string().regex(NO_CONTROL, { error: "must not contain control characters" }).trim().min(1).max(200)),
   platformAccountId: z.string().regex(/^\d{1,30}$/, "must be the platform's numeric id").optional(),
 });
 

@@ -45,11 +45,12 @@ const MAX_SEGMENT_CHARS = 200;
 
 /**
  * Why the request cannot be stored or looked up, or null: NUL (Postgres text cannot hold it) and other
- * control characters in the path or any parameter name or value, and lengths past what the platform takes.
- * Graph answers such requests with its invalid-parameter error, so the sandbox does too, never a 500.
+ * control characters in the path or any parameter name or value, a lone UTF-16 surrogate (a JSON body's
+ * "\ud800"; PostgreSQL's text and JSON cannot hold it), and lengths past what the platform takes. Graph
+ * answers such requests with its invalid-parameter error, so the sandbox does too, never a 500.
  */
 export function hostileInput(c: Context<AppEnv>, params: Params): string | null {
-  const bad = (s: string) => /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(s);
+  const bad = (s: string) => /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(s) || !s.isWellFormed();
   for (const segment of c.req.path.split("/")) {
     let decoded: string;
     try {
