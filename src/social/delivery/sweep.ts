@@ -6,10 +6,11 @@
  *     reached the platform were marked ambiguous before the call, so they reconcile before any resend;
  *  2. re-queue due targets that have no live job (QStash only): never queued, or due and untouched for a while;
  *  3. purge posts past the retention period (deliveries cascade; idempotency keys stay, so a replay is 410);
- *  4. with no queue (the poller kind, e.g. a Worker without QStash), publish a batch of due targets itself.
+ *  4. with no queue (the poller kind, e.g. a Worker without QStash), publish a batch of due targets itself;
+ *  5. with the platform sandbox on, purge its expired codes and user tokens, old items and spent faults.
  *
  * @example
- * const result = await runSweep(services); // { releasedLocks: 0, requeued: 2, purgedPosts: 0, published: 0 }
+ * const result = await runSweep(services); // { releasedLocks: 0, requeued: 2, purgedPosts: 0, published: 0, purgedSandbox: 0 }
  */
 import { and, eq, inArray, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { deliveries, posts } from "../../../db/schema";
@@ -17,12 +18,15 @@ import type { Services } from "../../services";
 import { LOCK_MS, MAX_ATTEMPTS } from "./policy";
 import { publishClaimed } from "./publish";
 import { claimDue, setJobId } from "./store";
+import { purgeExpired as purgeSandbox } from "../sandbox/store";
 
 export interface SweepResult {
   releasedLocks: number;
   requeued: number;
   purgedPosts: number;
   published: number;
+  /** Sandbox rows removed (only with PLATFORM_SANDBOX=on). */
+  purgedSandbox: number;
 }
 
 export interface SweepOptions {
@@ -45,8 +49,9 @@ export async function runSweep(services: Services, options: SweepOptions = {}): 
   const requeued = services.queue.kind === "qstash" ? await requeueOrphans(services) : 0;
   const purgedPosts = await purgeExpiredPosts(services);
   const published = (options.publishDue ?? services.queue.kind === "poller") ? await publishDueBatch(services) : 0;
-  const result = { releasedLocks, requeued, purgedPosts, published };
-  if (releasedLocks || requeued || purgedPosts || published) services.log.info("sweep", { ...result });
+  const purgedSandbox = services.config.graph.sandbox ? await purgeSandbox(services.db, services.clock.now(), services.config.retentionDays) : 0;
+  const result = { releasedLocks, requeued, purgedPosts, published, purgedSandbox };
+  if (releasedLocks || requeued || purgedPosts || published || purgedSandbox) services.log.info("sweep", { ...result });
   return result;
 }
 

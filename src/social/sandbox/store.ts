@@ -4,7 +4,7 @@
  * who connected the account through the control routes, or one consent of the OAuth dialog): the same
  * account id may exist in two owners' sandboxes, and a token only ever sees its own owner's items.
  */
-import { and, asc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, isNotNull, isNull, like, lt, lte, or, sql } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import { prepared } from "../../../db/prepared";
 import { sandboxAccountFaults, sandboxGrants, sandboxItems, sandboxTokens } from "../../../db/schema";
@@ -39,6 +39,29 @@ export interface SandboxAccount {
 
 export async function saveToken(db: Db, token: string, account: SandboxAccount): Promise<void> {
   await db.insert(sandboxTokens).values({ token, owner: account.owner, platformAccountId: account.platformAccountId, valid: true });
+}
+
+/**
+ * The page token of one consent's page (`me/accounts`): the one it was given before, or a new one. Listing the
+ * pages again hands out the same token, so the table grows with consents, not with calls.
+ */
+export async function pageToken(db: Db, account: SandboxAccount): Promise<string> {
+  const [row] = await db
+    .select({ token: sandboxTokens.token })
+    .from(sandboxTokens)
+    .where(
+      and(
+        eq(sandboxTokens.owner, account.owner),
+        eq(sandboxTokens.platformAccountId, account.platformAccountId),
+        like(sandboxTokens.token, "sandbox-pageplatform-%"),
+        eq(sandboxTokens.valid, true),
+      ),
+    )
+    .limit(1);
+  if (row) return row.token;
+  const token = newSandboxToken("pageplatform");
+  await saveToken(db, token, account);
+  return token;
 }
 
 /**
@@ -259,4 +282,54 @@ export async function userToken(db: Db, token: string, now: Date): Promise<typeo
     .where(and(eq(sandboxGrants.value, token), eq(sandboxGrants.kind, "user_token"), gt(sandboxGrants.expiresAt, now)))
     .limit(1);
   return row ?? null;
+}
+
+/** Rows one purge removes from each table at most (the sweep runs again within a minute). */
+const PURGE_BATCH = 1000;
+const DAY_MS = 24 * 3600_000;
+/** Containers never published and photos never attached are dead after a day (containerState: EXPIRED); kept one more. */
+const UNUSED_ITEM_DAYS = 2;
+
+/**
+ * Removes what the sandbox no longer answers for: authorization codes used or expired and user tokens past
+ * their expiry; items past the retention period (RETENTION_DAYS, as posts); containers never published and
+ * unpublished photos older than two days; faults with nothing left to inject. Page and account tokens have no
+ * expiry on the platform and stay. Returns how many rows went.
+ *
+ * @example
+ * await purgeExpired(services.db, services.clock.now(), services.config.retentionDays); // run by the sweep
+ */
+export async function purgeExpired(db: Db, now: Date, retentionDays: number): Promise<number> {
+  const grantVictims = db
+    .select({ value: sandboxGrants.value })
+    .from(sandboxGrants)
+    .where(or(lte(sandboxGrants.expiresAt, now), and(eq(sandboxGrants.kind, "code"), isNotNull(sandboxGrants.usedAt))))
+    .limit(PURGE_BATCH);
+  const grants = await db.delete(sandboxGrants).where(inArray(sandboxGrants.value, grantVictims)).returning({ value: sandboxGrants.value });
+
+  const retained = new Date(now.getTime() - retentionDays * DAY_MS);
+  const unused = new Date(now.getTime() - UNUSED_ITEM_DAYS * DAY_MS);
+  const itemVictims = db
+    .select({ id: sandboxItems.id })
+    .from(sandboxItems)
+    .where(
+      or(
+        lt(sandboxItems.createdAt, retained),
+        and(
+          lt(sandboxItems.createdAt, unused),
+          or(
+            and(eq(sandboxItems.kind, "container"), inArray(sandboxItems.state, ["IN_PROGRESS", "FINISHED", "ERROR"])),
+            and(eq(sandboxItems.kind, "photo"), eq(sandboxItems.state, "unpublished")),
+          ),
+        ),
+      ),
+    )
+    .limit(PURGE_BATCH);
+  const items = await db.delete(sandboxItems).where(inArray(sandboxItems.id, itemVictims)).returning({ id: sandboxItems.id });
+
+  const faults = await db
+    .delete(sandboxAccountFaults)
+    .where(lte(sandboxAccountFaults.remaining, 0))
+    .returning({ owner: sandboxAccountFaults.owner });
+  return grants.length + items.length + faults.length;
 }
