@@ -22,6 +22,7 @@ import { configureWorkerTextEngine } from "./worker-text";
 import { runSweep } from "../src/social/delivery/sweep";
 import { resumePhotoJobs } from "../src/photo/async-jobs";
 import { purgeExpiredStates } from "../src/hub/oauth-states";
+import { withSandboxApp } from "../src/social/sandbox/app-secret";
 
 /** Vars from wrangler.toml and secrets from `wrangler secret put`: all strings, names as in DESIGN.md. */
 export type Env = Record<string, string | undefined>;
@@ -64,7 +65,9 @@ async function serve(request: Request, env: Env, ctx: ExecutionContext): Promise
   // Links and Location headers need the public origin; unless configured it is the one this request came to.
   const parsed = readConfig(env.PUBLIC_BASE_URL ? env : { ...env, PUBLIC_BASE_URL: new URL(request.url).origin });
   if (!parsed.ok) return misconfigured(parsed.error).fetch(request);
-  const services = buildEdgeServices(env, ctx, { config: parsed.config });
+  // With the sandbox on, its app's secret comes from TOKEN_ENCRYPTION_KEY, as on Node from the token key.
+  const config = await withSandboxApp(parsed.config, parsed.config.tokenEncryptionKey);
+  const services = buildEdgeServices(env, ctx, { config });
   try {
     return await createApp(services).fetch(request, env, ctx);
   } finally {

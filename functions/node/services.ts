@@ -29,6 +29,7 @@ import { hungUp, untouchedBody } from "./drain-body";
 import { configureClientHungUp } from "../../src/http/errors";
 import { NodeHeavyWork } from "./heavy-pool";
 import { ApiKeyCache } from "../../src/http/key-cache";
+import { withSandboxApp } from "../../src/social/sandbox/app-secret";
 
 export interface NodeServicesOptions {
   /** Keep everything in memory (tests): PGlite in memory, memory storage, a throwaway token key. */
@@ -71,7 +72,8 @@ export async function buildNodeServices(config: Config, options: NodeServicesOpt
   const deferred = DeferredSet(log);
 
   const services: Services = {
-    config,
+    // With the sandbox on, its app's secret comes from the token key, so this process, its delivery thread and the hub agree.
+    config: await withSandboxApp(config, tokenKey),
     db: db.db,
     rateLimiter: config.upstash ? UpstashRateLimiter(config.upstash) : MemoryRateLimiter(),
     queue: config.qstash ? (await import("../../src/adapters/queue/qstash")).QStashQueue(config) : PollerQueue(),

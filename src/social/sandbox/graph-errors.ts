@@ -44,6 +44,8 @@ export const GRAPH_ERRORS = {
   photoImageUnfetchable: oauth(9004, "Only photo or video can be accepted as media type.", { error_subcode: 2207052, error_user_title: "Media download has failed", error_user_msg: "The media could not be fetched from this URI." }),
   notReady: oauth(9007, "Media ID is not available", { error_subcode: 2207027, error_user_title: "Media not ready for publishing", error_user_msg: "The media is not ready for publishing, please wait for a moment." }),
   containerUsed: oauth(100, "(#100) The media container has already been published or cannot be published."),
+  /** Too many calls from one client address (limits.ts): Graph's application rate limit, as a 429. */
+  clientRateLimit: { ...oauth(4, "(#4) Application request limit reached", { is_transient: true }), status: 429 as const },
 } satisfies Record<string, SandboxGraphError>;
 
 export function graphError(c: Context, error: SandboxGraphError) {

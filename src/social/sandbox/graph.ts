@@ -8,6 +8,7 @@ import { GRAPH_ERRORS, graphError } from "./graph-errors";
 import { authorize, hostileInput, readParams, type Caller, type Params } from "./graph-common";
 import { getFeed, postFeed, postPhoto } from "./graph-page";
 import { createContainer, listMedia, publishContainer, publishingLimit, readNode } from "./graph-photo";
+import { limitPerClient } from "./limits";
 import { accessToken, meAccounts, mePermissions } from "./oauth";
 import * as store from "./store";
 
@@ -25,6 +26,8 @@ const EDGES: Record<Caller["platform"], Record<string, EdgeHandler>> = {
 
 export function createSandboxGraphRoutes(): Hono<AppEnv> {
   const graph = new Hono<AppEnv>();
+  // Tokens and the token exchange are no API key: each client address has its own budget (limits.ts).
+  graph.use("*", limitPerClient((c) => graphError(c, GRAPH_ERRORS.clientRateLimit)));
   graph.use("*", async (c, next) => {
     const field = hostileInput(c, await readParams(c));
     if (field) return graphError(c, { ...GRAPH_ERRORS.invalidParam, message: `(#100) Invalid parameter: ${field}` });

@@ -3,6 +3,10 @@
  * database and npm run dev:edge turn it on); otherwise every sandbox path answers 404, so a deployment that
  * forgot a variable never exposes it. The adapters reach `/sandbox/graph/...` over real HTTP, exactly
  * as they reach the Graph API; the control routes let an API key's owner connect accounts and inject faults.
+ * Closed to strangers all the same: the consent dialog wants a hub session (oauth.tsx), the app's secret is
+ * the deployment's own (app-secret.ts), images are read from storage or through the safe fetcher (images.ts),
+ * the routes without an API key are limited per client address (limits.ts), and the sweep purges expired
+ * rows (store.ts, `purgeExpired`).
  *
  * @example
  * app.route("/sandbox", createSandboxRoutes());

@@ -2,13 +2,21 @@
  * The sandbox's side of the platform's OAuth flow: the login dialog (a consent page listing the sandbox
  * pages to grant), the code and long-lived token exchange at `/graph/{version}/oauth/access_token`,
  * `/graph/{version}/me/permissions`, and `/graph/{version}/me/accounts` with a page token per granted page. It only redirects back to this service
- * (like the platform's list of valid redirect URIs) and only accepts the sandbox app's credentials.
+ * (like the platform's list of valid redirect URIs) and only accepts the sandbox app's credentials: its id and
+ * this deployment's secret (app-secret.ts).
+ *
+ * The dialog is for people signed in to the hub, as the platform's is for its own signed-in users: without
+ * the hub's session cookie the page sends them to sign in, and a consent posted without it is refused. The
+ * consent form carries the session's CSRF token and must come from this service's own origin.
  */
 import { Hono, type Context } from "hono";
 import type { AppEnv } from "../../http/env";
-import { toHex } from "../../lib/encoding";
+import { constantTimeEqual, toHex } from "../../lib/encoding";
+import type { HubEnv, HubSession } from "../../hub/env";
+import { loadSession, readSessionCookie } from "../../hub/session";
 import { graphError, type SandboxGraphError } from "./graph-errors";
 import type { Params } from "./graph-common";
+import { limitPerClient } from "./limits";
 import { SANDBOX_APP, SANDBOX_PAGES, sandboxPage } from "./pages";
 import * as store from "./store";
 
@@ -42,7 +50,12 @@ function consentHeaders(c: Context<AppEnv>) {
   c.header("Referrer-Policy", "same-origin");
 }
 
-function ConsentPage(props: { clientId: string; redirectUri: string; state: string; scopes: string[] }) {
+/** The hub session of the request's cookie, or null. */
+function hubSession(c: Context<AppEnv>): Promise<HubSession | null> {
+  return loadSession(c.get("services"), readSessionCookie(c as unknown as Context<HubEnv>));
+}
+
+function ConsentPage(props: { clientId: string; redirectUri: string; state: string; scopes: string[]; csrf: string }) {
   return (
     <html lang="en">
       <head>
@@ -74,6 +87,7 @@ function ConsentPage(props: { clientId: string; redirectUri: string; state: stri
             <input type="hidden" name="client_id" value={props.clientId} />
             <input type="hidden" name="redirect_uri" value={props.redirectUri} />
             <input type="hidden" name="state" value={props.state} />
+            <input type="hidden" name="_csrf" value={props.csrf} />
             <p class="row">
               <button type="submit" name="decision" value="allow">
                 Continue
@@ -91,17 +105,27 @@ function ConsentPage(props: { clientId: string; redirectUri: string; state: stri
 
 export function createSandboxDialogRoutes(): Hono<AppEnv> {
   const router = new Hono<AppEnv>();
-  router.get("/:version/dialog/oauth", (c) => {
+  router.use("/:version/dialog/oauth", limitPerClient((c) => c.text("Too many requests from this address; try again in a minute.", 429)));
+  router.get("/:version/dialog/oauth", async (c) => {
     const q = c.req.query();
     consentHeaders(c);
+    const session = await hubSession(c);
+    if (!session) return c.redirect("/hub/signin", 303);
     if (q.client_id !== SANDBOX_APP.id) return c.text("Invalid app ID: the sandbox only knows the app “sandbox-app”.", 400);
     if (!redirectAllowed(c, q.redirect_uri)) return c.text("The redirect_uri is not a URL of this service.", 400);
     const scopes = (q.scope ?? "").split(",").filter(Boolean);
-    return c.html(<ConsentPage clientId={q.client_id} redirectUri={q.redirect_uri} state={q.state ?? ""} scopes={scopes} />);
+    return c.html(<ConsentPage clientId={q.client_id} redirectUri={q.redirect_uri} state={q.state ?? ""} scopes={scopes} csrf={session.csrfToken} />);
   });
 
   router.post("/:version/dialog/oauth", async (c) => {
-    const form = await c.req.formData();
+    const session = await hubSession(c);
+    if (!session) return c.text("Sign in to the hub to grant access to sandbox pages.", 401);
+    const origin = c.req.header("origin");
+    if (origin !== undefined && origin !== new URL(c.get("services").config.publicBaseUrl).origin) return c.text("This consent was sent from another site, so it was refused.", 403);
+    const form = await c.req.formData().catch(() => null);
+    if (!form) return c.text("The consent must be sent as a form.", 400);
+    const csrf = form.get("_csrf");
+    if (typeof csrf !== "string" || !constantTimeEqual(csrf, session.csrfToken)) return c.text("The consent form's security token is missing or out of date; start again from the hub.", 403);
     const redirectUri = String(form.get("redirect_uri") ?? "");
     if (form.get("client_id") !== SANDBOX_APP.id || !redirectAllowed(c, redirectUri)) return c.text("Invalid app ID or redirect_uri.", 400);
     const back = new URL(redirectUri);
@@ -126,7 +150,9 @@ export async function accessToken(c: Context<AppEnv>, params: Params): Promise<R
   const db = c.var.services.db;
   const now = new Date();
   if (params.client_id !== SANDBOX_APP.id) return graphError(c, ERRORS.app);
-  if (params.client_secret !== SANDBOX_APP.secret) return graphError(c, ERRORS.secret);
+  // This deployment's secret (withSandboxApp); services built without one accept no secret at all.
+  const secret = c.get("services").config.graph.appSecret;
+  if (!secret || typeof params.client_secret !== "string" || !constantTimeEqual(params.client_secret, secret)) return graphError(c, ERRORS.secret);
   let pageIds: string[];
   let owner: string;
   if (params.grant_type === "fb_exchange_token") {
@@ -159,7 +185,10 @@ export async function mePermissions(c: Context<AppEnv>, params: Params): Promise
   return c.json({ data: SANDBOX_PERMISSIONS.map((permission) => ({ permission, status: "granted" })) });
 }
 
-/** `GET /me/accounts`: the granted pages, each with a page token and its linked photoplatform account. */
+/**
+ * `GET /me/accounts`: the granted pages, each with a page token and its linked photoplatform account. A page
+ * keeps one token per consent, however often its pages are listed.
+ */
 export async function meAccounts(c: Context<AppEnv>, params: Params): Promise<Response> {
   const db = c.var.services.db;
   const bearer = /^(?:Bearer|OAuth)\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
@@ -169,8 +198,7 @@ export async function meAccounts(c: Context<AppEnv>, params: Params): Promise<Re
   for (const id of grant.pageIds) {
     const page = sandboxPage(id);
     if (!page) continue;
-    const token = store.newSandboxToken("pageplatform");
-    await store.saveToken(db, token, { owner: grant.owner, platformAccountId: page.id });
+    const token = await store.pageToken(db, { owner: grant.owner, platformAccountId: page.id });
     data.push({
       id: page.id,
       name: page.name,
