@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq } from "drizzle-orm";
 import { socialAccounts } from "../../db/schema";
+import { createSession, loadSession, SESSION_COOKIE } from "../../src/hub/session";
 import { createTestApp, type TestApp } from "../helpers/harness";
 
 let h: TestApp;
@@ -88,7 +89,7 @@ describe("control routes", () => {
 });
 
 describe("Graph and OAuth routes", () => {
-  const form = (params: Record<string, string>) => ({ method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(params).toString() });
+  const form = (params: Record<string, string>, headers: Record<string, string> = {}) => ({ method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", ...headers }, body: new URLSearchParams(params).toString() });
 
   it("every parameter of the Graph edges, nodes and token routes: no 5xx for any hostile value", async () => {
     const cases: Array<{ path: string; method: "GET" | "POST"; params: Record<string, string> }> = [
@@ -138,15 +139,20 @@ describe("Graph and OAuth routes", () => {
   });
 
   it("the consent dialog: no 5xx for any hostile value", async () => {
-    const base = { client_id: "sandbox-app", redirect_uri: `${h.services.config.publicBaseUrl}/hub/x`, state: "s", decision: "allow", page: "1" };
+    // Signed in to the hub, as the dialog requires, so every value reaches the dialog's own checks.
+    const { cookie } = await createSession(h.services, user.userId);
+    const headers = { cookie: `${SESSION_COOKIE}=${cookie}` };
+    const csrf = (await loadSession(h.services, cookie))!.csrfToken;
+    const base = { client_id: "sandbox-app", redirect_uri: `${h.services.config.publicBaseUrl}/hub/x`, state: "s", decision: "allow", page: "1", _csrf: csrf };
+    expect((await h.app.request("/sandbox/v23.0/dialog/oauth", form(base, headers))).status).toBe(302);
     for (const field of Object.keys(base)) {
       for (const value of HOSTILE_STRINGS) {
         const p = { ...base, [field]: value };
-        await expectNo5xx(await h.app.request(`/sandbox/v23.0/dialog/oauth?${new URLSearchParams({ ...p, scope: value })}`), `dialog GET ${field}`);
-        await expectNo5xx(await h.app.request("/sandbox/v23.0/dialog/oauth", form(p)), `dialog POST ${field}`);
+        await expectNo5xx(await h.app.request(`/sandbox/v23.0/dialog/oauth?${new URLSearchParams({ ...p, scope: value })}`, { headers }), `dialog GET ${field}`);
+        await expectNo5xx(await h.app.request("/sandbox/v23.0/dialog/oauth", form(p, headers)), `dialog POST ${field}`);
         // Past the allowed prefix: the redirect_uri is stored with the code, so its tail must be safe too.
         const tail = { ...base, redirect_uri: `${base.redirect_uri}${value}` };
-        await expectNo5xx(await h.app.request("/sandbox/v23.0/dialog/oauth", form(tail)), `dialog POST redirect tail`);
+        await expectNo5xx(await h.app.request("/sandbox/v23.0/dialog/oauth", form(tail, headers)), `dialog POST redirect tail`);
       }
     }
   });
