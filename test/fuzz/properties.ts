@@ -451,6 +451,27 @@ export const PROPERTIES: FuzzProperty[] = [
     arbitrary: (c) => fc.record({ bytes: mutated(c.images), role: fc.constantFrom("product", "logo", "reference"), other: fc.constantFrom(...c.images.slice(0, 2)) }),
     check: (input: { bytes: Uint8Array; role: "product" | "logo" | "reference"; other: Uint8Array }) => only4xx(() => photoInputs(input)),
   },
+  {
+    name: "sandbox-inputs",
+    covers: "the platform sandbox's routes (consent dialog, token exchange, Graph edges and nodes, control routes) through app.request(): random forms, JSON, multipart, raw bodies, query strings, path segments and cookies mixed with real tokens; a whole answer below 500 within 7 s (test/fuzz/sandbox-inputs.ts)",
+    weight: 1,
+    arbitrary: () => {
+      const text = fc.oneof(fc.string({ maxLength: 40 }), fc.string({ unit: "binary", maxLength: 40 }), fc.string({ unit: "grapheme", maxLength: 12 }));
+      return fc.record({
+        route: fc.nat(),
+        method: fc.nat(),
+        segments: fc.array(text, { maxLength: 3 }),
+        params: fc.array(fc.tuple(fc.oneof({ arbitrary: fc.nat(), weight: 4 }, { arbitrary: text, weight: 1 }), fc.oneof({ arbitrary: fc.nat(), weight: 2 }, { arbitrary: text, weight: 1 })), { maxLength: 8 }),
+        body: fc.nat(),
+        raw: fc.oneof(text, fc.string({ unit: "binary", maxLength: 400 })),
+        json: fc.jsonValue({ maxDepth: 3 }),
+        session: fc.nat(),
+        auth: fc.nat(),
+      });
+    },
+    // The fuzz worker loads this module through tsx's CommonJS hook, where only require resolves a .ts path.
+    check: async (input) => (typeof require === "function" ? (require("./sandbox-inputs") as typeof import("./sandbox-inputs")) : await import("./sandbox-inputs")).checkSandboxCase(input),
+  },
 ];
 
 /** One area B request at 128 x 128 with the fuzzed image in `role` and a good corpus image in the others. */
