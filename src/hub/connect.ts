@@ -43,7 +43,7 @@ function graphApp(services: Services) {
   const { config } = services;
   const sandbox = config.graph.sandbox;
   const appId = config.graph.appId ?? (sandbox ? SANDBOX_APP.id : undefined);
-  const appSecret = config.graph.appSecret ?? (sandbox ? SANDBOX_APP.secret : undefined);
+  const appSecret = config.graph.appSecret;
   if (!appId || !appSecret) {
     throw new HubError(503, "Connecting accounts is not set up on this service yet: the operator has to configure the platform app (GRAPH_API_BASE, META_APP_ID, META_APP_SECRET).");
   }

@@ -116,7 +116,7 @@ describe("a qr key limited to the shop's own pages", () => {
   });
 
   it("is refused from another site, a look-alike, or with no page named", async () => {
-    for (const headers of [{ Referer: "https://evil.example/copy" }, { Referer: "https://shop.example.evil.example/" }, { Referer: "http://shop.example/" }, { Origin: "null" }, {}]) {
+    for (const headers of [{ Referer: "https://evil.example/copy" } as Record<string, string>, { Referer: "https://shop.example.evil.example/" }, { Referer: "http://shop.example/" }, { Origin: "null" }, {}]) {
       const res = await png(headers);
       expect(res.status, JSON.stringify(headers)).toBe(403);
       const body = (await res.json()) as { error: { code: string; message: string } };

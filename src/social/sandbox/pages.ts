@@ -18,10 +18,9 @@ export const SANDBOX_PAGES: readonly SandboxPage[] = [
 /**
  * The app the sandbox's OAuth dialog and token exchange accept (the hub uses it when META_APP_ID is unset).
  * Its id is fixed; its secret belongs to the deployment (`sandboxAppSecret` in app-secret.ts, carried in
- * `config.graph.appSecret` while the sandbox is on), so `secret` here is undefined: services whose config
- * carries no derived secret exchange no codes.
+ * `config.graph.appSecret` while the sandbox is on).
  */
-export const SANDBOX_APP: { readonly id: string; readonly secret: string | undefined } = { id: "sandbox-app", secret: undefined };
+export const SANDBOX_APP = { id: "sandbox-app" } as const;
 
 export function sandboxPage(id: string): SandboxPage | undefined {
   return SANDBOX_PAGES.find((p) => p.id === id);
