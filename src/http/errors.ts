@@ -1,7 +1,7 @@
 /**
  * One error class and one handler for every area.
  *
- * Handlers throw `ApiError`; `onError` renders `{error:{code,message,details?}}` with the status from
+ * Handlers throw `ApiError` (src/lib/errors.ts, re-exported here); `onError` renders `{error:{code,message,details?}}` with the status from
  * `codeToStatus`. Anything that is not an ApiError becomes a 500 INTERNAL with the request id only.
  *
  * @example
@@ -10,76 +10,10 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { ApiError, type ErrorDetail } from "../lib/errors";
 import { detailsFromIssues, type IssueContext, type IssueLike } from "./issues";
 
-export const codeToStatus = {
-  INVALID_JSON: 400,
-  IDEMPOTENCY_KEY_REQUIRED: 400,
-  BAD_REQUEST: 400,
-  UNAUTHORIZED: 401,
-  FORBIDDEN: 403,
-  INSUFFICIENT_SCOPE: 403,
-  ORIGIN_NOT_ALLOWED: 403,
-  NOT_FOUND: 404,
-  ACCOUNT_NOT_FOUND: 404,
-  MEDIA_NOT_FOUND: 404,
-  POST_NOT_FOUND: 404,
-  JOB_NOT_FOUND: 404,
-  TEMPLATE_NOT_FOUND: 404,
-  METHOD_NOT_ALLOWED: 405,
-  ACCOUNT_NEEDS_RECONNECT: 409,
-  IDEMPOTENCY_KEY_REUSED: 409,
-  REQUEST_IN_PROGRESS: 409,
-  POST_NOT_CANCELLABLE: 409,
-  CONFLICT: 409,
-  ORIGINAL_REMOVED: 410,
-  PAYLOAD_TOO_LARGE: 413,
-  UNSUPPORTED_MEDIA_TYPE: 415,
-  VALIDATION_FAILED: 422,
-  INVALID_IMAGE: 422,
-  INVALID_IMAGE_URL: 422,
-  QR_NOT_FOUND: 422,
-  QR_NOT_SCANNABLE: 422,
-  GENERATION_REFUSED: 422,
-  RATE_LIMITED: 429,
-  INTERNAL: 500,
-  UPSTREAM_UNAVAILABLE: 502,
-  GENERATION_FAILED: 502,
-  SERVICE_UNAVAILABLE: 503,
-  UPSTREAM_RATE_LIMITED: 503,
-  GENERATION_TIMEOUT: 504,
-} as const satisfies Record<string, ContentfulStatusCode>;
-
-export type ErrorCode = keyof typeof codeToStatus;
-
-export interface ErrorDetail {
-  path: string;
-  message: string;
-}
-
-export interface ApiErrorOptions {
-  details?: ErrorDetail[];
-  headers?: Record<string, string>;
-  cause?: unknown;
-}
-
-export class ApiError extends HTTPException {
-  readonly code: ErrorCode;
-  readonly details?: ErrorDetail[];
-  readonly headers: Record<string, string>;
-
-  constructor(code: ErrorCode, message: string, options: ApiErrorOptions = {}) {
-    super(codeToStatus[code], { message, cause: options.cause });
-    this.code = code;
-    this.details = options.details;
-    this.headers = options.headers ?? {};
-  }
-}
-
-/** A 422 naming the field that is wrong. */
-export function invalidField(path: string, message: string): ApiError {
-  return new ApiError("VALIDATION_FAILED", `${path}: ${message}`, { details: [{ path, message }] });
-}
+export { ApiError, codeToStatus, invalidField, type ApiErrorOptions, type ErrorCode, type ErrorDetail } from "../lib/errors";
 
 /** At most this many details are listed; the message still counts them all. */
 const MAX_DETAILS = 50;

@@ -10,7 +10,7 @@
  * @example
  * detailsFromIssues(result.error.issues, { source: "body", input: body, schema: PostCreateSchema });
  */
-import type { ErrorDetail } from "./errors";
+import type { ErrorDetail } from "../lib/errors";
 
 /** The zod 3 and 4 issue fields this module reads. */
 export interface IssueLike {
