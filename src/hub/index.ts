@@ -19,13 +19,9 @@ import { createSignInRoutes } from "./signin";
 import { createStartRoutes } from "./start";
 import { HUB_CSS } from "./ui/styles";
 
-const REFERENCE = "/hub/reference";
-
 export function createHubRoutes(): Hono<AppEnv> {
   const hub = new Hono<HubEnv>();
-  const strictHeaders = hubSecurityHeaders();
-  // The reference viewer sets its own, wider CSP; every other page gets the strict one.
-  hub.use("*", (c, next) => (c.req.path === REFERENCE ? next() : strictHeaders(c, next)));
+  hub.use("*", hubSecurityHeaders());
   hub.get("/assets/hub.css", (c) => {
     c.header("Cache-Control", "public, max-age=3600");
     return c.body(HUB_CSS, 200, { "Content-Type": "text/css; charset=utf-8" });
@@ -38,7 +34,7 @@ export function createHubRoutes(): Hono<AppEnv> {
   hub.use("*", csrfGuard);
 
   hub.route("/", createSignInRoutes());
-  for (const path of ["/keys", "/keys/*", "/accounts", "/accounts/*", "/posts", "/posts/*", "/start", "/reference"]) hub.use(path, requireSession);
+  for (const path of ["/keys", "/keys/*", "/accounts", "/accounts/*", "/posts", "/posts/*", "/start"]) hub.use(path, requireSession);
   hub.route("/keys", createKeyRoutes());
   hub.route("/accounts", createAccountRoutes());
   hub.route("/posts", createPostRoutes());

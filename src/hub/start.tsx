@@ -1,17 +1,13 @@
 /**
  * Getting started: curl commands with this service's real base URL, the user's key prefix and first
- * connected account; and the API reference, the published OpenAPI document (/openapi.json) rendered by
- * Scalar's viewer (a script from its CDN, allowed by this page's CSP only). /docs is the script-free reference.
+ * connected account. The API reference is the service's own script-free page, /docs (src/http/docs-page.ts);
+ * /hub/reference answers a redirect to it, for links that name the hub's address.
  */
-import { Scalar } from "@scalar/hono-api-reference";
 import { Hono } from "hono";
 import { listApiKeys } from "../http/api-keys";
 import { listAccounts } from "../social/accounts";
 import type { HubEnv, HubSession } from "./env";
-import { hubSecurityHeaders } from "./guard";
 import { Layout } from "./ui/layout";
-
-const SCALAR_CDN = "https://cdn.jsdelivr.net";
 
 function commands(base: string, accountId: string): Array<{ title: string; text: string }> {
   const api = `${base}/api/v1/social`;
@@ -65,22 +61,12 @@ export function createStartRoutes(): Hono<HubEnv> {
         ))}
         <p>
           A post answers <code>202</code> (now) or <code>201</code> (scheduled); delivery runs in the background, so follow it on the{" "}
-          <a href="/hub/posts">Posts page</a> or with step 3. The whole API: <a href="/hub/reference">API reference</a> (or the{" "}
-          <a href="/docs">script-free version</a>).
+          <a href="/hub/posts">Posts page</a> or with step 3. The whole API: the <a href="/docs">API reference</a>.
         </p>
       </Layout>,
     );
   });
 
-  router.get(
-    "/reference",
-    hubSecurityHeaders({ scriptSrc: [SCALAR_CDN], styleSrc: ["'unsafe-inline'", SCALAR_CDN], fontSrc: [SCALAR_CDN, "https://fonts.scalar.com"], imgSrc: ["https:"] }),
-    Scalar((c) => ({
-      url: "/openapi.json",
-      pageTitle: "API reference · Hub",
-      nonce: c.get("secureHeadersNonce"),
-      hideClientButton: true,
-    })),
-  );
+  router.get("/reference", (c) => c.redirect("/docs", 301));
   return router;
 }

@@ -23,7 +23,7 @@ const NAV: Array<{ key: Exclude<NavKey, null>; href: string; label: string }> = 
   { key: "accounts", href: "/hub/accounts", label: "Accounts" },
   { key: "posts", href: "/hub/posts", label: "Posts" },
   { key: "start", href: "/hub/start", label: "Getting started" },
-  { key: "reference", href: "/hub/reference", label: "API reference" },
+  { key: "reference", href: "/docs", label: "API reference" },
 ];
 
 const COPY_SCRIPT = `document.querySelectorAll("[data-copy]").forEach(function(b){b.hidden=false;b.addEventListener("click",function(){var t=document.getElementById(b.getAttribute("data-copy"));if(!t)return;navigator.clipboard.writeText(t.textContent||"").then(function(){b.textContent="Copied";});});});`;
