@@ -24,7 +24,7 @@ import { resumePhotoJobs } from "../src/photo/async-jobs";
 import { purgeExpiredStates } from "../src/hub/oauth-states";
 import { withSandboxApp } from "../src/social/sandbox/app-secret";
 
-/** Vars from wrangler.toml and secrets from `wrangler secret put`: all strings, names as in DESIGN.md. */
+/** Vars from wrangler.toml and secrets from `wrangler secret put`: all strings, named as src/config.ts reads them. */
 export type Env = Record<string, string | undefined>;
 
 // wrangler imports .wasm as a compiled WebAssembly.Module (the package's typing says string: that is esbuild's file loader).

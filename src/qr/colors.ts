@@ -1,6 +1,6 @@
 /**
  * Colours of a QR code: parsing `#RGB` / `#RRGGBB`, and the contrast rules that decide whether phones can
- * read a colour pair. Thresholds come from the measurements in research/qr.md 6.4 and 6.5: every decoder
+ * read a colour pair. The thresholds follow what common decoders read: every decoder
  * read 3.48:1 (#00a000 on white); jsQR and @paulmillr/qr failed at 2.61:1; light modules on a dark
  * background are skipped by several scanners.
  *

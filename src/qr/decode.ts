@@ -9,7 +9,7 @@
  * 3. ZXing-C++ at 800 px (blur and noise average out) and, for big photos, at twice the working resolution
  *    (a small code in a large frame);
  * 4. jsQR (both polarities), never on more than 1024 px: its run time explodes on large noisy images
- *    (research/qr.md 6.6);
+ *    (its run time grows far faster than the pixels);
  * 5. re-binarisation at 800 px, and ZXing-C++ at 400 px.
  * Since ZXing-C++ runs first on at least the resolution it would get alone, everything it reads we read.
  *

@@ -2,7 +2,7 @@
  * What goes inside the code for each `type`, built to the standard that phone scanners read:
  * - url: the absolute http(s) URL as given;
  * - text: the text as given;
- * - wifi: ZXing "WIFI:" form, `\ ; , : "` backslash-escaped (research/qr.md 5.1);
+ * - wifi: ZXing "WIFI:" form, `\ ; , : "` backslash-escaped (what phone scanners parse);
  * - email: RFC 6068 `mailto:`, UTF-8 percent-encoding, `%20` for spaces, `%0D%0A` line breaks;
  * - vcard: vCard 3.0 (RFC 2426), TEXT escaping, CRLF lines folded at 75 octets;
  * - upi: NPCI `upi://pay?pa=&pn=&am=&tn=&cu=INR`, amount with two decimals.

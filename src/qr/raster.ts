@@ -1,6 +1,6 @@
 /**
  * Pixel work only the QR area needs: grayscale conversion with alpha composited over white (decoders ignore
- * alpha; a transparent pixel stored as black would otherwise read as a dark module, research/qr.md 6.6) and
+ * alpha; a transparent pixel stored as black would otherwise read as a dark module) and
  * back to the RGBA the decoders take. Resizing is the shared resampler's (src/images/resize.ts).
  *
  * @example

@@ -1,5 +1,5 @@
 /**
- * Idempotency keys for POST /posts (DESIGN.md, "Area C: the two hard parts").
+ * Idempotency keys for POST /posts: a retry of the same request never makes a second post.
  *
  * The key row is inserted in its own statement (state `processing`, fingerprint, lock expiry) before any work.
  * On conflict the existing row decides: another fingerprint -> 409 IDEMPOTENCY_KEY_REUSED; `processing` with a

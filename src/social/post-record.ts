@@ -1,5 +1,5 @@
 /**
- * The post record (DESIGN.md "post record fields") and the post-level status. The status is stored on the post
+ * The post record (the fields a post answers with) and the post-level status. The status is stored on the post
  * (`posts.status`) and kept by database triggers (migration 0004) from the targets, whoever writes them, so a
  * status filter, `total` and paging read an index instead of every post's deliveries.
  *

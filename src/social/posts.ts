@@ -1,7 +1,7 @@
 /**
  * Posts of area C: idempotent creation, reading, listing and cancellation.
  *
- * Creation order (contract rules 1-9, DESIGN.md "Idempotent create"):
+ * Creation order (contract rules 1-9; the key is claimed first so a retry replays instead of posting twice):
  *   1. normalise the submission and fingerprint it; claim the Idempotency-Key (or replay / 409 / 410)
  *   2. validate everything that needs no image work: schedule, every target (404, 409 reconnect,
  *      per-platform rules), media ownership; any refusal releases the key

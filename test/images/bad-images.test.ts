@@ -1,5 +1,6 @@
 /**
- * The bad-image corpus (research/reliability.md 4.3): each input is refused with a clear 4xx ApiError or
+ * A corpus of bad images (oversized headers, truncated or corrupt data, polyglots, unusual encodings): each
+ * input is refused with a clear 4xx ApiError or
  * processed correctly; never a 500, never a non-ApiError throw, never a hang.
  */
 import { beforeAll, describe, expect, it } from "vitest";

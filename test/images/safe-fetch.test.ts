@@ -1,5 +1,6 @@
 /**
- * The safe fetchers (edge and Node twins) against the bad-URL corpus (research/reliability.md 3.7) and a
+ * The safe fetchers (edge and Node twins) against a corpus of bad URLs (private and encoded addresses,
+ * reserved names, redirects, wrong schemes and ports) and a
  * loopback HTTPS image server reached only through the test allowance. Loopback listeners count every
  * connection: refused URLs must leave them at zero.
  */

@@ -1,5 +1,5 @@
 /**
- * The Idempotency-Key algorithm of POST /posts (DESIGN.md; contract rules 3 to 7), on PGlite.
+ * The Idempotency-Key algorithm of POST /posts (contract rules 3 to 7), on PGlite.
  */
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

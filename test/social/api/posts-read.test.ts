@@ -44,7 +44,7 @@ describe.each(["PGlite", "PostgreSQL"])("on %s", (database) => {
   });
 
   describe("GET /posts/{id}", () => {
-    it("returns the record of DESIGN.md's post fields", async () => {
+    it("returns the post record's fields", async () => {
       const u = await user();
       const created = await post(u.apiKey, { accountIds: [u.page, u.page2], caption: "Fields", hashtags: ["x"] });
       const res = await h.get(u.apiKey, `/posts/${created.id}`);
