@@ -3,7 +3,7 @@
  * bind it to their values and execute it. PGlite's own `query` sends every statement as an unnamed one
  * (Parse, Describe, Bind, Describe, Execute, Sync), so PostgreSQL parses, analyses and plans it again on
  * every call; on the embedded default that was about half of a short statement's time, on the request
- * thread (docs/architecture.md, "PGlite's statements"). A named statement is planned generically after
+ * thread (docs/architecture.md, "Other Node specifics"). A named statement is planned generically after
  * a few runs, as node-postgres's named statements are on PostgreSQL.
  *
  * A run is one call into PostgreSQL (Bind, Describe, Execute and Sync together) instead of five. `query`, in
@@ -27,7 +27,7 @@ const { serialize } = protocol;
 /**
  * Statements kept at most. The app's steady set is about a hundred texts (start-up's migrations add about 80
  * used once, which age out); a kept statement with its plan holds about 60 KB of PGlite's memory for a
- * large query (measured: 500 copies of the post list's statement added 30 MB), so the bound is about 15 MB.
+ * large query, so the bound is about 15 MB.
  */
 export const MAX_STATEMENTS = 256;
 

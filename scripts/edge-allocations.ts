@@ -10,7 +10,7 @@
  * every buffer a request makes and drops counts against a Worker's 128 MB until then. The peak follows how
  * much a request allocates, not only what it keeps, and `npm run test:edge-memory` says how much, not where.
  * This found fflate's per-call buffers in PNG inflate and deflate and the JPEG decoder's buffer per scan
- * (docs/architecture.md, "Memory in workerd").
+ * (docs/architecture.md, "The edge runtime").
  *
  * Usage (the tracker changes the Worker's globals: a diagnostic, never a build to deploy):
  *   npm run edge:allocations -- media:png qr-logo:small product:jpeg

@@ -3,7 +3,7 @@
  * platform calls, their records, and the sandbox's side of each call when the sandbox is on) runs in a worker
  * thread (./delivery-worker.ts) with its own database pool, so the request thread only answers requests.
  * Under post creation the publishing was two thirds of the server's CPU, all on the one thread that also
- * parsed and answered every request (docs/architecture.md, Performance).
+ * parsed and answered every request (docs/performance.md).
  *
  * Nothing of the delivery guarantees moves: claims, fences and the write-ahead marks are in the database,
  * whichever thread or process holds them. What crosses the thread boundary is the wake-up: the server's

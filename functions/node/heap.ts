@@ -11,7 +11,7 @@
  * 15 to 25 ms of marking on the request thread, and its helper threads taking the cores from the heavy-work
  * threads in the middle of the decode. With the factor fixed at 1.5 one happens every two or three
  * uploads; the bench's median upload is about a tenth faster and the server's CPU per upload about 15 %
- * lower (`npm run bench -- social-http`, docs/architecture.md, "Performance"), and the old generation may
+ * lower (`npm run bench -- social-http`, docs/performance.md), and the old generation may
  * hold at most half its live size more before it is collected.
  * The flag is read at each collection, so setting it at start-up takes effect from the first one, in every
  * thread of the process.

@@ -3,8 +3,8 @@
  * bytes with malloc, and image work frees many of 1 to 40 MB. glibc raises its mmap threshold to the size
  * of the largest such block freed (up to 32 MB) and then keeps up to twice that much free memory in each
  * arena; a worker thread's arena outlives the thread. After a burst of large images every heavy-work thread
- * left ~50 MB behind, so the idle server stayed ~100 MB above its level before the burst (measured from
- * /proc/<pid>/smaps: new 64 MB-aligned anonymous regions, glibc's arena heaps). `malloc_trim(0)` releases
+ * leaves tens of MB behind in its arena (64 MB-aligned anonymous regions in /proc/<pid>/smaps), so an idle
+ * server would stay well above its level before the burst. `malloc_trim(0)` releases
  * the free pages of every arena; it is called once the heavy-work threads have all ended.
  *
  * The call goes through koffi (a maintained FFI library) since Node has no API for it. Elsewhere (macOS,

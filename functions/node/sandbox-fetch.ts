@@ -9,7 +9,7 @@
  * The request is an `InProcessRequest` when the call gives a URL and a string body (or none), as the Graph
  * client does: the method, URL, headers and body text Hono and the sandbox's routes read, with the web
  * `Request` (undici's, which makes a stream of the body for the route to read back) built only if something
- * asks for more. That was a tenth of the server's CPU per publish (docs/architecture.md, Performance).
+ * asks for more. That was a tenth of the server's CPU per publish (docs/performance.md).
  *
  * @example
  * answerSandboxInProcess(services, () => app); // where the Graph base is this process's own sandbox

@@ -90,9 +90,8 @@ export function constantTimeEqual(a: string, b: string): boolean {
 
 /**
  * Base64, the one codec (image uploads, data URIs we send, token encryption keys, config). Written here rather
- * than taken from a library: on 6.5 MB, @oslojs/encoding decoded ~22x and encoded ~3x slower, and atob/btoa
- * (Node's are legacy and slow) give no error position; Buffer is Node-only (docs/architecture.md, "Image
- * toolkit", has the figures).
+ * than taken from a library: the portable candidates (@oslojs/encoding, atob/btoa) are many times slower on
+ * an upload's megabytes and give no error position; Buffer is Node-only (docs/performance.md).
  *
  * Decoding accepts the standard and URL-safe alphabets (mixed too), ASCII spaces, tabs and line breaks
  * anywhere, and optional padding; when padding is given it must complete the last group of four.

@@ -153,7 +153,7 @@ function applyWarnings(c: Context<AppEnv>, warnings: string[]): void {
  */
 export function createQrRoutes(): OpenAPIHono<AppEnv> {
   const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
-  // The query is validated before the path; a blank text is still named first, as it was before the move.
+  // The query is validated before the path, yet a blank text is named first: it is the likelier mistake.
   const getHook = (route: typeof qrRoutes.generatePng | typeof qrRoutes.generateBase64) =>
     validationHook(
       route,

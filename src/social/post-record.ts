@@ -109,7 +109,7 @@ async function recordsOf(db: Db, userId: string, ids: readonly string[], now: Da
  * against 0.75 µs for the same text concatenated), and a page of 50 posts builds about 200 objects.
  * Measured on a page of 50 posts with two targets each (PostgreSQL's CPU per statement, alternating runs):
  * 2.2–2.6 ms with `json_build_object`, 1.55–1.61 ms like this, against the peer query's 1.0 ms
- * (docs/architecture.md, "Performance"). Every value goes through one of these, which write JSON's `null`
+ * (docs/performance.md). Every value goes through one of these, which write JSON's `null`
  * for SQL's NULL (concatenating a NULL would null the whole record).
  */
 /** A text, uuid or number column as JSON (strings escaped by `to_json`). */
@@ -128,7 +128,7 @@ const jsonArray = (item: SQL, order: SQL, from: SQL) => sql`coalesce((select '['
  * The record of the `posts` row in scope as JSON text, built by PostgreSQL: the same fields, order and
  * formats as `toPostRecord`, its targets ordered by account id. A page of 50 posts is 50 short strings for
  * the server to join, instead of 100 wide rows to map into objects, turn into Dates and back, and serialise
- * (most of a list request's time on the Node server; docs/architecture.md, "Performance").
+ * (most of a list request's time on the Node server; docs/performance.md).
  * Stored images are objects with exactly `url`, `width`, `height` and (when the image came from a media
  * row, as every writer's does) `mediaId`; jsonb writes keys shortest first, which is that order, so the
  * stored array is the record's `images` as it is. An image without `mediaId` gets it as null.
@@ -241,7 +241,7 @@ const preparedList = (db: Db, status: PostStatus | undefined, firstPage: number 
  * posts to skip 5,000 would be far worse), but which is small and cheap to plan; then the records of those
  * ids (`recordsStatement`), whose plan is kept. As one statement, the records' large expression was planned
  * again whenever the page was: about 1.2 ms of a request's 2.2 for a page past the end of 1,000 posts
- * (docs/architecture.md, "Performance"). The two statements read two snapshots: a post deleted in between,
+ * (docs/performance.md). The two statements read two snapshots: a post deleted in between,
  * or whose status left the filter in between (the worker publishing it), is left out of the page, which
  * keeps its count. Where statements are not named (the Worker's Neon driver, a round trip per statement),
  * and for platform and date filters (built per request), it stays one statement.
