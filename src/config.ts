@@ -7,7 +7,7 @@
  * const config = parseConfig({ PORT: "8787", RATE_LIMIT_QR: "120" });
  */
 import { z } from "zod";
-import { parseModelCatalog, type ModelCatalog } from "./photo/models";
+import { parseModelCatalog, type ModelCatalog } from "./lib/model-catalog";
 import { bytesFromBase64Strict } from "./lib/encoding";
 
 const optionalString = z

@@ -12,7 +12,8 @@
  * const res = await createApp(services).fetch(request);
  * ctx.waitUntil(services.close());
  */
-import { inlineRunner, LimitedHeavyWork, type HeavyWork } from "./heavy";
+import { LimitedHeavyWork, type HeavyWork } from "./heavy";
+import { inlineRunner } from "./heavy/tasks";
 import { ConfigError, parseConfig, type Config } from "./config";
 import type { RateLimiter, Services } from "./services";
 import { createNeonDb, type NeonOptions } from "../db/client";

@@ -2,14 +2,17 @@
  * The ports: everything the app reaches outside its own code goes through `Services`.
  * Entry points (functions/node.ts, functions/worker.ts) and tests build a Services object and hand it to
  * `createApp(services)`. Edge twins live in src/adapters (portable); Node-only twins in functions/node.
+ * It sits below the HTTP layer and the areas, so it names only types from src/lib, src/images, src/heavy's
+ * limiter, db and src/config.ts; the image-generator port that area B implements is declared here.
  */
-import type { InlineImages } from "./http/inline-images";
 import type { HeavyWork } from "./heavy";
 import type { Config } from "./config";
 import type { Db } from "../db/client";
-import type { ImageGenerator } from "./photo/types";
-import type { ApiKeyCache } from "./http/key-cache";
+import type { RgbaImage } from "./images/types";
+import type { InlineImages } from "./images/inline-images";
 import type { DecodeLimits } from "./images/limits";
+import type { ApiKeyCache } from "./lib/key-cache";
+import type { AspectRatio, ModelOption, Resolution } from "./lib/model-catalog";
 
 /** Outcome of one rate-limit check. `reset` is unix milliseconds when the window frees up. */
 export interface RateLimitResult {
@@ -83,6 +86,51 @@ export interface TokenCipher {
 /** Publishes one delivery to its platform; set by area C (see src/social/delivery). */
 export interface Publisher {
   publish(deliveryId: string): Promise<unknown>;
+}
+
+/** One input image, already loaded, sniffed and limit-checked. */
+export interface InputImage {
+  bytes: Uint8Array;
+  mimeType: "image/jpeg" | "image/png" | "image/webp";
+  width: number;
+  height: number;
+  /** A URL of this service's own storage that serves the bytes (what Replicate is given); "" when not stored. */
+  url: string;
+  /** The storage key behind `url`, when stored. */
+  key?: string;
+}
+
+/** What a generator is asked for: one product in one scene, at an exact size. */
+export interface SceneRequest {
+  product: InputImage;
+  reference?: InputImage;
+  /** The full scene description: the template's prompt, the user's scenePrompt, the product's own prompt. */
+  prompt: string;
+  /** The template, when the request named one (the local compositor styles its backdrop from it). */
+  templateId?: string;
+  model: ModelOption;
+  resolution: Resolution;
+  aspectRatio: AspectRatio;
+  /** Exact output size in pixels (long edge from the resolution, the other from the aspect ratio). */
+  width: number;
+  height: number;
+  /** Aborted when the caller gives up (timeout, shutdown). */
+  signal?: AbortSignal;
+}
+
+/**
+ * The image-generator port. A generator makes the scene only; the logo and the texts are composited by
+ * the service afterwards, so no model ever redraws them. The result may be any size: the caller fits it to
+ * `width` x `height` exactly (cover crop) when it is not.
+ */
+export interface ImageGenerator {
+  readonly name: "local" | "replicate";
+  /**
+   * The local compositor's mark: its scenes are pure CPU work, made inside the heavy-work task
+   * (HEAVY_TASKS.photoFinish, on a worker thread on Node) rather than by calling generateScene here.
+   */
+  readonly heavyWork?: true;
+  generateScene(request: SceneRequest): Promise<RgbaImage>;
 }
 
 export interface Services {

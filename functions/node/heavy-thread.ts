@@ -9,7 +9,8 @@
  * await runTask({ name: "qrDecode", input: { bytes } }); // { ok: true, value: "https://example.com" }
  */
 import { Piscina } from "piscina";
-import { HEAVY_TASKS, type HeavyOutput, type HeavyTaskName } from "../../src/heavy";
+import type { HeavyOutput, HeavyTaskName } from "../../src/heavy";
+import { HEAVY_TASKS } from "../../src/heavy/tasks";
 import { movable, settle, type Reply } from "../../src/heavy/wire";
 import { configureNodeEngines } from "./engines";
 

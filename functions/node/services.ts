@@ -28,7 +28,7 @@ import { configureBodySource } from "../../src/http/inline-images";
 import { hungUp, untouchedBody } from "./drain-body";
 import { configureClientHungUp } from "../../src/http/errors";
 import { NodeHeavyWork } from "./heavy-pool";
-import { ApiKeyCache } from "../../src/http/key-cache";
+import { ApiKeyCache } from "../../src/lib/key-cache";
 import { withSandboxApp } from "../../src/social/sandbox/app-secret";
 
 export interface NodeServicesOptions {

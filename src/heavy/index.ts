@@ -10,10 +10,18 @@
  * const heavy = LimitedHeavyWork({ slots: 2, perUser: 2, queuePerUser: 8, queue: 64 }, inlineRunner);
  * const text = await heavy.run(userId, "qrDecode", { bytes });
  */
-import { ApiError } from "../http/errors";
-import { HEAVY_TASKS, type HeavyInput, type HeavyOutput, type HeavyTaskName } from "./tasks";
+import { ApiError } from "../lib/errors";
 
-export { HEAVY_TASKS, type HeavyInput, type HeavyOutput, type HeavyTaskName, type PhotoFinish } from "./tasks";
+/**
+ * The heavy tasks by name, each a function from its input to a promise of its output. The registry
+ * (HEAVY_TASKS in src/heavy/tasks.ts, in the app layer: it names every area's tasks) fills this interface in
+ * by declaration merging, so the limiter and the `Services.heavy` port name the tasks and their types
+ * without importing the areas that implement them.
+ */
+export interface HeavyTasks {}
+export type HeavyTaskName = keyof HeavyTasks;
+export type HeavyInput<N extends HeavyTaskName> = HeavyTasks[N] extends (input: infer I) => unknown ? I : never;
+export type HeavyOutput<N extends HeavyTaskName> = HeavyTasks[N] extends (...args: never[]) => infer O ? Awaited<O> : never;
 
 /**
  * Runs one task somewhere, without limits. `handOver`: byte arrays of the input the caller will not touch
@@ -57,9 +65,6 @@ export interface HeavyWork {
   /** Jobs running and waiting now. */
   load(): { running: number; waiting: number };
 }
-
-/** The runner that runs a task on the caller's own thread (the Worker; Node with HEAVY_THREADS=0). */
-export const inlineRunner: HeavyRunner = (name, input) => (HEAVY_TASKS[name] as (i: typeof input) => Promise<HeavyOutput<typeof name>>)(input);
 
 interface UserQueue {
   running: number;

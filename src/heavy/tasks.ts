@@ -3,6 +3,8 @@
  * run wherever the runtime puts it: on Node in a pool of worker threads (functions/node/heavy-pool.ts), on
  * the Worker on the request's own thread. Inputs and outputs are structured-clonable (typed arrays, plain
  * objects); errors are ApiError or GenerationError, which the pool carries across threads by value.
+ * It names every area's tasks, so it belongs to the app layer (with src/app.ts); the limiter and the port
+ * (src/heavy/index.ts) sit below the areas and learn the tasks' types from it by declaration merging.
  *
  * @example
  * const text = await HEAVY_TASKS.qrDecode({ bytes }); // string or null
@@ -20,6 +22,7 @@ import { encodeScenePng, LocalGenerator, renderDemoProduct } from "../photo/loca
 import type { LogoPlacement, ModelOption, SceneRequest } from "../photo/types";
 import { decodeQrImage, WORKING_SIDE } from "../qr/decode";
 import { renderQr, type QrDesign, type RenderedQr } from "../qr/render";
+import type { HeavyOutput, HeavyRunner } from "./index";
 
 const THUMBNAIL_EDGE = 384;
 
@@ -123,7 +126,12 @@ export const HEAVY_TASKS = {
   },
 };
 
-export type HeavyTasks = typeof HEAVY_TASKS;
-export type HeavyTaskName = keyof HeavyTasks;
-export type HeavyInput<N extends HeavyTaskName> = Parameters<HeavyTasks[N]>[0];
-export type HeavyOutput<N extends HeavyTaskName> = Awaited<ReturnType<HeavyTasks[N]>>;
+type Registry = typeof HEAVY_TASKS;
+
+declare module "./index" {
+  /** The registry's tasks, by name (see HeavyTasks in src/heavy/index.ts). */
+  interface HeavyTasks extends Registry {}
+}
+
+/** The runner that runs a task on the caller's own thread (the Worker; Node with HEAVY_THREADS=0). */
+export const inlineRunner: HeavyRunner = (name, input) => (HEAVY_TASKS[name] as (i: typeof input) => Promise<HeavyOutput<typeof name>>)(input);

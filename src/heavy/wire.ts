@@ -7,7 +7,7 @@
  * const reply = await settle(() => HEAVY_TASKS.qrDecode(input)); // in the thread
  * return unwrap(reply); // on the request thread: the value, or the same error thrown again
  */
-import { ApiError, type ErrorCode, type ErrorDetail } from "../http/errors";
+import { ApiError, type ErrorCode, type ErrorDetail } from "../lib/errors";
 import { GenerationError } from "../photo/types";
 
 export type WireError =

@@ -19,10 +19,10 @@ import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { apiKeys, users } from "../../db/schema";
 import { base62Fixed, constantTimeEqual, crc32, randomBase62, sha256Hex } from "../lib/encoding";
-import type { ApiKeyCache, VerifiedKey } from "./key-cache";
-import { isApiKeyScope, normaliseScopes, type ApiKeyScope } from "./scopes";
+import type { ApiKeyCache, VerifiedKey } from "../lib/key-cache";
+import { isApiKeyScope, normaliseScopes, type ApiKeyScope } from "../lib/scopes";
 
-export { describeScopes, parseOrigins, parseScopes, type ApiKeyScope } from "./scopes";
+export { describeScopes, parseOrigins, parseScopes, type ApiKeyScope } from "../lib/scopes";
 
 const KEY_PREFIX = "sk_";
 const RANDOM_LENGTH = 32;

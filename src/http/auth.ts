@@ -17,7 +17,7 @@ import type { Services } from "../services";
 import type { AppEnv } from "./env";
 import { ApiError } from "./errors";
 import { looksLikeApiKey, touchApiKey, verifyApiKey } from "./api-keys";
-import { insufficientScopeMessage, originNotAllowedMessage, pageOrigin, type ApiKeyScope } from "./scopes";
+import { insufficientScopeMessage, originNotAllowedMessage, pageOrigin, type ApiKeyScope } from "../lib/scopes";
 
 const ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"];
 

@@ -27,10 +27,13 @@
 import type { MiddlewareHandler } from "hono";
 import { base64Start, bytesFromBase64Stream } from "../images/base64";
 import { MAX_IMAGE_BYTES } from "../images/sniff";
-import { Base64Stream, concat, sha256Hex } from "../lib/encoding";
+import { Base64Stream, concat } from "../lib/encoding";
+import { InlineImages } from "../images/inline-images";
 import type { AppEnv } from "./env";
 import { ApiError } from "./errors";
 import { isJsonContentType, utf8Json } from "./json";
+
+export { InlineImages } from "../images/inline-images";
 
 /**
  * A string value that may hold an inline image. `path` names it from the root: object keys, and `"*"` for
@@ -43,44 +46,6 @@ export interface InlineImageField {
   kind: "base64" | "image-or-url";
 }
 
-/** The request's inline images by placeholder: the bytes, or the error that decoding them gave. */
-export class InlineImages {
-  private readonly entries = new Map<string, Uint8Array | ApiError>();
-  private readonly digests = new Map<string, Promise<string>>();
-
-  /** @internal */
-  add(placeholder: string, result: Uint8Array | ApiError): void {
-    this.entries.set(placeholder, result);
-  }
-
-  /**
-   * The bytes a placeholder stands for, throwing its error; undefined for any other string. A placeholder
-   * keeps the spaces its string started with (for the validators), which its callers may have trimmed.
-   */
-  bytes(value: string): Uint8Array | undefined {
-    const result = this.entries.get(value.trimStart());
-    if (result instanceof ApiError) throw result;
-    return result;
-  }
-
-  /**
-   * What a placeholder stands for in a request fingerprint: the digest of its image's bytes, or its error
-   * (the same text gives the same either way); undefined for any other string.
-   */
-  async digest(value: string): Promise<string | undefined> {
-    const key = value.trimStart();
-    const result = this.entries.get(key);
-    if (result === undefined) return undefined;
-    if (result instanceof ApiError) return `image-error:${result.code}:${result.message}`;
-    let digest = this.digests.get(key);
-    if (!digest) this.digests.set(key, (digest = sha256Hex(result).then((hex) => `image-sha256:${hex}`)));
-    return digest;
-  }
-
-  get size(): number {
-    return this.entries.size;
-  }
-}
 
 /**
  * A cheaper way to a request body's bytes than its web stream, where the platform has one; undefined

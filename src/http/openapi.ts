@@ -11,7 +11,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { codeToStatus, type ErrorCode } from "./errors";
-import { insufficientScopeMessage, originNotAllowedMessage, type ApiKeyScope } from "./scopes";
+import { insufficientScopeMessage, originNotAllowedMessage, type ApiKeyScope } from "../lib/scopes";
 
 export const ErrorSchema = z
   .object({

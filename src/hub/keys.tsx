@@ -8,7 +8,7 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import { Hono, type Context } from "hono";
 import { apiKeys } from "../../db/schema";
 import { createApiKey, describeScopes, listApiKeys } from "../http/api-keys";
-import { API_KEY_SCOPES, normaliseScopes, parseOrigins, type ApiKeyScope } from "../http/scopes";
+import { API_KEY_SCOPES, normaliseScopes, parseOrigins, type ApiKeyScope } from "../lib/scopes";
 import type { HubEnv, HubSession } from "./env";
 import { readHubForm } from "./form";
 import { formatTime, Layout, PostForm, Secret, StackTable } from "./ui/layout";

@@ -2,7 +2,7 @@
  * Base64 and data-URI image input: the data URI's type, the 10 MB limit (checked before allocating) and the
  * API's errors, around the one Base64 codec (src/lib/encoding.ts).
  */
-import { ApiError } from "../http/errors";
+import { ApiError } from "../lib/errors";
 import { Base64Error, decodeBase64, type Base64Stream } from "../lib/encoding";
 import { MAX_IMAGE_BYTES } from "./sniff";
 

@@ -7,7 +7,7 @@
  * workerd (condition "workerd"), so the Worker's bundle holds no photon.
  */
 import { photon } from "#photon";
-import { ApiError } from "../http/errors";
+import { ApiError } from "../lib/errors";
 import { applyOrientation } from "./exif";
 import { checkComplete } from "./integrity";
 import { assertWholeDecodeAllowed, DEFAULT_DECODE_LIMITS, pngsOffPhoton, streamsPng, type DecodeLimits } from "./limits";

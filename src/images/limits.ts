@@ -28,9 +28,9 @@
  * checkDecodeLimits(readImageHeader(webpBytes), limits); // 422 above 2 MP (any image above 12.5 MP)
  */
 import { photon } from "#photon";
-import { ApiError } from "../http/errors";
+import { ApiError } from "../lib/errors";
+import { MAX_IMAGE_PIXELS, type ImageHeader } from "./header";
 import { samplingSupported } from "./jpeg-decode";
-import { MAX_IMAGE_PIXELS, type ImageHeader } from "./sniff";
 
 /** Node's threshold for PNGs through the streaming decoder (DecodeLimits.streamedPngPixels). */
 export const STREAMED_PNG_PIXELS = 8_000_000;

@@ -1,8 +1,8 @@
 /**
  * One entry for "an image given by URL or inline": the areas accept either and should not care which.
  */
-import { ApiError } from "../http/errors";
-import type { InlineImages } from "../http/inline-images";
+import { ApiError } from "../lib/errors";
+import type { InlineImages } from "./inline-images";
 import type { SafeFetcher } from "../services";
 import { bytesFromBase64 } from "./base64";
 import { MAX_IMAGE_BYTES } from "./sniff";

@@ -2,7 +2,7 @@
  * Social normalisation (the contract's image rules): upright, at most 1440 x 1800, at least 320 wide,
  * JPEG under 8 MB.
  */
-import { ApiError } from "../http/errors";
+import { ApiError } from "../lib/errors";
 import { decodeWhole, flattenAlpha } from "./codec";
 import { applyOrientation, swapsAxes } from "./exif";
 import { decodeJpegPlanes, decodeSplitTail } from "./jpeg-decode";

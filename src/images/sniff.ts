@@ -2,35 +2,12 @@
  * Format sniffing and header-only dimensions. Nothing here decodes pixels, so a pixel bomb (a tiny file that
  * claims 100000 x 100000) is refused in microseconds, before any memory is committed to it.
  */
-import { ApiError } from "../http/errors";
+import { ApiError } from "../lib/errors";
 import { readJpegOrientation } from "./exif";
+import { MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, type ImageFormat, type ImageHeader, type ImageInfo } from "./header";
 import { checkDecodeLimits, DEFAULT_DECODE_LIMITS, type DecodeLimits } from "./limits";
 
-export type ImageFormat = "jpeg" | "png" | "webp";
-
-export interface ImageInfo {
-  format: ImageFormat;
-  mimeType: string;
-  width: number;
-  height: number;
-}
-
-/** Header facts the decoder needs besides the public ImageInfo. */
-export interface ImageHeader extends ImageInfo {
-  /** EXIF orientation 1..8 (JPEG only; 1 when absent). */
-  orientation: number;
-  /** Colour components of a JPEG frame (1 grey, 3 YCbCr/RGB, 4 CMYK/YCCK); 0 for other formats. */
-  components: number;
-  /** JPEG: each component's sampling factors as written (horizontal << 4 | vertical); empty for other formats. */
-  sampling: number[];
-  /** JPEG: progressive (SOF2). */
-  progressive: boolean;
-  /** PNG: Adam7 interlaced. */
-  interlaced: boolean;
-}
-
-export const MAX_IMAGE_BYTES = 10 * 1024 * 1024;
-export const MAX_IMAGE_PIXELS = 40_000_000;
+export { MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, type ImageFormat, type ImageHeader, type ImageInfo } from "./header";
 
 const SUPPORTED = "Send a static JPEG, PNG or WebP image.";
 

@@ -13,7 +13,7 @@ import type { PreparedLogo } from "./compose";
 import type { Services } from "../services";
 import { scenePromptFor } from "./catalog";
 import { recordGeneration } from "./ledger";
-import { times } from "./models";
+import { times } from "../lib/model-catalog";
 import { loadInput, type LoadedImage, type PhotoRequest } from "./request";
 import { GenerationError, type InputImage, type Price } from "./types";
 

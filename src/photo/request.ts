@@ -15,7 +15,7 @@ import { loadImageBytes, sniffImage } from "../images";
 import type { Services } from "../services";
 import { findTemplate } from "./catalog";
 import { unsupportedCharacters } from "./text";
-import type { ModelCatalog } from "./models";
+import type { ModelCatalog } from "../lib/model-catalog";
 import type { PhotoRequestBody } from "./schemas";
 import { LONG_EDGE, type AspectRatio, type LogoPlacement, type ModelOption, type Resolution, type SceneTemplate } from "./types";
 

@@ -24,7 +24,7 @@ import { rateLimit } from "../http/rate-limit";
 import { validationHook } from "../http/validate";
 import { listTemplates } from "./catalog";
 import { demoImage } from "./demo";
-import { modelView } from "./models";
+import { modelView } from "../lib/model-catalog";
 import { movedTo, OPENAPI_PATH } from "../http/api-document";
 import { photoRoutes } from "./openapi";
 import { createPhoto, jobStatus } from "./service";

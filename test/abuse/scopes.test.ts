@@ -10,7 +10,7 @@ import { createTestApp, type TestApp } from "../helpers/harness";
 import { allScopesBut, scopeTable } from "../helpers/scope-table";
 import { runAdminCommand } from "../../functions/node/admin-commands";
 import { createHubTest, type HubTest } from "../hub/hub-client";
-import type { ApiKeyScope } from "../../src/http/scopes";
+import type { ApiKeyScope } from "../../src/lib/scopes";
 
 let h: TestApp;
 let userId: string;

@@ -9,7 +9,7 @@
  *   const res = await app.request(c.request(key).path, c.request(key).init);
  * }
  */
-import { API_KEY_SCOPES, type ApiKeyScope } from "../../src/http/scopes";
+import { API_KEY_SCOPES, type ApiKeyScope } from "../../src/lib/scopes";
 
 type Json = any;
 

@@ -3,7 +3,7 @@
  * streaming size cap and one deadline covering headers and body. Each twin supplies only how to send the
  * request (Workers fetch, or undici with an address-checking DNS lookup).
  */
-import { ApiError } from "../../http/errors";
+import { ApiError } from "../../lib/errors";
 import type { FetchedImage, SafeFetcher } from "../../services";
 import { MAX_IMAGE_BYTES } from "../../images/sniff";
 import { allowedOrigins, checkImageUrl, type TestAllowance } from "./url-policy";

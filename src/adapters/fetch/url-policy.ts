@@ -6,7 +6,7 @@
  * `0177.0.0.1` and `①②⑦.0.0.1` into `127.0.0.1`, and `[::ffff:127.0.0.1]` into `[::ffff:7f00:1]`.
  */
 import ipaddr from "ipaddr.js";
-import { ApiError } from "../../http/errors";
+import { ApiError } from "../../lib/errors";
 
 /**
  * Test-only allowance: exactly these origins (e.g. "https://127.0.0.1:4443") skip the host, address and port

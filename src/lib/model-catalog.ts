@@ -1,5 +1,7 @@
 /**
- * The image models and their prices. Ids, prices per resolution, the USD->INR rate and credits per USD are
+ * Area B's image models and their prices, and the words a photo request is made of (model slugs,
+ * resolutions, aspect ratios). It is data read at start, like every other setting, so it sits in the lowest
+ * layer: src/config.ts parses the catalogue with it, and src/photo builds on it. Ids, prices per resolution, the USD->INR rate and credits per USD are
  * configuration: `config/photo-models.json` holds the defaults, the `PHOTO_MODELS` variable (the same JSON)
  * replaces them, and `USD_INR_RATE` overrides the rate alone. Money is exact: decimal strings in, integer
  * ten-thousandths of a dollar and paise inside, JSON numbers with a fixed number of decimals out.
@@ -10,7 +12,40 @@
  */
 import { z } from "zod";
 import defaults from "../../config/photo-models.json";
-import { MODEL_SLUGS, RESOLUTIONS, type ModelOption, type ModelSlug, type Price, type Resolution } from "./types";
+
+export const MODEL_SLUGS = ["pro", "standard", "flash"] as const;
+export type ModelSlug = (typeof MODEL_SLUGS)[number];
+
+export const RESOLUTIONS = ["1K", "2K", "4K"] as const;
+export type Resolution = (typeof RESOLUTIONS)[number];
+
+export const ASPECT_RATIOS = ["1:1", "4:3", "3:4", "16:9", "9:16", "4:5", "3:2", "2:3", "21:9"] as const;
+export type AspectRatio = (typeof ASPECT_RATIOS)[number];
+
+/** Money for one image at one resolution. usd and inr are exact decimal strings ("0.1500", "12.45"). */
+export interface Price {
+  credits: number;
+  usd: string;
+  inr: string;
+}
+
+/** One image model as configured (ids and prices come from configuration, not code). */
+export interface ModelOption {
+  model: ModelSlug;
+  /** Provider-side id, e.g. "google/nano-banana-pro". */
+  modelId: string;
+  name: string;
+  provider: string;
+  description: string;
+  badge: string;
+  supportedResolutions: Resolution[];
+  maxBatchSize: number;
+  defaultResolution: Resolution;
+  /** Price per image for each supported resolution. */
+  pricing: Partial<Record<Resolution, Price>>;
+  /** What the provider's own `resolution` input is for each of ours (e.g. our 4K = 2048 px is the model's "2K"). */
+  providerResolution?: Partial<Record<Resolution, string>>;
+}
 
 const Decimal = z.string().regex(/^\d{1,6}(\.\d{1,4})?$/, "must be a decimal string with at most 4 decimals, e.g. \"0.15\"");
 const ResolutionSchema = z.enum(RESOLUTIONS);
