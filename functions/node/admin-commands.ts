@@ -28,6 +28,9 @@ export interface AdminResult {
   output: string;
 }
 
+/** The command names runAdminCommand knows; the CLI refuses any other, with the usage, before it opens anything. */
+export const ADMIN_COMMANDS = ["user:create", "key:create", "key:revoke", "key:list", "login-link", "usage"] as const;
+
 export const ADMIN_USAGE = `usage: npm run admin -- <command>
   user:create --email E [--scopes S]
                                    create a user; prints its first API key alone on a line
