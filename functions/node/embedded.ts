@@ -5,7 +5,8 @@
  *
  * Both commands share DATA_DIR but not the database (PGlite in DATA_DIR/pg, or a Postgres database), so a
  * database met for the first time takes the key already in DATA_DIR/dev-api-key when there is one: the
- * README's `KEY=$(cat .data/dev-api-key)` then works against either.
+ * README's `KEY=$(cat "${DATA_DIR:-.data}/dev-api-key")` then works against either. Every start prints
+ * where that file is (DATA_DIR is wherever the operator points it).
  *
  * @example
  * const config = parseConfig(embeddedDefaults(process.env));
@@ -13,7 +14,7 @@
  * await printSignInLink(services);
  */
 import { readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { resolve } from "node:path";
 import { asc, sql } from "drizzle-orm";
 import { executeRows, type Db } from "../../db/client";
 import { users } from "../../db/schema";
@@ -34,13 +35,18 @@ export function embeddedDefaults(env: Record<string, string | undefined>): Recor
   return env;
 }
 
+/** Creates the first user and its key on a new database; on every start, prints where the key file is. */
 export async function ensureFirstUser(db: Db, dataDir: string): Promise<void> {
-  const path = join(dataDir, "dev-api-key");
+  const path = resolve(dataDir, "dev-api-key");
   const existing = (await readFile(path, "utf8").catch(() => "")).trim();
   const rows = await executeRows<{ n: number }>(db, sql`select count(*)::int as n from users`);
   if (Number(rows[0]?.n ?? 0) > 0) {
     if (existing && !(await verifyApiKey(db, existing))) {
       console.log(`\nNote: the key in ${path} is not a key of this database; make one with: npm run admin -- key:create --email ${DEV_EMAIL}\n`);
+    } else if (existing) {
+      console.log(`\nThe API key of ${DEV_EMAIL} is in ${path}:\n\n  KEY=$(cat ${shellQuoted(path)})\n`);
+    } else {
+      console.log(`\nNo API key file at ${path}; make a key with: npm run admin -- key:create --email ${DEV_EMAIL}\n`);
     }
     return;
   }
@@ -53,6 +59,11 @@ export async function ensureFirstUser(db: Db, dataDir: string): Promise<void> {
   const { key } = await createApiKey(db, userId, "dev");
   await writeFile(path, `${key}\n`, { mode: 0o600 });
   console.log(`\nFirst start: created user ${DEV_EMAIL} with this API key (shown once, also in ${path}):\n\n  ${key}\n`);
+}
+
+/** `path` as one shell word: bare when it holds only safe characters, else in single quotes. */
+function shellQuoted(path: string): string {
+  return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replaceAll("'", `'\\''`)}'`;
 }
 
 /** Without an identity provider, each start prints a one-time hub sign-in link for the first user. */
