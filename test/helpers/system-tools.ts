@@ -34,8 +34,8 @@ export function haveSystemTool(suite: string, ...tools: SystemTool[]): boolean {
   const missing = tools.filter((tool) => !onPath(tool));
   if (missing.length === 0) return true;
   const packages = [...new Set(missing.map((tool) => SYSTEM_TOOLS[tool]))].join(" ");
-  const line = `${suite}: skipped; ${missing.join(" and ")} ${missing.length > 1 ? "are" : "is"} missing: apt-get install ${packages} (or npm run setup)`;
-  if (process.env.CI) throw new Error(`${line}; .ci/run installs it`);
-  console.warn(line);
+  const absent = `${missing.join(" and ")} ${missing.length > 1 ? "are" : "is"} missing`;
+  if (process.env.CI) throw new Error(`${suite}: ${absent}; .ci/run installs it (npm run setup: apt-get install ${packages})`);
+  console.warn(`${suite}: skipped; ${absent}: apt-get install ${packages} (or npm run setup)`);
   return false;
 }

@@ -3,17 +3,23 @@
  * random key, owner scoping, and the body errors (415, 400, 413, 422).
  */
 import sharp, { type Metadata } from "sharp";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { MediaResponseSchema } from "../../../src/social/schemas";
 import { makeJpeg, makePng } from "../../helpers/images";
 import { startImageServer, type ImageServer } from "../../helpers/image-server";
+import { haveSystemTool } from "../../helpers/system-tools";
 import { body, createSocialTestApp, dataUri, SOCIAL, type SocialTestApp } from "../../helpers/social";
 
 let h: SocialTestApp;
 let server: ImageServer;
 let png: Buffer;
 
+// The loopback HTTPS image server's certificate is made by openssl: without it every case is skipped.
+const haveOpenssl = haveSystemTool("social/api/media", "openssl");
+beforeEach(({ skip }) => skip(!haveOpenssl));
+
 beforeAll(async () => {
+  if (!haveOpenssl) return;
   server = await startImageServer();
   h = await createSocialTestApp({ fetcherTestAllow: { origins: [server.origin], ca: server.ca } });
   png = await makePng(600, 400);
