@@ -1,6 +1,6 @@
 /**
- * Headless Chromium for the hub's browser tests: Debian's `chromium` from PATH (installed by .ci/run when
- * missing) driven by playwright-core; `--no-sandbox` only when running as root, where Chromium's sandbox
+ * Headless Chromium for the hub's browser tests: Debian's `chromium` from PATH (installed by `npm run setup`,
+ * which .ci/run runs) driven by playwright-core; `--no-sandbox` only when running as root, where Chromium's sandbox
  * cannot start. Axe (via @axe-core/playwright) reports accessibility violations of a page.
  */
 import { execFileSync } from "node:child_process";
@@ -11,7 +11,7 @@ export function chromiumPath(): string {
   try {
     return execFileSync("sh", ["-c", "command -v chromium || command -v chromium-browser"], { encoding: "utf8" }).trim().split("\n")[0]!;
   } catch {
-    throw new Error("Chromium is not installed: apt-get install -y chromium (.ci/run does this)");
+    throw new Error("Chromium is not installed: apt-get install -y chromium (or npm run setup)");
   }
 }
 
