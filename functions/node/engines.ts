@@ -26,7 +26,7 @@ import { configureZxing } from "../../src/qr/zxing-loader";
 export function configureNodeEngines(): void {
   // ZXing's reader .wasm comes from the package on disk, compiled on the first decode (never from a CDN).
   configureZxing(() => readFile(createRequire(import.meta.url).resolve("zxing-wasm/reader/zxing_reader.wasm")));
-  // The QR codes' PNGs: zlib in place of fflate, same format, a quarter of the time.
+  // The QR codes' PNGs: Node's zlib in place of pako's port of it, same format, a fraction of the time.
   configurePngDeflate((data, level) => deflateSync(data, { level }));
   // Large clean Base64 (uploads): Buffer's decoder, several times the portable one's speed.
   configureBase64Decoder((text) => {

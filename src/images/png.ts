@@ -12,8 +12,7 @@
  * const png = encodePng({ width: 2, height: 1, color: { kind: "indexed", bitDepth: 1, palette: [[0, 0, 0], [255, 255, 255]] },
  *   writeRow: (_y, out) => { out[0] = 0b01000000; } });
  */
-import { zlibSync } from "fflate";
-import { ZStream, zlibDeflate, zlibDeflateInit2, Z_BUF_ERROR, Z_DEFAULT_STRATEGY, Z_FINISH, Z_NO_FLUSH, Z_OK, Z_STREAM_END } from "pako";
+import { deflate, ZStream, zlibDeflate, zlibDeflateInit2, Z_BUF_ERROR, Z_DEFAULT_STRATEGY, Z_FINISH, Z_NO_FLUSH, Z_OK, Z_STREAM_END } from "pako";
 import { concat, crc32 } from "../lib/encoding";
 
 export type BitDepth = 1 | 2 | 4 | 8;
@@ -70,12 +69,12 @@ export function bitDepthFor(colours: number): BitDepth {
 /** zlib-wraps a whole buffer at a level (0..9). */
 export type WholeDeflate = (data: Uint8Array, level: DeflateLevel) => Uint8Array;
 
-let deflateWhole: WholeDeflate = (data, level) => zlibSync(data, { level });
+let deflateWhole: WholeDeflate = (data, level) => deflate(data, { level });
 
 /**
- * Sets the deflater of `encodePng({ filtered })` (the QR codes' one-shot PNGs). fflate by default, which runs
- * everywhere; Node sets its own zlib, about 4x faster on a QR code's 33 KB of rows (fflate's per-call set-up
- * dominates at that size) for the same bytes within a few.
+ * Sets the deflater of `encodePng({ filtered })` (the QR codes' one-shot PNGs). pako's by default, which runs
+ * everywhere; Node sets its own zlib, several times faster on a QR code's 33 KB of rows (the JavaScript
+ * deflater's per-call set-up dominates at that size) for the same bytes within a few.
  *
  * @example
  * configurePngDeflate((data, level) => deflateSync(data, { level })); // node:zlib, in functions/node
