@@ -14,7 +14,6 @@ import { createAdminRoutes, writeAdminFile } from "./node/admin-server";
 import { startBackground } from "./node/background";
 import { answerSandboxInProcess } from "./node/sandbox-fetch";
 import { drainUnreadBody } from "./node/drain-body";
-import { trimMalloc } from "./node/malloc";
 import { embeddedDefaults, ensureFirstUser, printSignInLink, stopOnSignals } from "./node/embedded";
 import { tuneHeapGrowth } from "./node/heap";
 
@@ -42,7 +41,6 @@ async function main() {
   const background = await startBackground(services, node.db.driver);
 
   const server = serve({ fetch: drainUnreadBody(app.fetch, { maxBytes: MAX_BODY_BYTES }), port: config.port, hostname: config.host }, (info) => {
-    void trimMalloc(); // what start-up freed (PGlite's set-up leaves ~400 MB) goes back to the system
     services.log.info("listening", { url: `http://${info.address.includes(":") ? `[${info.address}]` : info.address}:${info.port}`, publicBaseUrl: config.publicBaseUrl, database: node.db.driver, platformSandbox: config.graph.sandbox });
   });
   server.on("error", (err) => {

@@ -18,7 +18,7 @@
 import { Worker } from "node:worker_threads";
 import type { PollerQueue } from "../../src/adapters/queue/poller";
 import type { Logger } from "../../src/services";
-import { threadBundle } from "./thread-bundle";
+import { threadEntry } from "./thread-entry";
 
 const RESTART_MS = 1000;
 const STOP_TIMEOUT_MS = 35_000;
@@ -34,10 +34,10 @@ export function startDeliveryThread(queue: PollerQueue, log: Pick<Logger, "error
   let alive = false;
   let restart: ReturnType<typeof setTimeout> | null = null;
 
-  const launch = (bundle: string | null) =>
+  const launch = (entry: URL) =>
     new Promise<void>((resolve, reject) => {
-      // Not the server's node flags: they may load tsx, which the bundle does not need.
-      const thread = new Worker(new URL("./delivery-worker.mjs", import.meta.url), { workerData: { bundle }, execArgv: [] });
+      // Not the server's node flags: from the sources they load tsx, which the built thread does not need.
+      const thread = new Worker(entry, { execArgv: [] });
       worker = thread;
       alive = true;
       thread.once("message", () => resolve());
@@ -50,14 +50,14 @@ export function startDeliveryThread(queue: PollerQueue, log: Pick<Logger, "error
         reject(new Error(`the delivery thread exited (code ${code})`)); // nothing if it had started
         if (stopping) return;
         log.error("delivery thread exited; starting it again", { code });
-        restart = setTimeout(() => void launch(bundle).catch(() => {}), RESTART_MS);
+        restart = setTimeout(() => void launch(entry).catch(() => {}), RESTART_MS);
       });
     });
 
-  // Started, not waited for: the server answers requests meanwhile (bundling the thread's code takes about a
-  // second), and the thread's first look at the database claims whatever fell due before it was up.
-  const started = threadBundle(new URL("./delivery-worker.ts", import.meta.url))
-    .then((bundle) => (stopping ? undefined : launch(bundle)))
+  // Started, not waited for: the server answers requests meanwhile, and the thread's first look at the
+  // database claims whatever fell due before it was up.
+  const started = threadEntry("delivery-worker")
+    .then((entry) => (stopping ? undefined : launch(entry)))
     .catch(() => {});
   const unwatch = queue.watch((due) => worker?.postMessage({ due: due.getTime() }));
   return {

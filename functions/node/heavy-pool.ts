@@ -3,14 +3,14 @@
  * per core by default) behind the fair limiter of src/heavy. Threads start on demand and end after
  * HEAVY_IDLE_SECONDS without work, which hands back the memory a burst of large images took (WASM memory
  * and a thread's heap only shrink when the thread ends). One pool serves the process: a second app in the
- * same process (the tests build many) shares its warm threads, with a limiter of its own.
+ * same process (the tests build many) shares its warm threads, with a limiter of its own. Each thread runs
+ * the build of ./heavy-thread.ts (./thread-entry.ts).
  *
  * @example
  * const heavy = NodeHeavyWork(config.heavy);
  * await heavy.run(userId, "qrDecode", { bytes }); // decoded in a worker thread
  */
 import { availableParallelism } from "node:os";
-import type { Worker } from "node:worker_threads";
 import { Piscina } from "piscina";
 import type { Config } from "../../src/config";
 import { LimitedHeavyWork, type HeavyInput, type HeavyOutput, type HeavyRunner, type HeavyTaskName, type HeavyWork } from "../../src/heavy";
@@ -22,8 +22,7 @@ import { isJpegPart, joinSplit } from "../../src/images/normalise";
 import { imageFormat } from "../../src/images/sniff";
 import { abandonPipe, pipeControl } from "../../src/images/plane-pipe";
 import { movable, unwrap, type Reply } from "../../src/heavy/wire";
-import { trimMalloc } from "./malloc";
-import { threadBundle } from "./thread-bundle";
+import { threadEntry } from "./thread-entry";
 
 type RunOptions = NonNullable<Parameters<Piscina["run"]>[1]>;
 
@@ -96,10 +95,9 @@ function poolFor(threads: number, idleSeconds: number): Promise<Piscina> {
   let pool = pools.get(key);
   if (!pool) {
     pool = (async () => {
-      const created = new Piscina({
-        filename: new URL("./heavy-thread.mjs", import.meta.url).href,
-        workerData: { bundle: await threadBundle(new URL("./heavy-thread.ts", import.meta.url)) },
-        // Not the request thread's flags: they may load tsx, which the bundle does not need.
+      return new Piscina({
+        filename: (await threadEntry("heavy-thread")).href,
+        // Not the request thread's flags: from the sources they load tsx, which the built thread does not need.
         execArgv: [],
         minThreads: 0,
         maxThreads: threads,
@@ -109,29 +107,8 @@ function poolFor(threads: number, idleSeconds: number): Promise<Piscina> {
         // split's tail never overtakes its head (normaliseSplit).
         stricterFIFO: true,
       });
-      trimWhenIdle(created);
-      return created;
     })();
     pools.set(key, pool);
   }
   return pool;
-}
-
-/**
- * Once the last thread has exited, the malloc memory the burst left in glibc's arenas goes back to the
- * system (see ./malloc.ts). Piscina's destroy event comes before the thread is gone, so each thread's own
- * exit event is watched.
- */
-function trimWhenIdle(pool: Piscina): void {
-  const live = new Set<Worker>();
-  pool.on("workerCreate", () => {
-    for (const thread of pool.threads) {
-      if (live.has(thread)) continue;
-      live.add(thread);
-      thread.once("exit", () => {
-        live.delete(thread);
-        if (live.size === 0) void trimMalloc();
-      });
-    }
-  });
 }

@@ -1,13 +1,15 @@
 /**
- * The task runner of a heavy-work thread of the Node pool (heavy-pool.ts; heavy-thread.mjs is the thread's
- * entry and lowers its priority first): configures the engines once, then runs the tasks it is sent and
+ * The task runner of a heavy-work thread of the Node pool (heavy-pool.ts loads its build, dist/heavy-thread.js,
+ * as Piscina's task file): lowers the thread's priority before anything else is evaluated (./low-priority.ts),
+ * configures the engines once, then runs the tasks it is sent and
  * answers each with its value or its error as data (src/heavy/wire.ts). The large byte arrays a task makes
  * (a normalised JPEG, a scene PNG) move back to the request thread instead of being copied.
  *
  * @example
- * // not called directly: Piscina loads heavy-thread.mjs, which loads this module
+ * // not called directly: Piscina calls the default export of dist/heavy-thread.js
  * await runTask({ name: "qrDecode", input: { bytes } }); // { ok: true, value: "https://example.com" }
  */
+import "./low-priority";
 import { Piscina } from "piscina";
 import type { HeavyOutput, HeavyTaskName } from "../../src/heavy";
 import { HEAVY_TASKS } from "../../src/heavy/tasks";
@@ -33,3 +35,5 @@ export async function runTask(message: { name: HeavyTaskName; input: unknown }):
   // Piscina's Transferable: its symbols are typed as plain `symbol`, hence the cast.
   return Piscina.move({ [Piscina.transferableSymbol]: transfer, [Piscina.valueSymbol]: reply } as never);
 }
+
+export default runTask;

@@ -147,7 +147,7 @@ describe("the server's memory (spawned server)", () => {
   }, 120_000);
 });
 
-/** The app process of a spawned server: the one with the server's DATA_DIR whose parent (the tsx wrapper) has it too. */
+/** The app process of a spawned server: the one with the server's DATA_DIR whose parent (the start script) has it too. */
 function appPid(dataDir: string): number {
   const mine = new Map<number, number>();
   for (const entry of readdirSync("/proc")) {

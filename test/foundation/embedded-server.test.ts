@@ -1,6 +1,7 @@
 /**
- * The embedded server as a newcomer runs it: `npm start` semantics (tsx functions/node.ts) on a fresh
- * DATA_DIR, the admin CLI beside it, Ctrl-C, and a restart that keeps everything.
+ * The embedded server as a newcomer runs it: `npm start` (scripts/start.mjs: dist/ built when stale, then
+ * dist/node.js) on a fresh DATA_DIR, `npm run admin` (scripts/admin.mjs) beside it, Ctrl-C, and a restart
+ * that keeps everything.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn, type ChildProcess, execFile } from "node:child_process";
@@ -13,7 +14,8 @@ import { freePort } from "../helpers/server-process";
 
 const run = promisify(execFile);
 const ROOT = new URL("../..", import.meta.url).pathname;
-const TSX = join(ROOT, "node_modules/.bin/tsx");
+const START = join(ROOT, "scripts/start.mjs");
+const ADMIN = join(ROOT, "scripts/admin.mjs");
 
 
 interface Running {
@@ -23,7 +25,7 @@ interface Running {
 }
 
 async function start(dataDir: string, port: number): Promise<Running> {
-  const child = spawn(TSX, ["functions/node.ts"], {
+  const child = spawn(process.execPath, [START], {
     cwd: ROOT,
     env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "info" },
     stdio: ["ignore", "pipe", "pipe"],
@@ -42,7 +44,7 @@ async function start(dataDir: string, port: number): Promise<Running> {
 
 async function admin(dataDir: string, ...args: string[]) {
   try {
-    const { stdout, stderr } = await run(TSX, ["functions/node/admin.ts", ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir } });
+    const { stdout, stderr } = await run(process.execPath, [ADMIN, ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir } });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -167,7 +169,7 @@ describe("embedded server", () => {
 
   it("refuses to start with a bad variable, naming it", async () => {
     try {
-      await run(TSX, ["functions/node.ts"], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir, PORT: "http" } });
+      await run(process.execPath, [START], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir, PORT: "http" } });
       expect.unreachable();
     } catch (err) {
       const e = err as { code: number; stderr: string };

@@ -1,7 +1,8 @@
 /**
- * The real embedded server as a child process (`tsx functions/node.ts`, or `dev/edge.ts` for the Worker in
- * workerd) on a temporary DATA_DIR and a free loopback port, for end-to-end and crash tests: start, kill
- * (any signal), restart on the same data.
+ * The real embedded server as a child process (`npm start`: scripts/start.mjs, which builds dist/ when it is
+ * stale and runs dist/node.js in a child process of its own; or an entry run with tsx, e.g. `dev/edge.ts` for
+ * the Worker in workerd) on a temporary DATA_DIR and a free loopback port, for end-to-end and crash tests:
+ * start, kill (any signal), restart on the same data.
  *
  * @example
  * const server = await startServerProcess();
@@ -18,6 +19,8 @@ import { promisify } from "node:util";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const TSX = join(ROOT, "node_modules/.bin/tsx");
+const START = join(ROOT, "scripts/start.mjs");
+const ADMIN = join(ROOT, "scripts/admin.mjs");
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -37,7 +40,7 @@ export interface ServerProcess {
   output(): string;
   /** Runs `npm run admin -- <args>` on the server's DATA_DIR; resolves to its standard output. */
   admin(...args: string[]): Promise<string>;
-  /** Resident memory of the server's processes (the tsx wrapper and the app), in bytes, from /proc. */
+  /** Resident memory of the server's processes (the start script or tsx wrapper, and the app), in bytes, from /proc. */
   rss(): Promise<number>;
   /** Threads of the server's processes, from /proc (the heavy-work threads come and go). */
   threads(): Promise<number>;
@@ -51,7 +54,7 @@ export interface ServerProcess {
 
 export interface ServerProcessOptions {
   env?: Record<string, string>;
-  /** The entry to run with tsx; default functions/node.ts (npm start), e.g. dev/edge.ts (npm run dev:edge). */
+  /** An entry to run with tsx, e.g. dev/edge.ts (npm run dev:edge); without one, `npm start`'s script. */
   entry?: string;
   /** How long to wait for the "listening" line; default 60 s. */
   startTimeoutMs?: number;
@@ -68,11 +71,14 @@ export async function startServerProcess(options: ServerProcessOptions = {}): Pr
 
   const launch = async () => {
     out = "";
-    child = spawn(TSX, [...(options.nodeArgs ?? []), options.entry ?? "functions/node.ts"], {
+    // The start script hands the node flags after it to the server's own process.
+    const [command, args] = options.entry ? [TSX, [...(options.nodeArgs ?? []), options.entry]] : [process.execPath, [START, ...(options.nodeArgs ?? [])]];
+    child = spawn(command, args, {
       cwd: ROOT,
       env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "info", ...options.env },
       stdio: ["ignore", "pipe", "pipe"],
-      // Own process group: tsx runs the app in a child process, and a SIGKILL must reach that one too.
+      // Own process group: the start script and tsx run the app in a child process, and a SIGKILL must reach
+      // that one too.
       detached: true,
     });
     child.stdout!.on("data", (d) => (out += d));
@@ -101,7 +107,7 @@ export async function startServerProcess(options: ServerProcessOptions = {}): Pr
     rss: () => groupStatus(child.pid!, /VmRSS:\s+(\d+) kB/, 1024),
     threads: () => groupStatus(child.pid!, /Threads:\s+(\d+)/, 1),
     async admin(...args) {
-      const { stdout } = await promisify(execFile)(TSX, ["functions/node/admin.ts", ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir } });
+      const { stdout } = await promisify(execFile)(process.execPath, [ADMIN, ...args], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir } });
       return stdout;
     },
     async kill(signal = "SIGTERM") {
@@ -125,7 +131,7 @@ export async function startServerProcess(options: ServerProcessOptions = {}): Pr
   };
 }
 
-/** Waits until no process of the group is left (the app process may outlive the tsx wrapper briefly). */
+/** Waits until no process of the group is left (the app process may outlive its wrapper briefly). */
 async function groupGone(pgid: number): Promise<void> {
   for (let i = 0; i < 100; i++) {
     try {
