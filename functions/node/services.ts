@@ -29,6 +29,7 @@ import { hungUp, untouchedBody } from "./drain-body";
 import { configureClientHungUp } from "../../src/http/errors";
 import { NodeHeavyWork } from "./heavy-pool";
 import { ApiKeyCache } from "../../src/lib/key-cache";
+import { NODE_DECODE_LIMITS } from "../../src/images/limits";
 import { withSandboxApp } from "../../src/social/sandbox/app-secret";
 
 export interface NodeServicesOptions {
@@ -87,6 +88,8 @@ export async function buildNodeServices(config: Config, options: NodeServicesOpt
     generator: createGenerator(config, { storage, log }),
     heavy: options.overrides?.heavy ?? NodeHeavyWork(config.heavy, log),
     apiKeyCache: ApiKeyCache(),
+    // Images decoded whole (WebP, interlaced PNG, some JPEGs) up to 8 MP, so a tiny file cannot claim hundreds of MB.
+    imageLimits: NODE_DECODE_LIMITS,
     ...options.overrides,
   };
 

@@ -4,9 +4,10 @@
  * inside the IDCT, PNG box-filtered as it inflates), so their memory follows the size the work needs. A
  * whole decode holds every pixel: our WebP decoder (VP8 predicts each block from its decoded neighbours,
  * so it cannot decode smaller) about 6 bytes per pixel in memory the garbage collector gives back; photon,
- * for the rest, about 12 bytes per pixel at its peak in WebAssembly memory that never shrinks. That is fine
- * on Node, and not in a Worker's 128 MB: there the edge services builder sets both, and turns photon off
- * (`photon`; src/edge-services.ts):
+ * for the rest, about 12 bytes per pixel at its peak in WebAssembly memory that never shrinks. So a small
+ * file whose header says 40 MP would cost hundreds of MB decoded whole. Node's services set
+ * NODE_DECODE_LIMITS (whole decodes up to 8 MP, below); in a Worker's 128 MB the edge services builder sets
+ * both limits lower, and turns photon off (`photon`; src/edge-services.ts):
  * - any image with more pixels than `maxPixels` is refused from its header with 422 INVALID_IMAGE naming
  *   the limit and the image's size, before any decoding: our decoders' peaks (the inflate or entropy decode,
  *   the scaled result, the garbage they leave) grow with the image, and at 40 MP pass 128 MB;
@@ -67,12 +68,23 @@ export interface DecodeLimits {
 }
 
 /**
- * Node's: every image up to the 40 MP `readImageHeader` holds them to, whole decodes of any size,
- * and PNGs up to 8 MP through photon (a 40 MP PNG costs 40 MB through our decoder instead of photon's
+ * The decoders' own choice, for code given no deployment's limits (Replicate's outputs, whose pixel limits
+ * are not an input's): every image up to the 40 MP `readImageHeader` holds them to, whole decodes of any
+ * size, and PNGs up to 8 MP through photon (a 40 MP PNG costs 40 MB through our decoder instead of photon's
  * 600 MB). In a build without photon (workerd, `#photon`) photon is off, so code that uses the defaults
  * there never reaches for it.
  */
 export const DEFAULT_DECODE_LIMITS: DecodeLimits = { maxPixels: Infinity, wholeDecodePixels: Infinity, streamedPngPixels: STREAMED_PNG_PIXELS, photon: photon !== null };
+
+/**
+ * Node's (functions/node/services.ts): the defaults, with images decoded whole held to 8 MP, the size up to
+ * which Node sends every PNG to photon anyway (STREAMED_PNG_PIXELS; interlaced PNGs have the same limit).
+ * An accepted WebP, progressive CMYK JPEG or 3:1-subsampled JPEG then costs no more than a PNG of its size
+ * through photon, and a file of a few KB can no longer ask for a 40 MP whole decode (hundreds of MB). Above
+ * it, 422 from the header naming the limit; JPEGs and non-interlaced PNGs still stream up to 40 MP, and a
+ * 3000x2000 WebP photo fits.
+ */
+export const NODE_DECODE_LIMITS: DecodeLimits = { ...DEFAULT_DECODE_LIMITS, wholeDecodePixels: STREAMED_PNG_PIXELS };
 
 /** Whether every PNG stays off photon: photon is off, or the deployment sends every PNG through ours. */
 export function pngsOffPhoton(limits: DecodeLimits): boolean {
@@ -123,15 +135,7 @@ export function checkDecodeLimits(header: ImageHeader, limits: DecodeLimits = DE
         "Re-save it as a standard JPEG (4:2:0, 4:2:2 or 4:4:4 chroma subsampling) or a PNG.",
     );
   }
-  if (decodedWhole(header) && pixels(header) > limits.wholeDecodePixels) throw wholeDecodeRefused(header, limits);
-  if (header.format === "png" && header.interlaced && pixels(header) > interlacedPngPixels(limits)) {
-    throw new ApiError(
-      "INVALID_IMAGE",
-      `The image is an interlaced PNG of ${header.width}x${header.height} (${megapixels(pixels(header))} million pixels); ` +
-        `interlaced PNGs are accepted up to ${megapixels(interlacedPngPixels(limits))} million pixels, since they are decoded whole. ` +
-        `Save it without interlacing (a PNG that is not interlaced may have up to ${megapixels(Math.min(limits.maxPixels, MAX_IMAGE_PIXELS))} million pixels), or make it smaller.`,
-    );
-  }
+  if (decodedWhole(header) && pixels(header) > wholeDecodeLimit(header, limits)) throw wholeDecodeRefused(header, limits);
 }
 
 /** How many pixels an interlaced PNG may have under `limits`: INTERLACED_PNG_PIXELS, or the whole-decode limit if lower. */
@@ -139,34 +143,52 @@ export function interlacedPngPixels(limits: DecodeLimits = DEFAULT_DECODE_LIMITS
   return Math.min(INTERLACED_PNG_PIXELS, limits.wholeDecodePixels);
 }
 
-/** The 422 for an image decoded whole with more pixels than the deployment decodes whole. */
+/** How many pixels an image decoded whole may have under `limits`: an interlaced PNG's own limit, else the whole-decode limit. */
+function wholeDecodeLimit(header: ImageHeader, limits: DecodeLimits): number {
+  return header.format === "png" ? interlacedPngPixels(limits) : limits.wholeDecodePixels;
+}
+
+/** The 422 for an image decoded whole with more pixels than the deployment decodes whole: the limit, the image's size and what to send instead. */
 function wholeDecodeRefused(header: ImageHeader, limits: DecodeLimits): ApiError {
+  const size = `${header.width}x${header.height} (${megapixels(pixels(header))} million pixels)`;
+  const limit = megapixels(wholeDecodeLimit(header, limits));
+  const streamed = megapixels(Math.min(limits.maxPixels, MAX_IMAGE_PIXELS));
+  if (header.format === "webp") {
+    return new ApiError(
+      "INVALID_IMAGE",
+      `The image is a WebP of ${size}; WebP images are accepted up to ${limit} million pixels, since they are decoded whole. ` +
+        `Send it as a JPEG or PNG (which may have up to ${streamed} million pixels), or make it smaller.`,
+    );
+  }
+  if (header.format === "png") {
+    return new ApiError(
+      "INVALID_IMAGE",
+      `The image is an interlaced PNG of ${size}; interlaced PNGs are accepted up to ${limit} million pixels, since they are decoded whole. ` +
+        `Save it without interlacing (a PNG that is not interlaced may have up to ${streamed} million pixels), or make it smaller.`,
+    );
+  }
   return new ApiError(
     "INVALID_IMAGE",
-    `The image is ${kindOf(header)} of ${header.width}x${header.height} (${megapixels(pixels(header))} million pixels); ` +
-      `this server decodes such images only up to ${megapixels(limits.wholeDecodePixels)} million pixels. Send it as a standard JPEG (baseline, or progressive and not CMYK) or a non-interlaced PNG, ` +
-      `which may have up to ${megapixels(Math.min(limits.maxPixels, MAX_IMAGE_PIXELS))} million pixels, or make it smaller.`,
+    `The image is ${kindOf(header)} of ${size}; this server decodes such images only up to ${limit} million pixels. Send it as a standard JPEG (baseline, or progressive and not CMYK) or a non-interlaced PNG, ` +
+      `which may have up to ${streamed} million pixels, or make it smaller.`,
   );
 }
 
 /**
  * The last guard before a whole decode (photon, or our WebP decoder): an image above the deployment's
- * whole-decode limit never reaches one, even as the fallback for data our shrinking decoders found corrupt
- * (422, as the corruption would have been).
+ * whole-decode limit never reaches one, even as the fallback for data our shrinking decoders found corrupt.
+ * What is decoded whole by its kind was refused by its header above; what remains is a JPEG or PNG our
+ * decoders read and refused, so the 422 is the one for corrupt data that photon's refusal would have been.
  */
 export function assertWholeDecodeAllowed(header: ImageHeader, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): void {
   checkDecodeLimits(header, limits);
   if (pixels(header) > limits.wholeDecodePixels) {
-    throw new ApiError(
-      "INVALID_IMAGE",
-      `The image data is corrupt, or the image needs a whole decode, which this server does only up to ${megapixels(limits.wholeDecodePixels)} million pixels; re-save it as a standard JPEG or PNG, or make it smaller.`,
-    );
+    throw new ApiError("INVALID_IMAGE", "The image data is corrupt or uses a feature we cannot decode; re-save it as a standard JPEG, PNG or WebP.");
   }
 }
 
+/** A JPEG decoded whole, by what makes it so. */
 function kindOf(header: ImageHeader): string {
-  if (header.format === "webp") return "a WebP";
-  if (header.format === "png") return "an interlaced PNG";
   return header.components === 4 && samplingSupported(header.sampling) ? "a progressive CMYK JPEG" : `a JPEG with unusual chroma subsampling (${samplingName(header.sampling)})`;
 }
 

@@ -11,7 +11,7 @@
  * const probe = source.at(256); // a JPEG decoded at 1/8 or 2/8 scale, a PNG decoded once and shrunk
  */
 import { resizePremultiplied, unpremultiply } from "./alpha";
-import { decodeImage } from "./codec";
+import { decodeImage, decodeWhole } from "./codec";
 import { applyOrientation, applyOrientationGray } from "./exif";
 import { readImageHeader, type ImageHeader } from "./sniff";
 import type { GrayImage, LumaImage, RgbaImage } from "./types";
@@ -33,7 +33,7 @@ export { STREAMED_PNG_PIXELS, streamsPng } from "./limits";
  */
 export function decodeAtMost(bytes: Uint8Array, limit: number, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): RgbaImage {
   const header = readImageHeader(bytes);
-  return decodeScaled(bytes, header, limit, limit, limits) || shrinkTo(decodeImage(bytes, limits), limit);
+  return decodeScaled(bytes, header, limit, limit, limits) || shrinkTo(decodeRest(bytes, header, limits), limit);
 }
 
 /**
@@ -48,7 +48,7 @@ export function decodeAtMost(bytes: Uint8Array, limit: number, limits: DecodeLim
  */
 export function decodeAtLeast(bytes: Uint8Array, atLeast: number, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): RgbaImage {
   const header = readImageHeader(bytes);
-  return decodeScaled(bytes, header, atLeast, Infinity, limits) || decodeImage(bytes, limits);
+  return decodeScaled(bytes, header, atLeast, Infinity, limits) || decodeRest(bytes, header, limits);
 }
 
 /**
@@ -90,7 +90,7 @@ export function decodeStoredAtLeast(
     }
     if (streamsPng(header, limits)) return decodePngAtLeast(bytes, Math.max(1, minWidth), Math.max(1, minHeight));
   } catch {
-    // corrupt by our decoder's reading: decodeImage gives the verdict (photon's, where the build has it)
+    // corrupt by our decoder's reading: the caller's decodeWhole gives the verdict (photon's, where the deployment lets it)
   }
   return null;
 }
@@ -137,7 +137,7 @@ export function openPhoto(bytes: Uint8Array, limits: DecodeLimits = DEFAULT_DECO
       const target = Math.min(side, Math.ceil(want), limit);
       const scaled = whole ? null : decodeScaled(bytes, header, target, limit, limits);
       if (scaled) return scaled;
-      whole ??= decodeImage(bytes, limits);
+      whole ??= decodeRest(bytes, header, limits);
       // Like the PNG box filter, up to twice the size asked for is given as it is: no resize of a copy.
       return side <= limit && side <= 2 * target ? whole : shrinkTo(whole, target);
     },
@@ -156,13 +156,27 @@ export function openPhoto(bytes: Uint8Array, limits: DecodeLimits = DEFAULT_DECO
  */
 export function decodeNear(bytes: Uint8Array, side: number, limits: DecodeLimits = DEFAULT_DECODE_LIMITS): RgbaImage {
   const header = readImageHeader(bytes);
-  if (!streamsPng(header, limits)) return decodeScaled(bytes, header, side, Infinity, limits) || decodeImage(bytes, limits);
+  if (!streamsPng(header, limits)) return decodeScaled(bytes, header, side, Infinity, limits) || decodeRest(bytes, header, limits);
   checkComplete(bytes, header);
+  let png: RgbaImage | null = null;
   try {
-    return decodePngAtMost(bytes, side) ?? decodeImage(bytes, limits);
+    png = decodePngAtMost(bytes, side);
   } catch {
-    return decodeImage(bytes, limits); // corrupt by our reading: decodeImage gives the verdict (within the limits)
+    // corrupt by our reading: decodeRest gives the verdict (within the limits)
   }
+  return png ?? decodeRest(bytes, header, limits);
+}
+
+/**
+ * The image whole, once the shrinking decoders have had their turn and given nothing: decodeImage, except
+ * for a JPEG or a PNG our decoder streams, which they have already read (a JPEG variant they do not take,
+ * or data they find corrupt). decodeImage would read those again at full size with the same decoder, a
+ * whole decode's memory (4 bytes a pixel, for a file of any size) for the same verdict, so they go straight
+ * to decodeWhole: photon's verdict where the deployment lets it decode the image whole, else 422.
+ */
+function decodeRest(bytes: Uint8Array, header: ImageHeader, limits: DecodeLimits): RgbaImage {
+  if (header.format !== "jpeg" && !streamsPng(header, limits)) return decodeImage(bytes, limits);
+  return applyOrientation(decodeWhole(bytes, header, limits), header.orientation);
 }
 
 /**

@@ -18,8 +18,9 @@ const MIME: Record<ImageFormat, string> = { jpeg: "image/jpeg", png: "image/png"
  * Width and height are as stored: a JPEG with EXIF orientation 5..8 displays (and decodes) with them swapped;
  * `readImageHeader` also returns the orientation. Throws ApiError: PAYLOAD_TOO_LARGE (413) over 10 MB; INVALID_IMAGE (422) for unknown or unsupported
  * formats, GIF, animated PNG/WebP, truncated headers, zero dimensions, and more than 40 million pixels;
- * also INVALID_IMAGE for an image only photon decodes with more pixels than `limits` let it decode whole
- * (the edge's limit, limits.ts). Call it with the deployment's limits where a request's image arrives.
+ * also INVALID_IMAGE for an image decoded whole (WebP, interlaced PNG, some JPEGs) with more pixels than
+ * `limits` let be decoded whole (Node's and the edge's limits, limits.ts). Call it with the deployment's
+ * limits where a request's image arrives.
  *
  * @example
  * const { format, width, height } = sniffImage(bytes); // { format: "png", mimeType: "image/png", width: 512, ... }
