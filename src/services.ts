@@ -154,8 +154,8 @@ export interface Services {
   /** Verified API keys for a few seconds (Node); absent on Workers, whose services live for one request. */
   apiKeyCache?: ApiKeyCache;
   /**
-   * What photon may decode whole (src/images/limits.ts): absent means no limit beyond 40 MP (Node); the
-   * edge sets its own (EDGE_DECODE_LIMITS in src/edge-services.ts). Passed to every image's sniff and decode.
+   * What may be decoded, and what whole (src/images/limits.ts): Node sets NODE_DECODE_LIMITS, the edge
+   * EDGE_DECODE_LIMITS; absent means DEFAULT_DECODE_LIMITS. Passed to every image's sniff and decode.
    */
   imageLimits?: DecodeLimits;
   /**
