@@ -162,7 +162,9 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
       unwatch?.();
       if (timer) clearTimeout(timer);
       const deadline = new Promise<void>((r) => setTimeout(r, options.stopTimeoutMs ?? 30_000).unref());
-      await Promise.race([Promise.allSettled([running, ...inflight.values()]), deadline]);
+      // A tick under way finishes first: the publishes its claims start are waited for too.
+      const settled = Promise.allSettled([running]).then(() => Promise.allSettled([...inflight.values()]));
+      await Promise.race([settled, deadline]);
       if (inflight.size) log.warn("stopped with publishes in flight; their claims expire and the sweep releases them", { count: inflight.size });
     },
   };
