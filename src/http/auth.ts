@@ -5,9 +5,10 @@
  * mapped to a user (created on first sight). Every authenticated route names the one scope (area) it
  * belongs to; a key limited to other areas is refused with 403 INSUFFICIENT_SCOPE. ID tokens carry every scope.
  *
+ * Operations attach it through their access (`authenticated` in src/http/openapi.ts), never router-wide.
+ *
  * @example
- * router.use("*", requireAuth("social"));
- * router.get("/x", (c) => c.text(c.get("userId")));
+ * router.get("/x", requireAuth("social"), (c) => c.text(c.get("userId")));
  */
 import { and, eq, isNull } from "drizzle-orm";
 import type { Context, MiddlewareHandler } from "hono";
@@ -78,6 +79,27 @@ export function requireAuth(scope: ApiKeyScope): MiddlewareHandler<AppEnv> {
     }
     await next();
   };
+}
+
+/**
+ * Requires the API key in the route's `{apiKey}` path segment, with the route's scope; sets `userId` and
+ * `authKind`. A segment that is no key at all (a placeholder such as `-` with the header forgotten) is told
+ * where the key goes, rather than that the key is not valid. With `orBearer`, a Bearer header is used when
+ * there is one (then the path segment is not), and the 401 names both ways.
+ */
+export function requirePathKey(scope: ApiKeyScope, orBearer: boolean): MiddlewareHandler<AppEnv> {
+  const bearer = requireAuth(scope);
+  const pathKey: MiddlewareHandler<AppEnv> = async (c, next) => {
+    const segment = c.req.param("apiKey") ?? "";
+    if (!looksLikeApiKey(segment)) {
+      throw unauthorized(`No API key in the path: put your API key in place of {apiKey}${orBearer ? ", or send Authorization: Bearer <API key>" : ""}.`);
+    }
+    c.set("userId", await authenticateApiKey(c.get("services"), segment, scope, requestPage(c)));
+    c.set("authKind", "api_key");
+    await next();
+  };
+  if (!orBearer) return pathKey;
+  return (c, next) => (bearerToken(c.req.header("authorization")) !== null ? bearer(c, next) : pathKey(c, next));
 }
 
 const jwksCache = new Map<string, ReturnType<typeof createRemoteJWKSet>>();

@@ -1,16 +1,25 @@
 /**
- * What the `createRoute` definitions of every area share: the one error envelope (component `Error`), error
- * responses with an example body, and the `application/json` content helper. Each error example is built
- * from the code's own status in `codeToStatus`, so an example cannot name a code the API does not send.
+ * What the `createRoute` definitions of every area share: who may call an operation (`authenticated`), the
+ * one error envelope (component `Error`), error responses with an example body, and the `application/json`
+ * content helper. Each error example is built from the code's own status in `codeToStatus`, so an example
+ * cannot name a code the API does not send.
  *
  * @example
+ * createPost: authenticated({ scope: "social", rateLimit: "social-write" }, createRoute({ method: "post", path: "/posts", ... })),
+ *
  * responses: {
  *   200: { description: "The code.", content: json(QrCodeResponseSchema, { text: { value: ... } }) },
  *   401: errorResponse("Missing or invalid credentials.", ["UNAUTHORIZED", "The API key is not valid or has been revoked."]),
  * }
  */
-import { z } from "@hono/zod-openapi";
+import { z, type RouteConfig } from "@hono/zod-openapi";
+import type { Handler, MiddlewareHandler, TypedResponse } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { JSONParsed } from "hono/utils/types";
+import { requireAuth, requirePathKey } from "./auth";
+import type { AppEnv } from "./env";
 import { codeToStatus, type ErrorCode } from "./errors";
+import { rateLimit, type RateLimitBucket } from "./rate-limit";
 import { insufficientScopeMessage, originNotAllowedMessage, type ApiKeyScope } from "../lib/scopes";
 
 export const ErrorSchema = z
@@ -76,14 +85,68 @@ export const internalError = errorResponse("An internal failure; retry the same 
 ]);
 
 /**
+ * Who may call an operation: a key of area `scope` (API key scope), read from the Bearer header (the
+ * default), the `{apiKey}` path segment, or the header when there is one and else the path; and the per-user
+ * rate-limit bucket the call counts against (for handlers of several methods, one bucket for reads, GET,
+ * HEAD and OPTIONS, and one for the other methods).
+ */
+export interface Access {
+  scope: ApiKeyScope;
+  rateLimit: RateLimitBucket | { read: RateLimitBucket; write: RateLimitBucket };
+  key?: "bearer" | "path" | "bearer-or-path";
+}
+
+const READS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * The middleware of an access, in the order every operation checks: the key (401, then 403 for another
+ * scope or page), then the rate limit (429): a request counts once its key is accepted, before its body is
+ * read.
+ *
+ * @example
+ * router.post("/faults", ...accessMiddleware({ scope: "social", rateLimit: "social-write" }), handler);
+ */
+export function accessMiddleware({ scope, rateLimit: bucket, key = "bearer" }: Access): [MiddlewareHandler<AppEnv>, MiddlewareHandler<AppEnv>] {
+  const auth = key === "bearer" ? requireAuth(scope) : requirePathKey(scope, key === "bearer-or-path");
+  if (typeof bucket === "string") return [auth, rateLimit(bucket)];
+  const read = rateLimit(bucket.read);
+  const write = rateLimit(bucket.write);
+  return [auth, (c, next) => (READS.has(c.req.method) ? read(c, next) : write(c, next))];
+}
+
+/**
+ * An authenticated operation, declared once: from the one `access`, the route gets its `x-required-scope` and
+ * 403 (`withScope`) and its middleware, the access's key check and rate limit first, then the route's own
+ * (a body reader, `etag()`), so the document and the checks cannot disagree and no body is read before the
+ * key is accepted. The route keeps its type.
+ *
+ * @example
+ * getJob: authenticated({ scope: "photo", rateLimit: "photo-read" }, createRoute({ method: "get", path: "/jobs/{id}", ... })),
+ */
+export function authenticated<R extends RouteConfig>(access: Access, route: R): Omit<R, "middleware"> & { middleware: MiddlewareHandler<AppEnv>[] } {
+  const own = route.middleware === undefined ? [] : Array.isArray(route.middleware) ? route.middleware : [route.middleware];
+  return { ...withScope(access.scope, route), middleware: [...accessMiddleware(access), ...own] };
+}
+
+/**
+ * The handlers of paths and methods under authenticated operations that match none of them: the access's
+ * checks first, as for the operations themselves (401, 403, 429 and the rate-limit headers), then the app's
+ * 404. Credentials are so asked for before anything about the area's routes is told.
+ *
+ * @example
+ * router.all("/product-photography/jobs/*", ...authenticatedNotFound({ scope: "photo", rateLimit: "photo-read" }));
+ */
+export function authenticatedNotFound(access: Access): [MiddlewareHandler<AppEnv>, MiddlewareHandler<AppEnv>, Handler<AppEnv>] {
+  return [...accessMiddleware(access), (c) => c.notFound()];
+}
+
+/**
  * Marks an authenticated operation as one of area `scope`: adds the `x-required-scope` extension (shown by the
  * reference page, and read by the test that calls every operation with a key of another scope) and the 403
  * that a key limited to other areas gets. The route keeps its type: the 403 is thrown, never returned.
- *
- * @example
- * decode: withScope("qr", createRoute({ method: "post", path: "/decode", ... })),
+ * Operations use it through `authenticated`, which attaches the matching checks.
  */
-export function withScope<R extends { responses: object }>(scope: ApiKeyScope, route: R): R {
+function withScope<R extends { responses: object }>(scope: ApiKeyScope, route: R): R {
   const other: ApiKeyScope[] = [scope === "qr" ? "photo" : "qr"];
   return {
     ...route,
@@ -100,4 +163,32 @@ export function withScope<R extends { responses: object }>(scope: ApiKeyScope, r
           : errorResponse(`The API key is limited to other areas; this operation needs the \`${scope}\` scope.`, ["INSUFFICIENT_SCOPE", insufficientScopeMessage(scope, other)]),
     },
   };
+}
+
+/** The statuses route `R` declares a JSON body for. */
+export type JsonStatus<R extends RouteConfig> = {
+  [K in keyof R["responses"]]: R["responses"][K] extends { content: { "application/json": unknown } } ? K : never;
+}[keyof R["responses"]] &
+  ContentfulStatusCode;
+
+/** The answer of route `R` with status `S` when it is JSON: the type of `c.json` of the body the route declares. */
+export type DeclaredJson<R extends RouteConfig, S extends ContentfulStatusCode> = S extends unknown
+  ? R["responses"][S] extends { content: { "application/json": { schema: infer Z extends z.ZodType } } }
+    ? Response & TypedResponse<JSONParsed<z.infer<Z>>, S, "json">
+    : never
+  : never;
+
+/**
+ * A JSON answer of `route` whose text is not made by `c.json` (Base64 values written from their bytes as the
+ * answer streams out, rows that are JSON text already), typed as the body the route declares for its status.
+ * Such a text is built from values its type cannot describe, so this is the one place a handler's answer is
+ * taken as declared (the API conformance tests check the bytes against the document); a status the route does
+ * not declare as JSON does not compile.
+ *
+ * @example
+ * return declaredJson(photoRoutes.getJob, streamedJson(c, { data }, 200), 200);
+ */
+export function declaredJson<R extends RouteConfig, S extends JsonStatus<R>>(_route: R, response: Response, status: S): DeclaredJson<R, S> {
+  if (response.status !== status) throw new Error(`declaredJson: the answer is ${response.status}, declared ${status}`);
+  return response as DeclaredJson<R, S>;
 }

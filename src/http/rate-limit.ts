@@ -3,6 +3,9 @@
  * draft's fields (`RateLimit-Policy`, `RateLimit`) and the widely parsed `RateLimit-Limit/-Remaining/-Reset`;
  * over the limit: 429 RATE_LIMITED with `Retry-After` in seconds.
  *
+ * Operations attach it through their access, right after the key check (`authenticated` in src/http/openapi.ts):
+ * a request counts once its key is accepted, before its body is read.
+ *
  * @example
  * router.post("/posts", requireAuth("social"), rateLimit("social-write"), handler);
  */

@@ -1,13 +1,20 @@
 /**
  * Area B's operations as `createRoute` definitions, part of the API's one OpenAPI 3.1 document (served at
- * /openapi.json; src/http/api-document.ts). The error responses use the one error envelope
- * (src/http/openapi.ts).
+ * /openapi.json; src/http/api-document.ts), with each operation's middleware. The catalogue and the demo
+ * images are public; generating and polling are `authenticated` (key, then the `photo` or `photo-read` rate
+ * limit, before the body is looked at). The error responses use the one error envelope (src/http/openapi.ts).
  *
  * @example
- * router.openapi(photoRoutes.createPhoto, handler);
+ * router.openapi(photoRoutes.createPhoto, handlers.createPhoto, validationHook(photoRoutes.createPhoto));
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { errorResponse, internalError, json, withScope, type ErrorExample } from "../http/openapi";
+import type { MiddlewareHandler } from "hono";
+import { etag } from "hono/etag";
+import type { AppEnv } from "../http/env";
+import { ApiError } from "../http/errors";
+import { inlineImageBody } from "../http/inline-images";
+import { isJsonContentType } from "../http/json";
+import { authenticated, errorResponse, internalError, json, type ErrorExample } from "../http/openapi";
 import { NoQuerySchema } from "../http/validate";
 import { JobSchema, ModelOptionSchema, PhotoRequestSchema, PhotoResultSchema, TemplateSchema } from "./schemas";
 
@@ -50,10 +57,27 @@ const image = (n: number) => ({
 const noQuery: ErrorExample = ["VALIDATION_FAILED", "page: is not a known query parameter; this operation takes none", [{ path: "page", message: "is not a known query parameter; this operation takes none" }]];
 const unauthorized = errorResponse("Missing or invalid Bearer credentials.", ["UNAUTHORIZED", "Missing or invalid credentials: send Authorization: Bearer <API key>."]);
 
+/** The contract says a non-JSON body is 415; Hono's json validator would otherwise skip it. */
+const jsonOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (!isJsonContentType(c.req.header("content-type"))) {
+    throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with Content-Type: application/json.");
+  }
+  await next();
+};
+
+/** Images given inline are decoded as the body streams in (src/http/inline-images.ts). */
+const inlineImages = inlineImageBody([
+  { path: ["productImages", "*", "dataUrl"], kind: "base64" },
+  { path: ["logoImage"], kind: "image-or-url" },
+  { path: ["referenceImage"], kind: "image-or-url" },
+]);
+
 export const photoRoutes = {
   listTemplates: createRoute({
     method: "get",
     path: "/product-photography-prompts",
+    // A strong ETag from the answer's digest, and 304 when If-None-Match has it.
+    middleware: [etag()],
     operationId: "listSceneTemplates",
     tags: ["Product photography"],
     summary: "List scene templates",
@@ -75,6 +99,7 @@ export const photoRoutes = {
   listModels: createRoute({
     method: "get",
     path: "/image-model-options",
+    middleware: [etag()],
     operationId: "listImageModels",
     tags: ["Product photography"],
     summary: "List image models and prices",
@@ -91,9 +116,10 @@ export const photoRoutes = {
       500: internalError,
     },
   }),
-  createPhoto: withScope("photo", createRoute({
+  createPhoto: authenticated({ scope: "photo", rateLimit: "photo" }, createRoute({
     method: "post",
     path: "/product-photography",
+    middleware: [jsonOnly, inlineImages],
     operationId: "createProductPhoto",
     tags: ["Product photography"],
     summary: "Generate product photos",
@@ -203,6 +229,8 @@ export const photoRoutes = {
     method: "get",
     // Hono's pattern for the last segment; the document writes the path `/demo/{file}`.
     path: "/demo/{file{[a-z0-9-]+\\.png}}",
+    // The handler's ETag names the image's version, so etag() compares it rather than hashing the PNG.
+    middleware: [etag()],
     operationId: "getSceneTemplateDemo",
     tags: ["Product photography"],
     summary: "A scene template's demo image",
@@ -223,7 +251,7 @@ export const photoRoutes = {
       500: internalError,
     },
   }),
-  getJob: withScope("photo", createRoute({
+  getJob: authenticated({ scope: "photo", rateLimit: "photo-read" }, createRoute({
     method: "get",
     path: "/product-photography/jobs/{id}",
     operationId: "getProductPhotoJob",

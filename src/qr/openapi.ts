@@ -1,16 +1,20 @@
 /**
  * Area A's operations as `createRoute` definitions: the one description the validators and the OpenAPI
- * document are built from. The GET paths end in `{text{[\s\S]+}}`, Hono's pattern for a parameter that may hold
- * slashes and line breaks (`.` would not match an encoded `%0A`, and the route would be a 404); the OpenAPI
- * document writes it `{text}`. Authentication and rate limits are
- * route middleware, added where the routes are mounted (routes.ts).
+ * document are built from, and each operation's middleware. The GET paths end in `{text{[\s\S]+}}`, Hono's
+ * pattern for a parameter that may hold slashes and line breaks (`.` would not match an encoded `%0A`, and the
+ * route would be a 404); the OpenAPI document writes it `{text}`. Every operation is `authenticated`: its key
+ * (in the path for the GETs) and the `qr` rate limit are checked before its own middleware and validation.
  *
  * @example
- * router.openapi({ ...qrRoutes.decode, middleware: [requireAuth("qr")] }, handler, validationHook(qrRoutes.decode));
+ * router.openapi(qrRoutes.decode, handlers.decode, validationHook(qrRoutes.decode));
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { errorResponse, internalError, json, withScope, type ErrorExample } from "../http/openapi";
-import { NoQuerySchema } from "../http/validate";
+import type { MiddlewareHandler } from "hono";
+import { etag } from "hono/etag";
+import type { AppEnv } from "../http/env";
+import { inlineImageBody, type InlineImageField } from "../http/inline-images";
+import { authenticated, errorResponse, internalError, json, type Access, type ErrorExample } from "../http/openapi";
+import { NoQuerySchema, parseQuery } from "../http/validate";
 import { DecodeRequestSchema, GenerateQuerySchema, GenerateRequestSchema, QrCodeResponseSchema, QrDecodeResponseSchema, QrPathSchema } from "./schemas";
 
 export const QR_BASE_PATH = "/api/qr-code";
@@ -43,13 +47,32 @@ const getInvalid: ErrorExample[] = [
   ["VALIDATION_FAILED", "size: must be at least 64", [{ path: "size", message: "must be at least 64" }]],
 ];
 
+/**
+ * The POST routes refuse in the order they always have: an unknown query parameter (422) before a body that
+ * is not JSON (415) or is empty (400). The route's own query validator then finds nothing left to refuse.
+ * A logo or an image to read given inline is decoded as the body streams in (src/http/inline-images.ts).
+ */
+const closedJsonBody = (images: readonly InlineImageField[]): MiddlewareHandler<AppEnv> => {
+  const body = inlineImageBody(images);
+  return async (c, next) => {
+    parseQuery(c, NoQuerySchema);
+    await body(c, next);
+  };
+};
+
+const withPathKey: Access = { scope: "qr", rateLimit: "qr", key: "path" };
+const withBearerOrPathKey: Access = { scope: "qr", rateLimit: "qr", key: "bearer-or-path" };
+const withBearer: Access = { scope: "qr", rateLimit: "qr" };
+
 const GET_DESCRIPTION =
   "The key is the path segment after the operation name. Design comes from the query string (`size`, `fgColor`, `bgColor`, `isTransparent`), each once; any other parameter is 422 naming it, with the hint to URL-encode the text when an unencoded URL's own query string is the cause.";
 
 export const qrRoutes = {
-  generatePng: withScope("qr", createRoute({
+  generatePng: authenticated(withPathKey, createRoute({
     method: "get",
     path: "/generate/{apiKey}/{text{[\\s\\S]+}}",
+    // Hono's etag(): a strong ETag from the PNG's digest, and 304 when If-None-Match has it.
+    middleware: [etag()],
     operationId: "generateQrPng",
     tags: [TAG],
     summary: "QR code as a PNG image",
@@ -74,7 +97,7 @@ export const qrRoutes = {
     },
   })),
 
-  generateBase64: withScope("qr", createRoute({
+  generateBase64: authenticated(withBearerOrPathKey, createRoute({
     method: "get",
     path: "/generate-base64/{apiKey}/{text{[\\s\\S]+}}",
     operationId: "generateQrBase64",
@@ -96,9 +119,10 @@ export const qrRoutes = {
     },
   })),
 
-  generate: withScope("qr", createRoute({
+  generate: authenticated(withBearer, createRoute({
     method: "post",
     path: "/generate",
+    middleware: [closedJsonBody([{ path: ["logoUrl"], kind: "image-or-url" }])],
     operationId: "generateQr",
     tags: [TAG],
     summary: "QR code for a URL, text, Wi-Fi, e-mail, contact card or payment",
@@ -141,9 +165,10 @@ export const qrRoutes = {
     },
   })),
 
-  decode: withScope("qr", createRoute({
+  decode: authenticated(withBearer, createRoute({
     method: "post",
     path: "/decode",
+    middleware: [closedJsonBody([{ path: ["base64"], kind: "base64" }])],
     operationId: "decodeQr",
     tags: [TAG],
     summary: "Read a QR code from an image",

@@ -1,11 +1,14 @@
 /**
  * The area C operations as `createRoute` definitions (the single description both the validators and the
- * API's OpenAPI 3.1 document are built from) and the error responses they share, as named components.
+ * API's OpenAPI 3.1 document are built from), with each operation's middleware, and the error responses they
+ * share, as named components. Every operation is `authenticated`: a Bearer credential with the `social`
+ * scope, counted against the user's read budget (GET) or write budget, before its body is read.
  *
  * @example
- * router.openapi(routes.getPost, handler);
+ * router.openapi(routes.getPost, handlers.getPost, validated(routes.getPost));
  */
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
+import { inlineImageBody } from "../http/inline-images";
 import {
   AccountsResponseSchema,
   IdempotencyHeaderSchema,
@@ -17,13 +20,15 @@ import {
   PostListResponseSchema,
   PostResponseSchema,
 } from "./schemas";
-import { errorBody, json, withScope, type ErrorExample } from "../http/openapi";
+import { authenticated, errorBody, json, type Access, type ErrorExample } from "../http/openapi";
 import { NoQuerySchema } from "../http/validate";
 
 export const SOCIAL_BASE_PATH = "/api/v1/social";
 
 const ref = (name: ErrorResponseName) => ({ $ref: `#/components/responses/${name}` });
 const security = [{ bearerAuth: [] }];
+const read: Access = { scope: "social", rateLimit: "social-read" };
+const write: Access = { scope: "social", rateLimit: "social-write" };
 
 const ERROR_RESPONSES = {
   BadRequest: {
@@ -156,7 +161,7 @@ const locationHeader = z.object({
 });
 
 export const routes = {
-  listAccounts: withScope("social", createRoute({
+  listAccounts: authenticated(read, createRoute({
     method: "get",
     path: "/accounts",
     operationId: "listAccounts",
@@ -168,9 +173,11 @@ export const routes = {
     responses: { 200: { description: "Connected accounts.", content: json(AccountsResponseSchema, { accounts: { summary: "A page and its photo account", value: accountsExample } }) }, 422: ref("ValidationFailed"), ...common },
   })),
 
-  createMedia: withScope("social", createRoute({
+  createMedia: authenticated(write, createRoute({
     method: "post",
     path: "/media",
+    // The image, given inline, is decoded as the body streams in (src/http/inline-images.ts).
+    middleware: [inlineImageBody([{ path: [], kind: "image-or-url" }, { path: ["base64"], kind: "base64" }])],
     operationId: "createMedia",
     tags: ["Media"],
     summary: "Upload an image",
@@ -198,7 +205,7 @@ export const routes = {
     },
   })),
 
-  getMedia: withScope("social", createRoute({
+  getMedia: authenticated(read, createRoute({
     method: "get",
     path: "/media/{id}",
     operationId: "getMedia",
@@ -209,9 +216,11 @@ export const routes = {
     responses: { 200: { description: "The media metadata.", content: json(MediaResponseSchema, { media: { value: mediaExample } }) }, 404: ref("NotFound"), 422: ref("ValidationFailed"), ...common },
   })),
 
-  createPost: withScope("social", createRoute({
+  createPost: authenticated(write, createRoute({
     method: "post",
     path: "/posts",
+    // Images given inline are decoded as the body streams in (src/http/inline-images.ts).
+    middleware: [inlineImageBody([{ path: ["images", "*"], kind: "image-or-url" }, { path: ["images", "*", "base64"], kind: "base64" }])],
     operationId: "createPost",
     tags: ["Posts"],
     summary: "Publish or schedule a post",
@@ -256,7 +265,7 @@ export const routes = {
     },
   })),
 
-  listPosts: withScope("social", createRoute({
+  listPosts: authenticated(read, createRoute({
     method: "get",
     path: "/posts",
     operationId: "listPosts",
@@ -275,7 +284,7 @@ export const routes = {
     },
   })),
 
-  getPost: withScope("social", createRoute({
+  getPost: authenticated(read, createRoute({
     method: "get",
     path: "/posts/{id}",
     operationId: "getPost",
@@ -291,7 +300,7 @@ export const routes = {
     },
   })),
 
-  cancelPost: withScope("social", createRoute({
+  cancelPost: authenticated(write, createRoute({
     method: "delete",
     path: "/posts/{id}",
     operationId: "cancelPost",

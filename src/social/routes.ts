@@ -1,26 +1,23 @@
 /**
- * Area C router, mounted at /api/v1/social. Every operation is a `createRoute` definition (openapi.ts), so the
- * zod schemas that validate requests also describe them in the API's one OpenAPI 3.1 document (/openapi.json,
- * reference page /docs). This area's former /openapi.json and /docs answer 301 to those two; everything else
- * needs a Bearer credential and counts against the user's read or write budget. Every response is `Cache-Control: no-store`; there is no CORS for area C
- * (keys belong on servers, never in browsers).
+ * Area C router, mounted at /api/v1/social. Every operation is a `createRoute` definition (openapi.ts: schemas,
+ * access, middleware), so the zod schemas that validate requests also describe them in the API's one OpenAPI
+ * 3.1 document (/openapi.json, reference page /docs); its handler is in handlers.ts. This area's former
+ * /openapi.json and /docs answer 301 to those two; everything else needs a Bearer credential and counts
+ * against the user's read or write budget, unknown paths included (401 before 404). Every response is
+ * `Cache-Control: no-store`; there is no CORS for area C (keys belong on servers, never in browsers).
  *
  * @example
  * app.route("/api/v1/social", createSocialRoutes());
  */
 import { OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
-import type { AppEnv } from "../http/env";
-import { requireAuth } from "../http/auth";
-import { rateLimit } from "../http/rate-limit";
-import { inlineImageBody } from "../http/inline-images";
-import { validationHook } from "../http/validate";
-import { listAccounts } from "./accounts";
-import { parseIdempotencyKey } from "./idempotency";
-import { createMedia, getMedia } from "./media";
 import { movedTo, OPENAPI_PATH, REFERENCE_PATH } from "../http/api-document";
-import { registerComponents, routes, SOCIAL_BASE_PATH } from "./openapi";
-import { cancelPost, createPost, getPost, listPosts } from "./posts";
+import type { AppEnv } from "../http/env";
+import { authenticatedNotFound } from "../http/openapi";
+import { validationHook } from "../http/validate";
+import * as handlers from "./handlers";
+import { parseIdempotencyKey } from "./idempotency";
+import { registerComponents, routes } from "./openapi";
 import { assertSupportedKind } from "./unsupported";
 
 /**
@@ -40,91 +37,24 @@ const noStore: MiddlewareHandler<AppEnv> = async (c, next) => {
   c.res.headers.set("Cache-Control", "no-store");
 };
 
-const READS = new Set(["GET", "HEAD", "OPTIONS"]);
-const budget: MiddlewareHandler<AppEnv> = (c, next) => rateLimit(READS.has(c.req.method) ? "social-read" : "social-write")(c, next);
-
 export function createSocialRoutes(): OpenAPIHono<AppEnv> {
   const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
   registerComponents(router);
   router.use("*", noStore);
 
-  // Public, and registered before the auth middleware: these handlers answer without calling next().
+  // Public: the former document paths.
   router.get("/openapi.json", movedTo(OPENAPI_PATH));
   router.get("/docs", movedTo(REFERENCE_PATH));
 
-  router.use("*", requireAuth("social"));
-  router.use("*", budget);
+  router.openapi(routes.listAccounts, handlers.listAccounts, validated(routes.listAccounts));
+  router.openapi(routes.createMedia, handlers.createMedia, validated(routes.createMedia));
+  router.openapi(routes.getMedia, handlers.getMedia, validated(routes.getMedia));
+  router.openapi(routes.createPost, handlers.createPost, validated(routes.createPost));
+  router.openapi(routes.listPosts, handlers.listPosts, validated(routes.listPosts));
+  router.openapi(routes.getPost, handlers.getPost, validated(routes.getPost));
+  router.openapi(routes.cancelPost, handlers.cancelPost, validated(routes.cancelPost));
 
-  router.openapi(
-    routes.listAccounts,
-    async (c) => {
-      const accounts = await listAccounts(c.get("services").db, c.get("userId"));
-      return c.json({ data: { connectionStatus: "connected", accounts } }, 200);
-    },
-    validated(routes.listAccounts),
-  );
-
-  router.openapi(
-    // The image, given inline, is decoded as the body streams in (src/http/inline-images.ts).
-    { ...routes.createMedia, middleware: [inlineImageBody([{ path: [], kind: "image-or-url" }, { path: ["base64"], kind: "base64" }])] },
-    async (c) => {
-      const media = await createMedia(c.get("services"), c.get("userId"), c.req.valid("json"));
-      c.header("Location", `${SOCIAL_BASE_PATH}/media/${media.id}`);
-      return c.json({ data: media }, 201);
-    },
-    validated(routes.createMedia),
-  );
-
-  router.openapi(
-    routes.getMedia,
-    async (c) => {
-      const media = await getMedia(c.get("services").db, c.get("userId"), c.req.valid("param").id);
-      return c.json({ data: media }, 200);
-    },
-    validated(routes.getMedia),
-  );
-
-  router.openapi(
-    // Images given inline are decoded as the body streams in (src/http/inline-images.ts).
-    { ...routes.createPost, middleware: [inlineImageBody([{ path: ["images", "*"], kind: "image-or-url" }, { path: ["images", "*", "base64"], kind: "base64" }])] },
-    async (c) => {
-      const key = parseIdempotencyKey(c.req.valid("header")["Idempotency-Key"]);
-      const result = await createPost(c.get("services"), c.get("userId"), key, c.req.valid("json"));
-      c.header("Location", `${SOCIAL_BASE_PATH}/posts/${result.post.id}`);
-      if (result.replayed) c.header("Idempotency-Replayed", "true");
-      return c.json({ data: result.post }, result.status);
-    },
-    validated(routes.createPost),
-  );
-
-  router.openapi(
-    routes.listPosts,
-    async (c) => {
-      const { items, ...page } = await listPosts(c.get("services"), c.get("userId"), c.req.valid("query"));
-      // The items come as JSON text from the database (post-record.ts `recordJson`); the rest are numbers and a boolean.
-      const body = `{"data":{"items":[${items}],${JSON.stringify(page).slice(1)}}`;
-      return c.body(body, 200, { "content-type": "application/json" }) as never;
-    },
-    validated(routes.listPosts),
-  );
-
-  router.openapi(
-    routes.getPost,
-    async (c) => {
-      const post = await getPost(c.get("services"), c.get("userId"), c.req.valid("param").id);
-      return c.json({ data: post }, 200);
-    },
-    validated(routes.getPost),
-  );
-
-  router.openapi(
-    routes.cancelPost,
-    async (c) => {
-      const post = await cancelPost(c.get("services"), c.get("userId"), c.req.valid("param").id);
-      return c.json({ data: post }, 200);
-    },
-    validated(routes.cancelPost),
-  );
-
+  // Any other path or method: the credential first, counted as a read (GET, HEAD, OPTIONS) or a write, then 404.
+  router.all("*", ...authenticatedNotFound({ scope: "social", rateLimit: { read: "social-read", write: "social-write" } }));
   return router;
 }

@@ -4,15 +4,15 @@
  * in the sandbox its token speaks in (the owner's own, or the consent that connected it through the hub),
  * so the same account id held by two users never mixes their posts or faults. Inputs are validated like
  * the API (422 for NUL and control characters, lengths, types, unknown or repeated fields and parameters, as
- * everywhere: src/http/validate.ts); writes are rate limited.
+ * everywhere: src/http/validate.ts). Each route declares its access the way the API's operations do
+ * (`accessMiddleware`: a `social` key, then the write budget), ahead of its handler.
  */
 import { Hono } from "hono";
 import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import { socialAccounts } from "../../../db/schema";
 import type { AppEnv } from "../../http/env";
-import { requireAuth } from "../../http/auth";
-import { rateLimit } from "../../http/rate-limit";
+import { accessMiddleware, authenticatedNotFound, type Access } from "../../http/openapi";
 import { ApiError } from "../../http/errors";
 import { parseWith, readJson } from "../../http/json";
 import { NoQuerySchema, parseQuery } from "../../http/validate";
@@ -44,12 +44,13 @@ const FaultSchema = z.strictObject({
 
 const PostsQuerySchema = z.strictObject({ accountId: AccountIdSchema });
 
+/** Every control route, reads included, counts against the write budget: they change or reveal sandbox state. */
+const access: Access = { scope: "social", rateLimit: "social-write" };
+
 export function createSandboxControlRoutes(): Hono<AppEnv> {
   const router = new Hono<AppEnv>();
-  // Per route, not "*": this router is mounted at the sandbox root beside the token-checked Graph routes.
-  for (const path of ["/accounts", "/faults", "/posts"]) router.use(path, requireAuth("social"), rateLimit("social-write"));
-
-  router.post("/accounts", async (c) => {
+  // Per route, never "*": this router is mounted at the sandbox root beside the token-checked Graph routes.
+  router.post("/accounts", ...accessMiddleware(access), async (c) => {
     parseQuery(c, NoQuerySchema);
     const body = parseWith(ConnectSchema, await readJson(c));
     const { db, tokens, clock } = c.get("services");
@@ -66,7 +67,7 @@ export function createSandboxControlRoutes(): Hono<AppEnv> {
     return c.json({ data: toAccountRecord(row!) }, 201);
   });
 
-  router.post("/faults", async (c) => {
+  router.post("/faults", ...accessMiddleware(access), async (c) => {
     parseQuery(c, NoQuerySchema);
     const body = parseWith(FaultSchema, await readJson(c));
     const account = await ownAccount(c.get("services"), c.get("userId"), body.accountId);
@@ -74,7 +75,7 @@ export function createSandboxControlRoutes(): Hono<AppEnv> {
     return c.json({ data: { accountId: account.id, kind: body.kind, remaining: body.times } }, 201);
   });
 
-  router.get("/posts", async (c) => {
+  router.get("/posts", ...accessMiddleware(access), async (c) => {
     // `?accountId=a&accountId=b` is refused with a sentence, not read as either.
     const { accountId } = parseQuery(c, PostsQuerySchema);
     const account = await ownAccount(c.get("services"), c.get("userId"), accountId);
@@ -94,6 +95,9 @@ export function createSandboxControlRoutes(): Hono<AppEnv> {
       },
     });
   });
+
+  // Other methods on these paths: the key first, as for the routes themselves, then 404.
+  for (const path of ["/accounts", "/faults", "/posts"]) router.all(path, ...authenticatedNotFound(access));
   return router;
 }
 
