@@ -35,7 +35,7 @@ interface ErrorLogger {
 
 /** Renders any thrown value as the error envelope. */
 export function renderError(err: unknown, c: Context, log?: ErrorLogger): Response {
-  const requestId = (c.get("requestId" as never) as string | undefined) ?? "unknown";
+  const requestId = c.get("requestId") ?? "unknown";
   let apiError: ApiError;
   if (err instanceof ApiError) {
     apiError = err;

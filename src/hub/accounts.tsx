@@ -15,9 +15,9 @@ import { Layout, PostForm } from "./ui/layout";
 type Flash = { kind: "ok" | "error"; text: string } | null;
 
 async function accountsPage(c: Context<HubEnv>, flash: Flash = null) {
-  const session = c.var.session as HubSession;
-  const accounts = await listAccounts(c.var.services.db, session.userId);
-  const sandbox = c.var.services.config.graph.sandbox;
+  const session = c.get("session") as HubSession;
+  const accounts = await listAccounts(c.get("services").db, session.userId);
+  const sandbox = c.get("services").config.graph.sandbox;
   return c.html(
     <Layout title="Accounts" session={session} nav="accounts" flash={flash}>
       <h1>Connected accounts</h1>
@@ -87,19 +87,19 @@ export function createAccountRoutes(): Hono<HubEnv> {
   router.post("/:id/select", async (c) => {
     const body = await readHubForm(c);
     const selected = body.selected === "true";
-    const rows = await c.var.services.db
+    const rows = await c.get("services").db
       .update(socialAccounts)
-      .set({ selected, updatedAt: c.var.services.clock.now() })
-      .where(and(eq(socialAccounts.userId, c.var.session!.userId), eq(socialAccounts.id, c.req.param("id"))))
+      .set({ selected, updatedAt: c.get("services").clock.now() })
+      .where(and(eq(socialAccounts.userId, c.get("session")!.userId), eq(socialAccounts.id, c.req.param("id"))))
       .returning({ name: socialAccounts.name });
     if (!rows[0]) throw new HubError(404, "No connected account of yours has that id.");
     return accountsPage(c, { kind: "ok", text: `${rows[0].name} is ${selected ? "selected" : "not selected"}.` });
   });
 
   router.post("/:id/disconnect", async (c) => {
-    const rows = await c.var.services.db
+    const rows = await c.get("services").db
       .delete(socialAccounts)
-      .where(and(eq(socialAccounts.userId, c.var.session!.userId), eq(socialAccounts.id, c.req.param("id"))))
+      .where(and(eq(socialAccounts.userId, c.get("session")!.userId), eq(socialAccounts.id, c.req.param("id"))))
       .returning({ name: socialAccounts.name });
     if (!rows[0]) throw new HubError(404, "No connected account of yours has that id.");
     return accountsPage(c, { kind: "ok", text: `${rows[0].name} is disconnected; its token is deleted.` });

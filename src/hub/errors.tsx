@@ -19,7 +19,7 @@ export class HubError extends Error {
 
 export function renderHubError(err: unknown, c: Context<HubEnv>): Response | Promise<Response> {
   let status: ContentfulStatusCode = 500;
-  let text = `Something went wrong on our side. Try again; quote request id ${c.var.requestId} if it persists.`;
+  let text = `Something went wrong on our side. Try again; quote request id ${c.get("requestId")} if it persists.`;
   if (err instanceof HubError) {
     status = err.status;
     text = err.message;
@@ -27,12 +27,12 @@ export function renderHubError(err: unknown, c: Context<HubEnv>): Response | Pro
     status = err.status as ContentfulStatusCode;
     text = status === 404 ? "Not found: there is nothing here, or it belongs to someone else." : err.message;
   } else {
-    c.var.services?.log.error("hub error", { requestId: c.var.requestId, error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) });
+    c.get("services")?.log.error("hub error", { requestId: c.get("requestId"), error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) });
   }
   const title = status === 404 ? "Not found" : status >= 500 ? "Error" : "Refused";
   c.header("Cache-Control", "no-store");
   return c.html(
-    <Layout title={title} session={c.var.session ?? null}>
+    <Layout title={title} session={c.get("session") ?? null}>
       <h1>{title}</h1>
       <p class="flash error" role="alert">
         {text}

@@ -102,7 +102,7 @@ export function clientAddress(c: Context): string {
  */
 export function limitPerClient(bucket: string, perMinute: number): MiddlewareHandler<HubEnv> {
   return async (c, next) => {
-    const { rateLimiter, clock, log } = c.var.services;
+    const { rateLimiter, clock, log } = c.get("services");
     const result = await rateLimiter.limit(bucket, clientAddress(c), perMinute);
     if (result.unknown) log.warn("rate limiter unavailable; request allowed", { bucket });
     else if (!result.success) {

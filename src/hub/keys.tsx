@@ -26,10 +26,10 @@ async function keysPage(
   c: Context<HubEnv>,
   options: { created?: { key: string; name: string; scopes: ApiKeyScope[] | null; allowedOrigins: string[] | null }; flash?: Flash; status?: 200 | 201 | 400 | 404 } = {},
 ) {
-  const session = c.var.session as HubSession;
-  const keys = await listApiKeys(c.var.services.db, session.userId);
+  const session = c.get("session") as HubSession;
+  const keys = await listApiKeys(c.get("services").db, session.userId);
   return c.html(
-    <Layout title="API keys" session={session} nav="keys" nonce={c.var.secureHeadersNonce} flash={options.flash}>
+    <Layout title="API keys" session={session} nav="keys" nonce={c.get("secureHeadersNonce")} flash={options.flash}>
       <h1>API keys</h1>
       <p class="muted">Send a key as <code>Authorization: Bearer &lt;key&gt;</code> from your server. Keep keys out of browsers and repositories.</p>
       {options.created ? (
@@ -134,18 +134,18 @@ export function createKeyRoutes(): Hono<HubEnv> {
         return keysPage(c, { flash: { kind: "error", text: `Pages: ${(err as Error).message}.` }, status: 400 });
       }
     }
-    const created = await createApiKey(c.var.services.db, c.var.session!.userId, name, { scopes, allowedOrigins });
+    const created = await createApiKey(c.get("services").db, c.get("session")!.userId, name, { scopes, allowedOrigins });
     return keysPage(c, { created: { key: created.key, name, scopes: created.scopes, allowedOrigins: created.allowedOrigins }, status: 201 });
   });
 
   router.post("/:prefix/revoke", async (c) => {
     const prefix = c.req.param("prefix");
-    const rows = await c.var.services.db
+    const rows = await c.get("services").db
       .update(apiKeys)
       .set({ revokedAt: sql`now()` })
-      .where(and(eq(apiKeys.prefix, prefix), eq(apiKeys.userId, c.var.session!.userId), isNull(apiKeys.revokedAt)))
+      .where(and(eq(apiKeys.prefix, prefix), eq(apiKeys.userId, c.get("session")!.userId), isNull(apiKeys.revokedAt)))
       .returning({ name: apiKeys.name });
-    if (rows[0]) c.var.services.apiKeyCache?.clear();
+    if (rows[0]) c.get("services").apiKeyCache?.clear();
     const flash: Flash = rows[0]
       ? { kind: "ok", text: `Key “${rows[0].name}” (${prefix}…) is revoked. The API refuses it from now on.` }
       : { kind: "error", text: "No live key of yours has that prefix." };

@@ -58,11 +58,11 @@ function Targets(props: { post: PostRecord }) {
 const summary = (p: PostRecord) => (p.caption || (p.imageUrls.length ? `${p.imageUrls.length} image(s)` : "(no text)")).slice(0, 80);
 
 async function listPage(c: Context<HubEnv>) {
-  const session = c.var.session as HubSession;
+  const session = c.get("session") as HubSession;
   const offset = Math.min(10_000, Math.max(0, Number.parseInt(c.req.query("offset") ?? "0", 10) || 0));
-  const listed = await listPosts(c.var.services, session.userId, { limit: PAGE_SIZE, offset } as PostListQuery);
+  const listed = await listPosts(c.get("services"), session.userId, { limit: PAGE_SIZE, offset } as PostListQuery);
   const page = { ...listed, items: JSON.parse(`[${listed.items}]`) as PostRecord[] };
-  const now = c.var.services.clock.now().getTime();
+  const now = c.get("services").clock.now().getTime();
   const refresh = page.items.some((p) => outstanding(p, now));
   return c.html(
     <Layout title="Posts" session={session} nav="posts" refreshSeconds={refresh ? REFRESH_SECONDS : undefined}>
@@ -101,10 +101,10 @@ async function listPage(c: Context<HubEnv>) {
 }
 
 async function detailPage(c: Context<HubEnv>, flash: { kind: "ok" | "error"; text: string } | null = null, status: 200 | 409 = 200) {
-  const session = c.var.session as HubSession;
-  const post = await getPost(c.var.services, session.userId, c.req.param("id")!);
+  const session = c.get("session") as HubSession;
+  const post = await getPost(c.get("services"), session.userId, c.req.param("id")!);
   const cancellable = post.accounts.some((t) => t.status === "pending" || (t.status === "failed" && t.nextAttemptAt));
-  const refresh = outstanding(post, c.var.services.clock.now().getTime());
+  const refresh = outstanding(post, c.get("services").clock.now().getTime());
   return c.html(
     <Layout title="Post" session={session} nav="posts" flash={flash} refreshSeconds={refresh && !flash ? REFRESH_SECONDS : undefined}>
       <p>
@@ -149,7 +149,7 @@ export function createPostRoutes(): Hono<HubEnv> {
   router.get("/:id", (c) => detailPage(c));
   router.post("/:id/cancel", async (c) => {
     try {
-      await cancelPost(c.var.services, c.var.session!.userId, c.req.param("id"));
+      await cancelPost(c.get("services"), c.get("session")!.userId, c.req.param("id"));
     } catch (err) {
       if (err instanceof ApiError && err.code === "POST_NOT_CANCELLABLE") return detailPage(c, { kind: "error", text: err.message }, 409);
       throw err;

@@ -19,8 +19,9 @@ export const OIDC_STARTS_PER_MINUTE = 20;
 
 async function signIn(c: Context<HubEnv>, userId: string): Promise<Response> {
   // A new session id at every sign-in (no fixation); a session already in this browser ends.
-  if (c.var.session) await endSession(c.var.services, c.var.session.idHash);
-  const { cookie } = await createSession(c.var.services, userId);
+  const previous = c.get("session");
+  if (previous) await endSession(c.get("services"), previous.idHash);
+  const { cookie } = await createSession(c.get("services"), userId);
   setSessionCookie(c, cookie);
   return c.redirect("/hub/keys", 303);
 }
@@ -28,12 +29,12 @@ async function signIn(c: Context<HubEnv>, userId: string): Promise<Response> {
 export function createSignInRoutes(): Hono<HubEnv> {
   const router = new Hono<HubEnv>();
 
-  router.get("/", (c) => c.redirect(c.var.session ? "/hub/keys" : "/hub/signin", 303));
+  router.get("/", (c) => c.redirect(c.get("session") ? "/hub/keys" : "/hub/signin", 303));
 
   router.get("/signin", (c) => {
-    const oidc = Boolean(c.var.services.config.oidc);
+    const oidc = Boolean(c.get("services").config.oidc);
     return c.html(
-      <Layout title="Sign in" session={c.var.session}>
+      <Layout title="Sign in" session={c.get("session")}>
         <h1>Sign in</h1>
         <div class="card">
           {oidc ? (
@@ -56,12 +57,13 @@ export function createSignInRoutes(): Hono<HubEnv> {
 
   router.get("/login", (c) => {
     const token = c.req.query("token") ?? "";
+    const session = c.get("session");
     return c.html(
-      <Layout title="Sign in" session={c.var.session}>
+      <Layout title="Sign in" session={session}>
         <h1>Sign in</h1>
         <form method="post" action="/hub/login" class="card">
           <input type="hidden" name="token" value={token} />
-          {c.var.session ? <input type="hidden" name="_csrf" value={c.var.session.csrfToken} /> : null}
+          {session ? <input type="hidden" name="_csrf" value={session.csrfToken} /> : null}
           <p>This one-time link signs you in to the hub.</p>
           <button type="submit">Sign in</button>
         </form>
@@ -71,13 +73,14 @@ export function createSignInRoutes(): Hono<HubEnv> {
 
   router.post("/login", async (c) => {
     const body = await readHubForm(c);
-    const userId = await useLoginLink(c.var.services, body.token ?? "");
+    const userId = await useLoginLink(c.get("services"), body.token ?? "");
     if (!userId) throw new HubError(400, "This sign-in link is not valid: it was used already, has expired, or was copied incompletely. Ask for a new one.");
     return signIn(c, userId);
   });
 
   router.post("/logout", async (c) => {
-    if (c.var.session) await endSession(c.var.services, c.var.session.idHash);
+    const session = c.get("session");
+    if (session) await endSession(c.get("services"), session.idHash);
     clearSessionCookie(c);
     c.set("session", null);
     return c.html(

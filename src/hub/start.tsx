@@ -26,15 +26,15 @@ export function createStartRoutes(): Hono<HubEnv> {
   const router = new Hono<HubEnv>();
 
   router.get("/start", async (c) => {
-    const session = c.var.session as HubSession;
-    const { db, config } = c.var.services;
+    const session = c.get("session") as HubSession;
+    const { db, config } = c.get("services");
     const live = (await listApiKeys(db, session.userId)).filter((k) => !k.revokedAt).at(-1);
     const account = (await listAccounts(db, session.userId)).find((a) => a.canPublish);
     const keyLine = live
       ? `export SHOPKIT_API_KEY="${live.prefix}…"   # the full key you copied when you created "${live.name}"`
       : `export SHOPKIT_API_KEY="sk_…"   # create a key on the API keys page first`;
     return c.html(
-      <Layout title="Getting started" session={session} nav="start" nonce={c.var.secureHeadersNonce}>
+      <Layout title="Getting started" session={session} nav="start" nonce={c.get("secureHeadersNonce")}>
         <h1>Your first request</h1>
         <p>
           Every call goes to <code>{config.publicBaseUrl}</code> with your API key as a Bearer token, from your server.

@@ -40,13 +40,13 @@ function redirectAllowed(c: Context<AppEnv>, uri: string | undefined): uri is st
     typeof uri === "string" &&
     uri.length <= 2000 &&
     !/[\u0000-\u001f\u007f]/.test(uri) &&
-    uri.startsWith(`${c.var.services.config.publicBaseUrl}/`)
+    uri.startsWith(`${c.get("services").config.publicBaseUrl}/`)
   );
 }
 
 function consentHeaders(c: Context<AppEnv>) {
   c.header("X-Frame-Options", "DENY");
-  c.header("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'; form-action 'self' " + new URL(c.var.services.config.publicBaseUrl).origin);
+  c.header("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'; form-action 'self' " + new URL(c.get("services").config.publicBaseUrl).origin);
   c.header("Referrer-Policy", "same-origin");
 }
 
@@ -138,7 +138,7 @@ export function createSandboxDialogRoutes(): Hono<AppEnv> {
     const pageIds = form.getAll("page").map(String).filter((id) => sandboxPage(id));
     const code = random("sandbox-code");
     // Each consent opens its own sandbox: what one hub user publishes is never seen through another's grant.
-    await store.saveGrant(c.var.services.db, { value: code, kind: "code", owner: random("sandbox-owner"), pageIds, redirectUri, expiresAt: new Date(Date.now() + CODE_TTL_MS) });
+    await store.saveGrant(c.get("services").db, { value: code, kind: "code", owner: random("sandbox-owner"), pageIds, redirectUri, expiresAt: new Date(Date.now() + CODE_TTL_MS) });
     back.searchParams.set("code", code);
     return c.redirect(back.toString(), 302);
   });
@@ -147,7 +147,7 @@ export function createSandboxDialogRoutes(): Hono<AppEnv> {
 
 /** `GET /oauth/access_token`: a code for a short-lived user token, or (fb_exchange_token) a long-lived one. */
 export async function accessToken(c: Context<AppEnv>, params: Params): Promise<Response> {
-  const db = c.var.services.db;
+  const db = c.get("services").db;
   const now = new Date();
   if (params.client_id !== SANDBOX_APP.id) return graphError(c, ERRORS.app);
   // This deployment's secret (withSandboxApp); services built without one accept no secret at all.
@@ -180,7 +180,7 @@ const SANDBOX_PERMISSIONS = ["pages_show_list", "pages_read_engagement", "pages_
 /** `GET /me/permissions` of a user token. */
 export async function mePermissions(c: Context<AppEnv>, params: Params): Promise<Response> {
   const bearer = /^(?:Bearer|OAuth)\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
-  const grant = await store.userToken(c.var.services.db, params.access_token ?? bearer ?? "", new Date());
+  const grant = await store.userToken(c.get("services").db, params.access_token ?? bearer ?? "", new Date());
   if (!grant) return graphError(c, ERRORS.token);
   return c.json({ data: SANDBOX_PERMISSIONS.map((permission) => ({ permission, status: "granted" })) });
 }
@@ -190,7 +190,7 @@ export async function mePermissions(c: Context<AppEnv>, params: Params): Promise
  * keeps one token per consent, however often its pages are listed.
  */
 export async function meAccounts(c: Context<AppEnv>, params: Params): Promise<Response> {
-  const db = c.var.services.db;
+  const db = c.get("services").db;
   const bearer = /^(?:Bearer|OAuth)\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
   const grant = await store.userToken(db, params.access_token ?? bearer ?? "", new Date());
   if (!grant) return graphError(c, ERRORS.token);
