@@ -47,7 +47,7 @@ describe("area B on Replicate", () => {
     const input = JSON.parse(create.body).input as Record<string, any>;
     expect(input).toMatchObject({ aspect_ratio: "4:5", resolution: "2K", output_format: "png" });
     expect(input.image_input).toHaveLength(1);
-    expect(input.image_input[0]).toMatch(/^http:\/\/127\.0\.0\.1:8787\/files\/photo\/in\/.+\/product-0\.jpg$/);
+    expect(input.image_input[0]).toMatch(/^http:\/\/127\.0\.0\.1:8787\/files\/photo\/in\/[0-9a-f-]{36}\.jpg$/);
     expect(input.prompt).toContain("plaster plinth");
     expect(input.prompt).not.toContain("New");
 
