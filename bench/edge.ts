@@ -58,19 +58,33 @@ const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFracti
 export async function benchEdge(): Promise<void> {
   const res = benchResources();
   try {
-    const scratch = await res.own(() => createScratchDatabase(), (s) => s.drop());
+    const scratch = await res.own(
+      () => createScratchDatabase(),
+      (s) => s.drop(),
+    );
     const db = await openNodeDb({ url: scratch.url, poolSize: 1 });
     const workerKey = await createApiKey(db.db, (await createUser(db.db, `edge-bench-${crypto.randomUUID()}@example.test`)).userId).finally(() => db.close());
 
     const workerLog = tail();
-    const edge = await res.own(() => startLocalEdge({ databaseUrl: scratch.url, vars: { ...LIMITS, LOG_LEVEL: "info" }, stdio: workerLog.take }), (e) => e.dispose());
+    const edge = await res.own(
+      () => startLocalEdge({ databaseUrl: scratch.url, vars: { ...LIMITS, LOG_LEVEL: "info" }, stdio: workerLog.take }),
+      (e) => e.dispose(),
+    );
     printBundle(edge);
     await printStartup(edge, res);
 
-    const node = await res.own(() => startServerProcess({ env: { ...LIMITS, LOG_LEVEL: "info" } }), (s) => s.dispose());
+    const node = await res.own(
+      () => startServerProcess({ env: { ...LIMITS, LOG_LEVEL: "info" } }),
+      (s) => s.dispose(),
+    );
     const targets: [Target, Target] = [
       { name: "Worker in workerd (Miniflare; Neon bridge to PostgreSQL, Upstash bridge to Redis)", origin: edge.url, key: workerKey.key, log: workerLog.text },
-      { name: "Node server (npm start: PGlite, in-memory rate limits)", origin: node.baseUrl, key: node.apiKey, log: () => node.output().split("\n").slice(-20).join("\n") },
+      {
+        name: "Node server (npm start: PGlite, in-memory rate limits)",
+        origin: node.baseUrl,
+        key: node.apiKey,
+        log: () => node.output().split("\n").slice(-20).join("\n"),
+      },
     ];
     await printQrThroughput(targets, res, [[0, 1, "Worker/Node"]]);
   } finally {
@@ -93,8 +107,12 @@ function printBundle(edge: LocalEdge): void {
   const kib = (n: number) => `${fmt(n / 1024)} KiB`;
   console.log(`Worker bundle (wrangler deploy --dry-run, ${edge.build.modules.length} modules), gzipped module by module:`);
   for (const [kind, g] of groups) console.log(`  ${`${g.n} x ${kind}`.padEnd(14)} ${kib(g.raw).padStart(10)} -> ${kib(g.gzip).padStart(10)} gzipped`);
-  console.log(`  total          ${kib(total.raw).padStart(10)} -> ${kib(total.gzip).padStart(10)} gzipped = ${fmt(total.gzip / MIB, 2)} MiB  (wrangler: ${edge.build.totalUpload})`);
-  console.log(`  budget 3 MiB gzipped (Workers Free's former compressed limit; Paid's was 10 MiB): ${fmt(total.gzip / BUDGET_FREE, 2)} of it (${fmt(total.gzip / BUDGET_PAID, 2)} of 10 MiB)`);
+  console.log(
+    `  total          ${kib(total.raw).padStart(10)} -> ${kib(total.gzip).padStart(10)} gzipped = ${fmt(total.gzip / MIB, 2)} MiB  (wrangler: ${edge.build.totalUpload})`,
+  );
+  console.log(
+    `  budget 3 MiB gzipped (Workers Free's former compressed limit; Paid's was 10 MiB): ${fmt(total.gzip / BUDGET_FREE, 2)} of it (${fmt(total.gzip / BUDGET_PAID, 2)} of 10 MiB)`,
+  );
   console.log(`  Cloudflare's limit now, every plan: 64 MiB uncompressed; ${fmt(total.raw / MIB, 2)} MiB is ${fmt(total.raw / UNCOMPRESSED_LIMIT, 2)} of it`);
 }
 
@@ -105,7 +123,10 @@ async function printStartup(edge: LocalEdge, res: BenchResources): Promise<void>
   const warm: number[] = [];
   for (let i = 0; i < COLD_STARTS; i++) {
     const started = performance.now();
-    const mf = await res.own(async () => new Miniflare({ ...edge.miniflareOptions, port: 0 }), (m) => m.dispose());
+    const mf = await res.own(
+      async () => new Miniflare({ ...edge.miniflareOptions, port: 0 }),
+      (m) => m.dispose(),
+    );
     try {
       const origin = (await mf.ready).origin;
       ready.push(performance.now() - started);
@@ -119,10 +140,15 @@ async function printStartup(edge: LocalEdge, res: BenchResources): Promise<void>
     }
   }
   console.log(`\nStart-up in workerd, median of ${COLD_STARTS} cold starts (stand-ins already running):`);
-  console.log(`  new Miniflare -> first GET /health 200   ${fmt(middle(first)).padStart(6)} ms  (workerd listening after ${fmt(middle(ready))} ms; a warm GET /health takes ${fmt(middle(warm), 1)} ms)`);
+  console.log(
+    `  new Miniflare -> first GET /health 200   ${fmt(middle(first)).padStart(6)} ms  (workerd listening after ${fmt(middle(ready))} ms; a warm GET /health takes ${fmt(middle(warm), 1)} ms)`,
+  );
 
   // (b) The global scope's CPU time, from the profile `wrangler check startup` records around its import.
-  const dir = await res.own(() => mkdtemp(join(tmpdir(), "edge-startup-")), (d) => rm(d, { recursive: true, force: true }));
+  const dir = await res.own(
+    () => mkdtemp(join(tmpdir(), "edge-startup-")),
+    (d) => rm(d, { recursive: true, force: true }),
+  );
   const wrangler = join(ROOT, "node_modules/.bin/wrangler");
   const bundle = join(dir, "worker.bundle");
   await run(wrangler, ["deploy", "--dry-run", "--outfile", bundle], { cwd: ROOT, env: WRANGLER_ENV });
@@ -133,8 +159,12 @@ async function printStartup(edge: LocalEdge, res: BenchResources): Promise<void>
     cpu.push(busyMs(JSON.parse(await readFile(outfile, "utf8")) as CpuProfile));
   }
   const cpuMs = middle(cpu);
-  console.log(`  script start-up CPU (wrangler check startup's CPU profile, median of ${PROFILES})   ${fmt(cpuMs).padStart(4)} ms  (runs: ${cpu.map((ms) => fmt(ms)).join(", ")} ms)`);
-  console.log(`  limit: ${fmt(STARTUP_LIMIT_MS)} ms (Workers Free and Paid): ${fmt(cpuMs / STARTUP_LIMIT_MS, 2)} of it, measured on this machine's CPU, not Cloudflare's`);
+  console.log(
+    `  script start-up CPU (wrangler check startup's CPU profile, median of ${PROFILES})   ${fmt(cpuMs).padStart(4)} ms  (runs: ${cpu.map((ms) => fmt(ms)).join(", ")} ms)`,
+  );
+  console.log(
+    `  limit: ${fmt(STARTUP_LIMIT_MS)} ms (Workers Free and Paid): ${fmt(cpuMs / STARTUP_LIMIT_MS, 2)} of it, measured on this machine's CPU, not Cloudflare's`,
+  );
 }
 
 async function health(origin: string): Promise<void> {

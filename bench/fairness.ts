@@ -32,7 +32,11 @@ export async function benchFairness(): Promise<void> {
     const started = performance.now();
     const burst = Promise.all(
       Array.from({ length: BURST }, async () => {
-        const res = await fetch(`${server.baseUrl}/api/qr-code/decode`, { method: "POST", headers: { authorization: `Bearer ${server.apiKey}`, "content-type": "application/json" }, body });
+        const res = await fetch(`${server.baseUrl}/api/qr-code/decode`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${server.apiKey}`, "content-type": "application/json" },
+          body,
+        });
         await res.arrayBuffer();
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
       }),
@@ -46,7 +50,9 @@ export async function benchFairness(): Promise<void> {
     const b = stats(busy);
     console.log(`  another user's GET /api/v1/social/accounts, back to back:`);
     console.log(`  no burst:                                   p50 ${q.p50.toFixed(1)} ms, p99 ${q.p99.toFixed(1)} ms (${quiet.length} requests)`);
-    console.log(`  during ${BURST} concurrent 40 MP QR decodes of one user: p50 ${b.p50.toFixed(1)} ms, p99 ${b.p99.toFixed(1)} ms (${busy.length} requests in ${burstSeconds.toFixed(1)} s)`);
+    console.log(
+      `  during ${BURST} concurrent 40 MP QR decodes of one user: p50 ${b.p50.toFixed(1)} ms, p99 ${b.p99.toFixed(1)} ms (${busy.length} requests in ${burstSeconds.toFixed(1)} s)`,
+    );
     console.log(`  ratio of the p99s: ${(b.p99 / q.p99).toFixed(2)}x (goal: under 200 ms during the burst)`);
     console.log(`  the heavy user's answers: ${[...statuses].map(([s, n]) => `${n} x ${s}`).join(", ")}`);
   } finally {
@@ -62,7 +68,10 @@ function stats(ms: number[]): { p50: number; p99: number } {
 /** A 6300 x 6300 PNG (39.7 MP) of a QR code made by the server itself, scaled up without smoothing. */
 async function hugeQrPng(server: ServerProcess): Promise<Buffer> {
   const res = await fetch(`${server.baseUrl}/api/qr-code/generate/${server.apiKey}/${encodeURIComponent("https://example.com/huge")}?size=630`);
-  return sharp(Buffer.from(await res.arrayBuffer())).resize(6300, 6300, { kernel: "nearest" }).png({ compressionLevel: 9, palette: true }).toBuffer();
+  return sharp(Buffer.from(await res.arrayBuffer()))
+    .resize(6300, 6300, { kernel: "nearest" })
+    .png({ compressionLevel: 9, palette: true })
+    .toBuffer();
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await benchFairness();

@@ -121,7 +121,10 @@ async function memory(): Promise<string[]> {
   };
   const mib = (n: number) => `${(n / 1048576).toFixed(0)} MiB`;
   const lines: string[] = [];
-  for (const [w, h] of [[4000, 3000], [7300, 5475]] as const) {
+  for (const [w, h] of [
+    [4000, 3000],
+    [7300, 5475],
+  ] as const) {
     const input = await makePhotoJpeg(w, h, 85);
     const rss = process.memoryUsage().rss;
     const t = performance.now();

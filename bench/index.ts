@@ -38,4 +38,3 @@ if (names.length === 1) {
     if (child.status !== 0) process.exit(child.status ?? 1);
   }
 }
-export {};

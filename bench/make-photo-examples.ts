@@ -36,15 +36,45 @@ const { key } = await createApiKey(built.services.db, userId);
 
 await mkdir(OUT, { recursive: true });
 const product = renderDemoProduct(900);
-const productJpeg = await sharp(Buffer.from(product.data), { raw: { width: product.width, height: product.height, channels: 4 } }).flatten({ background: "#ffffff" }).jpeg({ quality: 88 }).toBuffer();
+const productJpeg = await sharp(Buffer.from(product.data), { raw: { width: product.width, height: product.height, channels: 4 } })
+  .flatten({ background: "#ffffff" })
+  .jpeg({ quality: 88 })
+  .toBuffer();
 const logoPng = await sharp(Buffer.from(LOGO_SVG)).png().toBuffer();
 await writeFile(new URL("product.jpg", OUT), productJpeg);
 await writeFile(new URL("logo.png", OUT), logoPng);
 
 const examples = [
-  { file: "studio.png", body: { promptId: "studio-plinth", overlayText: "New: Vitamin C Serum", marketingText: "Brighter skin in 14 days. 30 ml, dermatologist tested.", logoPlacement: "top-left", aspectRatio: "4:5" } },
-  { file: "lifestyle.png", body: { promptId: "life-kitchen", overlayText: "Morning Glow", marketingText: "Made in small batches in Jaipur — ₹899", logoPlacement: "bottom-right", aspectRatio: "1:1" } },
-  { file: "holiday-hindi.png", body: { promptId: "hol-diwali", overlayText: "दिवाली सेल — 20% छूट", marketingText: "इस त्योहार अपनों को दें प्राकृतिक चमक, सिर्फ़ ₹499 में", logoPlacement: "top-right", aspectRatio: "4:5" } },
+  {
+    file: "studio.png",
+    body: {
+      promptId: "studio-plinth",
+      overlayText: "New: Vitamin C Serum",
+      marketingText: "Brighter skin in 14 days. 30 ml, dermatologist tested.",
+      logoPlacement: "top-left",
+      aspectRatio: "4:5",
+    },
+  },
+  {
+    file: "lifestyle.png",
+    body: {
+      promptId: "life-kitchen",
+      overlayText: "Morning Glow",
+      marketingText: "Made in small batches in Jaipur — ₹899",
+      logoPlacement: "bottom-right",
+      aspectRatio: "1:1",
+    },
+  },
+  {
+    file: "holiday-hindi.png",
+    body: {
+      promptId: "hol-diwali",
+      overlayText: "दिवाली सेल — 20% छूट",
+      marketingText: "इस त्योहार अपनों को दें प्राकृतिक चमक, सिर्फ़ ₹499 में",
+      logoPlacement: "top-right",
+      aspectRatio: "4:5",
+    },
+  },
   { file: "ecommerce.png", body: { promptId: "ecom-copy-space", overlayText: "Summer Sale −30%", logoPlacement: "bottom-left", aspectRatio: "16:9" } },
 ];
 
@@ -65,6 +95,8 @@ for (const example of examples) {
   if (!json.data) throw new Error(`${example.file}: ${res.status} ${JSON.stringify(json.error)}`);
   const png = Buffer.from(json.data.photoDataUri.split(",")[1]!, "base64");
   await writeFile(new URL(example.file, OUT), png);
-  console.log(`docs/photo/${example.file}: ${json.data.width}x${json.data.height}, ${(png.length / 1024).toFixed(0)} KiB, ${(performance.now() - started).toFixed(0)} ms`);
+  console.log(
+    `docs/photo/${example.file}: ${json.data.width}x${json.data.height}, ${(png.length / 1024).toFixed(0)} KiB, ${(performance.now() - started).toFixed(0)} ms`,
+  );
 }
 await built.close();

@@ -37,4 +37,6 @@ const check = await sharp(result.png).ensureAlpha().raw().toBuffer({ resolveWith
 const decoded = await decodeQrImage({ width: check.info.width, height: check.info.height, data: new Uint8Array(check.data) });
 if (decoded?.text !== payload) throw new Error("the example does not decode");
 await writeFile(new URL("../docs/qr-example.png", import.meta.url), result.png);
-console.log(`docs/qr-example.png: version ${result.version}, EC ${result.ecLevel}, logo ${result.logoRatio}, ${result.png.length} bytes, decodes to ${decoded.text}`);
+console.log(
+  `docs/qr-example.png: version ${result.version}, EC ${result.ecLevel}, logo ${result.logoRatio}, ${result.png.length} bytes, decodes to ${decoded.text}`,
+);

@@ -58,7 +58,11 @@ const WARMUP = 10;
 export async function benchPhoto(): Promise<void> {
   const memoryLine = await memory4k(); // first: later runs would raise the peak it reads
   const demo = renderDemoProduct(1200);
-  const jpeg = new Uint8Array(await sharp(Buffer.from(demo.data), { raw: { width: demo.width, height: demo.height, channels: 4 } }).jpeg({ quality: 90 }).toBuffer());
+  const jpeg = new Uint8Array(
+    await sharp(Buffer.from(demo.data), { raw: { width: demo.width, height: demo.height, channels: 4 } })
+      .jpeg({ quality: 90 })
+      .toBuffer(),
+  );
   const request = sceneRequest(jpeg, SIZE, SIZE);
   const generator = LocalGenerator();
   const logoPng = await makeLogo();
@@ -68,7 +72,8 @@ export async function benchPhoto(): Promise<void> {
   const found = cutOut(photo);
   const cut = found.image;
   const mask = new Uint8Array(photo.width * photo.height);
-  for (let y = 0; y < cut.height; y++) for (let x = 0; x < cut.width; x++) mask[(y + found.y) * photo.width + x + found.x] = cut.data[(y * cut.width + x) * 4 + 3]!;
+  for (let y = 0; y < cut.height; y++)
+    for (let x = 0; x < cut.width; x++) mask[(y + found.y) * photo.width + x + found.x] = cut.data[(y * cut.width + x) * 4 + 3]!;
   const box = { left: found.x, top: found.y, width: cut.width, height: cut.height };
   const style = sceneStyleFor(TEMPLATE, "");
   const frame = layoutFor(style, cut.width, cut.height, SIZE, SIZE);
@@ -86,7 +91,7 @@ export async function benchPhoto(): Promise<void> {
     t = performance.now();
     bytes.peer = (await sharpComposite(jpeg, { data: mask, width: photo.width, height: photo.height }, box, backdrop, frame, logoPng)).length;
     const b = performance.now() - t;
-    if (i >= WARMUP) (oursTimes.push(a), peerTimes.push(b), ratios.push(a / b));
+    if (i >= WARMUP) oursTimes.push(a), peerTimes.push(b), ratios.push(a / b);
   }
   const ours = middle(oursTimes);
   const peer = middle(peerTimes);
@@ -110,10 +115,12 @@ export async function benchPhoto(): Promise<void> {
   row("ours: logo (decode, resize, over) + 2 texts alone", brandOnly);
   console.log(`  ratio ours / sharp: ${(ours / peer).toFixed(2)}x of the medians, ${middle(ratios).toFixed(2)}x median of the pairs (goal: within 2x)`);
   console.log(`  PNG size: ours ${(bytes.ours / 1e3).toFixed(0)} KB, sharp ${(bytes.peer / 1e3).toFixed(0)} KB`);
-  console.log(`  ours by phase (cut-out at the drawn size, ${drawnCut.width}x${drawnCut.height} where sharp is given ${cut.width}x${cut.height}, incl. the probe and the decode` +
-    ` ${phases.cutOut.toFixed(0)} ms; backdrop ${phases.backdrop.toFixed(0)} ms,` +
-    ` backdrop + shadow + product ${phases.compose.toFixed(0)} ms,` +
-    ` PNG ${phases.encode.toFixed(0)} ms)`);
+  console.log(
+    `  ours by phase (cut-out at the drawn size, ${drawnCut.width}x${drawnCut.height} where sharp is given ${cut.width}x${cut.height}, incl. the probe and the decode` +
+      ` ${phases.cutOut.toFixed(0)} ms; backdrop ${phases.backdrop.toFixed(0)} ms,` +
+      ` backdrop + shadow + product ${phases.compose.toFixed(0)} ms,` +
+      ` PNG ${phases.encode.toFixed(0)} ms)`,
+  );
   console.log(memoryLine);
 }
 
@@ -187,7 +194,9 @@ async function sharpComposite(
  */
 async function memory4k(): Promise<string> {
   const demo = renderDemoProduct(3000); // 3000 x 3750
-  const jpeg = await sharp(Buffer.from(demo.data), { raw: { width: demo.width, height: demo.height, channels: 4 } }).jpeg({ quality: 88 }).toBuffer();
+  const jpeg = await sharp(Buffer.from(demo.data), { raw: { width: demo.width, height: demo.height, channels: 4 } })
+    .jpeg({ quality: 88 })
+    .toBuffer();
   const dir = mkdtempSync(join(tmpdir(), "bench-photo-"));
   const file = join(dir, "product.jpg");
   writeFileSync(file, jpeg);
@@ -196,8 +205,10 @@ async function memory4k(): Promise<string> {
     const line = child.stdout.trim().split("\n").pop() ?? "";
     if (child.status !== 0 || !line.startsWith("{")) return `  memory: the child process failed: ${child.stderr.slice(0, 300)}`;
     const m = JSON.parse(line) as { peak: number; base: number; ms: number; png: number; arrayBuffers: number };
-    return `  memory, one 4K item (2048x2048 from a ${demo.width}x${demo.height} JPEG of ${(jpeg.length / 1e6).toFixed(1)} MB, PNG ${(m.png / 1e6).toFixed(1)} MB) in ${m.ms.toFixed(0)} ms:` +
-      ` peak RSS +${mib(m.peak - m.base)} over the process's ${mib(m.base)} after start-up (goal: item under 128 MB); ArrayBuffers still allocated at the end (not yet collected) ${mib(m.arrayBuffers)}`;
+    return (
+      `  memory, one 4K item (2048x2048 from a ${demo.width}x${demo.height} JPEG of ${(jpeg.length / 1e6).toFixed(1)} MB, PNG ${(m.png / 1e6).toFixed(1)} MB) in ${m.ms.toFixed(0)} ms:` +
+      ` peak RSS +${mib(m.peak - m.base)} over the process's ${mib(m.base)} after start-up (goal: item under 128 MB); ArrayBuffers still allocated at the end (not yet collected) ${mib(m.arrayBuffers)}`
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

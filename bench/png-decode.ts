@@ -37,13 +37,20 @@ interface Measured {
 export async function benchPngDecode(): Promise<void> {
   const inputs: Array<[string, Buffer]> = [
     ["photo-like (noise + gradient)", await makePhotoPng(SIDE, SIDE)],
-    ["one colour (zlib bomb)", await sharp({ create: { width: SIDE, height: SIDE, channels: 3, background: "#2a7fd4" } }).png({ compressionLevel: 9 }).toBuffer()],
+    [
+      "one colour (zlib bomb)",
+      await sharp({ create: { width: SIDE, height: SIDE, channels: 3, background: "#2a7fd4" } })
+        .png({ compressionLevel: 9 })
+        .toBuffer(),
+    ],
   ];
   for (const [label, png] of inputs) {
     const file = join(tmpdir(), `png-decode-bench-${process.pid}.png`);
     writeFileSync(file, png);
     try {
-      console.log(`png-decode: ${SIDE}x${SIDE} ${label} PNG, ${(png.length / 1e6).toFixed(2)} MB, to at most ${MAX_SIDE} px; median of ${RUNS}, each contender in its own process`);
+      console.log(
+        `png-decode: ${SIDE}x${SIDE} ${label} PNG, ${(png.length / 1e6).toFixed(2)} MB, to at most ${MAX_SIDE} px; median of ${RUNS}, each contender in its own process`,
+      );
       const results = {} as Record<Contender, Measured>;
       for (const who of ["ours", "photon", "sharp"] as const) {
         results[who] = runChild(who, file);
@@ -129,9 +136,10 @@ function resetHighWater(): (() => number) | null {
 
 /** Photo-like RGB (test/helpers/images photoPixels) as a PNG. */
 async function makePhotoPng(width: number, height: number): Promise<Buffer> {
-  return sharp(await photoPixels(width, height), { raw: { width, height, channels: 3 } }).png().toBuffer();
+  return sharp(await photoPixels(width, height), { raw: { width, height, channels: 3 } })
+    .png()
+    .toBuffer();
 }
-
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const at = process.argv.indexOf("--child");

@@ -20,11 +20,28 @@ const LIMITS = { RATE_LIMIT_QR: "1000000", LOG_LEVEL: "info" };
 export async function benchQrHttp(): Promise<void> {
   const res = benchResources();
   try {
-    const scratch = await res.own(() => createScratchDatabase(), (s) => s.drop());
-    const pglite = await res.own(() => startServerProcess({ env: LIMITS }), (s) => s.dispose());
-    const postgres = await res.own(() => startServerProcess({ env: { ...LIMITS, DATABASE_URL: scratch.url } }), (s) => s.dispose());
-    const peer = await res.own(() => startServerProcess({ entry: "bench/peers/qr-server.ts" }), (s) => s.dispose());
-    const target = (name: string, server: typeof pglite): Target => ({ name, origin: server.baseUrl, key: server.apiKey, log: () => server.output().split("\n").slice(-20).join("\n") });
+    const scratch = await res.own(
+      () => createScratchDatabase(),
+      (s) => s.drop(),
+    );
+    const pglite = await res.own(
+      () => startServerProcess({ env: LIMITS }),
+      (s) => s.dispose(),
+    );
+    const postgres = await res.own(
+      () => startServerProcess({ env: { ...LIMITS, DATABASE_URL: scratch.url } }),
+      (s) => s.dispose(),
+    );
+    const peer = await res.own(
+      () => startServerProcess({ entry: "bench/peers/qr-server.ts" }),
+      (s) => s.dispose(),
+    );
+    const target = (name: string, server: typeof pglite): Target => ({
+      name,
+      origin: server.baseUrl,
+      key: server.apiKey,
+      log: () => server.output().split("\n").slice(-20).join("\n"),
+    });
     const targets = [
       target("ours: npm start, embedded default (PGlite)", pglite),
       target("ours: npm start on PostgreSQL (node-postgres)", postgres),

@@ -40,8 +40,16 @@ interface Slice {
  * QR generate through HTTP on each target in turn (same URLs, same client), then each ratio of `ratios`:
  * [numerator, denominator, label] as indices into `targets`.
  */
-export async function printQrThroughput(targets: Target[], res: BenchResources, ratios: Array<[number, number, string]>, route: QrRoute = "get"): Promise<void> {
-  const pools = await res.own(async () => targets.map((t) => new Pool(t.origin, { connections: CONNECTIONS })), (ps) => Promise.all(ps.map((p) => p.destroy())));
+export async function printQrThroughput(
+  targets: Target[],
+  res: BenchResources,
+  ratios: Array<[number, number, string]>,
+  route: QrRoute = "get",
+): Promise<void> {
+  const pools = await res.own(
+    async () => targets.map((t) => new Pool(t.origin, { connections: CONNECTIONS })),
+    (ps) => Promise.all(ps.map((p) => p.destroy())),
+  );
   const load = (i: number, firstUrl: number, ms: number) => slice(pools[i]!, targets[i]!.key, firstUrl, ms, route);
 
   for (const i of targets.keys()) await check(targets[i]!, await load(i, 0, WARMUP_MS));
@@ -52,19 +60,26 @@ export async function printQrThroughput(targets: Target[], res: BenchResources, 
     for (const i of order) rounds[i]!.push(await check(targets[i]!, await load(i, (round + 1) * 100_000, SLICE_MS)));
   }
 
-  const what = route === "get" ? "GET /api/qr-code/generate/{key}/{url}, 512 px PNG" : 'POST /api/qr-code/generate {type:"url"}, 512 px PNG as a data URL in JSON';
+  const what =
+    route === "get" ? "GET /api/qr-code/generate/{key}/{url}, 512 px PNG" : 'POST /api/qr-code/generate {type:"url"}, 512 px PNG as a data URL in JSON';
   console.log(`\nQR generate over HTTP: ${what}, a different 45-byte URL every request,`);
-  console.log(`${CONNECTIONS} connections (undici), ${ROUNDS} alternating rounds of ${SLICE_MS / 1000} s after ${WARMUP_MS / 1000} s of warm-up each; median round:`);
+  console.log(
+    `${CONNECTIONS} connections (undici), ${ROUNDS} alternating rounds of ${SLICE_MS / 1000} s after ${WARMUP_MS / 1000} s of warm-up each; median round:`,
+  );
   const medians = rounds.map((slices) => middle(slices.map((s) => s.perSecond)));
   for (const [i, t] of targets.entries()) {
     const all = rounds[i]!.flatMap((s) => s.latencies).sort((a, b) => a - b);
     const pct = (p: number) => all[Math.min(all.length - 1, Math.ceil(all.length * p) - 1)]!;
-    console.log(`  ${t.name.padEnd(84)} ${fmt(medians[i]!).padStart(5)} req/s  (rounds ${rounds[i]!.map((s) => fmt(s.perSecond)).join(", ")}; p50 ${fmt(pct(0.5), 1)} ms, p99 ${fmt(pct(0.99), 1)} ms)`);
+    console.log(
+      `  ${t.name.padEnd(84)} ${fmt(medians[i]!).padStart(5)} req/s  (rounds ${rounds[i]!.map((s) => fmt(s.perSecond)).join(", ")}; p50 ${fmt(pct(0.5), 1)} ms, p99 ${fmt(pct(0.99), 1)} ms)`,
+    );
   }
   for (const [a, b, label] of ratios) {
     // Also round by round: the slices of a round ran back to back, under much the same load.
     const perRound = rounds[a]!.map((w, r) => w.perSecond / rounds[b]![r]!.perSecond);
-    console.log(`  ratio ${label}: ${fmt(medians[a]! / medians[b]!, 2)}x the requests per second (round by round: ${perRound.map((x) => `${fmt(x, 2)}x`).join(", ")})`);
+    console.log(
+      `  ratio ${label}: ${fmt(medians[a]! / medians[b]!, 2)}x the requests per second (round by round: ${perRound.map((x) => `${fmt(x, 2)}x`).join(", ")})`,
+    );
   }
 }
 

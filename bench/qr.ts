@@ -69,7 +69,9 @@ export async function benchQr(): Promise<void> {
   )) as [{ perSecond: number; bytes: number }, { perSecond: number; bytes: number }];
   console.log(`  ours (qrcode matrix + own mask, 1-bit PNG, ZXing scan check)  ${fmt(ours.perSecond).padStart(6)} codes/s  ${fmt(ours.bytes).padStart(6)} B`);
   console.log(`  npm qrcode toBuffer                                          ${fmt(peer.perSecond).padStart(6)} codes/s  ${fmt(peer.bytes).padStart(6)} B`);
-  console.log(`  ratio: ${fmt(ours.perSecond / peer.perSecond, 1)}x the throughput (target >= 10x), ${fmt(ours.bytes / peer.bytes, 3)} of the bytes (target < 0.333)`);
+  console.log(
+    `  ratio: ${fmt(ours.perSecond / peer.perSecond, 1)}x the throughput (target >= 10x), ${fmt(ours.bytes / peer.bytes, 3)} of the bytes (target < 0.333)`,
+  );
 
   const logo = { width: 256, height: 256, data: new Uint8Array(256 * 256 * 4) };
   for (let y = 0; y < 256; y++) {
@@ -78,10 +80,14 @@ export async function benchQr(): Promise<void> {
       logo.data.set(inside ? [30 + (x >> 2), 80, 200 - (y >> 2), 255] : [0, 0, 0, 0], (y * 256 + x) * 4);
     }
   }
-  const [withLogo] = (await throughput([async (text) => (await renderQr(text, { size: 512, fg, bg, transparent: false, logo, logoSizeRatio: 0.3 })).png], 1, 2000)) as [
-    { perSecond: number; bytes: number },
-  ];
-  console.log(`  ours with a 0.3 round gradient logo (EC H, jsQR + ZXing check) ${fmt(withLogo.perSecond).padStart(4)} codes/s  ${fmt(withLogo.bytes).padStart(6)} B`);
+  const [withLogo] = (await throughput(
+    [async (text) => (await renderQr(text, { size: 512, fg, bg, transparent: false, logo, logoSizeRatio: 0.3 })).png],
+    1,
+    2000,
+  )) as [{ perSecond: number; bytes: number }];
+  console.log(
+    `  ours with a 0.3 round gradient logo (EC H, jsQR + ZXing check) ${fmt(withLogo.perSecond).padStart(4)} codes/s  ${fmt(withLogo.bytes).padStart(6)} B`,
+  );
 
   console.log("\nQR decoding: generated robustness corpus (test/qr/corpus.ts)");
   const corpus = await buildCorpus();

@@ -37,14 +37,18 @@ export function benchResources(): BenchResources {
       while (pending.size || stops.length) {
         await Promise.allSettled([...pending]);
         // Each on its own, so one that fails still leaves nothing else behind.
-        for (const { stop } of stops.splice(0).reverse()) await Promise.resolve().then(stop).catch(() => {});
+        for (const { stop } of stops.splice(0).reverse())
+          await Promise.resolve()
+            .then(stop)
+            .catch(() => {});
       }
       for (const signal of SIGNALS) process.removeListener(signal, onSignal);
     })());
   const onSignal = () => void close().finally(() => process.exit(130));
   const takeSignals = () => {
     for (const signal of SIGNALS) {
-      for (const listener of process.listeners(signal)) if (listener !== onSignal && !before.get(signal)!.includes(listener)) process.removeListener(signal, listener);
+      for (const listener of process.listeners(signal))
+        if (listener !== onSignal && !before.get(signal)!.includes(listener)) process.removeListener(signal, listener);
       if (!process.listeners(signal).includes(onSignal)) process.on(signal, onSignal);
     }
   };

@@ -40,7 +40,10 @@ export async function benchSchedule(): Promise<void> {
       await res.release(server);
     }
     if (which !== "pglite") {
-      const scratch = await res.own(() => createScratchDatabase(), (s) => s.drop());
+      const scratch = await res.own(
+        () => createScratchDatabase(),
+        (s) => s.drop(),
+      );
       const server = await start({ DATABASE_URL: scratch.url, PLATFORM_SANDBOX: "on" });
       await bursts("ours, PostgreSQL", server);
     }
@@ -62,7 +65,9 @@ interface Run {
 function report(label: string, run: Run): void {
   row(label, run.late);
   const perTarget = (ms: number) => (ms / run.late.length).toFixed(1);
-  console.log(`  ${"".padEnd(40)} server CPU ${run.cpuMs.toFixed(0)} ms while publishing (${perTarget(run.cpuMs)} ms per target, the list reads that watched it included)`);
+  console.log(
+    `  ${"".padEnd(40)} server CPU ${run.cpuMs.toFixed(0)} ms while publishing (${perTarget(run.cpuMs)} ms per target, the list reads that watched it included)`,
+  );
   if (run.dbCpuMs > 0) console.log(`  ${"".padEnd(40)} PostgreSQL CPU ${run.dbCpuMs.toFixed(0)} ms (${perTarget(run.dbCpuMs)} ms per target)`);
 }
 
@@ -79,7 +84,11 @@ async function bursts(label: string, server: ServerProcess): Promise<void> {
 
 function caller(server: ServerProcess) {
   return async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${server.baseUrl}${path}`, { method, headers: { authorization: `Bearer ${server.apiKey}`, "content-type": "application/json", ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${server.baseUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${server.apiKey}`, "content-type": "application/json", ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const json = (await res.json()) as any;
     if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
     return json.data;
@@ -98,7 +107,12 @@ async function lateness(server: ServerProcess): Promise<Run> {
   at.setMilliseconds(0);
   const ids: string[] = [];
   for (let i = 0; i < POSTS; i++) {
-    const post = await call("POST", "/api/v1/social/posts", { accountIds: ["pageplatform:1001", "pageplatform:1002"], caption: `On time ${i}`, scheduledFor: at.toISOString() }, { "Idempotency-Key": crypto.randomUUID() });
+    const post = await call(
+      "POST",
+      "/api/v1/social/posts",
+      { accountIds: ["pageplatform:1001", "pageplatform:1002"], caption: `On time ${i}`, scheduledFor: at.toISOString() },
+      { "Idempotency-Key": crypto.randomUUID() },
+    );
     ids.push(post.id);
   }
   if (Date.now() > at.getTime() - 1000) throw new Error("creating the posts took longer than the lead time; raise LEAD_MS");
@@ -134,7 +148,9 @@ function timers(at: number, count: number): Promise<number[]> {
 function row(label: string, ms: number[]): void {
   const sorted = [...ms].sort((a, b) => a - b);
   const q = (p: number) => sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * p) - 1)]!;
-  console.log(`  ${label.padEnd(40)} min ${sorted[0]!.toFixed(0).padStart(5)} ms   p50 ${q(0.5).toFixed(0).padStart(5)} ms   p99 ${q(0.99).toFixed(0).padStart(5)} ms   max ${sorted.at(-1)!.toFixed(0).padStart(5)} ms   (n=${ms.length})`);
+  console.log(
+    `  ${label.padEnd(40)} min ${sorted[0]!.toFixed(0).padStart(5)} ms   p50 ${q(0.5).toFixed(0).padStart(5)} ms   p99 ${q(0.99).toFixed(0).padStart(5)} ms   max ${sorted.at(-1)!.toFixed(0).padStart(5)} ms   (n=${ms.length})`,
+  );
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -125,10 +125,23 @@ async function benchMedia(res: BenchResources): Promise<void> {
   // The body as bytes, made once (as the peer gets its JPEG as bytes): a string body would have the client
   // encode 6.5 MB to UTF-8 on every request (about 3.5 ms, counted as ours), which is no part of the service.
   const body = Buffer.from(JSON.stringify({ base64: jpeg.toString("base64"), mimeType: "image/jpeg" }));
-  const small = JSON.stringify({ base64: (await sharp({ create: { width: 64, height: 48, channels: 3, background: "#8a6" } }).jpeg().toBuffer()).toString("base64"), mimeType: "image/jpeg" });
+  const small = JSON.stringify({
+    base64: (
+      await sharp({ create: { width: 64, height: 48, channels: 3, background: "#8a6" } })
+        .jpeg()
+        .toBuffer()
+    ).toString("base64"),
+    mimeType: "image/jpeg",
+  });
   const nodeArgs = process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean);
-  const server = await res.own(() => startServerProcess({ nodeArgs, env: LIMITS }), (s) => s.dispose());
-  const http = await res.own(async () => new Pool(server.baseUrl, { connections: 1 }), (p) => p.destroy());
+  const server = await res.own(
+    () => startServerProcess({ nodeArgs, env: LIMITS }),
+    (s) => s.dispose(),
+  );
+  const http = await res.own(
+    async () => new Pool(server.baseUrl, { connections: 1 }),
+    (p) => p.destroy(),
+  );
 
   const { rss, cpuMs } = serverGroup(server);
   // The sampler and ServerProcess.rss() must read the same processes. Compared only while the RSS holds
@@ -178,7 +191,11 @@ async function benchMedia(res: BenchResources): Promise<void> {
     try {
       const started = performance.now();
       const cpu = process.cpuUsage();
-      const out = await sharp(jpeg).rotate().resize(1440, 1800, { fit: "inside", withoutEnlargement: true }).jpeg({ quality: 85 }).toBuffer({ resolveWithObject: true });
+      const out = await sharp(jpeg)
+        .rotate()
+        .resize(1440, 1800, { fit: "inside", withoutEnlargement: true })
+        .jpeg({ quality: 85 })
+        .toBuffer({ resolveWithObject: true });
       const used = process.cpuUsage(cpu);
       return { ms: performance.now() - started, cpu: (used.user + used.system) / 1000, out: out.info };
     } finally {
@@ -219,15 +236,24 @@ async function benchMedia(res: BenchResources): Promise<void> {
     for (const step of i % 2 ? steps.reverse() : steps) await step();
   }
 
-  console.log(`\n1. Media: POST /api/v1/social/media, a 4000x3000 photo-like JPEG (${fmt(jpeg.length / 1e6, 1)} MB; ${fmt(body.length / 1e6, 1)} MB of JSON {base64, mimeType}, made into bytes once and sent as they are)`);
-  console.log(`   -> ${out.width}x${out.height} JPEG (${fmt(out.bytes / 1024)} KiB; sharp's ${peerOut!.width}x${peerOut!.height}, ${fmt(peerOut!.size / 1024)} KiB); npm start on the embedded default (PGlite),`);
-  console.log(`   one request at a time; median of ${MEDIA_RUNS} after ${MEDIA_WARMUP} untimed of each (the server's took ${warmUp.ours.map((ms) => fmt(ms)).join(", ")} ms;`);
+  console.log(
+    `\n1. Media: POST /api/v1/social/media, a 4000x3000 photo-like JPEG (${fmt(jpeg.length / 1e6, 1)} MB; ${fmt(body.length / 1e6, 1)} MB of JSON {base64, mimeType}, made into bytes once and sent as they are)`,
+  );
+  console.log(
+    `   -> ${out.width}x${out.height} JPEG (${fmt(out.bytes / 1024)} KiB; sharp's ${peerOut!.width}x${peerOut!.height}, ${fmt(peerOut!.size / 1024)} KiB); npm start on the embedded default (PGlite),`,
+  );
+  console.log(
+    `   one request at a time; median of ${MEDIA_RUNS} after ${MEDIA_WARMUP} untimed of each (the server's took ${warmUp.ours.map((ms) => fmt(ms)).join(", ")} ms;`,
+  );
   console.log(`   sharp's ${warmUp.peer.map((ms) => fmt(ms)).join(", ")}), taking turns with the peer in this process:`);
-  const row = (label: string, ms: number[]) => console.log(`  ${label.padEnd(76)} ${fmt(middle(ms)).padStart(6)} ms  (runs ${ms.map((m) => fmt(m)).join(", ")})`);
+  const row = (label: string, ms: number[]) =>
+    console.log(`  ${label.padEnd(76)} ${fmt(middle(ms)).padStart(6)} ms  (runs ${ms.map((m) => fmt(m)).join(", ")})`);
   row("ours: POST /media over HTTP (TypeScript, no native code)", ours.ms);
   const label = (n: number) =>
     `${n === 1 ? "peer: sharp resize to fit 1440x1800 + JPEG q85, 1 thread" : `peer: the same, ${n} threads`}${n === defaultThreads ? " (sharp's default)" : n > 1 ? " (all cores)" : ""}`;
-  threads.forEach((n, t) => row(label(n), peers[t]!));
+  threads.forEach((n, t) => {
+    row(label(n), peers[t]!);
+  });
   const oursMs = middle(ours.ms);
   const others = threads.slice(1).map((n, t) => `ours / sharp (${n} threads): ${fmt(oursMs / middle(peers[t + 1]!), 2)}x`);
   console.log(`  ratio ours / sharp (1 thread): ${fmt(oursMs / middle(peers[0]!), 2)}x (goal <= 1.5x)${others.length ? `; ${others.join("; ")}` : ""}`);
@@ -239,8 +265,12 @@ async function benchMedia(res: BenchResources): Promise<void> {
   console.log(
     `  ${"ours: the server's peak RSS growth during a request (sampled every 20 ms)".padEnd(76)} ${`+${fmt(middle(ours.growth) / MIB)}`.padStart(6)} MiB  (runs +${ours.growth.map((g) => fmt(g / MIB)).join(", +")} MiB over ${mib(middle(ours.base))})`,
   );
-  console.log(`  ${"  the first on the fresh server (later ones reuse what it left in malloc)".padEnd(76)} ${`+${fmt(first.growth / MIB)}`.padStart(6)} MiB  (over ${mib(first.base)})`);
-  console.log(`  ${"  before it, a 64x48 upload that started the heavy-work thread".padEnd(76)} ${`+${fmt(start.growth / MIB)}`.padStart(6)} MiB  (over ${mib(start.base)})`);
+  console.log(
+    `  ${"  the first on the fresh server (later ones reuse what it left in malloc)".padEnd(76)} ${`+${fmt(first.growth / MIB)}`.padStart(6)} MiB  (over ${mib(first.base)})`,
+  );
+  console.log(
+    `  ${"  before it, a 64x48 upload that started the heavy-work thread".padEnd(76)} ${`+${fmt(start.growth / MIB)}`.padStart(6)} MiB  (over ${mib(start.base)})`,
+  );
   const worst = Math.max(first.growth, ...ours.growth);
   console.log(`  goal: peak memory of the request < 128 MB: the largest growth, ${fmt(worst / 1e6)} MB, is ${fmt(worst / 128e6, 2)} of it`);
   // Its CPU and memory are not wanted by the next workloads.
@@ -269,7 +299,9 @@ async function largePhotoJpeg(width: number, height: number): Promise<Buffer> {
       pixels[i + 2] = clamp(((x + y) / (width + height)) * 150 + 60 + n);
     }
   }
-  return sharp(pixels, { raw: { width, height, channels: 3 } }).jpeg({ quality: 93 }).toBuffer();
+  return sharp(pixels, { raw: { width, height, channels: 3 } })
+    .jpeg({ quality: 93 })
+    .toBuffer();
 }
 
 /**
@@ -408,11 +440,17 @@ function peerSql(published: boolean, count = false): string {
 }
 
 async function benchLists(res: BenchResources): Promise<void> {
-  const scratch = await res.own(() => createScratchDatabase(), (s) => s.drop());
+  const scratch = await res.own(
+    () => createScratchDatabase(),
+    (s) => s.drop(),
+  );
   // The server migrates the database and makes its first user (whose key it writes to DATA_DIR); the users
   // of the bench come after.
   const nodeArgs = process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean);
-  const server = await res.own(() => startServerProcess({ nodeArgs, env: { ...LIMITS, DATABASE_URL: scratch.url } }), (s) => s.dispose());
+  const server = await res.own(
+    () => startServerProcess({ nodeArgs, env: { ...LIMITS, DATABASE_URL: scratch.url } }),
+    (s) => s.dispose(),
+  );
   const handle = await openNodeDb({ url: scratch.url, poolSize: 1, migrate: false });
   const users: Array<{ size: number; userId: string; key: string }> = [];
   try {
@@ -465,11 +503,14 @@ async function benchLists(res: BenchResources): Promise<void> {
     const ours = async () => {
       const answer = await http.request({ method: "GET", path: `/api/v1/social/posts?${q.query}`, headers: { authorization: `Bearer ${key}` } });
       const json = (await answer.body.json()) as { data?: { items: Array<{ id: string; status: string }>; total: number } };
-      if (answer.statusCode !== 200 || !json.data) throw new Error(`GET /posts?${q.query} answered ${answer.statusCode}: ${JSON.stringify(json)}\n${lastLines(server)}`);
+      if (answer.statusCode !== 200 || !json.data)
+        throw new Error(`GET /posts?${q.query} answered ${answer.statusCode}: ${JSON.stringify(json)}\n${lastLines(server)}`);
       return json.data;
     };
     const text = peerSql(Boolean(q.published));
-    const peer = async () => (await peerPool.query<{ id: string; status: string }>({ name: `page-${q.published ? "published" : "all"}`, text, values: [userId, q.limit, q.offset] })).rows;
+    const peer = async () =>
+      (await peerPool.query<{ id: string; status: string }>({ name: `page-${q.published ? "published" : "all"}`, text, values: [userId, q.limit, q.offset] }))
+        .rows;
     return { ours, peer };
   };
   // Both sides warm before any cell is measured, as a running server is.
@@ -493,17 +534,27 @@ async function benchLists(res: BenchResources): Promise<void> {
 
   const n = LIST_ROUNDS * LIST_PER_ROUND;
   console.log(`\n2. Lists: GET /api/v1/social/posts?… against npm start on PostgreSQL (a scratch database), one user per size; each post has`);
-  console.log(`   2 deliveries: 80 % published, 8 % partially published, 5 % failed, 4 % cancelled, 3 % scheduled (seeded by SQL, then vacuumed and analyzed, in ${fmt(seedSeconds, 1)} s).`);
-  console.log(`   ${LIST_CONNECTIONS} connections, ${n} requests per side in ${LIST_ROUNDS} alternating rounds of ${LIST_PER_ROUND} after ${LIST_WARMUP} of warm-up; p50 (p90).`);
+  console.log(
+    `   2 deliveries: 80 % published, 8 % partially published, 5 % failed, 4 % cancelled, 3 % scheduled (seeded by SQL, then vacuumed and analyzed, in ${fmt(seedSeconds, 1)} s).`,
+  );
+  console.log(
+    `   ${LIST_CONNECTIONS} connections, ${n} requests per side in ${LIST_ROUNDS} alternating rounds of ${LIST_PER_ROUND} after ${LIST_WARMUP} of warm-up; p50 (p90).`,
+  );
   console.log(`   Before the first cell both sides served ${fmt(LIST_PREWARM)} requests of the first user's queries, untimed (a running server is warm).`);
-  console.log(`   Peer: the same page by one hand-written query through pg (the page first, filtered on the derived status in a lateral join\n   when asked; then its posts' status and deliveries as json_agg), ${LIST_CONNECTIONS} pooled connections.`);
-  console.log(`  ${"posts".padStart(7)}  ${"query".padEnd(26)} ${"ours p50".padStart(18)} ${"peer p50".padStart(18)}  ${"ours/peer".padStart(9)}  ${"total = peer's count (its count alone)".padEnd(40)} page`);
+  console.log(
+    `   Peer: the same page by one hand-written query through pg (the page first, filtered on the derived status in a lateral join\n   when asked; then its posts' status and deliveries as json_agg), ${LIST_CONNECTIONS} pooled connections.`,
+  );
+  console.log(
+    `  ${"posts".padStart(7)}  ${"query".padEnd(26)} ${"ours p50".padStart(18)} ${"peer p50".padStart(18)}  ${"ours/peer".padStart(9)}  ${"total = peer's count (its count alone)".padEnd(40)} page`,
+  );
   const ms = (values: number[]) => `${fmt(pct(values, 0.5), 1).padStart(7)} (${fmt(pct(values, 0.9), 1).padStart(6)}) ms`;
   for (const c of cells) {
     const ratio = pct(c.ours, 0.5) / pct(c.peer, 0.5);
     const agree = `${fmt(c.total).padStart(7)} ${c.total === c.peerCount ? "=" : "!="} ${fmt(c.peerCount).padEnd(7)} ${`(${fmt(c.countMs, 1)} ms)`.padStart(11)}`;
     const page = c.samePage ? `${c.items} items, same ids and statuses` : `MISMATCH: ${c.items} items, not the peer's page`;
-    console.log(`  ${fmt(c.size).padStart(7)}  ${c.q.query.padEnd(26)} ${ms(c.ours)} ${ms(c.peer)}  ${`${fmt(ratio, 2)}x`.padStart(9)}  ${agree.padEnd(40)} ${page}`);
+    console.log(
+      `  ${fmt(c.size).padStart(7)}  ${c.q.query.padEnd(26)} ${ms(c.ours)} ${ms(c.peer)}  ${`${fmt(ratio, 2)}x`.padStart(9)}  ${agree.padEnd(40)} ${page}`,
+    );
   }
   console.log(`  goal: ours within 2x of the peer (ours/peer <= 2x). The peer's page query does not count the total; its count query alone,`);
   console.log(`  timed apart (median of 5, one connection), is in parentheses.`);
@@ -582,9 +633,15 @@ interface Backlog {
 }
 
 async function benchCreate(res: BenchResources): Promise<void> {
-  const scratch = await res.own(() => createScratchDatabase(), (s) => s.drop());
+  const scratch = await res.own(
+    () => createScratchDatabase(),
+    (s) => s.drop(),
+  );
   const nodeArgs = process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean);
-  const server = await res.own(() => startServerProcess({ nodeArgs, env: { ...LIMITS, DATABASE_URL: scratch.url, PLATFORM_SANDBOX: "on" } }), (s) => s.dispose());
+  const server = await res.own(
+    () => startServerProcess({ nodeArgs, env: { ...LIMITS, DATABASE_URL: scratch.url, PLATFORM_SANDBOX: "on" } }),
+    (s) => s.dispose(),
+  );
   for (const account of ACCOUNTS) {
     const [platform, platformAccountId] = account.split(":");
     const answer = await fetch(`${server.baseUrl}/sandbox/accounts`, {
@@ -649,7 +706,8 @@ async function benchCreate(res: BenchResources): Promise<void> {
   const warmOurs = await timedLoad(ours, CREATE_WARMUP_MS, server);
   const warmPeer = await timedLoad(peer, CREATE_WARMUP_MS);
   const warm = await drain();
-  if (warm.seconds === null) throw new Error(`the warm-up's deliveries were not published within ${DRAIN_MS / 1000} s: ${JSON.stringify(warm.left)}\n${lastLines(server)}`);
+  if (warm.seconds === null)
+    throw new Error(`the warm-up's deliveries were not published within ${DRAIN_MS / 1000} s: ${JSON.stringify(warm.left)}\n${lastLines(server)}`);
 
   // The peer before and after ours, so both meet the machine as it was; ours' backlog drains in between.
   const before = await withCpu(null, () => timedLoad(peer, CREATE_MS));
@@ -676,17 +734,25 @@ async function benchCreate(res: BenchResources): Promise<void> {
 
   const peerRate = (before.perSecond + after.perSecond) / 2;
   const created = atEnd.total - startCount.total;
-  const createdPerSecond = created / (measured.seconds);
+  const createdPerSecond = created / measured.seconds;
   console.log(`\n3. Post creation: POST /api/v1/social/posts {accountIds: [2 sandbox pageplatform accounts], caption}, immediate, a fresh`);
-  console.log(`   Idempotency-Key each, ${CREATE_CONNECTIONS} connections for ${CREATE_MS / 1000} s against npm start on PostgreSQL with PLATFORM_SANDBOX=on (its delivery worker`);
+  console.log(
+    `   Idempotency-Key each, ${CREATE_CONNECTIONS} connections for ${CREATE_MS / 1000} s against npm start on PostgreSQL with PLATFORM_SANDBOX=on (its delivery worker`,
+  );
   console.log(`   publishes every target to the sandbox). Peer: a one-row INSERT loop through pg into a scratch copy of the posts table,`);
-  console.log(`   ${CREATE_CONNECTIONS} pooled connections for ${CREATE_MS / 1000} s, before and after ours; each side warmed up for ${CREATE_WARMUP_MS / 1000} s first:`);
+  console.log(
+    `   ${CREATE_CONNECTIONS} pooled connections for ${CREATE_MS / 1000} s, before and after ours; each side warmed up for ${CREATE_WARMUP_MS / 1000} s first:`,
+  );
   const failures = [...measured.failures].map(([why, n]) => `${n} x ${why}`).join(", ") || "none";
   console.log(
     `  ${"ours: POST /posts answered 202".padEnd(52)} ${fmt(measured.perSecond).padStart(6)} req/s   (${fmt(measured.ok)} posts; p50 ${fmt(pct(measured.latencies, 0.5), 1)} ms, p99 ${fmt(pct(measured.latencies, 0.99), 1)} ms; other answers: ${failures})`,
   );
-  console.log(`  ${"peer: INSERT into bench_posts, one row a statement".padEnd(52)} ${fmt(peerRate).padStart(6)} rows/s  (before ours ${fmt(before.perSecond)}, after ${fmt(after.perSecond)})`);
-  console.log(`  ratio ours / peer: ${fmt(measured.perSecond / peerRate, 3)}x (goal >= 0.10; before ${fmt(measured.perSecond / before.perSecond, 3)}x, after ${fmt(measured.perSecond / after.perSecond, 3)}x)`);
+  console.log(
+    `  ${"peer: INSERT into bench_posts, one row a statement".padEnd(52)} ${fmt(peerRate).padStart(6)} rows/s  (before ours ${fmt(before.perSecond)}, after ${fmt(after.perSecond)})`,
+  );
+  console.log(
+    `  ratio ours / peer: ${fmt(measured.perSecond / peerRate, 3)}x (goal >= 0.10; before ${fmt(measured.perSecond / before.perSecond, 3)}x, after ${fmt(measured.perSecond / after.perSecond, 3)}x)`,
+  );
   console.log(`  ${"warm-up (untimed), ours, req/s each second".padEnd(52)} ${slices(warmOurs)}`);
   console.log(`  ${"warm-up (untimed), peer, rows/s each second".padEnd(52)} ${slices(warmPeer)}`);
   const perItem = (cpu: Cpu[], items: number) => {
@@ -705,9 +771,14 @@ async function benchCreate(res: BenchResources): Promise<void> {
   console.log(
     `    peer: PostgreSQL ${fmt(peerCpu.db, 3)} ms, this load generator ${fmt(peerCpu.load, 3)} ms; ${fmt(peerCpu.all, 3)} ms in all, ${fmt(peerCpu.cores, 2)} of ${availableParallelism()} cores busy`,
   );
-  console.log(`  delivery worker, deliveries not yet published each second of the load (${fmt(createdPerSecond)} created/s): ${during.map((n) => fmt(n)).join(", ")}`);
+  console.log(
+    `  delivery worker, deliveries not yet published each second of the load (${fmt(createdPerSecond)} created/s): ${during.map((n) => fmt(n)).join(", ")}`,
+  );
   const slope = trend(during);
-  const drainText = drained.seconds === null ? `NOT drained after ${DRAIN_MS / 1000} s: ${fmt(drained.left.waiting)} left` : `drained ${fmt(drained.seconds, 1)} s after the load`;
+  const drainText =
+    drained.seconds === null
+      ? `NOT drained after ${DRAIN_MS / 1000} s: ${fmt(drained.left.waiting)} left`
+      : `drained ${fmt(drained.seconds, 1)} s after the load`;
   console.log(`  at the end of the load ${fmt(atEnd.waiting)} of ${fmt(created)} not yet published; ${drainText} (failed: ${fmt(drained.left.failed)})`);
   const growing = slope > Math.max(1, 0.05 * createdPerSecond);
   console.log(
@@ -739,7 +810,13 @@ async function withCpu<T>(server: ServerProcess | null, load: () => Promise<T>):
   const result = await load();
   const wallMs = performance.now() - started;
   const used = process.cpuUsage(mine);
-  return { ...result, serverMs: (await cpuMs(serverProcesses)) - serverBefore, dbMs: await cpuSince(db, await postgresPids()), loadMs: (used.user + used.system) / 1000, wallMs };
+  return {
+    ...result,
+    serverMs: (await cpuMs(serverProcesses)) - serverBefore,
+    dbMs: await cpuSince(db, await postgresPids()),
+    loadMs: (used.user + used.system) / 1000,
+    wallMs,
+  };
 }
 
 interface LoadResult {
@@ -780,7 +857,8 @@ async function timedLoad(call: () => Promise<string | null>, ms: number, server?
   );
   result.seconds = (performance.now() - started) / 1000;
   result.perSecond = result.ok / result.seconds;
-  if (result.ok === 0) throw new Error(`no call succeeded: ${[...result.failures].map(([w, n]) => `${n} x ${w}`).join(", ")}${server ? `\n${lastLines(server)}` : ""}`);
+  if (result.ok === 0)
+    throw new Error(`no call succeeded: ${[...result.failures].map(([w, n]) => `${n} x ${w}`).join(", ")}${server ? `\n${lastLines(server)}` : ""}`);
   return result;
 }
 
@@ -807,7 +885,10 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
 
 /** The load's HTTP pool to the server and the peer's pg pool to the same database, each `connections` wide. */
 async function clientPools(res: BenchResources, baseUrl: string, databaseUrl: string, connections: number) {
-  const http = await res.own(async () => new Pool(baseUrl, { connections }), (p) => p.destroy());
+  const http = await res.own(
+    async () => new Pool(baseUrl, { connections }),
+    (p) => p.destroy(),
+  );
   const peerPool = await res.own(
     async () => {
       const pool = new pg.Pool({ connectionString: databaseUrl, max: connections });

@@ -14,7 +14,6 @@ import { createTestApp } from "../test/helpers/harness";
 import { makePhotoJpeg } from "../test/helpers/images";
 import { medianMs, RUNS } from "./timing";
 
-
 /** Prints the figures; timings are never assertions. */
 export async function benchSocial(): Promise<void> {
   const input = await makePhotoJpeg(4000, 3000, 85);

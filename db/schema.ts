@@ -3,20 +3,7 @@
  * Money is kept in exact numerics, never floats. Timestamps are `timestamptz`.
  */
 import { sql } from "drizzle-orm";
-import {
-  bigint,
-  boolean,
-  index,
-  integer,
-  jsonb,
-  numeric,
-  pgTable,
-  primaryKey,
-  text,
-  timestamp,
-  uniqueIndex,
-  uuid,
-} from "drizzle-orm/pg-core";
+import { bigint, boolean, index, integer, jsonb, numeric, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 
@@ -32,7 +19,9 @@ export const apiKeys = pgTable(
   "api_keys",
   {
     id: uuid("id").primaryKey().defaultRandom(),
-    userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     /** The first characters of the key, shown in listings and used to revoke; not secret. */
     prefix: text("prefix").notNull().unique(),
     /** Hex SHA-256 of the whole key; the key itself is never stored. */
@@ -57,7 +46,9 @@ export const socialAccounts = pgTable(
   {
     /** `<platform>:<platformAccountId>`; stable across reconnection. */
     id: text("id").notNull(),
-    userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     platform: text("platform").notNull(),
     platformAccountId: text("platform_account_id").notNull(),
     name: text("name").notNull(),
@@ -77,7 +68,9 @@ export const media = pgTable(
   "media",
   {
     id: uuid("id").primaryKey().defaultRandom(),
-    userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     storageKey: text("storage_key").notNull(),
     url: text("url").notNull(),
     mimeType: text("mime_type").notNull(),
@@ -101,7 +94,9 @@ export const posts = pgTable(
   "posts",
   {
     id: uuid("id").primaryKey().defaultRandom(),
-    userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     caption: text("caption").notNull().default(""),
     hashtags: jsonb("hashtags").$type<string[]>().notNull().default(sql`'[]'::jsonb`),
     images: jsonb("images").$type<PostImage[]>().notNull().default(sql`'[]'::jsonb`),
@@ -143,7 +138,9 @@ export const deliveries = pgTable(
   "deliveries",
   {
     id: uuid("id").primaryKey().defaultRandom(),
-    postId: uuid("post_id").notNull().references(() => posts.id, { onDelete: "cascade" }),
+    postId: uuid("post_id")
+      .notNull()
+      .references(() => posts.id, { onDelete: "cascade" }),
     userId: uuid("user_id").notNull(),
     accountId: text("account_id").notNull(),
     platform: text("platform").notNull(),
@@ -166,16 +163,15 @@ export const deliveries = pgTable(
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
-  (t) => [
-    uniqueIndex("deliveries_post_account_idx").on(t.postId, t.accountId),
-    index("deliveries_due_idx").on(t.status, t.nextAttemptAt),
-  ],
+  (t) => [uniqueIndex("deliveries_post_account_idx").on(t.postId, t.accountId), index("deliveries_due_idx").on(t.status, t.nextAttemptAt)],
 );
 
 export const idempotencyKeys = pgTable(
   "idempotency_keys",
   {
-    userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     key: text("key").notNull(),
     fingerprint: text("fingerprint").notNull(),
     /** processing | done */
@@ -198,7 +194,9 @@ export const photoJobs = pgTable(
   "photo_jobs",
   {
     id: uuid("id").primaryKey().defaultRandom(),
-    userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     /** The client's Idempotency-Key, when it sent one; unique per user. */
     idempotencyKey: text("idempotency_key"),
     /** SHA-256 of the canonical request body: the same key with another body is refused. */
@@ -231,7 +229,9 @@ export const generations = pgTable(
   "generations",
   {
     id: uuid("id").primaryKey().defaultRandom(),
-    userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     /** The request this image belonged to; one row per generated image. */
     jobId: uuid("job_id"),
     provider: text("provider").notNull().default("local"),
@@ -320,7 +320,9 @@ export const hubSessions = pgTable(
   "hub_sessions",
   {
     idHash: text("id_hash").primaryKey(),
-    userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     /** Synchronizer token every state-changing hub form must carry. */
     csrfToken: text("csrf_token").notNull(),
     createdAt: ts("created_at").notNull().defaultNow(),
@@ -332,7 +334,9 @@ export const hubSessions = pgTable(
 /** One-time sign-in links (admin CLI, embedded start). Only the SHA-256 of the token is stored. */
 export const loginLinks = pgTable("login_links", {
   tokenHash: text("token_hash").primaryKey(),
-  userId: uuid("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+  userId: uuid("user_id")
+    .notNull()
+    .references(() => users.id, { onDelete: "cascade" }),
   createdAt: ts("created_at").notNull().defaultNow(),
   expiresAt: ts("expires_at").notNull(),
   usedAt: ts("used_at"),

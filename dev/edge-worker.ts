@@ -87,10 +87,17 @@ export async function startLocalEdge(options: LocalEdgeOptions): Promise<LocalEd
   const cleanup: Array<() => unknown> = [() => rm(outDir, { recursive: true, force: true })];
   const dispose = async () => {
     // Each step on its own, so a Worker that failed to start still leaves no server or directory behind.
-    for (const step of cleanup.splice(0).reverse()) await Promise.resolve().then(step).catch(() => {});
+    for (const step of cleanup.splice(0).reverse())
+      await Promise.resolve()
+        .then(step)
+        .catch(() => {});
   };
   try {
-    const qstashKeys = { token: `qstash-${crypto.randomUUID()}`, currentSigningKey: `sig-${crypto.randomUUID()}`, nextSigningKey: `sig-${crypto.randomUUID()}` };
+    const qstashKeys = {
+      token: `qstash-${crypto.randomUUID()}`,
+      currentSigningKey: `sig-${crypto.randomUUID()}`,
+      nextSigningKey: `sig-${crypto.randomUUID()}`,
+    };
     const started = (async () => {
       const [neon, upstash, s3, qstash] = await Promise.all([
         startNeonBridge(),
@@ -122,7 +129,12 @@ export async function startLocalEdge(options: LocalEdgeOptions): Promise<LocalEd
       UPSTASH_REDIS_REST_URL: upstash.url,
       UPSTASH_REDIS_REST_TOKEN: upstash.token,
       ...(qstash
-        ? { QSTASH_URL: qstash.url, QSTASH_TOKEN: qstashKeys.token, QSTASH_CURRENT_SIGNING_KEY: qstashKeys.currentSigningKey, QSTASH_NEXT_SIGNING_KEY: qstashKeys.nextSigningKey }
+        ? {
+            QSTASH_URL: qstash.url,
+            QSTASH_TOKEN: qstashKeys.token,
+            QSTASH_CURRENT_SIGNING_KEY: qstashKeys.currentSigningKey,
+            QSTASH_NEXT_SIGNING_KEY: qstashKeys.nextSigningKey,
+          }
         : {}),
       ...options.vars,
     };

@@ -51,7 +51,9 @@ async function main(): Promise<void> {
   await ensureFirstUser(db.db, config.dataDir);
 
   const sandbox = process.env.PLATFORM_SANDBOX?.trim() || (process.env.GRAPH_API_BASE?.trim() ? "off" : "on");
-  const passed = Object.fromEntries(CONFIG_VARIABLES.filter((name) => !WIRED.test(name) && process.env[name] !== undefined).map((name) => [name, process.env[name]!]));
+  const passed = Object.fromEntries(
+    CONFIG_VARIABLES.filter((name) => !WIRED.test(name) && process.env[name] !== undefined).map((name) => [name, process.env[name]!]),
+  );
   const signalListeners = new Map(SIGNALS.map((signal) => [signal, process.listeners(signal)]));
   let edge: LocalEdge;
   try {
@@ -93,7 +95,13 @@ async function main(): Promise<void> {
   const sweep = setInterval(() => {
     edge.scheduled().catch((err: unknown) => log.error("sweep failed", { error: String(err) }));
   }, SWEEP_EVERY_MS);
-  log.info("listening", { url: edge.url, publicBaseUrl: config.publicBaseUrl, runtime: "workerd", database: new URL(databaseUrl).pathname.slice(1), platformSandbox: sandbox === "on" });
+  log.info("listening", {
+    url: edge.url,
+    publicBaseUrl: config.publicBaseUrl,
+    runtime: "workerd",
+    database: new URL(databaseUrl).pathname.slice(1),
+    platformSandbox: sandbox === "on",
+  });
 
   // Miniflare's exit hook and wrangler's module answer SIGINT/SIGTERM with process.exit at once; dev:edge
   // stops in order instead (admin.json removed, the database closed) and disposes Miniflare itself.
@@ -141,6 +149,7 @@ function fail(message: string): never {
 main().catch((err: unknown) => {
   const message = err instanceof ConfigError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
   console.error(`dev:edge failed to start: ${message}`);
-  if (/ECONNREFUSED.*(5432|6379)/.test(message)) console.error("It needs PostgreSQL on 127.0.0.1:5432 and Redis on 127.0.0.1:6379 (.ci/run shows how to start them).");
+  if (/ECONNREFUSED.*(5432|6379)/.test(message))
+    console.error("It needs PostgreSQL on 127.0.0.1:5432 and Redis on 127.0.0.1:6379 (.ci/run shows how to start them).");
   process.exit(1);
 });

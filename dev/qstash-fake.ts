@@ -90,17 +90,20 @@ export async function startQStashFake(options: QStashFakeOptions): Promise<QStas
   };
 
   const schedule = (m: FakeMessage, atMs: number, retried: number) => {
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      if (m.state !== "scheduled") return;
-      const work = deliverOnce(m, retried).then((status) => {
-        if (status >= 200 && status < 300) m.state = "delivered";
-        else if (retried < m.retries) schedule(m, Date.now() + (options.retryDelayMs ?? 200), retried + 1);
-        else m.state = "failed";
-      });
-      inFlight.add(work);
-      void work.finally(() => inFlight.delete(work));
-    }, Math.max(0, atMs - Date.now()));
+    const timer = setTimeout(
+      () => {
+        timers.delete(timer);
+        if (m.state !== "scheduled") return;
+        const work = deliverOnce(m, retried).then((status) => {
+          if (status >= 200 && status < 300) m.state = "delivered";
+          else if (retried < m.retries) schedule(m, Date.now() + (options.retryDelayMs ?? 200), retried + 1);
+          else m.state = "failed";
+        });
+        inFlight.add(work);
+        void work.finally(() => inFlight.delete(work));
+      },
+      Math.max(0, atMs - Date.now()),
+    );
     timers.add(timer);
   };
 
@@ -143,7 +146,7 @@ export async function startQStashFake(options: QStashFakeOptions): Promise<QStas
     const cancel = /^\/v2\/messages\/([^/?]+)$/.exec(path);
     if (req.method === "DELETE" && cancel) {
       const m = messages.get(cancel[1]!);
-      if (!m || m.state !== "scheduled") return send(404, { error: `message ${cancel[1]} not found` });
+      if (m?.state !== "scheduled") return send(404, { error: `message ${cancel[1]} not found` });
       m.state = "cancelled";
       return send(202, {});
     }

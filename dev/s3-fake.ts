@@ -77,17 +77,17 @@ export async function startS3Fake(options: S3FakeOptions): Promise<S3Fake> {
     const key = rest.map((s) => decodeURIComponent(s)).join("/");
     if (signed) {
       const problem = verifySignature(req, body, credentials, region);
-      if (problem) return record(403), sendError(res, 403, problem.code, problem.message, method);
+      if (problem) return (record(403), sendError(res, 403, problem.code, problem.message, method));
     } else if (!(options.publicRead ?? true) || (method !== "GET" && method !== "HEAD")) {
-      return record(403), sendError(res, 403, "AccessDenied", "Anonymous requests may only read.", method);
+      return (record(403), sendError(res, 403, "AccessDenied", "Anonymous requests may only read.", method));
     }
-    if (!bucket || !buckets.has(bucket)) return record(404), sendError(res, 404, "NoSuchBucket", "The specified bucket does not exist.", method);
-    if (!key) return record(400), sendError(res, 400, "InvalidRequest", "This fake serves objects only.", method);
+    if (!bucket || !buckets.has(bucket)) return (record(404), sendError(res, 404, "NoSuchBucket", "The specified bucket does not exist.", method));
+    if (!key) return (record(400), sendError(res, 400, "InvalidRequest", "This fake serves objects only.", method));
     const id = `${bucket}/${key}`;
 
     switch (method) {
       case "PUT": {
-        if (req.headers["x-amz-copy-source"]) return record(501), sendError(res, 501, "NotImplemented", "CopyObject is not supported.");
+        if (req.headers["x-amz-copy-source"]) return (record(501), sendError(res, 501, "NotImplemented", "CopyObject is not supported."));
         const etag = `"${createHash("md5").update(body).digest("hex")}"`;
         const object: FakeObject = {
           bytes: body,
@@ -105,7 +105,7 @@ export async function startS3Fake(options: S3FakeOptions): Promise<S3Fake> {
       case "GET":
       case "HEAD": {
         const object = objects.get(id);
-        if (!object) return record(404), sendError(res, 404, "NoSuchKey", "The specified key does not exist.", method);
+        if (!object) return (record(404), sendError(res, 404, "NoSuchKey", "The specified key does not exist.", method));
         record(200);
         res.writeHead(200, {
           "Content-Type": object.contentType,
@@ -124,7 +124,7 @@ export async function startS3Fake(options: S3FakeOptions): Promise<S3Fake> {
         res.writeHead(204).end();
         return;
       default:
-        return record(405), sendError(res, 405, "MethodNotAllowed", `${method} is not supported.`, method);
+        return (record(405), sendError(res, 405, "MethodNotAllowed", `${method} is not supported.`, method));
     }
   }
 
@@ -240,7 +240,14 @@ async function loadObjects(dir: string): Promise<Map<string, FakeObject>> {
     const base = join(dir, name.slice(0, -".json".length));
     const meta = JSON.parse(await readFile(`${base}.json`, "utf8")) as Omit<FakeObject, "bytes" | "lastModified"> & { id: string; lastModified: string };
     const bytes = await readFile(`${base}.bin`).catch(() => null);
-    if (bytes) objects.set(meta.id, { bytes, contentType: meta.contentType, cacheControl: meta.cacheControl, etag: meta.etag, lastModified: new Date(meta.lastModified) });
+    if (bytes)
+      objects.set(meta.id, {
+        bytes,
+        contentType: meta.contentType,
+        cacheControl: meta.cacheControl,
+        etag: meta.etag,
+        lastModified: new Date(meta.lastModified),
+      });
   }
   return objects;
 }

@@ -93,7 +93,11 @@ export async function startUpstashBridge(options: UpstashBridgeOptions = {}): Pr
       const rewritten = (commands as string[][]).map(rewrite);
       if (path === "/pipeline") {
         const replies = await redis.send(rewritten);
-        return send(res, 200, replies.map((r) => (r instanceof RespError ? { error: r.message } : { result: out(r) })));
+        return send(
+          res,
+          200,
+          replies.map((r) => (r instanceof RespError ? { error: r.message } : { result: out(r) })),
+        );
       }
       // MULTI, the commands and EXEC are written in one go on the shared connection, so nothing interleaves.
       const replies = await redis.send([["MULTI"], ...rewritten, ["EXEC"]]);
@@ -102,7 +106,11 @@ export async function startUpstashBridge(options: UpstashBridgeOptions = {}): Pr
       if (queued instanceof RespError) return send(res, 400, { error: queued.message });
       if (exec instanceof RespError) return send(res, 400, { error: exec.message });
       if (!Array.isArray(exec)) return send(res, 400, { error: "ERR transaction aborted" });
-      return send(res, 200, exec.map((r) => (r instanceof RespError ? { error: r.message } : { result: out(r) })));
+      return send(
+        res,
+        200,
+        exec.map((r) => (r instanceof RespError ? { error: r.message } : { result: out(r) })),
+      );
     }
     return send(res, 404, { error: `ERR unknown path ${path}` });
   }
@@ -168,9 +176,7 @@ export class RespConnection {
   /** Sends every command in one write; resolves with one reply per command (errors as RespError values). */
   send(commands: string[][]): Promise<RespValue[]> {
     const socket = this.open();
-    const replies = commands.map(
-      () => new Promise<RespValue>((resolve, reject) => this.waiting.push({ resolve, reject })),
-    );
+    const replies = commands.map(() => new Promise<RespValue>((resolve, reject) => this.waiting.push({ resolve, reject })));
     socket.write(Buffer.concat(commands.map(encodeCommand)));
     return Promise.all(replies);
   }

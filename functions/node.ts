@@ -19,7 +19,7 @@ import { tuneHeapGrowth } from "./node/heap";
 
 async function main() {
   tuneHeapGrowth();
-  let config;
+  let config: ReturnType<typeof parseConfig>;
   try {
     config = parseConfig(embeddedDefaults(process.env));
   } catch (err) {
@@ -41,7 +41,12 @@ async function main() {
   const background = await startBackground(services, node.db.driver);
 
   const server = serve({ fetch: drainUnreadBody(app.fetch, { maxBytes: MAX_BODY_BYTES }), port: config.port, hostname: config.host }, (info) => {
-    services.log.info("listening", { url: `http://${info.address.includes(":") ? `[${info.address}]` : info.address}:${info.port}`, publicBaseUrl: config.publicBaseUrl, database: node.db.driver, platformSandbox: config.graph.sandbox });
+    services.log.info("listening", {
+      url: `http://${info.address.includes(":") ? `[${info.address}]` : info.address}:${info.port}`,
+      publicBaseUrl: config.publicBaseUrl,
+      database: node.db.driver,
+      platformSandbox: config.graph.sandbox,
+    });
   });
   server.on("error", (err) => {
     console.error(`cannot listen on ${config.host}:${config.port}: ${err.message}`);

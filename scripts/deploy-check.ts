@@ -55,7 +55,10 @@ async function main(): Promise<number> {
     run: async () => {
       inputs = { wrangler: readWranglerToml(toml), secrets: readmeSecrets(readme) };
       const s = inputs.secrets;
-      return { ok: true, detail: `${Object.keys(inputs.wrangler.vars).length} [vars], ${inputs.wrangler.optionalVars.length} optional [vars], ${s.required.length} required and ${s.optional.length} optional secrets` };
+      return {
+        ok: true,
+        detail: `${Object.keys(inputs.wrangler.vars).length} [vars], ${inputs.wrangler.optionalVars.length} optional [vars], ${s.required.length} required and ${s.optional.length} optional secrets`,
+      };
     },
   });
   for (const variableCheck of await checkVariables(ROOT, () => inputs, { readme, forDeploy: !!values["for-deploy"] })) checks.push(variableCheck);
@@ -63,9 +66,13 @@ async function main(): Promise<number> {
   checks.push({ name: "every command the deploy section runs exists, with its flags", run: () => checkCommands(ROOT, readme) });
   const databaseUrl = values["database-url"];
   if (databaseUrl || values["scratch-db"]) {
-    checks.push({ name: `the migrations apply cleanly to ${databaseUrl ? "the given DATABASE_URL" : "a scratch database on the local PostgreSQL"}`, run: () => checkMigrations(databaseUrl) });
+    checks.push({
+      name: `the migrations apply cleanly to ${databaseUrl ? "the given DATABASE_URL" : "a scratch database on the local PostgreSQL"}`,
+      run: () => checkMigrations(databaseUrl),
+    });
   }
-  if (!values["skip-build"]) checks.push({ name: "`wrangler deploy --dry-run` builds, and the bundle is under 3 MiB gzipped", run: () => checkBundle(ROOT, wranglerPath) });
+  if (!values["skip-build"])
+    checks.push({ name: "`wrangler deploy --dry-run` builds, and the bundle is under 3 MiB gzipped", run: () => checkBundle(ROOT, wranglerPath) });
 
   let failed = 0;
   for (const check of checks) {

@@ -67,8 +67,14 @@ export async function checkVariables(root: string, inputs: () => Inputs, options
         const known = new Set([...c.vars, ...c.optional, ...c.secrets, ...Object.keys(LOCAL_ONLY)]);
         const problems = code
           .filter((v) => !known.has(v.name))
-          .map((v) => `${v.name} (read by ${v.readBy.join(", ")}) is in neither wrangler.toml [vars] nor the README's \`wrangler secret put\` lines: add it to [vars] (or its optional block), to the secrets (README and wrangler.toml), or to LOCAL_ONLY in scripts/deploy-checks.ts if production never sets it`);
-        return result(problems, `${code.length} variables: ${c.vars.length} [vars], ${c.optional.length} optional [vars], ${c.secrets.length} secrets, ${Object.keys(LOCAL_ONLY).length} local-only`);
+          .map(
+            (v) =>
+              `${v.name} (read by ${v.readBy.join(", ")}) is in neither wrangler.toml [vars] nor the README's \`wrangler secret put\` lines: add it to [vars] (or its optional block), to the secrets (README and wrangler.toml), or to LOCAL_ONLY in scripts/deploy-checks.ts if production never sets it`,
+          );
+        return result(
+          problems,
+          `${code.length} variables: ${c.vars.length} [vars], ${c.optional.length} optional [vars], ${c.secrets.length} secrets, ${Object.keys(LOCAL_ONLY).length} local-only`,
+        );
       }),
     },
     {
@@ -82,7 +88,9 @@ export async function checkVariables(root: string, inputs: () => Inputs, options
           ...secretsOf(i.wrangler.secrets).map((n): [string, string] => [n, "wrangler.toml's secret list"]),
           ...Object.keys(LOCAL_ONLY).map((n): [string, string] => [n, "LOCAL_ONLY in scripts/deploy-checks.ts"]),
         ];
-        return result(listed.filter(([n]) => !readBy.has(n)).map(([n, where]) => `${n} is in ${where}, but no code reads it: remove it there (or fix its spelling)`));
+        return result(
+          listed.filter(([n]) => !readBy.has(n)).map(([n, where]) => `${n} is in ${where}, but no code reads it: remove it there (or fix its spelling)`),
+        );
       }),
     },
     {
@@ -92,8 +100,16 @@ export async function checkVariables(root: string, inputs: () => Inputs, options
         for (const kind of ["required", "optional"] as const) {
           const readme = new Set(i.secrets[kind]);
           const toml = new Set(i.wrangler.secrets[kind]);
-          for (const n of readme) if (!toml.has(n)) problems.push(`${n} is a ${kind} secret in the README but not in wrangler.toml's "${kind === "required" ? "Required on Workers" : "Optional"}" list: add it there`);
-          for (const n of toml) if (!readme.has(n)) problems.push(`${n} is a ${kind} secret in wrangler.toml but has no \`wrangler secret put\` line under the README's "# ${kind === "required" ? "Required" : "Optional"}" comment: add it`);
+          for (const n of readme)
+            if (!toml.has(n))
+              problems.push(
+                `${n} is a ${kind} secret in the README but not in wrangler.toml's "${kind === "required" ? "Required on Workers" : "Optional"}" list: add it there`,
+              );
+          for (const n of toml)
+            if (!readme.has(n))
+              problems.push(
+                `${n} is a ${kind} secret in wrangler.toml but has no \`wrangler secret put\` line under the README's "# ${kind === "required" ? "Required" : "Optional"}" comment: add it`,
+              );
         }
         return result(problems, `${i.secrets.required.length} required, ${i.secrets.optional.length} optional`);
       }),
@@ -102,7 +118,9 @@ export async function checkVariables(root: string, inputs: () => Inputs, options
       name: "no secret has a value in wrangler.toml, and none is also a [var]",
       run: need((i) => {
         const secrets = new Set([...secretsOf(i.secrets), ...secretsOf(i.wrangler.secrets)]);
-        const problems = i.wrangler.keys.filter((k) => secrets.has(k.key)).map((k) => `${k.key} is a secret but wrangler.toml gives it a value at ${k.path}: remove it and \`npx wrangler secret put ${k.key}\` instead`);
+        const problems = i.wrangler.keys
+          .filter((k) => secrets.has(k.key))
+          .map((k) => `${k.key} is a secret but wrangler.toml gives it a value at ${k.path}: remove it and \`npx wrangler secret put ${k.key}\` instead`);
         for (const n of i.wrangler.optionalVars) if (secrets.has(n)) problems.push(`${n} is both an optional [var] and a secret: keep one`);
         return result(problems);
       }),
@@ -110,9 +128,12 @@ export async function checkVariables(root: string, inputs: () => Inputs, options
     {
       name: "local-only variables are not configured for production",
       run: need((i) => {
-        const problems = i.wrangler.keys.filter((k) => k.key in LOCAL_ONLY).map((k) => `${k.key} is set in wrangler.toml at ${k.path}, but it is local-only (${LOCAL_ONLY[k.key]}): remove it`);
+        const problems = i.wrangler.keys
+          .filter((k) => k.key in LOCAL_ONLY)
+          .map((k) => `${k.key} is set in wrangler.toml at ${k.path}, but it is local-only (${LOCAL_ONLY[k.key]}): remove it`);
         const c = configured(i);
-        for (const n of [...c.optional, ...c.secrets, ...secretsOf(i.wrangler.secrets)]) if (n in LOCAL_ONLY) problems.push(`${n} is listed for production, but it is local-only (${LOCAL_ONLY[n]}): remove it`);
+        for (const n of [...c.optional, ...c.secrets, ...secretsOf(i.wrangler.secrets)])
+          if (n in LOCAL_ONLY) problems.push(`${n} is listed for production, but it is local-only (${LOCAL_ONLY[n]}): remove it`);
         return result(problems, Object.keys(LOCAL_ONLY).join(", "));
       }),
     },
@@ -134,8 +155,15 @@ export async function checkVariables(root: string, inputs: () => Inputs, options
             name: "PUBLIC_BASE_URL is set in [vars] (--for-deploy)",
             run: need((i) => {
               const value = i.wrangler.vars.PUBLIC_BASE_URL;
-              if (!value) return { ok: false, problems: ["PUBLIC_BASE_URL is not set in wrangler.toml [vars]: uncomment it and set the Worker's https URL (the cron sweep needs it)"] };
-              return result(/^https:\/\/[^<>\s]+$/.test(value) && !/example\.com|<|>/.test(value) ? [] : [`PUBLIC_BASE_URL = "${value}" is not the Worker's own https URL`], value);
+              if (!value)
+                return {
+                  ok: false,
+                  problems: ["PUBLIC_BASE_URL is not set in wrangler.toml [vars]: uncomment it and set the Worker's https URL (the cron sweep needs it)"],
+                };
+              return result(
+                /^https:\/\/[^<>\s]+$/.test(value) && !/example\.com|<|>/.test(value) ? [] : [`PUBLIC_BASE_URL = "${value}" is not the Worker's own https URL`],
+                value,
+              );
             }),
           },
         ]
@@ -175,13 +203,23 @@ export async function checkCommands(root: string, readme: string): Promise<Check
   const wrangler = join(root, "node_modules/.bin/wrangler");
   const checkOne = async ({ text, words, flags }: { text: string; words: string[]; flags: string[] }) => {
     const { stdout } = await run(wrangler, [...words, "--help"], { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" } });
-    const usage = stdout.split("\n").find((l) => l.startsWith("wrangler "))?.trim().split(/\s+/).slice(1) ?? [];
+    const usage =
+      stdout
+        .split("\n")
+        .find((l) => l.startsWith("wrangler "))
+        ?.trim()
+        .split(/\s+/)
+        .slice(1) ?? [];
     const literal = usage.filter((u) => !/^[<[]/.test(u));
     const positionals = usage.length - literal.length;
     if (literal.some((w, k) => words[k] !== w) || words.length - literal.length > positionals) {
-      return [`\`npx wrangler ${text}\`: wrangler ${(await wranglerVersion(wrangler, root)) ?? ""} has no such command (its help answers "wrangler ${usage.join(" ")}")`];
+      return [
+        `\`npx wrangler ${text}\`: wrangler ${(await wranglerVersion(wrangler, root)) ?? ""} has no such command (its help answers "wrangler ${usage.join(" ")}")`,
+      ];
     }
-    return flags.filter((flag) => !new RegExp(`(^|[\\s,])${flag}([\\s,=]|$)`, "m").test(stdout)).map((flag) => `\`npx wrangler ${text}\`: wrangler ${literal.join(" ")} has no flag ${flag}`);
+    return flags
+      .filter((flag) => !new RegExp(`(^|[\\s,])${flag}([\\s,=]|$)`, "m").test(stdout))
+      .map((flag) => `\`npx wrangler ${text}\`: wrangler ${literal.join(" ")} has no flag ${flag}`);
   };
   const queue = [...invocations.values()];
   const workers = Array.from({ length: 3 }, async () => {
@@ -210,7 +248,12 @@ export async function checkMigrations(databaseUrl: string | undefined): Promise<
         const [row] = await executeRows<{ n: number }>(handle.db, sql`select count(*)::int as n from drizzle.__drizzle_migrations`);
         const recorded = Number(row?.n ?? 0);
         if (recorded !== journal.entries.length) {
-          return { ok: false, problems: [`after applying, the database records ${recorded} migrations, the repository has ${journal.entries.length} (db/migrations/meta/_journal.json)`] };
+          return {
+            ok: false,
+            problems: [
+              `after applying, the database records ${recorded} migrations, the repository has ${journal.entries.length} (db/migrations/meta/_journal.json)`,
+            ],
+          };
         }
       } finally {
         await handle.close();
@@ -247,7 +290,9 @@ export async function checkBundle(root: string, wranglerToml: string): Promise<C
     const wranglerKiB = reported ? Number(reported[1]) : undefined;
     const size = Math.max(perFileKiB, wranglerKiB ?? 0);
     const detail = `${wranglerKiB !== undefined ? `${wranglerKiB.toFixed(0)} KiB gzipped as wrangler reports it, ` : ""}${perFileKiB.toFixed(0)} KiB file by file (${files.length} files); limit ${GZIP_LIMIT_KIB} KiB`;
-    return size < GZIP_LIMIT_KIB ? { ok: true, detail } : { ok: false, problems: [`the bundle is ${size.toFixed(0)} KiB gzipped, over the Workers Free limit of ${GZIP_LIMIT_KIB} KiB: ${detail}`] };
+    return size < GZIP_LIMIT_KIB
+      ? { ok: true, detail }
+      : { ok: false, problems: [`the bundle is ${size.toFixed(0)} KiB gzipped, over the Workers Free limit of ${GZIP_LIMIT_KIB} KiB: ${detail}`] };
   } finally {
     await rm(outDir, { recursive: true, force: true });
   }
@@ -265,6 +310,10 @@ export async function checkConfigurationTable(root: string, readme: string): Pro
   const named = new Set([...table.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]!));
   const code = await codeVariables(root);
   const missing = code.filter((v) => !named.has(v.name));
-  if (missing.length) return { ok: false, problems: missing.map((v) => `${v.name} (read by ${v.readBy.join(", ")}) is not in the README's Configuration table: add a row that says what it does`) };
+  if (missing.length)
+    return {
+      ok: false,
+      problems: missing.map((v) => `${v.name} (read by ${v.readBy.join(", ")}) is not in the README's Configuration table: add a row that says what it does`),
+    };
   return { ok: true, detail: `${code.length} variables` };
 }

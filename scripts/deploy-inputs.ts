@@ -54,7 +54,9 @@ export function readWranglerToml(text: string): WranglerInputs {
   const optionalVars = [...optionalBlock.matchAll(/^#\s*([A-Z][A-Z0-9_]*)\s*=/gm)].map((m) => m[1]!);
 
   const secretNames = (from: string, to: string) => {
-    const names = [...between(text, from, to, "wrangler.toml").matchAll(/^#\s+([A-Z][A-Z0-9_]+(?:,\s*[A-Z][A-Z0-9_]+)*)(?:\s{2,}|\s*$)/gm)].flatMap((m) => m[1]!.split(/,\s*/));
+    const names = [...between(text, from, to, "wrangler.toml").matchAll(/^#\s+([A-Z][A-Z0-9_]+(?:,\s*[A-Z][A-Z0-9_]+)*)(?:\s{2,}|\s*$)/gm)].flatMap((m) =>
+      m[1]!.split(/,\s*/),
+    );
     if (!names.length) throw new Error(`wrangler.toml lists no secret names between "${from}" and "${to}"`);
     return names;
   };
@@ -128,7 +130,8 @@ export function readmeSecrets(readme: string): SecretList {
     if (!single) throw new Error(`README.md: cannot read a secret name from "${line.trim()}"`);
     out[kind].push(single[1]!);
   }
-  for (const name of [...out.required, ...out.optional]) if (!NAME.test(name)) throw new Error(`README.md: "${name}" in a wrangler secret put line is not a variable name`);
+  for (const name of [...out.required, ...out.optional])
+    if (!NAME.test(name)) throw new Error(`README.md: "${name}" in a wrangler secret put line is not a variable name`);
   return out;
 }
 

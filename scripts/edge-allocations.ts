@@ -73,8 +73,14 @@ const PATHS: Record<string, Send> = {
   decode: (image) => ["/api/qr-code/decode", { base64: image }],
   "qr-logo": (image) => ["/api/qr-code/generate", { type: "text", value: "edge memory", size: 2000, logoSizeRatio: 0.4, logoUrl: image }],
   product: (image) => ["/api/image/product-photography", { productImages: [{ dataUrl: image }], promptId: "studio-white-sweep", ...RESOLUTION }],
-  "photo-logo": (image, small) => ["/api/image/product-photography", { productImages: [{ dataUrl: small }], promptId: "studio-white-sweep", logoImage: image, logoSize: 0.8, ...RESOLUTION }],
-  reference: (image, small) => ["/api/image/product-photography", { productImages: [{ dataUrl: small }], promptId: "studio-white-sweep", referenceImage: image, ...RESOLUTION }],
+  "photo-logo": (image, small) => [
+    "/api/image/product-photography",
+    { productImages: [{ dataUrl: small }], promptId: "studio-white-sweep", logoImage: image, logoSize: 0.8, ...RESOLUTION },
+  ],
+  reference: (image, small) => [
+    "/api/image/product-photography",
+    { productImages: [{ dataUrl: small }], promptId: "studio-white-sweep", referenceImage: image, ...RESOLUTION },
+  ],
 };
 const IMAGES: Record<string, { format: LargeFormat; width: number; height: number }> = {
   png: { format: "png", width: 4082, height: 3062 },
@@ -110,7 +116,11 @@ try {
   for (const { image } of runs) {
     const spec = IMAGES[image];
     if (!spec || images[image]) continue;
-    const made = await largestImage(spec.format, { ...spec, maxBytes: 10 * 1024 * 1024, qr: { text: QR_TEXT, side: Math.min(1400, Math.round(spec.height * 0.9)) } });
+    const made = await largestImage(spec.format, {
+      ...spec,
+      maxBytes: 10 * 1024 * 1024,
+      qr: { text: QR_TEXT, side: Math.min(1400, Math.round(spec.height * 0.9)) },
+    });
     images[image] = `data:${made.mimeType};base64,${made.bytes.toString("base64")}`;
   }
 
@@ -140,7 +150,11 @@ try {
   worker.contents = TRACKER + String(worker.contents);
 
   const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${edge.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const res = await fetch(`${edge.url}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     return { status: res.status, text: await res.text() };
   };
   const wake = () => fetch(`${edge.url}/`).then((r) => r.arrayBuffer());
@@ -160,7 +174,10 @@ try {
     }
   }
 } finally {
-  for (const step of cleanup.reverse()) await Promise.resolve().then(step).catch(() => {});
+  for (const step of cleanup.reverse())
+    await Promise.resolve()
+      .then(step)
+      .catch(() => {});
 }
 
 function report(name: string, res: { status: number; text: string }, output: string[]): void {
@@ -179,7 +196,9 @@ function report(name: string, res: { status: number; text: string }, output: str
     if (reported) external = Math.max(external, Number(reported[1]) / 1024);
   }
   const mib = (n: number) => (n / 1024 / 1024).toFixed(1).padStart(7);
-  console.log(`\n${name}: HTTP ${res.status}${res.status >= 300 ? ` ${res.text.slice(0, 200)}` : ""}; largest external memory V8 reported: ${external.toFixed(0)} MiB`);
+  console.log(
+    `\n${name}: HTTP ${res.status}${res.status >= 300 ? ` ${res.text.slice(0, 200)}` : ""}; largest external memory V8 reported: ${external.toFixed(0)} MiB`,
+  );
   console.log(`  allocations of at least ${MIN_BYTES} bytes, by site (MiB, count; "chars" counts characters):`);
   for (const [site, { bytes, count }] of [...sites].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, 15)) {
     console.log(`  ${mib(bytes)} ${String(count).padStart(5)}  ${site}`);

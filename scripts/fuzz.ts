@@ -53,7 +53,9 @@ interface Tally {
 async function timed(runner: FuzzRunner, properties: FuzzProperty[], seconds: number): Promise<number> {
   const rounds = Math.max(1, Math.ceil((seconds * 1000) / properties.length / MAX_SLICE_MS));
   const tally = new Map(properties.map((p) => [p, { cases: 0, rounds: 0, failures: [] } as Tally]));
-  console.log(`fuzzing ${properties.length} properties for ${seconds} s in ${rounds} round(s); a case may take ${DEFAULT_BOUNDS.caseMs} ms and ${DEFAULT_BOUNDS.caseMb} MB`);
+  console.log(
+    `fuzzing ${properties.length} properties for ${seconds} s in ${rounds} round(s); a case may take ${DEFAULT_BOUNDS.caseMs} ms and ${DEFAULT_BOUNDS.caseMb} MB`,
+  );
   const started = Date.now();
   const deadline = started + seconds * 1000;
   let slicesLeft = rounds * properties.length;
@@ -67,7 +69,9 @@ async function timed(runner: FuzzRunner, properties: FuzzProperty[], seconds: nu
       t.cases += report.cases;
       t.rounds++;
       if (report.failure) t.failures.push(await saveFailure(p, report));
-      console.log(`  round ${round} ${p.name.padEnd(14)} seed ${String(seed).padEnd(10)} ${String(report.cases).padStart(7)} cases${report.failure ? `  FAILED (${report.failure.kind})` : ""}`);
+      console.log(
+        `  round ${round} ${p.name.padEnd(14)} seed ${String(seed).padEnd(10)} ${String(report.cases).padStart(7)} cases${report.failure ? `  FAILED (${report.failure.kind})` : ""}`,
+      );
     }
   }
   printSummary(tally, (Date.now() - started) / 1000);
@@ -94,8 +98,13 @@ async function saveFailure(p: FuzzProperty, report: JobReport): Promise<string> 
   await mkdir(OUT_DIR, { recursive: true });
   const file = `${OUT_DIR}/${p.name}-${report.job.seed}-${f.kind}.json`;
   const replayCmd = f.path ? `npm run fuzz -- --property ${p.name} --seed ${report.job.seed} --path ${f.path}` : undefined;
-  await writeFile(file, `{"property": ${JSON.stringify(p.name)}, "seed": ${report.job.seed}, "path": ${JSON.stringify(f.path ?? null)}, "kind": ${JSON.stringify(f.kind)},\n"message": ${JSON.stringify(f.message)},\n"input": ${f.input === undefined ? "null" : inputToJson(f.input)}}\n`);
-  console.log(`\n  ${p.name} FAILED (${f.kind}): ${f.message.split("\n").slice(0, 6).join("\n    ")}\n    input: ${file}${replayCmd ? `\n    replay: ${replayCmd}` : ""}\n    replay the input: npm run fuzz -- --replay ${file}\n`);
+  await writeFile(
+    file,
+    `{"property": ${JSON.stringify(p.name)}, "seed": ${report.job.seed}, "path": ${JSON.stringify(f.path ?? null)}, "kind": ${JSON.stringify(f.kind)},\n"message": ${JSON.stringify(f.message)},\n"input": ${f.input === undefined ? "null" : inputToJson(f.input)}}\n`,
+  );
+  console.log(
+    `\n  ${p.name} FAILED (${f.kind}): ${f.message.split("\n").slice(0, 6).join("\n    ")}\n    input: ${file}${replayCmd ? `\n    replay: ${replayCmd}` : ""}\n    replay the input: npm run fuzz -- --replay ${file}\n`,
+  );
   return `${f.kind}: ${f.message.split("\n")[0]!.slice(0, 160)} -> ${file}`;
 }
 

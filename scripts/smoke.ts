@@ -25,7 +25,7 @@ interface Reply {
   text: string;
 }
 
-type Outcome = string | void;
+type Outcome = string | undefined;
 
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -74,7 +74,9 @@ async function main(): Promise<number> {
         const r = await call("GET", "/health");
         const checks = (r.json?.data?.checks ?? {}) as Record<string, { kind: string; status: string; error?: string }>;
         queueKind = checks.queue?.kind;
-        const summary = Object.entries(checks).map(([name, c]) => `${name} ${c.kind} ${c.status}${c.error ? ` (${c.error})` : ""}`).join(", ");
+        const summary = Object.entries(checks)
+          .map(([name, c]) => `${name} ${c.kind} ${c.status}${c.error ? ` (${c.error})` : ""}`)
+          .join(", ");
         if (r.status !== 200 || r.json?.data?.status !== "ok") throw new Error(`answered ${r.status}: ${summary || r.text.slice(0, 300)}`);
         return summary;
       },
@@ -155,7 +157,8 @@ async function main(): Promise<number> {
         const plain = await notFound();
         for (const path of ["/sandbox/posts?accountId=pageplatform:1", "/sandbox/v23.0/dialog/oauth?client_id=x&redirect_uri=x&state=x"]) {
           const r = await call("GET", path, { headers: auth });
-          if (r.status !== 404 || r.json?.error?.message !== plain) throw new Error(`GET ${path} answered ${r.status}, expected the plain 404 of an unknown path: ${r.text.slice(0, 200)}`);
+          if (r.status !== 404 || r.json?.error?.message !== plain)
+            throw new Error(`GET ${path} answered ${r.status}, expected the plain 404 of an unknown path: ${r.text.slice(0, 200)}`);
         }
       },
     ],
@@ -165,8 +168,10 @@ async function main(): Promise<number> {
         const r = await call("POST", PUBLISH_CALLBACK_PATH, { body: { deliveryId: "smoke" } });
         // With QStash the route exists and wants a signature; without it, the route does not exist.
         const expected = queueKind === "qstash" ? [401] : queueKind === "poller" ? [404] : [401, 404];
-        if (!expected.includes(r.status)) throw new Error(`answered ${r.status}, expected ${expected.join(" or ")} (queue: ${queueKind ?? "unknown"}): ${r.text.slice(0, 200)}`);
-        if (r.status === 404 && r.json?.error?.message !== (await notFound())) throw new Error(`answered a 404 that is not the plain one of an unknown path: ${r.text.slice(0, 200)}`);
+        if (!expected.includes(r.status))
+          throw new Error(`answered ${r.status}, expected ${expected.join(" or ")} (queue: ${queueKind ?? "unknown"}): ${r.text.slice(0, 200)}`);
+        if (r.status === 404 && r.json?.error?.message !== (await notFound()))
+          throw new Error(`answered a 404 that is not the plain one of an unknown path: ${r.text.slice(0, 200)}`);
         return `${r.status} (queue: ${queueKind ?? "unknown"})`;
       },
     ],

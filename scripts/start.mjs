@@ -38,7 +38,11 @@ export async function ensureBuilt(entry) {
       console.error(`dist/ is older than the sources and esbuild is not installed (npm install brings it): running dist/${entry} as it is.`);
       return;
     }
-    console.error(noEsbuild ? `dist/${entry} is missing and esbuild is not installed: run npm install, then npm run build.` : `build failed${Array.isArray(err?.errors) ? " (esbuild's messages above)" : `: ${err instanceof Error ? err.message : String(err)}`}`);
+    console.error(
+      noEsbuild
+        ? `dist/${entry} is missing and esbuild is not installed: run npm install, then npm run build.`
+        : `build failed${Array.isArray(err?.errors) ? " (esbuild's messages above)" : `: ${err instanceof Error ? err.message : String(err)}`}`,
+    );
     process.exit(1);
   }
 }

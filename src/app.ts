@@ -73,7 +73,10 @@ export function createApp(provider: ServicesProvider, extras: AppExtras = {}): H
   app.use("/api/*", apiSecurityHeaders);
   app.use("/files/*", apiSecurityHeaders);
   // A body larger than 20 MB is refused, from its declared length where it has one (src/http/body-limit.ts).
-  app.use("/api/*", declaredBodyLimit(MAX_BODY_BYTES, () => new ApiError("PAYLOAD_TOO_LARGE", "The request body is larger than 20 MB.")));
+  app.use(
+    "/api/*",
+    declaredBodyLimit(MAX_BODY_BYTES, () => new ApiError("PAYLOAD_TOO_LARGE", "The request body is larger than 20 MB.")),
+  );
 
   app.openapi(serviceRoutes.frontDoor, (c) => c.json({ data: frontDoor() }, 200));
   app.openapi(serviceRoutes.health, async (c) => {

@@ -68,9 +68,7 @@ const EnvSchema = z.object({
   PLATFORM_SANDBOX: optionalString
     .transform((v) => v ?? "off")
     .refine((v) => v === "on" || v === "off", { message: 'must be "on" or "off" (unset means off)' }),
-  GRAPH_API_VERSION: optionalString
-    .transform((v) => v ?? "v23.0")
-    .refine((v) => /^v\d+\.\d+$/.test(v), { message: 'must look like "v23.0"' }),
+  GRAPH_API_VERSION: optionalString.transform((v) => v ?? "v23.0").refine((v) => /^v\d+\.\d+$/.test(v), { message: 'must look like "v23.0"' }),
   META_APP_ID: optionalString,
   META_APP_SECRET: optionalString,
   META_DIALOG_BASE: url(["http:", "https:"]),
@@ -171,7 +169,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     const set = group.vars.filter((v) => e[v] !== undefined);
     if (set.length > 0 && set.length < group.vars.length) {
       const missing = group.vars.filter((v) => e[v] === undefined);
-      problems.push(`${missing.join(", ")} must be set too: ${set.join(", ")} ${set.length === 1 ? "is" : "are"} set, and ${group.name} needs all of ${group.vars.join(", ")}`);
+      problems.push(
+        `${missing.join(", ")} must be set too: ${set.join(", ")} ${set.length === 1 ? "is" : "are"} set, and ${group.name} needs all of ${group.vars.join(", ")}`,
+      );
     }
   }
   let photoModels: ModelCatalog | undefined;
@@ -220,8 +220,20 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     tokenEncryptionKey: e.TOKEN_ENCRYPTION_KEY,
     auth: has("AUTH_JWKS_URL") ? { jwksUrl: e.AUTH_JWKS_URL!, issuer: e.AUTH_ISSUER!, audience: e.AUTH_AUDIENCE! } : undefined,
     oidc: has("OIDC_ISSUER") ? { issuer: e.OIDC_ISSUER!, clientId: e.OIDC_CLIENT_ID!, clientSecret: e.OIDC_CLIENT_SECRET! } : undefined,
-    rateLimits: { qr: e.RATE_LIMIT_QR, photo: e.RATE_LIMIT_PHOTO, photoRead: e.RATE_LIMIT_PHOTO_READ, socialRead: e.RATE_LIMIT_SOCIAL_READ, socialWrite: e.RATE_LIMIT_SOCIAL_WRITE },
-    heavy: { threads: e.HEAVY_THREADS, perUser: e.HEAVY_JOBS_PER_USER, queuePerUser: e.HEAVY_QUEUE_PER_USER ?? 8, queue: e.HEAVY_QUEUE ?? 64, idleSeconds: e.HEAVY_IDLE_SECONDS },
+    rateLimits: {
+      qr: e.RATE_LIMIT_QR,
+      photo: e.RATE_LIMIT_PHOTO,
+      photoRead: e.RATE_LIMIT_PHOTO_READ,
+      socialRead: e.RATE_LIMIT_SOCIAL_READ,
+      socialWrite: e.RATE_LIMIT_SOCIAL_WRITE,
+    },
+    heavy: {
+      threads: e.HEAVY_THREADS,
+      perUser: e.HEAVY_JOBS_PER_USER,
+      queuePerUser: e.HEAVY_QUEUE_PER_USER ?? 8,
+      queue: e.HEAVY_QUEUE ?? 64,
+      idleSeconds: e.HEAVY_IDLE_SECONDS,
+    },
     retentionDays: e.RETENTION_DAYS,
     logLevel: e.LOG_LEVEL as Config["logLevel"],
   };

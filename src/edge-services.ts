@@ -102,7 +102,8 @@ function edgeRequirements(has: { databaseUrl: boolean; s3: boolean; tokenEncrypt
   const problems: string[] = [];
   if (!has.databaseUrl) problems.push("DATABASE_URL must be set on Workers (a postgres:// URL of the Neon database); the embedded PGlite runs on Node only");
   if (!has.s3) problems.push(`${S3_VARS.join(", ")} must be set on Workers: media and generated images need a bucket (R2 or S3)`);
-  if (!has.tokenEncryptionKey) problems.push("TOKEN_ENCRYPTION_KEY must be set on Workers (32 bytes, base64: openssl rand -base64 32); there is no DATA_DIR to generate it into");
+  if (!has.tokenEncryptionKey)
+    problems.push("TOKEN_ENCRYPTION_KEY must be set on Workers (32 bytes, base64: openssl rand -base64 32); there is no DATA_DIR to generate it into");
   return problems;
 }
 
@@ -111,7 +112,6 @@ function requireEdgeConfig(config: Config): EdgeConfig {
   if (problems.length) throw new ConfigError(problems);
   return config as EdgeConfig;
 }
-
 
 export function buildEdgeServices(env: Record<string, unknown>, ctx: EdgeContext, options: EdgeServicesOptions = {}): EdgeServices {
   const config = options.config ? requireEdgeConfig(options.config) : parseEdgeConfig(env);

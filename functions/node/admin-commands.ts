@@ -8,7 +8,17 @@
 import type { Db } from "../../db/client";
 import type { Services } from "../../src/services";
 import { createLoginLink } from "../../src/hub/login-links";
-import { createApiKey, createUser, describeScopes, findUserByEmail, listApiKeys, parseOrigins, parseScopes, revokeApiKey, type ApiKeyScope } from "../../src/http/api-keys";
+import {
+  createApiKey,
+  createUser,
+  describeScopes,
+  findUserByEmail,
+  listApiKeys,
+  parseOrigins,
+  parseScopes,
+  revokeApiKey,
+  type ApiKeyScope,
+} from "../../src/http/api-keys";
 import { usageTotals } from "../../src/photo/ledger";
 
 export interface AdminRequest {
@@ -61,7 +71,8 @@ export async function runAdminCommand(db: Db, req: AdminRequest, hub?: Pick<Serv
   };
   const origins = (keyScopes: ApiKeyScope[] | null): string[] | null => {
     if (req.origins === undefined) return null;
-    if (!(keyScopes?.length === 1 && keyScopes[0] === "qr")) throw new AdminError("--origins is only for a key made with --scopes qr (a key that can publish or buy belongs on a server)");
+    if (!(keyScopes?.length === 1 && keyScopes[0] === "qr"))
+      throw new AdminError("--origins is only for a key made with --scopes qr (a key that can publish or buy belongs on a server)");
     try {
       return parseOrigins(req.origins);
     } catch (err) {
@@ -95,7 +106,17 @@ export async function runAdminCommand(db: Db, req: AdminRequest, hub?: Pick<Serv
       const user = await findUserByEmail(db, needEmail());
       if (!user) throw new AdminError(`no user with e-mail ${req.email}`);
       const keys = await listApiKeys(db, user.userId);
-      const lines = keys.map((k) => [k.prefix, k.name, describeScopes(k.scopes), k.allowedOrigins?.join(",") ?? "any", k.createdAt, k.lastUsedAt ?? "-", k.revokedAt ? `revoked ${k.revokedAt}` : "live"].join("\t"));
+      const lines = keys.map((k) =>
+        [
+          k.prefix,
+          k.name,
+          describeScopes(k.scopes),
+          k.allowedOrigins?.join(",") ?? "any",
+          k.createdAt,
+          k.lastUsedAt ?? "-",
+          k.revokedAt ? `revoked ${k.revokedAt}` : "live",
+        ].join("\t"),
+      );
       return { ok: true, output: ["prefix\tname\tscopes\tpages\tcreated\tlast used\tstate", ...lines].join("\n") };
     }
     case "usage": {
@@ -103,7 +124,10 @@ export async function runAdminCommand(db: Db, req: AdminRequest, hub?: Pick<Serv
       if (!user) throw new AdminError(`no user with e-mail ${req.email}`);
       const u = await usageTotals(db, user.userId);
       const lines = u.byModel.map((m) => [m.model, m.resolution, m.images, m.credits, m.usd, m.inr].join("\t"));
-      return { ok: true, output: ["model\tresolution\timages\tcredits\tusd\tinr", ...lines, ["total", "", u.images, u.credits, u.usd, u.inr].join("\t")].join("\n") };
+      return {
+        ok: true,
+        output: ["model\tresolution\timages\tcredits\tusd\tinr", ...lines, ["total", "", u.images, u.credits, u.usd, u.inr].join("\t")].join("\n"),
+      };
     }
     case "login-link": {
       const user = await findUserByEmail(db, needEmail());

@@ -71,7 +71,10 @@ function adminRequestOf(text: string): AdminRequest | null {
 export function createAdminRoutes(token: string): Hono<AppEnv> {
   const router = new Hono<AppEnv>();
   router.use("/_admin/*", loopbackOnly);
-  router.use("/_admin/*", declaredBodyLimit(ADMIN_MAX_BODY_BYTES, () => new ApiError("PAYLOAD_TOO_LARGE", "An admin command body is at most 64 KB.")));
+  router.use(
+    "/_admin/*",
+    declaredBodyLimit(ADMIN_MAX_BODY_BYTES, () => new ApiError("PAYLOAD_TOO_LARGE", "An admin command body is at most 64 KB.")),
+  );
   router.post("/_admin/command", async (c) => {
     const given = c.req.header("x-admin-token") ?? "";
     if (!constantTimeEqual(given, token)) throw new ApiError("UNAUTHORIZED", "Admin token required.");

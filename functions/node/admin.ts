@@ -48,7 +48,14 @@ function parseCommandLine() {
   try {
     return parseArgs({
       allowPositionals: true,
-      options: { email: { type: "string" }, name: { type: "string" }, prefix: { type: "string" }, scopes: { type: "string" }, origins: { type: "string" }, help: { type: "boolean", short: "h" } },
+      options: {
+        email: { type: "string" },
+        name: { type: "string" },
+        prefix: { type: "string" },
+        scopes: { type: "string" },
+        origins: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
     });
   } catch (err) {
     const { code, message } = err as NodeJS.ErrnoException;
@@ -72,7 +79,10 @@ async function sendToRunningServer(dataDir: string, request: AdminRequest): Prom
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return null;
-    const advice = code === "EACCES" || code === "EPERM" ? "run the command as the user that runs the server" : "if no server runs with this DATA_DIR, remove it and run the command again";
+    const advice =
+      code === "EACCES" || code === "EPERM"
+        ? "run the command as the user that runs the server"
+        : "if no server runs with this DATA_DIR, remove it and run the command again";
     throw new CliError(`Cannot read ${path} (${reason(err)}): ${advice}.`);
   }
   let info: { url: string; token: string; pid: number };
@@ -89,10 +99,15 @@ async function sendToRunningServer(dataDir: string, request: AdminRequest): Prom
     body: JSON.stringify(request),
   }).catch(() => null);
   const notAnswering = `The server that holds ${resolve(dataDir)} (pid ${info.pid}) does not answer at ${info.url}`;
-  if (!res) throw new CliError(`${notAnswering}: wait until it has started, or stop it and run the command again (the CLI then opens the database itself). If no server runs, remove ${path}.`);
+  if (!res)
+    throw new CliError(
+      `${notAnswering}: wait until it has started, or stop it and run the command again (the CLI then opens the database itself). If no server runs, remove ${path}.`,
+    );
   const body = (await res.json().catch(() => null)) as Partial<AdminResult> | null;
   if (typeof body?.ok === "boolean" && typeof body.output === "string") return body as AdminResult;
-  throw new CliError(`The server at ${info.url} refused the admin command (HTTP ${res.status}): restart it, so that it writes ${path} afresh, and run the command again.`);
+  throw new CliError(
+    `The server at ${info.url} refused the admin command (HTTP ${res.status}): restart it, so that it writes ${path} afresh, and run the command again.`,
+  );
 }
 
 async function runDirect(config: Config, pgliteDir: string, request: AdminRequest): Promise<AdminResult> {

@@ -10,9 +10,7 @@ export function DeferredSet(log: Logger) {
   const pending = new Set<Promise<unknown>>();
   return {
     defer(promise: Promise<unknown>) {
-      const tracked = promise
-        .catch((err) => log.error("background task failed", { error: String(err) }))
-        .finally(() => pending.delete(tracked));
+      const tracked = promise.catch((err) => log.error("background task failed", { error: String(err) })).finally(() => pending.delete(tracked));
       pending.add(tracked);
     },
     async drain(timeoutMs = 10_000) {

@@ -45,5 +45,3 @@ export function FsStorage(root: string, publicBaseUrl: string): Storage {
     urlFor,
   };
 }
-
-

@@ -46,7 +46,10 @@ export function createNodeFetcher(options: NodeFetcherOptions = {}): NodeFetcher
             const problem = addressProblem(answer.address);
             if (problem) {
               return callback(
-                new ApiError("INVALID_IMAGE_URL", `The image URL's host resolves to ${problem}; only public addresses may be fetched.`) as unknown as NodeJS.ErrnoException,
+                new ApiError(
+                  "INVALID_IMAGE_URL",
+                  `The image URL's host resolves to ${problem}; only public addresses may be fetched.`,
+                ) as unknown as NodeJS.ErrnoException,
                 [],
               );
             }

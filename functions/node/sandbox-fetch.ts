@@ -24,7 +24,8 @@ import type { Services } from "../../src/services";
  */
 export function answerSandboxInProcess(services: Services, appFor: () => Hono<AppEnv>): void {
   const { config } = services;
-  if (config.graph.sandbox && !config.graph.baseUrl) services.platformFetch = sandboxInProcess(appFor(), `${config.publicBaseUrl}/sandbox/`, services.platformFetch);
+  if (config.graph.sandbox && !config.graph.baseUrl)
+    services.platformFetch = sandboxInProcess(appFor(), `${config.publicBaseUrl}/sandbox/`, services.platformFetch);
 }
 
 export function sandboxInProcess(app: Hono<AppEnv>, base: string, fallback: typeof fetch): typeof fetch {
@@ -51,7 +52,13 @@ function inProcessRequest(input: RequestInfo | URL, init: RequestInit | undefine
     if (!headers.has("content-type")) headers.set("content-type", "text/plain;charset=UTF-8");
     if (!headers.has("content-length")) headers.set("content-length", String(Buffer.byteLength(body)));
   }
-  return new InProcessRequest(String(input), (init?.method ?? "GET").toUpperCase(), headers, init?.signal ?? new AbortController().signal, body) as unknown as Request;
+  return new InProcessRequest(
+    String(input),
+    (init?.method ?? "GET").toUpperCase(),
+    headers,
+    init?.signal ?? new AbortController().signal,
+    body,
+  ) as unknown as Request;
 }
 
 /**
@@ -90,7 +97,20 @@ class InProcessRequest {
 }
 
 const requestMembers = (names: string[]) => names.filter((name) => name in Request.prototype);
-for (const name of requestMembers(["body", "bodyUsed", "cache", "credentials", "destination", "integrity", "keepalive", "mode", "redirect", "referrer", "referrerPolicy", "duplex"])) {
+for (const name of requestMembers([
+  "body",
+  "bodyUsed",
+  "cache",
+  "credentials",
+  "destination",
+  "integrity",
+  "keepalive",
+  "mode",
+  "redirect",
+  "referrer",
+  "referrerPolicy",
+  "duplex",
+])) {
   Object.defineProperty(InProcessRequest.prototype, name, {
     get(this: InProcessRequest) {
       return (this.real() as unknown as Record<string, unknown>)[name];

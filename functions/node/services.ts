@@ -118,4 +118,3 @@ export async function embeddedSecret(dataDir: string, name: string, generate: ()
     return (await readFile(path, "utf8")).trim();
   }
 }
-

@@ -33,7 +33,12 @@ export interface StatisticsKeeper {
   stop(): Promise<void>;
 }
 
-export async function keepTableStatistics(db: Db, driver: DbHandle["driver"], log: Pick<Logger, "debug" | "warn">, intervalMs = INTERVAL_MS): Promise<StatisticsKeeper> {
+export async function keepTableStatistics(
+  db: Db,
+  driver: DbHandle["driver"],
+  log: Pick<Logger, "debug" | "warn">,
+  intervalMs = INTERVAL_MS,
+): Promise<StatisticsKeeper> {
   const active = driver === "pglite" || (driver === "node-postgres" && !(await autovacuumOn(db)));
   let running: Promise<string[]> | null = null;
   const refresh = () => (running ??= analyzeGrown(db).finally(() => (running = null)));

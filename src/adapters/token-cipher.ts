@@ -16,7 +16,7 @@ const OPENED_MS = 10 * 60_000;
 
 export function AesGcmTokenCipher(base64Key: string): TokenCipher {
   const raw = bytesFromBase64Strict(base64Key);
-  if (!raw || raw.length !== 32) throw new Error("TOKEN_ENCRYPTION_KEY must be 32 bytes, base64 encoded");
+  if (raw?.length !== 32) throw new Error("TOKEN_ENCRYPTION_KEY must be 32 bytes, base64 encoded");
   const keyPromise = crypto.subtle.importKey("raw", raw as BufferSource, "AES-GCM", false, ["encrypt", "decrypt"]);
   // The tokens this cipher opened lately, by ciphertext: every delivery decrypts its account's token, and
   // WebCrypto's decrypt is a job on libuv's thread pool and back, 30 µs of the request thread's time each. A

@@ -18,6 +18,7 @@ import { ApiError } from "../lib/errors";
  * by declaration merging, so the limiter and the `Services.heavy` port name the tasks and their types
  * without importing the areas that implement them.
  */
+// biome-ignore lint/suspicious/noEmptyInterface: filled in by declaration merging (src/heavy/tasks.ts), so the port names no area
 export interface HeavyTasks {}
 export type HeavyTaskName = keyof HeavyTasks;
 export type HeavyInput<N extends HeavyTaskName> = HeavyTasks[N] extends (input: infer I) => unknown ? I : never;
@@ -28,7 +29,10 @@ export type HeavyOutput<N extends HeavyTaskName> = HeavyTasks[N] extends (...arg
  * again, which a runner on another thread may move there instead of copying (they are then empty here).
  */
 export type HeavyRunner = <N extends HeavyTaskName>(
-  name: N, input: HeavyInput<N>, handOver?: readonly Uint8Array[], spare?: () => void,
+  name: N,
+  input: HeavyInput<N>,
+  handOver?: readonly Uint8Array[],
+  spare?: () => void,
 ) => Promise<HeavyOutput<N>>;
 
 export interface HeavyLimits {
@@ -170,7 +174,13 @@ export function LimitedHeavyWork(limits: HeavyLimits, runner: HeavyRunner): Heav
     // Held only by second slots, it would have started at once without them: it waits for one instead.
     const onlySpares = holders.size - spares < limits.slots && queue.running < limits.perUser && queue.waiting.length === 0 && waiting === 0;
     if (!onlySpares && queue.waiting.length >= limits.queuePerUser) {
-      refuse(busy((s) => `Too many image jobs at once for this key: ${queue.running} running and ${queue.waiting.length} waiting; retry in ${s} s.`, queue.running + queue.waiting.length, limits.perUser));
+      refuse(
+        busy(
+          (s) => `Too many image jobs at once for this key: ${queue.running} running and ${queue.waiting.length} waiting; retry in ${s} s.`,
+          queue.running + queue.waiting.length,
+          limits.perUser,
+        ),
+      );
     }
     if (!onlySpares && waiting >= limits.queue) refuse(busy((s) => `The service is busy with image work; retry in ${s} s.`, waiting, limits.slots));
     waiting++;

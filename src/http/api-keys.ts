@@ -72,13 +72,25 @@ export async function verifyApiKey(db: Db, key: string, cache?: ApiKeyCache): Pr
   // Written out rather than spread: a spread's result took a new hidden class on every request here.
   if (cached) return { userId: cached.userId, keyId: cached.keyId, scopes: cached.scopes, allowedOrigins: cached.allowedOrigins, fresh: false };
   const [row] = await db
-    .select({ id: apiKeys.id, userId: apiKeys.userId, hash: apiKeys.hash, revokedAt: apiKeys.revokedAt, scopes: apiKeys.scopes, allowedOrigins: apiKeys.allowedOrigins })
+    .select({
+      id: apiKeys.id,
+      userId: apiKeys.userId,
+      hash: apiKeys.hash,
+      revokedAt: apiKeys.revokedAt,
+      scopes: apiKeys.scopes,
+      allowedOrigins: apiKeys.allowedOrigins,
+    })
     .from(apiKeys)
     .where(eq(apiKeys.hash, hash))
     .limit(1);
   // The lookup is by hash already; the comparison below keeps the check explicit and constant-time.
   if (!row || row.revokedAt || !constantTimeEqual(row.hash, hash)) return null;
-  const verified: VerifiedKey = { userId: row.userId, keyId: row.id, scopes: normaliseScopes(row.scopes?.filter(isApiKeyScope)), allowedOrigins: row.allowedOrigins };
+  const verified: VerifiedKey = {
+    userId: row.userId,
+    keyId: row.id,
+    scopes: normaliseScopes(row.scopes?.filter(isApiKeyScope)),
+    allowedOrigins: row.allowedOrigins,
+  };
   cache?.set(hash, verified, now);
   return { userId: verified.userId, keyId: verified.keyId, scopes: verified.scopes, allowedOrigins: verified.allowedOrigins, fresh: true };
 }
@@ -92,12 +104,19 @@ export async function touchApiKey(db: Db, keyId: string): Promise<void> {
 }
 
 export async function createUser(db: Db, email: string): Promise<{ userId: string }> {
-  const [row] = await db.insert(users).values({ email: normaliseEmail(email) }).returning({ id: users.id });
+  const [row] = await db
+    .insert(users)
+    .values({ email: normaliseEmail(email) })
+    .returning({ id: users.id });
   return { userId: row!.id };
 }
 
 export async function findUserByEmail(db: Db, email: string): Promise<{ userId: string } | null> {
-  const [row] = await db.select({ id: users.id }).from(users).where(eq(users.email, normaliseEmail(email))).limit(1);
+  const [row] = await db
+    .select({ id: users.id })
+    .from(users)
+    .where(eq(users.email, normaliseEmail(email)))
+    .limit(1);
   return row ? { userId: row.id } : null;
 }
 

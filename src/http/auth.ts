@@ -153,11 +153,7 @@ export async function userForSubject(services: Services, payload: JWTPayload): P
   const syntheticEmail = `${encodeURIComponent(String(payload.sub))}@${hostOf(String(payload.iss))}.idp`;
   const candidates = email && payload.email_verified === true ? [email, syntheticEmail] : [syntheticEmail];
   for (const candidate of candidates) {
-    const [created] = await db
-      .insert(users)
-      .values({ email: candidate, externalSubject: subject })
-      .onConflictDoNothing()
-      .returning({ id: users.id });
+    const [created] = await db.insert(users).values({ email: candidate, externalSubject: subject }).onConflictDoNothing().returning({ id: users.id });
     if (created) return created.id;
     const [raced] = await db.select({ id: users.id }).from(users).where(eq(users.externalSubject, subject)).limit(1);
     if (raced) return raced.id;

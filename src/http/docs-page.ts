@@ -11,6 +11,7 @@ import { html, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import { codeToStatus } from "./errors";
 
+// biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is walked as untyped JSON
 type Json = Record<string, any>;
 type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 
@@ -34,7 +35,11 @@ export function renderDocsPage(doc: Json): Html {
   const operations = collectOperations(doc);
   const info = doc.info ?? {};
   const tags = [...((doc.tags ?? []) as Json[]).map((t) => String(t.name)), ...operations.flatMap((op) => op.tags)].filter((t, i, all) => all.indexOf(t) === i);
-  const tagged = tags.map((tag) => ({ tag, description: ((doc.tags ?? []) as Json[]).find((t) => t.name === tag)?.description, ops: operations.filter((op) => op.tags[0] === tag) }));
+  const tagged = tags.map((tag) => ({
+    tag,
+    description: ((doc.tags ?? []) as Json[]).find((t) => t.name === tag)?.description,
+    ops: operations.filter((op) => op.tags[0] === tag),
+  }));
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -52,9 +57,12 @@ ${paragraphs(info.description)}
 ${Object.entries<Json>(doc.components?.securitySchemes ?? {}).map(([name, scheme]) => html`<tr><td><code>${name}</code> (${scheme.type} ${scheme.scheme ?? ""})</td><td>${inline(scheme.description ?? "")}</td></tr>`)}
 </table>
 <h2>Operations</h2>
-<nav>${tagged.filter((t) => t.ops.length).map(
-    (t) => html`<h3>${t.tag}</h3><ul>${t.ops.map((op) => html`<li><a href="#${op.operationId}"><span class="m ${op.method}">${op.method.toUpperCase()}</span> <code>${op.path}</code></a> ${op.summary}</li>`)}</ul>`,
-  )}</nav>
+<nav>${tagged
+    .filter((t) => t.ops.length)
+    .map(
+      (t) =>
+        html`<h3>${t.tag}</h3><ul>${t.ops.map((op) => html`<li><a href="#${op.operationId}"><span class="m ${op.method}">${op.method.toUpperCase()}</span> <code>${op.path}</code></a> ${op.summary}</li>`)}</ul>`,
+    )}</nav>
 ${tagged.filter((t) => t.ops.length).map((t) => html`<h2>${t.tag}</h2>${paragraphs(t.description)}${t.ops.map((op) => renderOperation(doc, op))}`)}
 <h2>Errors</h2>
 <p>Every error body is <code>{"error":{"code","message","details?","requestId?"}}</code>; <code>details</code> lists <code>{path, message}</code> per invalid field, and a 500 carries the <code>requestId</code>. Each code always comes with the same status:</p>
@@ -78,7 +86,15 @@ function collectOperations(doc: Json): Operation[] {
   for (const [path, item] of Object.entries<Json>(doc.paths ?? {})) {
     for (const method of METHODS) {
       const op = item[method] as Json | undefined;
-      if (op) out.push({ method, path, operationId: op.operationId ?? `${method}-${path}`, summary: op.summary ?? "", tags: op.tags?.length ? op.tags : ["Other"], op });
+      if (op)
+        out.push({
+          method,
+          path,
+          operationId: op.operationId ?? `${method}-${path}`,
+          summary: op.summary ?? "",
+          tags: op.tags?.length ? op.tags : ["Other"],
+          op,
+        });
     }
   }
   return out;
@@ -92,10 +108,12 @@ function renderOperation(doc: Json, { method, path, operationId, summary, op }: 
 <h3><span class="m ${method}">${method.toUpperCase()}</span> <code>${path}</code></h3>
 <p><strong>${summary}</strong> <span class="muted">(operationId <code>${operationId}</code>; ${authOf(op.security)}${op["x-required-scope"] ? html`; key scope <code>${op["x-required-scope"]}</code>` : ""})</span></p>
 ${paragraphs(op.description)}
-${params.length
+${
+  params.length
     ? html`<h4>Parameters</h4><table><tr><th>Name</th><th>In</th><th>Required</th><th>Description</th><th>Example</th></tr>
 ${params.map((p) => html`<tr><td><code>${p.name}</code></td><td>${p.in}</td><td>${p.required ? "yes" : "no"}</td><td>${inline(p.description ?? p.schema?.description ?? "")}${enumOf(p.schema)}</td><td>${p.example === undefined ? "" : html`<code>${String(p.example)}</code>`}</td></tr>`)}</table>`
-    : ""}
+    : ""
+}
 ${media?.schema ? renderBody(resolve(doc, media.schema)) : ""}
 ${media ? examplesOf("Request example", media) : ""}
 <h4>Responses</h4>
@@ -123,10 +141,12 @@ function renderBody(schema: Json): Html {
   const props = Object.entries<Json>(schema.properties ?? {});
   const required = new Set<string>(schema.required ?? []);
   return html`<h4>Request body</h4>
-${props.length
+${
+  props.length
     ? html`<table><tr><th>Field</th><th>Type</th><th>Required</th><th>Description</th></tr>
 ${props.map(([name, p]) => html`<tr><td><code>${name}</code></td><td>${typeOf(p)}</td><td>${required.has(name) ? "yes" : "no"}</td><td>${inline(p.description ?? "")}${enumOf(p)}</td></tr>`)}</table>`
-    : html`<p>${typeOf(schema)}</p>`}
+    : html`<p>${typeOf(schema)}</p>`
+}
 <details><summary>JSON Schema</summary><pre>${JSON.stringify(schema, null, 2)}</pre></details>`;
 }
 
@@ -163,12 +183,17 @@ function paragraphs(text: unknown): Html | string {
 }
 
 /** Inlines `$ref`s (depth-limited) so a schema reads on its own. */
+// biome-ignore lint/suspicious/noExplicitAny: a resolved node is any part of the document
 function resolve(doc: Json, node: unknown, depth = 0): any {
   if (depth > 8 || node === null || typeof node !== "object") return node;
   if (Array.isArray(node)) return node.map((n) => resolve(doc, n, depth + 1));
   const ref = (node as Json).$ref;
   if (typeof ref === "string" && ref.startsWith("#/")) {
-    const target = ref.slice(2).split("/").reduce<any>((at, key) => at?.[key], doc);
+    const target = ref
+      .slice(2)
+      .split("/")
+      // biome-ignore lint/suspicious/noExplicitAny: a JSON pointer walks untyped JSON
+      .reduce<any>((at, key) => at?.[key], doc);
     return resolve(doc, target, depth + 1);
   }
   return Object.fromEntries(Object.entries(node as Json).map(([k, v]) => [k, resolve(doc, v, depth + 1)]));

@@ -26,7 +26,9 @@ export function validationError(issues: ReadonlyArray<IssueLike>, context: Issue
   const details = detailsFromIssues(issues, context);
   const first = details[0];
   const message = first ? `${first.path}: ${first.message}` : "The request is not valid.";
-  return new ApiError("VALIDATION_FAILED", details.length > 1 ? `${message} (and ${details.length - 1} more)` : message, { details: details.slice(0, MAX_DETAILS) });
+  return new ApiError("VALIDATION_FAILED", details.length > 1 ? `${message} (and ${details.length - 1} more)` : message, {
+    details: details.slice(0, MAX_DETAILS),
+  });
 }
 
 interface ErrorLogger {
@@ -90,9 +92,7 @@ function fromHttpException(err: HTTPException): ApiError {
     case 415:
       return new ApiError("UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with Content-Type: application/json.");
     default:
-      return err.status >= 500
-        ? new ApiError("INTERNAL", "Something went wrong on our side.")
-        : new ApiError("BAD_REQUEST", err.message || "Bad request.");
+      return err.status >= 500 ? new ApiError("INTERNAL", "Something went wrong on our side.") : new ApiError("BAD_REQUEST", err.message || "Bad request.");
   }
 }
 

@@ -99,14 +99,19 @@ export const serviceRoutes = {
     operationId: "health",
     tags: ["Service"],
     summary: "Health of each dependency",
-    description: "Probes the database, the kv store and the storage (3 s each) and names the queue; says which kind each is, never where. `Cache-Control: no-store`.",
+    description:
+      "Probes the database, the kv store and the storage (3 s each) and names the queue; says which kind each is, never where. `Cache-Control: no-store`.",
     security: [],
     responses: {
       200: { description: "Every dependency answered.", content: json(HealthSchema, { ok: { value: { data: healthy } } }) },
       503: {
         description: "A dependency failed; its check says `error` with `timed out` or `unreachable`.",
         content: json(HealthSchema, {
-          degraded: { value: { data: { ...healthy, status: "degraded", checks: { ...healthy.checks, storage: { kind: "s3", status: "error", ms: 3001, error: "timed out" } } } } },
+          degraded: {
+            value: {
+              data: { ...healthy, status: "degraded", checks: { ...healthy.checks, storage: { kind: "s3", status: "error", ms: 3001, error: "timed out" } } },
+            },
+          },
         }),
       },
       500: internalError,

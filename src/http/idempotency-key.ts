@@ -15,7 +15,10 @@ export function readIdempotencyKey(header: string | undefined): string | null {
   let key = header.trim();
   if (key.length >= 2 && key.startsWith('"') && key.endsWith('"')) key = key.slice(1, -1).replace(/\\(["\\])/g, "$1");
   if (!KEY_FORMAT.test(key)) {
-    throw new ApiError("IDEMPOTENCY_KEY_REQUIRED", "The Idempotency-Key header must be 1 to 255 visible ASCII characters (no spaces or control characters); a UUID is a good choice.");
+    throw new ApiError(
+      "IDEMPOTENCY_KEY_REQUIRED",
+      "The Idempotency-Key header must be 1 to 255 visible ASCII characters (no spaces or control characters); a UUID is a good choice.",
+    );
   }
   return key;
 }

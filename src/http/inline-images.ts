@@ -46,7 +46,6 @@ export interface InlineImageField {
   kind: "base64" | "image-or-url";
 }
 
-
 /**
  * A cheaper way to a request body's bytes than its web stream, where the platform has one; undefined
  * for a request it cannot serve that way. See `configureBodySource`.
@@ -176,7 +175,8 @@ export class InlineBodyReader {
             if (b === QUOTE) break;
             if (b === 0x7b || b === 0x5b) {
               // Nesting deeper than any image field is only counted: a body of 20 MB of "[" makes no frames.
-              if (this.stack.length < MAX_DEPTH && this.deeper === 0) this.stack.push({ array: b === 0x5b, index: b === 0x5b ? 0 : -1, key: null, expectKey: b === 0x7b });
+              if (this.stack.length < MAX_DEPTH && this.deeper === 0)
+                this.stack.push({ array: b === 0x5b, index: b === 0x5b ? 0 : -1, key: null, expectKey: b === 0x7b });
               else this.deeper++;
             } else if (b === 0x7d || b === 0x5d) {
               if (this.deeper > 0) this.deeper--;

@@ -61,7 +61,10 @@ function detailsOf(issue: IssueLike, prefix: PropertyKey[], context: IssueContex
   if (issue.code === "unrecognized_keys" && issue.keys?.length) {
     const known = knownKeysAt(context.schema, context.input, path);
     const hint = context.unknownHint ? ` (${context.unknownHint})` : "";
-    return issue.keys.map((key) => ({ path: join([...path, shown(String(key))], context.source), message: unknownMessage(String(key), known, context.source) + hint }));
+    return issue.keys.map((key) => ({
+      path: join([...path, shown(String(key))], context.source),
+      message: unknownMessage(String(key), known, context.source) + hint,
+    }));
   }
   if (issue.code === "invalid_union" && issue.errors) {
     const branch = bestBranch(issue.errors);
@@ -133,7 +136,9 @@ function unknownMessage(name: string, known: string[] | null, source: IssueConte
   if (source !== "query") return guess ? `is not a known field (did you mean '${guess}'?)` : "is not a known field";
   if (guess) return `is not a known query parameter (did you mean '${guess}'?)`;
   if (known === null) return "is not a known query parameter";
-  return known.length ? `is not a known query parameter; this operation takes ${known.join(", ")}` : "is not a known query parameter; this operation takes none";
+  return known.length
+    ? `is not a known query parameter; this operation takes ${known.join(", ")}`
+    : "is not a known query parameter; this operation takes none";
 }
 
 /** Query parameters given more than once, as the validators hand them over (an array of the values). */
@@ -203,6 +208,7 @@ function editDistance(a: string, b: string): number {
 
 interface Def {
   type: string;
+  // biome-ignore lint/suspicious/noExplicitAny: the other fields of an issue differ by its type
   [key: string]: any;
 }
 

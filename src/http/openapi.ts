@@ -73,7 +73,12 @@ export function errorResponse(description: string, ...examples: ErrorExample[]) 
     description,
     content: json(
       ErrorSchema,
-      Object.fromEntries(examples.map(([code, message, details], i) => [examples.findIndex(([c]) => c === code) === i ? code : `${code}_${i + 1}`, { summary: code, value: errorBody(code, message, details) }])),
+      Object.fromEntries(
+        examples.map(([code, message, details], i) => [
+          examples.findIndex(([c]) => c === code) === i ? code : `${code}_${i + 1}`,
+          { summary: code, value: errorBody(code, message, details) },
+        ]),
+      ),
     ),
   };
 }
@@ -160,7 +165,10 @@ function withScope<R extends { responses: object }>(scope: ApiKeyScope, route: R
               ["INSUFFICIENT_SCOPE", insufficientScopeMessage(scope, other)],
               ["ORIGIN_NOT_ALLOWED", originNotAllowedMessage(["https://shop.example"], "https://elsewhere.example")],
             )
-          : errorResponse(`The API key is limited to other areas; this operation needs the \`${scope}\` scope.`, ["INSUFFICIENT_SCOPE", insufficientScopeMessage(scope, other)]),
+          : errorResponse(`The API key is limited to other areas; this operation needs the \`${scope}\` scope.`, [
+              "INSUFFICIENT_SCOPE",
+              insufficientScopeMessage(scope, other),
+            ]),
     },
   };
 }

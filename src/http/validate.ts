@@ -107,7 +107,9 @@ export function parseQuery<T>(c: Context, schema: ZodType<T>, options: { unknown
 }
 
 // Generic in the input, so the handler's `c.req.valid(...)` keeps its type; it only ever throws.
+// biome-ignore lint/suspicious/noExplicitAny: Hono types the hook for any path
 type ThrowingHook = <T>(...args: Parameters<Hook<T, AppEnv, any, undefined>>) => undefined;
+// biome-ignore lint/suspicious/noExplicitAny: as above
 type HookResult = Parameters<Hook<unknown, AppEnv, any, undefined>>[0];
 
 /**

@@ -22,8 +22,8 @@ async function accountsPage(c: Context<HubEnv>, flash: Flash = null) {
     <Layout title="Accounts" session={session} nav="accounts" flash={flash}>
       <h1>Connected accounts</h1>
       <p class="muted">
-        Posts go to the accounts you name in <code>accountIds</code>. Connecting a pageplatform page also connects the photoplatform
-        professional account linked to it.{sandbox ? " This service runs the built-in platform sandbox: nothing reaches a real network." : ""}
+        Posts go to the accounts you name in <code>accountIds</code>. Connecting a pageplatform page also connects the photoplatform professional account linked
+        to it.{sandbox ? " This service runs the built-in platform sandbox: nothing reaches a real network." : ""}
       </p>
       <PostForm action="/hub/accounts/connect" session={session} class="row">
         <button type="submit">Connect pageplatform</button>
@@ -58,7 +58,9 @@ async function accountsPage(c: Context<HubEnv>, flash: Flash = null) {
                 </PostForm>
               </div>
               {a.canPublish ? null : (
-                <p class="note small">The platform no longer accepts this connection (expired or revoked). Use “Connect pageplatform” to reconnect it; its id stays the same.</p>
+                <p class="note small">
+                  The platform no longer accepts this connection (expired or revoked). Use “Connect pageplatform” to reconnect it; its id stays the same.
+                </p>
               )}
             </li>
           ))}
@@ -87,8 +89,9 @@ export function createAccountRoutes(): Hono<HubEnv> {
   router.post("/:id/select", async (c) => {
     const body = await readHubForm(c);
     const selected = body.selected === "true";
-    const rows = await c.get("services").db
-      .update(socialAccounts)
+    const rows = await c
+      .get("services")
+      .db.update(socialAccounts)
       .set({ selected, updatedAt: c.get("services").clock.now() })
       .where(and(eq(socialAccounts.userId, c.get("session")!.userId), eq(socialAccounts.id, c.req.param("id"))))
       .returning({ name: socialAccounts.name });
@@ -97,8 +100,9 @@ export function createAccountRoutes(): Hono<HubEnv> {
   });
 
   router.post("/:id/disconnect", async (c) => {
-    const rows = await c.get("services").db
-      .delete(socialAccounts)
+    const rows = await c
+      .get("services")
+      .db.delete(socialAccounts)
       .where(and(eq(socialAccounts.userId, c.get("session")!.userId), eq(socialAccounts.id, c.req.param("id"))))
       .returning({ name: socialAccounts.name });
     if (!rows[0]) throw new HubError(404, "No connected account of yours has that id.");

@@ -45,7 +45,10 @@ function graphApp(services: Services) {
   const appId = config.graph.appId ?? (sandbox ? SANDBOX_APP.id : undefined);
   const appSecret = config.graph.appSecret;
   if (!appId || !appSecret) {
-    throw new HubError(503, "Connecting accounts is not set up on this service yet: the operator has to configure the platform app (GRAPH_API_BASE, META_APP_ID, META_APP_SECRET).");
+    throw new HubError(
+      503,
+      "Connecting accounts is not set up on this service yet: the operator has to configure the platform app (GRAPH_API_BASE, META_APP_ID, META_APP_SECRET).",
+    );
   }
   return {
     appId,
@@ -62,7 +65,13 @@ export async function startConnect(c: Context<HubEnv>): Promise<string> {
   const app = graphApp(services);
   const state = await saveState(services, { kind: "meta", sessionHash: c.get("session")!.idHash, nonce: null, codeVerifier: null });
   const url = new URL(`${app.dialogBase}/${app.version}/dialog/oauth`);
-  url.search = new URLSearchParams({ client_id: app.appId, redirect_uri: app.redirectUri, state, response_type: "code", scope: PUBLISH_SCOPES.join(",") }).toString();
+  url.search = new URLSearchParams({
+    client_id: app.appId,
+    redirect_uri: app.redirectUri,
+    state,
+    response_type: "code",
+    scope: PUBLISH_SCOPES.join(","),
+  }).toString();
   return url.toString();
 }
 
@@ -80,7 +89,10 @@ export async function finishConnect(c: Context<HubEnv>): Promise<ConnectResult> 
   // Only this session's own state is taken: another session opening this URL leaves it for its owner.
   const pending = await takeState(services, c.req.query("state"), "meta", session.idHash);
   if (!pending) {
-    throw new HubError(400, "This connection attempt is unknown, expired or belongs to another session, so nothing was connected. Start again with “Connect pageplatform”.");
+    throw new HubError(
+      400,
+      "This connection attempt is unknown, expired or belongs to another session, so nothing was connected. Start again with “Connect pageplatform”.",
+    );
   }
   if (c.req.query("error")) throw new HubError(400, "The connection was cancelled on pageplatform, so nothing was connected.");
   const code = c.req.query("code");
@@ -92,15 +104,28 @@ export async function finishConnect(c: Context<HubEnv>): Promise<ConnectResult> 
     url.search = new URLSearchParams(params).toString();
     return url;
   };
-  const short = await graphCall<{ access_token: string }>(services, api("oauth/access_token", { client_id: app.appId, client_secret: app.appSecret, redirect_uri: app.redirectUri, code }));
-  const long = await graphCall<{ access_token: string }>(services, api("oauth/access_token", { grant_type: "fb_exchange_token", client_id: app.appId, client_secret: app.appSecret, fb_exchange_token: short.access_token }));
+  const short = await graphCall<{ access_token: string }>(
+    services,
+    api("oauth/access_token", { client_id: app.appId, client_secret: app.appSecret, redirect_uri: app.redirectUri, code }),
+  );
+  const long = await graphCall<{ access_token: string }>(
+    services,
+    api("oauth/access_token", { grant_type: "fb_exchange_token", client_id: app.appId, client_secret: app.appSecret, fb_exchange_token: short.access_token }),
+  );
 
-  const permissions = await graphCall<{ data?: Array<{ permission: string; status: string }> }>(services, api("me/permissions", { access_token: long.access_token }));
+  const permissions = await graphCall<{ data?: Array<{ permission: string; status: string }> }>(
+    services,
+    api("me/permissions", { access_token: long.access_token }),
+  );
   const granted = new Set((permissions.data ?? []).filter((p) => p.status === "granted").map((p) => p.permission));
   const declined = PUBLISH_SCOPES.filter((scope) => !granted.has(scope));
 
   const pages: GraphPage[] = [];
-  let next: URL | null = api("me/accounts", { fields: "id,name,access_token,instagram_business_account{id,username,name}", limit: "100", access_token: long.access_token });
+  let next: URL | null = api("me/accounts", {
+    fields: "id,name,access_token,instagram_business_account{id,username,name}",
+    limit: "100",
+    access_token: long.access_token,
+  });
   for (let i = 0; next && i < MAX_PAGES_OF_PAGES; i++) {
     const page: { data?: GraphPage[]; paging?: { next?: string } } = await graphCall(services, next);
     pages.push(...(page.data ?? []));
@@ -128,9 +153,22 @@ export async function finishConnect(c: Context<HubEnv>): Promise<ConnectResult> 
   return result;
 }
 
-async function saveAccount(services: Services, userId: string, platform: "pageplatform" | "photoplatform", platformAccountId: string, name: string, token: string) {
+async function saveAccount(
+  services: Services,
+  userId: string,
+  platform: "pageplatform" | "photoplatform",
+  platformAccountId: string,
+  name: string,
+  token: string,
+) {
   if (!/^\d{1,30}$/.test(platformAccountId)) throw new HubError(502, "pageplatform answered with an account id that is not a number.");
-  const values = { name: name.slice(0, 200), tokenCiphertext: await services.tokens.encrypt(token), tokenStatus: "active", tokenError: null, updatedAt: services.clock.now() };
+  const values = {
+    name: name.slice(0, 200),
+    tokenCiphertext: await services.tokens.encrypt(token),
+    tokenStatus: "active",
+    tokenError: null,
+    updatedAt: services.clock.now(),
+  };
   await services.db
     .insert(socialAccounts)
     .values({ id: accountIdOf(platform, platformAccountId), userId, platform, platformAccountId, ...values })

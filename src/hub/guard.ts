@@ -92,7 +92,10 @@ export function clientAddress(c: Context): string {
   if (typeof raw !== "string" || !ipaddr.isValid(raw)) return "unknown";
   const address = ipaddr.process(raw);
   if (address.kind() === "ipv4") return address.toString();
-  return `${(address as ipaddr.IPv6).parts.slice(0, 4).map((part) => part.toString(16)).join(":")}::/64`;
+  return `${(address as ipaddr.IPv6).parts
+    .slice(0, 4)
+    .map((part) => part.toString(16))
+    .join(":")}::/64`;
 }
 
 /**

@@ -24,20 +24,31 @@ const SCOPE_LABELS: Record<ApiKeyScope, string> = {
 
 async function keysPage(
   c: Context<HubEnv>,
-  options: { created?: { key: string; name: string; scopes: ApiKeyScope[] | null; allowedOrigins: string[] | null }; flash?: Flash; status?: 200 | 201 | 400 | 404 } = {},
+  options: {
+    created?: { key: string; name: string; scopes: ApiKeyScope[] | null; allowedOrigins: string[] | null };
+    flash?: Flash;
+    status?: 200 | 201 | 400 | 404;
+  } = {},
 ) {
   const session = c.get("session") as HubSession;
   const keys = await listApiKeys(c.get("services").db, session.userId);
   return c.html(
     <Layout title="API keys" session={session} nav="keys" nonce={c.get("secureHeadersNonce")} flash={options.flash}>
       <h1>API keys</h1>
-      <p class="muted">Send a key as <code>Authorization: Bearer &lt;key&gt;</code> from your server. Keep keys out of browsers and repositories.</p>
+      <p class="muted">
+        Send a key as <code>Authorization: Bearer &lt;key&gt;</code> from your server. Keep keys out of browsers and repositories.
+      </p>
       {options.created ? (
         <section class="card" aria-labelledby="new-key">
           <h2 id="new-key">Your new key “{options.created.name}”</h2>
           <p>
             Copy it now: this is the only time it is shown. It may call: <strong>{describeScopes(options.created.scopes)}</strong>
-            {options.created.allowedOrigins ? <>, from pages on <strong>{options.created.allowedOrigins.join(", ")}</strong></> : null}.
+            {options.created.allowedOrigins ? (
+              <>
+                , from pages on <strong>{options.created.allowedOrigins.join(", ")}</strong>
+              </>
+            ) : null}
+            .
           </p>
           <Secret id="new-key-value" value={options.created.key} label="Copy the new API key" />
         </section>
@@ -126,7 +137,10 @@ export function createKeyRoutes(): Hono<HubEnv> {
     let allowedOrigins: string[] | null = null;
     if (originsText) {
       if (!(scopes?.length === 1 && scopes[0] === "qr")) {
-        return keysPage(c, { flash: { kind: "error", text: "Pages can be set only for a key for QR codes alone: a key that can publish or buy belongs on a server." }, status: 400 });
+        return keysPage(c, {
+          flash: { kind: "error", text: "Pages can be set only for a key for QR codes alone: a key that can publish or buy belongs on a server." },
+          status: 400,
+        });
       }
       try {
         allowedOrigins = parseOrigins(originsText);
@@ -140,8 +154,9 @@ export function createKeyRoutes(): Hono<HubEnv> {
 
   router.post("/:prefix/revoke", async (c) => {
     const prefix = c.req.param("prefix");
-    const rows = await c.get("services").db
-      .update(apiKeys)
+    const rows = await c
+      .get("services")
+      .db.update(apiKeys)
       .set({ revokedAt: sql`now()` })
       .where(and(eq(apiKeys.prefix, prefix), eq(apiKeys.userId, c.get("session")!.userId), isNull(apiKeys.revokedAt)))
       .returning({ name: apiKeys.name });

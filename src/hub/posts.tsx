@@ -87,7 +87,9 @@ async function listPage(c: Context<HubEnv>) {
               <td data-label="Targets">
                 <Targets post={p} />
               </td>
-              <td data-label="When" class="when">{p.scheduledFor ? `scheduled ${formatTime(p.scheduledFor)}` : formatTime(p.createdAt)}</td>
+              <td data-label="When" class="when">
+                {p.scheduledFor ? `scheduled ${formatTime(p.scheduledFor)}` : formatTime(p.createdAt)}
+              </td>
             </tr>
           ))}
         </StackTable>

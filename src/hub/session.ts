@@ -61,7 +61,14 @@ export function readSessionCookie(c: Context<HubEnv>): string | undefined {
 
 export function setSessionCookie(c: Context<HubEnv>, value: string): void {
   const secure = isHttps(c.get("services"));
-  setCookie(c, SESSION_COOKIE, value, { path: "/", httpOnly: true, sameSite: "Lax", secure, maxAge: SESSION_TTL_MS / 1000, prefix: prefixFor(c.get("services")) });
+  setCookie(c, SESSION_COOKIE, value, {
+    path: "/",
+    httpOnly: true,
+    sameSite: "Lax",
+    secure,
+    maxAge: SESSION_TTL_MS / 1000,
+    prefix: prefixFor(c.get("services")),
+  });
 }
 
 export function clearSessionCookie(c: Context<HubEnv>): void {

@@ -40,7 +40,10 @@ export function base64Start(input: string): number {
   const uri = DATA_URI.exec(input.slice(0, 256));
   if (uri) {
     const mime = uri[1]!.trim().toLowerCase();
-    const params = uri[2]!.toLowerCase().split(";").map((p) => p.trim());
+    const params = uri[2]!
+      .toLowerCase()
+      .split(";")
+      .map((p) => p.trim());
     if (mime && !mime.startsWith("image/")) {
       throw new ApiError("INVALID_IMAGE", `The data URI has type "${mime.slice(0, 40)}"; it must be an image (image/jpeg, image/png or image/webp).`);
     }

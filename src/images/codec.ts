@@ -113,7 +113,10 @@ export function flattenAlpha(img: RgbaImage, background: [number, number, number
   const d = img.data;
   let opaque = true;
   for (let i = 3; i < d.length; i += 4) {
-    if (d[i] !== 255) { opaque = false; break; }
+    if (d[i] !== 255) {
+      opaque = false;
+      break;
+    }
   }
   if (opaque) return img;
   const [br, bg, bb] = background;

@@ -86,13 +86,34 @@ function reorient<T extends Uint8Array | Uint32Array>(src: T, dst: T, w: number,
       let dx: number;
       let dy: number;
       switch (orientation) {
-        case 2: dx = w - 1 - x; dy = y; break;
-        case 3: dx = w - 1 - x; dy = h - 1 - y; break;
-        case 4: dx = x; dy = h - 1 - y; break;
-        case 5: dx = y; dy = x; break;
-        case 6: dx = h - 1 - y; dy = x; break;
-        case 7: dx = h - 1 - y; dy = w - 1 - x; break;
-        default: dx = y; dy = w - 1 - x; break; // 8
+        case 2:
+          dx = w - 1 - x;
+          dy = y;
+          break;
+        case 3:
+          dx = w - 1 - x;
+          dy = h - 1 - y;
+          break;
+        case 4:
+          dx = x;
+          dy = h - 1 - y;
+          break;
+        case 5:
+          dx = y;
+          dy = x;
+          break;
+        case 6:
+          dx = h - 1 - y;
+          dy = x;
+          break;
+        case 7:
+          dx = h - 1 - y;
+          dy = w - 1 - x;
+          break;
+        default:
+          dx = y;
+          dy = w - 1 - x;
+          break; // 8
       }
       dst[dy * ow + dx] = src[row + x]!;
     }

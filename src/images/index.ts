@@ -8,7 +8,17 @@
  * const rgba = decodeImage(bytes);         // upright RGBA
  * const post = await normaliseToJpeg(bytes);
  */
-export { imageFormat, MAX_IMAGE_BYTES, MAX_IMAGE_PIXELS, mimeTypeOf, readImageHeader, sniffImage, type ImageFormat, type ImageHeader, type ImageInfo } from "./sniff";
+export {
+  imageFormat,
+  MAX_IMAGE_BYTES,
+  MAX_IMAGE_PIXELS,
+  mimeTypeOf,
+  readImageHeader,
+  sniffImage,
+  type ImageFormat,
+  type ImageHeader,
+  type ImageInfo,
+} from "./sniff";
 export type { GrayImage, RgbaImage } from "./types";
 export { decodeImage, encodeJpeg, encodePng, flattenAlpha } from "./codec";
 export { decodePngAtMost } from "./png-decode";

@@ -33,9 +33,15 @@ function findMarker(b: Uint8Array, marker: number, from: number): number {
   while (pos + 4 <= b.length) {
     if (b[pos] !== 0xff) return -1;
     const m = b[pos + 1]!;
-    if (m === 0xff) { pos++; continue; }
+    if (m === 0xff) {
+      pos++;
+      continue;
+    }
     if (m === marker) return pos;
-    if (m === 0xd8 || m === 0x01 || (m >= 0xd0 && m <= 0xd7)) { pos += 2; continue; }
+    if (m === 0xd8 || m === 0x01 || (m >= 0xd0 && m <= 0xd7)) {
+      pos += 2;
+      continue;
+    }
     pos += 2 + ((b[pos + 2]! << 8) | b[pos + 3]!);
   }
   return -1;

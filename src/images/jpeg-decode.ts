@@ -28,9 +28,8 @@ export interface ScaledDecode extends RgbaImage {
 
 /** Natural (row-major) index of each zigzag position (the encoder's order too). */
 export const ZIGZAG = new Int32Array([
-  0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14, 21,
-  28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61,
-  54, 47, 55, 62, 63,
+  0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14, 21, 28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22,
+  15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63,
 ]);
 
 /** Coefficients held before the IDCT of a progressive image; above this we let photon try instead. */
@@ -171,9 +170,7 @@ export function decodeJpegScaled(bytes: Uint8Array, minWidth = Infinity, minHeig
  * @example
  * const img = decodeJpegPlanes(bytes, 1440, 1080); // 4000x3000 4:2:0 -> Y 1500x1125, Cb/Cr 750x563
  */
-export function decodeJpegPlanes(
-  bytes: Uint8Array, minWidth = Infinity, minHeight = Infinity, sink?: PlaneSink,
-): (YCbCrImage & { eighths: number }) | null {
+export function decodeJpegPlanes(bytes: Uint8Array, minWidth = Infinity, minHeight = Infinity, sink?: PlaneSink): (YCbCrImage & { eighths: number }) | null {
   try {
     const { frame, adobeTransform } = decode(bytes, minWidth, minHeight, "planes", sink);
     const [c0, c1, c2] = frame.components;
@@ -304,7 +301,10 @@ function decode(b: Uint8Array, minWidth: number, minHeight: number, want: Want =
     if (pos + 2 > b.length) throw new Error("JPEG ends inside its headers");
     if (b[pos] !== 0xff) throw new Error("marker expected");
     const marker = b[pos + 1]!;
-    if (marker === 0xff) { pos++; continue; }
+    if (marker === 0xff) {
+      pos++;
+      continue;
+    }
     pos += 2;
     if (marker === 0xd9) break;
     if ((marker >= 0xd0 && marker <= 0xd7) || marker === 0x01) continue;
@@ -314,13 +314,21 @@ function decode(b: Uint8Array, minWidth: number, minHeight: number, want: Want =
     if (length < 2 || end > b.length) throw new Error("segment runs past the end");
     const seg = b.subarray(pos + 2, end);
     switch (marker) {
-      case 0xdb: readQuant(seg, quant); break;
-      case 0xc4: readHuffman(seg, dcTables, acTables); break;
-      case 0xdd: restartInterval = (seg[0]! << 8) | seg[1]!; break;
+      case 0xdb:
+        readQuant(seg, quant);
+        break;
+      case 0xc4:
+        readHuffman(seg, dcTables, acTables);
+        break;
+      case 0xdd:
+        restartInterval = (seg[0]! << 8) | seg[1]!;
+        break;
       case 0xee:
         if (seg.length >= 12 && seg[0] === 0x41 && seg[1] === 0x64 && seg[2] === 0x6f && seg[3] === 0x62 && seg[4] === 0x65) adobeTransform = seg[11]!;
         break;
-      case 0xc0: case 0xc1: case 0xc2: {
+      case 0xc0:
+      case 0xc1:
+      case 0xc2: {
         if (frame) throw new Unsupported("more than one frame");
         frame = readFrame(seg, marker === 0xc2, minWidth, minHeight, want, !!sink);
         // Planes that can be offered are offered at the first scan, whose tables a split needs.
@@ -377,13 +385,15 @@ function ownPlanes(frame: Frame): void {
 function offerPlanes(frame: Frame, sink: PlaneSink, split: EntropySplit | null): boolean {
   const size = frame.size;
   const { width, height } = scaledSize(frame);
-  const planes = frame.components.map((c): SinkPlane => ({
-    width: Math.ceil((width * c.h) / frame.hMax),
-    height: Math.ceil((height * c.v) / frame.vMax),
-    stride: c.blocksPerLine * size,
-    rows: c.blocksPerColumn * size,
-    rowsPerMcuRow: c.v * size,
-  }));
+  const planes = frame.components.map(
+    (c): SinkPlane => ({
+      width: Math.ceil((width * c.h) / frame.hMax),
+      height: Math.ceil((height * c.v) / frame.vMax),
+      stride: c.blocksPerLine * size,
+      rows: c.blocksPerColumn * size,
+      rowsPerMcuRow: c.v * size,
+    }),
+  );
   const memory = sink.planes(planes, { width, height }, split ?? undefined);
   if (!memory) {
     ownPlanes(frame);
@@ -487,7 +497,10 @@ function readFrame(seg: Uint8Array, progressive: boolean, minWidth: number, minH
     const p = 6 + 3 * i;
     raw.push({ id: seg[p]!, h: seg[p + 1]! >> 4, v: seg[p + 1]! & 15, tq: seg[p + 2]! });
   }
-  if (n === 1) { raw[0]!.h = 1; raw[0]!.v = 1; } // one component: the MCU is one block whatever it declares
+  if (n === 1) {
+    raw[0]!.h = 1;
+    raw[0]!.v = 1;
+  } // one component: the MCU is one block whatever it declares
   const hMax = Math.max(...raw.map((c) => c.h));
   const vMax = Math.max(...raw.map((c) => c.v));
   if (raw.some((c) => c.tq > 3) || !samplingSupported(raw.map((c) => (c.h << 4) | c.v))) throw new Unsupported("sampling factors");
@@ -594,8 +607,20 @@ interface BitReader {
  */
 function scanReader(b: Uint8Array, start: number, window: Uint8Array, mark = -1): BitReader {
   const r: BitReader = {
-    data: window, length: 0, base: 0, mark, marked: -1, p: 0, buf: 0, cnt: 0, eobrun: 0,
-    src: b, sp: start, state: Source.More, next: b.length, dirty: window.length,
+    data: window,
+    length: 0,
+    base: 0,
+    mark,
+    marked: -1,
+    p: 0,
+    buf: 0,
+    cnt: 0,
+    eobrun: 0,
+    src: b,
+    sp: start,
+    state: Source.More,
+    next: b.length,
+    dirty: window.length,
   };
   refill(r);
   return r;
@@ -617,7 +642,10 @@ function refill(r: BitReader): void {
   r.p = 0;
   while (r.state === Source.More) {
     if (o >= WINDOW) break;
-    if (p >= b.length) { r.state = Source.Ended; break; }
+    if (p >= b.length) {
+      r.state = Source.Ended;
+      break;
+    }
     // Whole runs up to the next 0xFF at native speed (in entropy data that is one byte in ~256).
     let ff = b.indexOf(0xff, p);
     if (ff < 0) ff = b.length;
@@ -630,11 +658,22 @@ function refill(r: BitReader): void {
       continue;
     }
     const q = pastFill(b, p);
-    if (q >= b.length) { p = q; r.state = Source.Ended; break; }
+    if (q >= b.length) {
+      p = q;
+      r.state = Source.Ended;
+      break;
+    }
     const m = b[q]!;
-    if (m === 0x00) { data[o++] = 0xff; p = q + 1; continue; }
+    if (m === 0x00) {
+      data[o++] = 0xff;
+      p = q + 1;
+      continue;
+    }
     p = q + 1;
-    if (m >= 0xd0 && m <= 0xd7) { r.state = Source.AtRestart; break; }
+    if (m >= 0xd0 && m <= 0xd7) {
+      r.state = Source.AtRestart;
+      break;
+    }
     r.state = Source.Ended;
     r.next = q - 1; // the scan ends at any other marker: its position goes back to the header loop
   }
@@ -678,7 +717,10 @@ function nextMarker(b: Uint8Array, p: number, stopAtRestart: boolean): { restart
     const q = pastFill(b, ff);
     if (q >= b.length) return { restart: false, resume: q, next: q };
     const m = b[q]!;
-    if (m === 0x00) { p = q + 1; continue; }
+    if (m === 0x00) {
+      p = q + 1;
+      continue;
+    }
     if (m >= 0xd0 && m <= 0xd7) {
       if (stopAtRestart) return { restart: true, resume: q + 1, next: b.length };
       p = q + 1;
@@ -749,8 +791,16 @@ function readScanHeader(seg: Uint8Array, frame: Frame, dcTables: (Huffman | unde
  * `window` is the decode's one window for every scan (a progressive file has ten or more).
  */
 function decodeScan(
-  b: Uint8Array, dataStart: number, seg: Uint8Array, frame: Frame, quant: (Int32Array | undefined)[],
-  dcTables: (Huffman | undefined)[], acTables: (Huffman | undefined)[], restartInterval: number, window: Uint8Array, sink?: PlaneSink,
+  b: Uint8Array,
+  dataStart: number,
+  seg: Uint8Array,
+  frame: Frame,
+  quant: (Int32Array | undefined)[],
+  dcTables: (Huffman | undefined)[],
+  acTables: (Huffman | undefined)[],
+  restartInterval: number,
+  window: Uint8Array,
+  sink?: PlaneSink,
   offer = false,
 ): number {
   const header = readScanHeader(seg, frame, dcTables, acTables);
@@ -797,7 +847,13 @@ interface BlockStep {
  * restart interval.
  */
 function forEachBlock(
-  comps: Component[], frame: Frame, restartInterval: number, reader: BitReader, step: BlockStep, sink?: PlaneSink, split?: SplitHead,
+  comps: Component[],
+  frame: Frame,
+  restartInterval: number,
+  reader: BitReader,
+  step: BlockStep,
+  sink?: PlaneSink,
+  split?: SplitHead,
 ): void {
   const single = comps.length === 1;
   const first = comps[0]!;
@@ -864,7 +920,12 @@ class BaselineBlocks implements BlockStep {
   private readonly blk = new Int32Array(65);
   readonly parts: BaselineComponent[];
 
-  constructor(private readonly reader: BitReader, comps: Component[], frame: Frame, quant: (Int32Array | undefined)[]) {
+  constructor(
+    private readonly reader: BitReader,
+    comps: Component[],
+    frame: Frame,
+    quant: (Int32Array | undefined)[],
+  ) {
     const size = (this.size = frame.size);
     this.parts = comps.map((c) => baselineComponent(c, quant[c.tq], c.skip ? 0 : size));
   }
@@ -899,7 +960,7 @@ function windowTables(dc: Huffman, ac: Huffman, q: Int32Array | null, size: numb
   const dst = new Int32Array(64);
   for (let k = 0; k < 64; k++) {
     const z = ZIGZAG[k]!;
-    dst[k] = (z >> 3) < size && (z & 7) < size ? z : 64;
+    dst[k] = z >> 3 < size && (z & 7) < size ? z : 64;
   }
   const kept = Int32Array.from({ length: size * size }, (_, i) => Math.floor(i / size) * 8 + (i % size));
   const keptQ = q ? kept.map((z) => q[z]!) : new Int32Array(kept.length);
@@ -918,13 +979,21 @@ function decodeBaselineBlock(r: BitReader, t: BaselineComponent, pred: number, b
   let cnt = r.cnt;
   const dst = t.dst;
   // DC difference.
-  if (cnt < 16) { buf = (buf << 16) | (data[p]! << 8) | data[p + 1]!; p += 2; cnt += 16; }
+  if (cnt < 16) {
+    buf = (buf << 16) | (data[p]! << 8) | data[p + 1]!;
+    p += 2;
+    cnt += 16;
+  }
   let e = t.dc.lookup[(buf >>> (cnt - LOOKUP_BITS)) & LOOKUP_MASK]!;
   if (e === 0) e = slowHuffman(t.dc, (buf >>> (cnt - 16)) & 0xffff);
   cnt -= e >> 8;
   let s = e & 15;
   if (s !== 0) {
-    if (cnt < s) { buf = (buf << 16) | (data[p]! << 8) | data[p + 1]!; p += 2; cnt += 16; }
+    if (cnt < s) {
+      buf = (buf << 16) | (data[p]! << 8) | data[p + 1]!;
+      p += 2;
+      cnt += 16;
+    }
     cnt -= s;
     let d = (buf >>> cnt) & ((1 << s) - 1);
     if (d < 1 << (s - 1)) d -= (1 << s) - 1;
@@ -964,7 +1033,11 @@ function decodeBaselineBlock(r: BitReader, t: BaselineComponent, pred: number, b
     }
     k += (e >> 4) & 15;
     if (k > 63) throw new Error("coefficient index past 63");
-    if (cnt < s) { buf = (buf << 16) | (data[p]! << 8) | data[p + 1]!; p += 2; cnt += 16; }
+    if (cnt < s) {
+      buf = (buf << 16) | (data[p]! << 8) | data[p + 1]!;
+      p += 2;
+      cnt += 16;
+    }
     cnt -= s;
     let a = (buf >>> cnt) & ((1 << s) - 1);
     if (a < 1 << (s - 1)) a -= (1 << s) - 1;
@@ -1249,11 +1322,15 @@ class ProgressiveBlocks implements BlockStep {
   private readonly window: number;
   private readonly b: CoefficientBlock;
 
-  constructor(private readonly r: BitReader, private readonly scan: ScanHeader, size: number) {
+  constructor(
+    private readonly r: BitReader,
+    private readonly scan: ScanHeader,
+    size: number,
+  ) {
     const slot = new Int32Array(64);
     for (let k = 0; k < 64; k++) {
       const z = ZIGZAG[k]!;
-      slot[k] = (z >> 3) < size && (z & 7) < size ? (z >> 3) * size + (z & 7) : -1;
+      slot[k] = z >> 3 < size && (z & 7) < size ? (z >> 3) * size + (z & 7) : -1;
     }
     this.window = size * size;
     this.b = { coef: new Int16Array(0), nz: null, o: 0, m: 0, slot };
@@ -1383,16 +1460,28 @@ function idctAll(c: Component, q: Int32Array, size: number): void {
 const C = (k: number, n: number) => Math.cos((k * Math.PI) / (2 * n));
 const R2 = Math.SQRT1_2;
 // 8-point constants.
-const C1 = C(1, 8), C2 = C(2, 8), C3 = C(3, 8), C5 = C(5, 8), C6 = C(6, 8), C7 = C(7, 8);
+const C1 = C(1, 8),
+  C2 = C(2, 8),
+  C3 = C(3, 8),
+  C5 = C(5, 8),
+  C6 = C(6, 8),
+  C7 = C(7, 8);
 // 4-point constants.
-const D1 = C(1, 4), D3 = C(3, 4);
+const D1 = C(1, 4),
+  D3 = C(3, 4);
 
 const work = new Float64Array(64);
 
 /** In-place 1-D IDCT of 8 values at `o`, step `s` (no 1/2 factor: applied once at the end). */
 function idct8(a: Float64Array, o: number, s: number): void {
-  const f0 = a[o]!, f1 = a[o + s]!, f2 = a[o + 2 * s]!, f3 = a[o + 3 * s]!;
-  const f4 = a[o + 4 * s]!, f5 = a[o + 5 * s]!, f6 = a[o + 6 * s]!, f7 = a[o + 7 * s]!;
+  const f0 = a[o]!,
+    f1 = a[o + s]!,
+    f2 = a[o + 2 * s]!,
+    f3 = a[o + 3 * s]!;
+  const f4 = a[o + 4 * s]!,
+    f5 = a[o + 5 * s]!,
+    f6 = a[o + 6 * s]!,
+    f7 = a[o + 7 * s]!;
   if (f1 === 0 && f2 === 0 && f3 === 0 && f4 === 0 && f5 === 0 && f6 === 0 && f7 === 0) {
     const dc = f0 * R2;
     for (let i = 0; i < 8; i++) a[o + i * s] = dc;
@@ -1402,16 +1491,23 @@ function idct8(a: Float64Array, o: number, s: number): void {
   const ee1 = (f0 - f4) * R2;
   const eo0 = f2 * C2 + f6 * C6;
   const eo1 = f2 * C6 - f6 * C2;
-  const e0 = ee0 + eo0, e3 = ee0 - eo0, e1 = ee1 + eo1, e2 = ee1 - eo1;
+  const e0 = ee0 + eo0,
+    e3 = ee0 - eo0,
+    e1 = ee1 + eo1,
+    e2 = ee1 - eo1;
   // cos((2n+1) u pi / 16) for odd u at n = 0..3.
   const o0 = f1 * C1 + f3 * C3 + f5 * C5 + f7 * C7;
   const o1 = f1 * C3 - f3 * C7 - f5 * C1 - f7 * C5;
   const o2 = f1 * C5 - f3 * C1 + f5 * C7 + f7 * C3;
   const o3 = f1 * C7 - f3 * C5 + f5 * C3 - f7 * C1;
-  a[o] = e0 + o0; a[o + 7 * s] = e0 - o0;
-  a[o + s] = e1 + o1; a[o + 6 * s] = e1 - o1;
-  a[o + 2 * s] = e2 + o2; a[o + 5 * s] = e2 - o2;
-  a[o + 3 * s] = e3 + o3; a[o + 4 * s] = e3 - o3;
+  a[o] = e0 + o0;
+  a[o + 7 * s] = e0 - o0;
+  a[o + s] = e1 + o1;
+  a[o + 6 * s] = e1 - o1;
+  a[o + 2 * s] = e2 + o2;
+  a[o + 5 * s] = e2 - o2;
+  a[o + 3 * s] = e3 + o3;
+  a[o + 4 * s] = e3 - o3;
 }
 
 /**
@@ -1438,7 +1534,10 @@ function idct(block: Int32Array, size: number, out: Uint8ClampedArray, o: number
   }
   if (size === 2) {
     // 2x2: each term is F * (1/4) * (C(u) cos)(C(v) cos) = F / 8, with signs by position.
-    const a = block[0]!, b = block[1]!, c = block[8]!, d = block[9]!;
+    const a = block[0]!,
+      b = block[1]!,
+      c = block[8]!,
+      d = block[9]!;
     out[o] = (a + b + c + d) / 8 + 128;
     out[o + 1] = (a - b + c - d) / 8 + 128;
     out[o + stride] = (a + b - c - d) / 8 + 128;
@@ -1506,9 +1605,15 @@ const E1 = C(1, 3); // cos(pi / 6)
  * axis: f0 = F0/sqrt2 + F1 cos(pi/6) + F2/2, f1 = F0/sqrt2 - F2, f2 = F0/sqrt2 - F1 cos(pi/6) + F2/2.
  */
 function idct3x3(b: Int32Array, out: Uint8ClampedArray, o: number, stride: number): void {
-  const a00 = b[0]!, a01 = b[1]!, a02 = b[2]!;
-  const a10 = b[8]!, a11 = b[9]!, a12 = b[10]!;
-  const a20 = b[16]!, a21 = b[17]!, a22 = b[18]!;
+  const a00 = b[0]!,
+    a01 = b[1]!,
+    a02 = b[2]!;
+  const a10 = b[8]!,
+    a11 = b[9]!,
+    a12 = b[10]!;
+  const a20 = b[16]!,
+    a21 = b[17]!,
+    a22 = b[18]!;
   b[0] = b[1] = b[2] = b[8] = b[9] = b[10] = b[16] = b[17] = b[18] = 0;
   const r1 = o + stride;
   const r2 = r1 + stride;
@@ -1520,27 +1625,57 @@ function idct3x3(b: Int32Array, out: Uint8ClampedArray, o: number, stride: numbe
     return;
   }
   // Columns (u = 0, 1, 2): rows y = 0..2 of each.
-  let e = a00 * R2 + a20 * 0.5, d = a10 * E1;
-  const w00 = e + d, w20 = e - d, w10 = a00 * R2 - a20;
-  e = a01 * R2 + a21 * 0.5; d = a11 * E1;
-  const w01 = e + d, w21 = e - d, w11 = a01 * R2 - a21;
-  e = a02 * R2 + a22 * 0.5; d = a12 * E1;
-  const w02 = e + d, w22 = e - d, w12 = a02 * R2 - a22;
+  let e = a00 * R2 + a20 * 0.5,
+    d = a10 * E1;
+  const w00 = e + d,
+    w20 = e - d,
+    w10 = a00 * R2 - a20;
+  e = a01 * R2 + a21 * 0.5;
+  d = a11 * E1;
+  const w01 = e + d,
+    w21 = e - d,
+    w11 = a01 * R2 - a21;
+  e = a02 * R2 + a22 * 0.5;
+  d = a12 * E1;
+  const w02 = e + d,
+    w22 = e - d,
+    w12 = a02 * R2 - a22;
   // Rows, with the 1/4 of both passes and the level shift.
-  e = (w00 * R2 + w02 * 0.5) * 0.25 + 128; d = w01 * E1 * 0.25;
-  out[o] = e + d; out[o + 2] = e - d; out[o + 1] = (w00 * R2 - w02) * 0.25 + 128;
-  e = (w10 * R2 + w12 * 0.5) * 0.25 + 128; d = w11 * E1 * 0.25;
-  out[r1] = e + d; out[r1 + 2] = e - d; out[r1 + 1] = (w10 * R2 - w12) * 0.25 + 128;
-  e = (w20 * R2 + w22 * 0.5) * 0.25 + 128; d = w21 * E1 * 0.25;
-  out[r2] = e + d; out[r2 + 2] = e - d; out[r2 + 1] = (w20 * R2 - w22) * 0.25 + 128;
+  e = (w00 * R2 + w02 * 0.5) * 0.25 + 128;
+  d = w01 * E1 * 0.25;
+  out[o] = e + d;
+  out[o + 2] = e - d;
+  out[o + 1] = (w00 * R2 - w02) * 0.25 + 128;
+  e = (w10 * R2 + w12 * 0.5) * 0.25 + 128;
+  d = w11 * E1 * 0.25;
+  out[r1] = e + d;
+  out[r1 + 2] = e - d;
+  out[r1 + 1] = (w10 * R2 - w12) * 0.25 + 128;
+  e = (w20 * R2 + w22 * 0.5) * 0.25 + 128;
+  d = w21 * E1 * 0.25;
+  out[r2] = e + d;
+  out[r2 + 2] = e - d;
+  out[r2 + 1] = (w20 * R2 - w22) * 0.25 + 128;
 }
 
 /** The 4x4 case (1/2 scale, the common one for phone photos), unrolled with the block in locals. */
 function idct4x4(b: Int32Array, out: Uint8ClampedArray, o: number, stride: number): void {
-  const a00 = b[0]!, a01 = b[1]!, a02 = b[2]!, a03 = b[3]!;
-  const a10 = b[8]!, a11 = b[9]!, a12 = b[10]!, a13 = b[11]!;
-  const a20 = b[16]!, a21 = b[17]!, a22 = b[18]!, a23 = b[19]!;
-  const a30 = b[24]!, a31 = b[25]!, a32 = b[26]!, a33 = b[27]!;
+  const a00 = b[0]!,
+    a01 = b[1]!,
+    a02 = b[2]!,
+    a03 = b[3]!;
+  const a10 = b[8]!,
+    a11 = b[9]!,
+    a12 = b[10]!,
+    a13 = b[11]!;
+  const a20 = b[16]!,
+    a21 = b[17]!,
+    a22 = b[18]!,
+    a23 = b[19]!;
+  const a30 = b[24]!,
+    a31 = b[25]!,
+    a32 = b[26]!,
+    a33 = b[27]!;
   b[0] = b[1] = b[2] = b[3] = b[8] = b[9] = b[10] = b[11] = 0;
   b[16] = b[17] = b[18] = b[19] = b[24] = b[25] = b[26] = b[27] = 0;
   if ((a01 | a02 | a03 | a10 | a11 | a12 | a13 | a20 | a21 | a22 | a23 | a30 | a31 | a32 | a33) === 0) {
@@ -1559,9 +1694,14 @@ function idct4x4(b: Int32Array, out: Uint8ClampedArray, o: number, stride: numbe
   col4(w, 3, a03, a13, a23, a33);
   for (let y = 0; y < 4; y++) {
     const i = y * 4;
-    const f0 = w[i]!, f1 = w[i + 1]!, f2 = w[i + 2]!, f3 = w[i + 3]!;
-    const e0 = (f0 + f2) * R2, e1 = (f0 - f2) * R2;
-    const o0 = f1 * D1 + f3 * D3, o1 = f1 * D3 - f3 * D1;
+    const f0 = w[i]!,
+      f1 = w[i + 1]!,
+      f2 = w[i + 2]!,
+      f3 = w[i + 3]!;
+    const e0 = (f0 + f2) * R2,
+      e1 = (f0 - f2) * R2;
+    const o0 = f1 * D1 + f3 * D3,
+      o1 = f1 * D3 - f3 * D1;
     const r = o + y * stride;
     out[r] = (e0 + o0) * 0.25 + 128;
     out[r + 3] = (e0 - o0) * 0.25 + 128;
@@ -1571,8 +1711,10 @@ function idct4x4(b: Int32Array, out: Uint8ClampedArray, o: number, stride: numbe
 }
 
 function col4(w: Float64Array, x: number, f0: number, f1: number, f2: number, f3: number): void {
-  const e0 = (f0 + f2) * R2, e1 = (f0 - f2) * R2;
-  const o0 = f1 * D1 + f3 * D3, o1 = f1 * D3 - f3 * D1;
+  const e0 = (f0 + f2) * R2,
+    e1 = (f0 - f2) * R2;
+  const o0 = f1 * D1 + f3 * D3,
+    o1 = f1 * D3 - f3 * D1;
   w[x] = e0 + o0;
   w[12 + x] = e0 - o0;
   w[4 + x] = e1 + o1;
@@ -1606,7 +1748,9 @@ function toRgba(frame: Frame, adobeTransform: number): RgbaImage {
   }
   const rgb = rgbStored(frame, adobeTransform);
   const [l0, l1, l2] = planeLayout(frame) as [PlaneLayout, PlaneLayout, PlaneLayout];
-  const { plane: p0, sx: sx0 } = l0, { plane: p1, sx: sx1 } = l1, { plane: p2, sx: sx2 } = l2;
+  const { plane: p0, sx: sx0 } = l0,
+    { plane: p1, sx: sx1 } = l1,
+    { plane: p2, sx: sx2 } = l2;
   for (let y = 0; y < height; y++) {
     const r0 = (y >> l0.sy) * l0.stride;
     const r1 = (y >> l1.sy) * l1.stride;
@@ -1657,10 +1801,16 @@ function planeLayout(frame: Frame): PlaneLayout[] {
  */
 function cmykConvert(frame: Frame, ycck: boolean, width: number, height: number, out: Uint8Array | Uint8ClampedArray, gray: boolean): void {
   const [l0, l1, l2, l3] = planeLayout(frame) as [PlaneLayout, PlaneLayout, PlaneLayout, PlaneLayout];
-  const { plane: p0, sx: sx0 } = l0, { plane: p1, sx: sx1 } = l1, { plane: p2, sx: sx2 } = l2, { plane: p3, sx: sx3 } = l3;
+  const { plane: p0, sx: sx0 } = l0,
+    { plane: p1, sx: sx1 } = l1,
+    { plane: p2, sx: sx2 } = l2,
+    { plane: p3, sx: sx3 } = l3;
   const clamp = CLAMP;
   // x * k / 255 rounded, for x, k in 0..255: t = x * k + 128; (t + (t >> 8)) >> 8.
-  const times = (x: number, k: number) => { const t = x * k + 128; return (t + (t >> 8)) >> 8; };
+  const times = (x: number, k: number) => {
+    const t = x * k + 128;
+    return (t + (t >> 8)) >> 8;
+  };
   for (let y = 0; y < height; y++) {
     const r0 = (y >> l0.sy) * l0.stride;
     const r1 = (y >> l1.sy) * l1.stride;
@@ -1702,8 +1852,18 @@ function cmykConvert(frame: Frame, ycck: boolean, width: number, height: number,
  * the Uint32Array stores its two's complement, the 0xff alpha byte on top.)
  */
 function ycbcrRow(
-  px: Uint32Array, i: number, width: number,
-  p0: Uint8ClampedArray, r0: number, sx0: number, p1: Uint8ClampedArray, r1: number, sx1: number, p2: Uint8ClampedArray, r2: number, sx2: number,
+  px: Uint32Array,
+  i: number,
+  width: number,
+  p0: Uint8ClampedArray,
+  r0: number,
+  sx0: number,
+  p1: Uint8ClampedArray,
+  r1: number,
+  sx1: number,
+  p2: Uint8ClampedArray,
+  r2: number,
+  sx2: number,
 ): void {
   const clamp = CLAMP;
   for (let x = 0; x < width; x++) {

@@ -74,7 +74,12 @@ export interface DecodeLimits {
  * 600 MB). In a build without photon (workerd, `#photon`) photon is off, so code that uses the defaults
  * there never reaches for it.
  */
-export const DEFAULT_DECODE_LIMITS: DecodeLimits = { maxPixels: Infinity, wholeDecodePixels: Infinity, streamedPngPixels: STREAMED_PNG_PIXELS, photon: photon !== null };
+export const DEFAULT_DECODE_LIMITS: DecodeLimits = {
+  maxPixels: Infinity,
+  wholeDecodePixels: Infinity,
+  streamedPngPixels: STREAMED_PNG_PIXELS,
+  photon: photon !== null,
+};
 
 /**
  * Node's (functions/node/services.ts): the defaults, with images decoded whole held to 8 MP, the size up to
@@ -189,7 +194,9 @@ export function assertWholeDecodeAllowed(header: ImageHeader, limits: DecodeLimi
 
 /** A JPEG decoded whole, by what makes it so. */
 function kindOf(header: ImageHeader): string {
-  return header.components === 4 && samplingSupported(header.sampling) ? "a progressive CMYK JPEG" : `a JPEG with unusual chroma subsampling (${samplingName(header.sampling)})`;
+  return header.components === 4 && samplingSupported(header.sampling)
+    ? "a progressive CMYK JPEG"
+    : `a JPEG with unusual chroma subsampling (${samplingName(header.sampling)})`;
 }
 
 const pixels = (h: ImageHeader) => h.width * h.height;

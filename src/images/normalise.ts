@@ -7,7 +7,7 @@ import { decodeWhole, flattenAlpha } from "./codec";
 import { applyOrientation, swapsAxes } from "./exif";
 import { decodeJpegPlanes, decodeSplitTail } from "./jpeg-decode";
 import { decodeStoredAtLeast } from "./scaled";
-import { assertWholeDecodeAllowed, DEFAULT_DECODE_LIMITS, type DecodeLimits } from "./limits";
+import { DEFAULT_DECODE_LIMITS, type DecodeLimits } from "./limits";
 import { encodeJpegBaseline, encodeJpegPlanes, encodeJpegRowsFrom } from "./jpeg-encode";
 import { PipeAbandoned, PipeHead, PipeTail, type PlanePipe } from "./plane-pipe";
 import { orientPlane, resizePlane, type Plane, type YCbCrImage } from "./planes";
@@ -226,7 +226,11 @@ function encodeRest(head: PipeHead, planes: YCbCrImage, width: number, height: n
  * for greyscale, RGB-stored and anything the TypeScript decoder leaves to photon, including corrupt data.
  */
 function planesAtLeast(
-  bytes: Uint8Array, storedW: number, storedH: number, orientation: number, head?: PipeHead,
+  bytes: Uint8Array,
+  storedW: number,
+  storedH: number,
+  orientation: number,
+  head?: PipeHead,
 ): YCbCrImage | typeof CORRUPT | HandedOver | null {
   const sink = head?.sink({ width: storedW, height: storedH, orientation });
   let img: YCbCrImage | null;

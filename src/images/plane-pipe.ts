@@ -77,7 +77,10 @@ export function pipeControl(): SharedArrayBuffer {
  */
 export function abandonPipe(control: SharedArrayBuffer): void {
   const words = new Int32Array(control);
-  if (Atomics.compareExchange(words, STATE, PipeState.Waiting, PipeState.Failed) === PipeState.Waiting) return wake(words);
+  if (Atomics.compareExchange(words, STATE, PipeState.Waiting, PipeState.Failed) === PipeState.Waiting) {
+    wake(words);
+    return;
+  }
   if (Atomics.compareExchange(words, STATE, PipeState.Streaming, PipeState.Failed) === PipeState.Streaming) wake(words);
 }
 

@@ -50,15 +50,45 @@ export function orientPlane(src: Plane, orientation: number): Plane {
   const oh = swap ? w : h;
   const out = new Uint8Array(ow * oh);
   // Destination index of stored (x, y) = base + x * dxStep + y * dyStep.
-  let base = 0, xStep = 1, yStep = ow;
+  let base = 0,
+    xStep = 1,
+    yStep = ow;
   switch (orientation) {
-    case 2: base = w - 1; xStep = -1; yStep = ow; break;
-    case 3: base = (h - 1) * ow + w - 1; xStep = -1; yStep = -ow; break;
-    case 4: base = (h - 1) * ow; xStep = 1; yStep = -ow; break;
-    case 5: base = 0; xStep = ow; yStep = 1; break;
-    case 6: base = h - 1; xStep = ow; yStep = -1; break;
-    case 7: base = (w - 1) * ow + h - 1; xStep = -ow; yStep = -1; break;
-    default: base = (w - 1) * ow; xStep = -ow; yStep = 1; break; // 8
+    case 2:
+      base = w - 1;
+      xStep = -1;
+      yStep = ow;
+      break;
+    case 3:
+      base = (h - 1) * ow + w - 1;
+      xStep = -1;
+      yStep = -ow;
+      break;
+    case 4:
+      base = (h - 1) * ow;
+      xStep = 1;
+      yStep = -ow;
+      break;
+    case 5:
+      base = 0;
+      xStep = ow;
+      yStep = 1;
+      break;
+    case 6:
+      base = h - 1;
+      xStep = ow;
+      yStep = -1;
+      break;
+    case 7:
+      base = (w - 1) * ow + h - 1;
+      xStep = -ow;
+      yStep = -1;
+      break;
+    default:
+      base = (w - 1) * ow;
+      xStep = -ow;
+      yStep = 1;
+      break; // 8
   }
   for (let y = 0; y < h; y++) {
     let si = y * stride;

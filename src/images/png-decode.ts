@@ -256,7 +256,7 @@ interface Rows {
   box: BoxShrink | null;
 }
 
-function allocateRows(colour: PngColour, plan: RowPlan): Rows {
+function allocateRows(_colour: PngColour, plan: RowPlan): Rows {
   const out = new Uint8Array(plan.outWidth * 4 * plan.outHeight);
   const rowLength = plan.bpp + plan.stride;
   const box = plan.blocks ? createBoxShrink(plan.blocks.cols, plan.blocks.rows, out) : null;

@@ -19,10 +19,7 @@ export type BitDepth = 1 | 2 | 4 | 8;
 export type PaletteEntry = readonly [r: number, g: number, b: number, a?: number];
 export type DeflateLevel = 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9;
 
-export type PngColor =
-  | { kind: "indexed"; bitDepth: BitDepth; palette: readonly PaletteEntry[] }
-  | { kind: "rgb" }
-  | { kind: "rgba" };
+export type PngColor = { kind: "indexed"; bitDepth: BitDepth; palette: readonly PaletteEntry[] } | { kind: "rgb" } | { kind: "rgba" };
 
 export interface PngInput {
   width: number;
@@ -104,7 +101,9 @@ export function encodePng(input: PngInput): Uint8Array {
     bpp = 1;
     bitsPerPixel = bitDepth;
     const plte = new Uint8Array(palette.length * 3);
-    palette.forEach(([r, g, b], i) => plte.set([r, g, b], i * 3));
+    palette.forEach(([r, g, b], i) => {
+      plte.set([r, g, b], i * 3);
+    });
     chunks.push(["PLTE", plte]);
     // tRNS may stop after the last entry that is not opaque.
     let lastTranslucent = -1;

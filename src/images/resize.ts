@@ -118,17 +118,18 @@ function boxShrink(input: Samples, kx: number, ky: number): Samples {
         even[x] = (p & LANES) + (q & LANES);
         odd[x] = ((p >>> 8) & LANES) + ((q >>> 8) & LANES);
       }
-    } else for (let x = 0; x < rowWords; x++) {
-      let e = 0;
-      let o = 0;
-      for (let wi = w0 + x; wi < wEnd; wi += wordStride) {
-        const p = words[wi]!;
-        e += p & LANES;
-        o += (p >>> 8) & LANES;
+    } else
+      for (let x = 0; x < rowWords; x++) {
+        let e = 0;
+        let o = 0;
+        for (let wi = w0 + x; wi < wEnd; wi += wordStride) {
+          const p = words[wi]!;
+          e += p & LANES;
+          o += (p >>> 8) & LANES;
+        }
+        even[x] = e;
+        odd[x] = o;
       }
-      even[x] = e;
-      odd[x] = o;
-    }
     if (C === 4) averageRgbaRow(even, odd, out, dy * rowLen, sw, kx, rows);
     else averageRow(even, odd, out, dy * rowLen, sw, C, kx, rows);
   }
@@ -281,7 +282,8 @@ function resampleRows(src: Samples, dw: number, taps = triangleTaps(src.width, d
   const { start, count, weights, maxTaps, fixed } = taps;
   const rowLen = dw * C;
   if (fixed === 2 && C === 1) {
-    const w0 = new Int32Array(dw), at = new Int32Array(dw);
+    const w0 = new Int32Array(dw),
+      at = new Int32Array(dw);
     for (let x = 0; x < dw; x++) {
       w0[x] = weights[x * maxTaps]!;
       at[x] = start[x]!;
@@ -289,9 +291,14 @@ function resampleRows(src: Samples, dw: number, taps = triangleTaps(src.width, d
     return { width: dw, height: h, stride: rowLen, channels: 1, data: rows2Gray(src, dw, at, w0, out) };
   }
   if (fixed === 3) {
-    const w0 = new Int32Array(dw), w1 = new Int32Array(dw), w2 = new Int32Array(dw), at = new Int32Array(dw);
+    const w0 = new Int32Array(dw),
+      w1 = new Int32Array(dw),
+      w2 = new Int32Array(dw),
+      at = new Int32Array(dw);
     for (let x = 0; x < dw; x++) {
-      w0[x] = weights[x * maxTaps]!; w1[x] = weights[x * maxTaps + 1]!; w2[x] = weights[x * maxTaps + 2]!;
+      w0[x] = weights[x * maxTaps]!;
+      w1[x] = weights[x * maxTaps + 1]!;
+      w2[x] = weights[x * maxTaps + 2]!;
       at[x] = start[x]! * C;
     }
     if (C === 1) return { width: dw, height: h, stride: rowLen, channels: 1, data: rows3Gray(src, dw, at, w0, w1, w2, out) };
@@ -299,7 +306,9 @@ function resampleRows(src: Samples, dw: number, taps = triangleTaps(src.width, d
       const row = y * stride;
       let oi = y * rowLen;
       for (let x = 0; x < dw; x++) {
-        const a = w0[x]!, b = w1[x]!, c = w2[x]!;
+        const a = w0[x]!,
+          b = w1[x]!,
+          c = w2[x]!;
         let si = row + at[x]!;
         if (C === 4) {
           // RGBA unrolled: one pixel's four channels share the three weights.
@@ -353,15 +362,22 @@ function rowPairs(src: Samples, dw: number, kernel: RowPairKernel, out: Uint8Arr
 
 /** The 3-tap horizontal pass on one channel (the JPEG planes' common case). */
 function rows3Gray(src: Samples, dw: number, at: Int32Array, w0: Int32Array, w1: Int32Array, w2: Int32Array, into: Uint8Array): Uint8Array {
-  return rowPairs(src, dw, (s, out, row, second, oi, oj) => {
-    for (let x = 0; x < dw; x++) {
-      const si = row + at[x]!;
-      const a = w0[x]!, b = w1[x]!, c = w2[x]!;
-      const sj = si + second;
-      out[oj + x] = (HALF + s[sj]! * a + s[sj + 1]! * b + s[sj + 2]! * c) >> BITS;
-      out[oi + x] = (HALF + s[si]! * a + s[si + 1]! * b + s[si + 2]! * c) >> BITS;
-    }
-  }, into);
+  return rowPairs(
+    src,
+    dw,
+    (s, out, row, second, oi, oj) => {
+      for (let x = 0; x < dw; x++) {
+        const si = row + at[x]!;
+        const a = w0[x]!,
+          b = w1[x]!,
+          c = w2[x]!;
+        const sj = si + second;
+        out[oj + x] = (HALF + s[sj]! * a + s[sj + 1]! * b + s[sj + 2]! * c) >> BITS;
+        out[oi + x] = (HALF + s[si]! * a + s[si + 1]! * b + s[si + 2]! * c) >> BITS;
+      }
+    },
+    into,
+  );
 }
 
 /**
@@ -369,29 +385,43 @@ function rows3Gray(src: Samples, dw: number, at: Int32Array, w0: Int32Array, w1:
  * the first, so each output is one multiply, `a + (b - a) * w1`.
  */
 function rows2Gray(src: Samples, dw: number, at: Int32Array, w0: Int32Array, into: Uint8Array): Uint8Array {
-  return rowPairs(src, dw, (s, out, row, second, oi, oj) => {
-    for (let x = 0; x < dw; x++) {
-      const si = row + at[x]!;
-      const w = ONE - w0[x]!;
-      const a = s[si]!, c = s[si + second]!;
-      out[oj + x] = ((c << BITS) + HALF + (s[si + second + 1]! - c) * w) >> BITS;
-      out[oi + x] = ((a << BITS) + HALF + (s[si + 1]! - a) * w) >> BITS;
-    }
-  }, into);
+  return rowPairs(
+    src,
+    dw,
+    (s, out, row, second, oi, oj) => {
+      for (let x = 0; x < dw; x++) {
+        const si = row + at[x]!;
+        const w = ONE - w0[x]!;
+        const a = s[si]!,
+          c = s[si + second]!;
+        out[oj + x] = ((c << BITS) + HALF + (s[si + second + 1]! - c) * w) >> BITS;
+        out[oi + x] = ((a << BITS) + HALF + (s[si + 1]! - a) * w) >> BITS;
+      }
+    },
+    into,
+  );
 }
 
 /**
  * The vertical pass: rows of `width * channels` samples, blind to how they group into pixels. Only output
  * rows `from` to `to` (all by default) are made, into `out` when given.
  */
-function resampleColumns(src: Samples, dh: number, taps = triangleTaps(src.height, dh), from = 0, to = dh, out: Uint8Array = new Uint8Array(src.width * src.channels * dh)): Samples {
+function resampleColumns(
+  src: Samples,
+  dh: number,
+  taps = triangleTaps(src.height, dh),
+  from = 0,
+  to = dh,
+  out: Uint8Array = new Uint8Array(src.width * src.channels * dh),
+): Samples {
   const { stride, channels: C, data: s } = src;
   const w = src.width * C;
   const { start, count, weights, maxTaps, fixed } = taps;
   if (fixed === 3 || fixed === 2) {
     for (let y = from; y < to; y++) {
       const wi = y * maxTaps;
-      const w0 = weights[wi]!, w1 = weights[wi + 1]!;
+      const w0 = weights[wi]!,
+        w1 = weights[wi + 1]!;
       const s0 = start[y]! * stride;
       const s1 = s0 + stride;
       const oi = y * w;

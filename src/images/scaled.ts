@@ -81,7 +81,11 @@ function storedAtLeast(header: ImageHeader, side: number): { width: number; heig
  * decodeStoredAtLeast(jpeg4000x3000, header, 1440, 1080); // 1500 x 1125 (3/8 scale)
  */
 export function decodeStoredAtLeast(
-  bytes: Uint8Array, header: ImageHeader, minWidth: number, minHeight: number, limits: DecodeLimits = DEFAULT_DECODE_LIMITS,
+  bytes: Uint8Array,
+  header: ImageHeader,
+  minWidth: number,
+  minHeight: number,
+  limits: DecodeLimits = DEFAULT_DECODE_LIMITS,
 ): RgbaImage | null {
   try {
     if (header.format === "jpeg") {

@@ -50,7 +50,7 @@ export function readImageHeader(bytes: Uint8Array): ImageHeader {
   }
   if (header.width * header.height > MAX_IMAGE_PIXELS) {
     throw invalid(
-      `The image is ${header.width}x${header.height} (${(header.width * header.height / 1e6).toFixed(1)} million pixels); images may have at most 40 million pixels.`,
+      `The image is ${header.width}x${header.height} (${((header.width * header.height) / 1e6).toFixed(1)} million pixels); images may have at most 40 million pixels.`,
     );
   }
   return header;
@@ -111,9 +111,16 @@ function otherFormat(b: Uint8Array): string | null {
 /** SOF markers: baseline, extended sequential, progressive (all Huffman) are what the decoder handles. */
 const SOF_SUPPORTED = new Set([0xc0, 0xc1, 0xc2]);
 const SOF_OTHER: Record<number, string> = {
-  0xc3: "lossless", 0xc5: "hierarchical", 0xc6: "hierarchical", 0xc7: "hierarchical lossless",
-  0xc9: "arithmetic-coded", 0xca: "arithmetic-coded progressive", 0xcb: "arithmetic-coded lossless",
-  0xcd: "hierarchical arithmetic-coded", 0xce: "hierarchical arithmetic-coded", 0xcf: "hierarchical arithmetic-coded",
+  0xc3: "lossless",
+  0xc5: "hierarchical",
+  0xc6: "hierarchical",
+  0xc7: "hierarchical lossless",
+  0xc9: "arithmetic-coded",
+  0xca: "arithmetic-coded progressive",
+  0xcb: "arithmetic-coded lossless",
+  0xcd: "hierarchical arithmetic-coded",
+  0xce: "hierarchical arithmetic-coded",
+  0xcf: "hierarchical arithmetic-coded",
 };
 
 function parseJpeg(b: Uint8Array): ImageHeader {
@@ -214,7 +221,8 @@ function parseWebp(b: Uint8Array): ImageHeader {
  * webpChunkSize("VP8 ", bytes, 20); // a simple lossy file's frame size
  */
 export function webpChunkSize(kind: "VP8X" | "VP8 " | "VP8L", b: Uint8Array, at: number): { width: number; height: number } {
-  if (kind === "VP8X") return { width: 1 + (b[at + 4]! | (b[at + 5]! << 8) | (b[at + 6]! << 16)), height: 1 + (b[at + 7]! | (b[at + 8]! << 8) | (b[at + 9]! << 16)) };
+  if (kind === "VP8X")
+    return { width: 1 + (b[at + 4]! | (b[at + 5]! << 8) | (b[at + 6]! << 16)), height: 1 + (b[at + 7]! | (b[at + 8]! << 8) | (b[at + 9]! << 16)) };
   if (kind === "VP8 ") return { width: u16le(b, at + 6) & 0x3fff, height: u16le(b, at + 8) & 0x3fff };
   const bits = u32le(b, at + 1);
   return { width: 1 + (bits & 0x3fff), height: 1 + ((bits >>> 14) & 0x3fff) };

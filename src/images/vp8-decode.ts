@@ -286,7 +286,14 @@ export function decodeVp8(data: Uint8Array): Vp8Frame {
 }
 
 function readSegments(br: BoolReader): Segments {
-  const segments: Segments = { enabled: br.bit(128) === 1, updateMap: false, probs: [255, 255, 255], absolute: true, quant: [0, 0, 0, 0], filter: [0, 0, 0, 0] };
+  const segments: Segments = {
+    enabled: br.bit(128) === 1,
+    updateMap: false,
+    probs: [255, 255, 255],
+    absolute: true,
+    quant: [0, 0, 0, 0],
+    filter: [0, 0, 0, 0],
+  };
   if (!segments.enabled) return segments;
   segments.updateMap = br.bit(128) === 1;
   if (br.bit(128)) {
@@ -448,7 +455,17 @@ function readResiduals(
  * Reads one block's tokens from position `n`, writing dequantised values in natural order at `at`. Returns
  * the position after the last token read (0 or `n` when the block is empty).
  */
-function readCoefficients(tr: BoolReader, probs: Uint8Array, plane: Plane, ctx: number, dcq: number, acq: number, n: number, out: Int16Array, at: number): number {
+function readCoefficients(
+  tr: BoolReader,
+  probs: Uint8Array,
+  plane: Plane,
+  ctx: number,
+  dcq: number,
+  acq: number,
+  n: number,
+  out: Int16Array,
+  at: number,
+): number {
   const base = plane * 264;
   let p = base + (BANDS[n]! * 3 + ctx) * 11;
   for (; n < 16; n++) {
@@ -505,7 +522,7 @@ function inverseWht(c: Int16Array, at: number): void {
     const a1 = t[i * 4 + 1]! + t[i * 4 + 2]!;
     const a2 = t[i * 4 + 1]! - t[i * 4 + 2]!;
     const a3 = dc - t[i * 4 + 3]!;
-    c[(i * 4) * 16] = (a0 + a1) >> 3;
+    c[i * 4 * 16] = (a0 + a1) >> 3;
     c[(i * 4 + 1) * 16] = (a3 + a2) >> 3;
     c[(i * 4 + 2) * 16] = (a0 - a1) >> 3;
     c[(i * 4 + 3) * 16] = (a3 - a2) >> 3;
@@ -654,9 +671,18 @@ const avg3 = (a: number, b: number, c: number) => (a + 2 * b + c + 2) >> 2;
 function predict4(ws: Uint8Array, at: number, mode: number): void {
   const t = at - BPS;
   const X = ws[t - 1]!;
-  const A = ws[t]!, B = ws[t + 1]!, C = ws[t + 2]!, D = ws[t + 3]!;
-  const E = ws[t + 4]!, F = ws[t + 5]!, G = ws[t + 6]!, H = ws[t + 7]!;
-  const I = ws[at - 1]!, J = ws[at + BPS - 1]!, K = ws[at + 2 * BPS - 1]!, L = ws[at + 3 * BPS - 1]!;
+  const A = ws[t]!,
+    B = ws[t + 1]!,
+    C = ws[t + 2]!,
+    D = ws[t + 3]!;
+  const E = ws[t + 4]!,
+    F = ws[t + 5]!,
+    G = ws[t + 6]!,
+    H = ws[t + 7]!;
+  const I = ws[at - 1]!,
+    J = ws[at + BPS - 1]!,
+    K = ws[at + 2 * BPS - 1]!,
+    L = ws[at + 3 * BPS - 1]!;
   switch (mode) {
     case Mode.DC: {
       const dc = (A + B + C + D + I + J + K + L + 4) >> 3;
@@ -793,18 +819,37 @@ function loopFilter(f: Vp8Frame, mbw: number, mbh: number, mbFilter: Uint8Array,
 function simpleEdge(p: Uint8Array, at: number, step: number, along: number, limit: number): void {
   const threshold = 2 * limit + 1;
   for (let i = 0; i < 16; i++, at += along) {
-    const p1 = p[at - 2 * step]!, p0 = p[at - step]!, q0 = p[at]!, q1 = p[at + step]!;
+    const p1 = p[at - 2 * step]!,
+      p0 = p[at - step]!,
+      q0 = p[at]!,
+      q1 = p[at + step]!;
     if (4 * Math.abs(p0 - q0) + Math.abs(p1 - q1) > threshold) continue;
     commonAdjust(p, at, step, p1, p0, q0, q1, true);
   }
 }
 
 /** The normal filter across one edge of `length` pixels; `macroblock` picks the wider macroblock-edge filter. */
-function normalEdge(p: Uint8Array, at: number, step: number, along: number, length: number, limit: number, inner: number, hev: number, macroblock: boolean): void {
+function normalEdge(
+  p: Uint8Array,
+  at: number,
+  step: number,
+  along: number,
+  length: number,
+  limit: number,
+  inner: number,
+  hev: number,
+  macroblock: boolean,
+): void {
   const threshold = 2 * limit + 1;
   for (let i = 0; i < length; i++, at += along) {
-    const p3 = p[at - 4 * step]!, p2 = p[at - 3 * step]!, p1 = p[at - 2 * step]!, p0 = p[at - step]!;
-    const q0 = p[at]!, q1 = p[at + step]!, q2 = p[at + 2 * step]!, q3 = p[at + 3 * step]!;
+    const p3 = p[at - 4 * step]!,
+      p2 = p[at - 3 * step]!,
+      p1 = p[at - 2 * step]!,
+      p0 = p[at - step]!;
+    const q0 = p[at]!,
+      q1 = p[at + step]!,
+      q2 = p[at + 2 * step]!,
+      q3 = p[at + 3 * step]!;
     if (4 * Math.abs(p0 - q0) + Math.abs(p1 - q1) > threshold) continue;
     if (Math.abs(p3 - p2) > inner || Math.abs(p2 - p1) > inner || Math.abs(p1 - p0) > inner) continue;
     if (Math.abs(q3 - q2) > inner || Math.abs(q2 - q1) > inner || Math.abs(q1 - q0) > inner) continue;

@@ -193,4 +193,3 @@ function opaque(luma: number, u: number, v: number): number {
 
 /** libwebp's 6-bit fixed point to a byte, clamped. */
 const clip8 = (v: number) => (v < 0 ? 0 : v > 16383 ? 255 : v >> 6);
-

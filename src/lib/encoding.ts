@@ -189,7 +189,10 @@ function cleanLength(text: string): number {
 function unpadded(text: string): { len: number; padding: number } {
   let len = text.length;
   let padding = 0;
-  while (len > 0 && padding < 2 && text.charCodeAt(len - 1) === 0x3d) { len--; padding++; }
+  while (len > 0 && padding < 2 && text.charCodeAt(len - 1) === 0x3d) {
+    len--;
+    padding++;
+  }
   return { len, padding };
 }
 
@@ -225,7 +228,10 @@ function decodeClean(text: string, out: Uint8Array): number {
     if (read !== part.length || written !== part.length) return -1; // non-ASCII: certainly invalid, let the careful path say where
     const whole = written - (written % 4);
     for (let i = 0; i < whole; i += 4) {
-      const a = t[src[i]!]!, b = t[src[i + 1]!]!, c = t[src[i + 2]!]!, d = t[src[i + 3]!]!;
+      const a = t[src[i]!]!,
+        b = t[src[i + 1]!]!,
+        c = t[src[i + 2]!]!,
+        d = t[src[i + 3]!]!;
       bad |= a | b | c | d;
       const v = (a << 18) | (b << 12) | (c << 6) | d;
       out[n] = v >> 16;
@@ -235,7 +241,9 @@ function decodeClean(text: string, out: Uint8Array): number {
     }
     if (whole < written) {
       // The last 2 or 3 characters (only the last chunk can end off a group of four).
-      const a = t[src[whole]!]!, b = t[src[whole + 1]!]!, c = rest === 3 ? t[src[whole + 2]!]! : 0;
+      const a = t[src[whole]!]!,
+        b = t[src[whole + 1]!]!,
+        c = rest === 3 ? t[src[whole + 2]!]! : 0;
       bad |= a | b | c;
       const v = (a << 18) | (b << 12) | (c << 6);
       out[n++] = v >> 16;
@@ -273,8 +281,10 @@ function decodeCareful(text: string, out: Uint8Array): number {
     // characters fall through to the character-at-a-time step below.
     if (bits === 0 && padding === 0) {
       while (i + 4 <= len) {
-        const a = fast[text.charCodeAt(i)]!, b = fast[text.charCodeAt(i + 1)]!;
-        const c = fast[text.charCodeAt(i + 2)]!, d = fast[text.charCodeAt(i + 3)]!;
+        const a = fast[text.charCodeAt(i)]!,
+          b = fast[text.charCodeAt(i + 1)]!;
+        const c = fast[text.charCodeAt(i + 2)]!,
+          d = fast[text.charCodeAt(i + 3)]!;
         if ((a | b | c | d) & 0x80) break;
         const v = (a << 18) | (b << 12) | (c << 6) | d;
         out[n] = v >> 16;
@@ -288,7 +298,10 @@ function decodeCareful(text: string, out: Uint8Array): number {
     }
     const c = text.charCodeAt(i++);
     if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) continue;
-    if (c === 0x3d) { padding++; continue; }
+    if (c === 0x3d) {
+      padding++;
+      continue;
+    }
     const v = c < 256 ? DIGITS[c]! : -1;
     if (v < 0 || padding > 0) throw new Base64Error(`unexpected ${v < 0 ? "character" : "data after padding"} at position ${i - 1}`);
     chars++;
@@ -341,7 +354,10 @@ export class Base64Stream {
    * `limit` is the most bytes kept. `space`, when given, is where they go (a caller that knows an upper bound
    * of the whole text's bytes allocates once); else the output starts at 1 MiB and doubles.
    */
-  constructor(private readonly limit: number, space?: Uint8Array) {
+  constructor(
+    private readonly limit: number,
+    space?: Uint8Array,
+  ) {
     this.out = space ? space.subarray(0, Math.min(limit, space.length)) : new Uint8Array(Math.min(limit, 1024 * 1024));
   }
 
@@ -382,7 +398,10 @@ export class Base64Stream {
           i += chars;
         }
         while (i < stop) {
-          const a = t[src[i]!]!, b = t[src[i + 1]!]!, c = t[src[i + 2]!]!, d = t[src[i + 3]!]!;
+          const a = t[src[i]!]!,
+            b = t[src[i + 1]!]!,
+            c = t[src[i + 2]!]!,
+            d = t[src[i + 3]!]!;
           if ((a | b | c | d) & 0x80) break;
           const v = (a << 18) | (b << 12) | (c << 6) | d;
           out[n] = v >> 16;
@@ -415,7 +434,10 @@ export class Base64Stream {
       this.padding++;
     } else {
       const v = c < 256 ? DIGITS[c]! : -1;
-      if (this.error === null && v >= 0 && this.padding === 0) return this.digit(v);
+      if (this.error === null && v >= 0 && this.padding === 0) {
+        this.digit(v);
+        return;
+      }
       if (this.error === null) this.fail(v < 0 ? "character" : "data after padding", this.position);
       this.position++;
       this.dataChars++;
@@ -425,7 +447,8 @@ export class Base64Stream {
   /** Ends the text: the length and padding check of `decodeBase64`. */
   finish(): void {
     if (this.error !== null) return;
-    const chars = this.chars, padding = this.padding;
+    const chars = this.chars,
+      padding = this.padding;
     if (chars > 0 && (chars % 4 === 1 || padding > 2 || (padding > 0 && (chars + padding) % 4 !== 0))) {
       this.error = "its length or padding is wrong";
     }

@@ -30,7 +30,9 @@ export function groupCommit<T, R>(flush: (items: T[]) => Promise<R[]>, options: 
       queue = queue.slice(batch.length);
       try {
         const results = await flush(batch.map((b) => b.item));
-        batch.forEach((b, i) => b.resolve(results[i]!));
+        batch.forEach((b, i) => {
+          b.resolve(results[i]!);
+        });
       } catch (err) {
         for (const b of batch) b.reject(err);
       }

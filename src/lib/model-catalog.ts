@@ -47,7 +47,7 @@ export interface ModelOption {
   providerResolution?: Partial<Record<Resolution, string>>;
 }
 
-const Decimal = z.string().regex(/^\d{1,6}(\.\d{1,4})?$/, "must be a decimal string with at most 4 decimals, e.g. \"0.15\"");
+const Decimal = z.string().regex(/^\d{1,6}(\.\d{1,4})?$/, 'must be a decimal string with at most 4 decimals, e.g. "0.15"');
 const ResolutionSchema = z.enum(RESOLUTIONS);
 
 const ModelEntry = z
@@ -127,7 +127,7 @@ export function parseModelCatalog(json: string | undefined, usdToInr: string | u
 /** Ten-thousandths of a unit, exactly, from a decimal string. */
 function toE4(decimal: string): bigint {
   const [whole, frac = ""] = decimal.split(".");
-  return BigInt(whole!) * 10_000n + BigInt((frac + "0000").slice(0, 4));
+  return BigInt(whole!) * 10_000n + BigInt(`${frac}0000`.slice(0, 4));
 }
 
 function formatFixed(value: bigint, scale: number): string {
@@ -154,7 +154,7 @@ export function price(usd: string, usdToInr: string, creditsPerUsd: number): Pri
 /** n images at one price, exactly. */
 export function times(p: Price, n: number): Price {
   const usdE4 = toE4(p.usd) * BigInt(n);
-  const paise = toE4(p.inr) / 100n * BigInt(n);
+  const paise = (toE4(p.inr) / 100n) * BigInt(n);
   return { credits: p.credits * n, usd: formatFixed(usdE4, 4), inr: formatFixed(paise, 2) };
 }
 

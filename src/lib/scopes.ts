@@ -22,7 +22,10 @@ export function isApiKeyScope(value: string): value is ApiKeyScope {
  * naming the scopes it knows for anything else, or for an empty list.
  */
 export function parseScopes(text: string): ApiKeyScope[] | null {
-  const names = text.split(",").map((s) => s.trim().toLowerCase()).filter((s) => s !== "");
+  const names = text
+    .split(",")
+    .map((s) => s.trim().toLowerCase())
+    .filter((s) => s !== "");
   if (names.length === 0) throw new Error(`no scope given; choose from ${API_KEY_SCOPES.join(", ")} or all`);
   if (names.includes("all")) return null;
   const unknown = names.filter((n) => !isApiKeyScope(n));
@@ -59,7 +62,10 @@ export const MAX_ALLOWED_ORIGINS = 10;
  * http(s) origin (a path, query, user name or other scheme is refused, not dropped, so a typo is noticed).
  */
 export function parseOrigins(text: string): string[] {
-  const entries = text.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  const entries = text
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
   if (entries.length === 0) throw new Error("no origin given; write them as https://shop.example, comma-separated");
   if (entries.length > MAX_ALLOWED_ORIGINS) throw new Error(`at most ${MAX_ALLOWED_ORIGINS} origins`);
   const origins = entries.map((entry) => {
@@ -70,7 +76,9 @@ export function parseOrigins(text: string): string[] {
       throw new Error(`${JSON.stringify(entry)} is not an origin; write it as https://shop.example`);
     }
     if ((url.protocol !== "https:" && url.protocol !== "http:") || url.username || url.password || url.search || url.hash || url.pathname !== "/") {
-      throw new Error(`${JSON.stringify(entry)} is not an origin; write it as https://shop.example (scheme and host, with a port if not the default, and nothing after)`);
+      throw new Error(
+        `${JSON.stringify(entry)} is not an origin; write it as https://shop.example (scheme and host, with a port if not the default, and nothing after)`,
+      );
     }
     return url.origin;
   });

@@ -48,7 +48,10 @@ export async function queueAsyncJob(services: Services, jobId: string, body: Pho
     logo,
     reference: inputs.reference ? stored(inputs.reference) : undefined,
   };
-  await services.db.update(photoJobs).set({ request: request as unknown as Record<string, unknown> }).where(eq(photoJobs.id, jobId));
+  await services.db
+    .update(photoJobs)
+    .set({ request: request as unknown as Record<string, unknown> })
+    .where(eq(photoJobs.id, jobId));
   services.defer(runAsyncJob(services, jobId));
 }
 
@@ -60,8 +63,16 @@ export async function runAsyncJob(services: Services, jobId: string): Promise<vo
     await runTaken(services, job);
   } catch (err) {
     services.log.error("photo job failed", { jobId, error: err instanceof Error ? err.message : String(err) });
-    const error = err instanceof ApiError ? { code: err.code, message: err.message } : { code: "GENERATION_FAILED", message: "The job failed because of a failure on our side; submit it again." };
-    await finishJob(services.db, job, { status: "failed", result: null, responseStatus: err instanceof ApiError ? err.status : 500, error }, services.clock.now());
+    const error =
+      err instanceof ApiError
+        ? { code: err.code, message: err.message }
+        : { code: "GENERATION_FAILED", message: "The job failed because of a failure on our side; submit it again." };
+    await finishJob(
+      services.db,
+      job,
+      { status: "failed", result: null, responseStatus: err instanceof ApiError ? err.status : 500, error },
+      services.clock.now(),
+    );
   }
 }
 
@@ -99,7 +110,15 @@ export async function resumePhotoJobs(services: Services): Promise<number> {
   const now = services.clock.now();
   const exhausted = await services.db
     .update(photoJobs)
-    .set({ status: "failed", errorCode: "GENERATION_FAILED", errorMessage: "The job could not be completed after several attempts; submit it again.", responseStatus: 502, lockedUntil: null, finishedAt: now, updatedAt: now })
+    .set({
+      status: "failed",
+      errorCode: "GENERATION_FAILED",
+      errorMessage: "The job could not be completed after several attempts; submit it again.",
+      responseStatus: 502,
+      lockedUntil: null,
+      finishedAt: now,
+      updatedAt: now,
+    })
     .where(and(eq(photoJobs.async, true), eq(photoJobs.status, "running"), lt(photoJobs.lockedUntil, now), gte(photoJobs.attempts, MAX_JOB_ATTEMPTS)))
     .returning({ id: photoJobs.id });
   const due = await dueAsyncJobs(services.db, now);

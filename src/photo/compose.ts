@@ -92,7 +92,11 @@ export function prepareLogo(logo: RgbaImage, canvas: { width: number; height: nu
 }
 
 /** The logo's drawn size: `size` x the canvas width, its height by its aspect ratio, fitted inside the margins. */
-export function logoDrawnSize(canvas: { width: number; height: number }, logo: { width: number; height: number }, size: number): { width: number; height: number } {
+export function logoDrawnSize(
+  canvas: { width: number; height: number },
+  logo: { width: number; height: number },
+  size: number,
+): { width: number; height: number } {
   const m = marginOf(canvas);
   let width = Math.max(1, Math.round(canvas.width * size));
   let height = Math.max(1, Math.round((logo.height * width) / logo.width));
@@ -131,14 +135,23 @@ export async function drawTexts(canvas: RgbaImage, texts: Texts, logo?: Box, lay
   if (layout === "copy-left") {
     let area: Box = { x: m, y: Math.round(canvas.height * 0.18), width: Math.round(canvas.width * 0.5) - m, height: Math.round(canvas.height * 0.64) };
     if (logo && logo.x < area.x + area.width && logo.y < area.y + area.height && logo.y + logo.height > area.y) {
-      area = logo.y + logo.height / 2 > canvas.height / 2 ? { ...area, height: Math.max(1, logo.y - m - area.y) } : { ...area, y: logo.y + logo.height + m, height: Math.max(1, area.y + area.height - (logo.y + logo.height + m)) };
+      area =
+        logo.y + logo.height / 2 > canvas.height / 2
+          ? { ...area, height: Math.max(1, logo.y - m - area.y) }
+          : { ...area, y: logo.y + logo.height + m, height: Math.max(1, area.y + area.height - (logo.y + logo.height + m)) };
     }
     if (texts.overlayText) {
       // Open space takes a bigger headline than a band over the scene.
       const headline = { ...overlay, fontSize: Math.round(short * 0.1), maxLines: 3 };
       const box = texts.marketingText
         ? await draw(texts.overlayText, { ...area, height: Math.round(area.height * 0.55) }, headline, "top", "left")
-        : await drawText(canvas, texts.overlayText, area, { ...headline, anchor: "center", align: "left", color: textColourFor(canvas, area), legibility: "auto" });
+        : await drawText(canvas, texts.overlayText, area, {
+            ...headline,
+            anchor: "center",
+            align: "left",
+            color: textColourFor(canvas, area),
+            legibility: "auto",
+          });
       drawn.push(box);
       area = { ...area, y: box.y + box.height + Math.round(m / 2), height: Math.max(1, area.y + area.height - (box.y + box.height + Math.round(m / 2))) };
     }

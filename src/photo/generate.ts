@@ -49,7 +49,10 @@ export const EXT = { "image/jpeg": "jpg", "image/png": "png", "image/webp": "web
  * Loads logo and reference (a bad one fails the whole request: 422/413) and every product (a bad one
  * fails only its item in a batch, the request when it is the only one or when all are bad).
  */
-export async function loadInputs(services: Services, request: PhotoRequest): Promise<{ products: Array<LoadedImage | ItemError>; logo?: LoadedImage; reference?: LoadedImage }> {
+export async function loadInputs(
+  services: Services,
+  request: PhotoRequest,
+): Promise<{ products: Array<LoadedImage | ItemError>; logo?: LoadedImage; reference?: LoadedImage }> {
   const logo = request.logo ? await loadInput(services, request.logo, "logoImage") : undefined;
   const reference = request.reference ? await loadInput(services, request.reference, "referenceImage") : undefined;
   const products = await mapPool(request.products, 4, async (p, i): Promise<LoadedImage | ItemError> => {
@@ -81,7 +84,7 @@ export async function prepareInputs(
   loaded: { products: Array<LoadedImage | ItemError>; logo?: LoadedImage; reference?: LoadedImage },
   store: boolean,
 ): Promise<Inputs> {
-  const keep = async (img: LoadedImage, name: string): Promise<InputImage> => {
+  const keep = async (img: LoadedImage, _name: string): Promise<InputImage> => {
     if (!store) return { ...img, url: "" };
     const key = inputKey(img.mimeType);
     return { ...img, key, url: await services.storage.put(key, img.bytes, img.mimeType) };
@@ -114,7 +117,12 @@ export async function generateItems(
   options: { persist: boolean; signal?: AbortSignal },
 ): Promise<{ result: GenerationResult; pngs: Map<number, Uint8Array> }> {
   const logo = inputs.logo
-    ? await services.heavy.run(ids.userId, "photoLogo", { bytes: inputs.logo.bytes, canvas: { width: request.width, height: request.height }, size: request.logoSize, limits: services.imageLimits })
+    ? await services.heavy.run(ids.userId, "photoLogo", {
+        bytes: inputs.logo.bytes,
+        canvas: { width: request.width, height: request.height },
+        size: request.logoSize,
+        limits: services.imageLimits,
+      })
     : undefined;
   const pngs = new Map<number, Uint8Array>();
   const concurrency = services.generator.name === "local" ? 1 : 4;
@@ -197,7 +205,9 @@ async function renderOne(
 export function wholeFailure(result: GenerationResult): ItemError | null {
   const failed = result.items.filter((i): i is Extract<StoredItem, { status: "failed" }> => i.status === "failed");
   if (failed.length < result.items.length) return null;
-  return failed.length === 1 ? failed[0]!.error : { code: failed[0]!.error.code, message: failed.map((f) => `${f.label ?? `product ${f.index + 1}`}: ${f.error.message}`).join("; ") };
+  return failed.length === 1
+    ? failed[0]!.error
+    : { code: failed[0]!.error.code, message: failed.map((f) => `${f.label ?? `product ${f.index + 1}`}: ${f.error.message}`).join("; ") };
 }
 
 function itemErrorOf(services: Services, err: unknown, jobId: string, index: number): ItemError {

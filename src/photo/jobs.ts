@@ -123,7 +123,11 @@ export async function finishJob(db: Db, job: Pick<JobRow, "id" | "attempts">, ou
 
 /** The job if the user owns it; 404 JOB_NOT_FOUND otherwise (another user's job is not found, not forbidden). */
 export async function getJob(db: Db, userId: string, id: string): Promise<JobRow> {
-  const [job] = await db.select().from(photoJobs).where(and(eq(photoJobs.id, id), eq(photoJobs.userId, userId))).limit(1);
+  const [job] = await db
+    .select()
+    .from(photoJobs)
+    .where(and(eq(photoJobs.id, id), eq(photoJobs.userId, userId)))
+    .limit(1);
   if (!job) throw new ApiError("JOB_NOT_FOUND", "No product-photography job with this id for this key's owner.");
   return job;
 }

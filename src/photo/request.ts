@@ -56,7 +56,10 @@ export function resolveRequest(body: PhotoRequestBody, catalog: ModelCatalog): P
     throw invalidField("resolution", `model ${model.model} supports ${model.supportedResolutions.join(", ")}, not ${resolution}`);
   }
   if (body.productImages.length > model.maxBatchSize) {
-    throw invalidField("productImages", `model ${model.model} takes at most ${model.maxBatchSize} product images per request, got ${body.productImages.length}`);
+    throw invalidField(
+      "productImages",
+      `model ${model.model} takes at most ${model.maxBatchSize} product images per request, got ${body.productImages.length}`,
+    );
   }
   const aspectRatio = body.aspectRatio ?? "1:1";
   const { width, height } = outputSize(resolution, aspectRatio);
@@ -96,11 +99,20 @@ export function outputSize(resolution: Resolution, aspectRatio: AspectRatio): { 
  * has would come out as an empty box, so it is refused up front, naming the field and the characters.
  */
 export async function checkDrawable(request: PhotoRequest): Promise<void> {
-  for (const [field, text, weight] of [["overlayText", request.overlayText, 700], ["marketingText", request.marketingText, 400]] as const) {
+  for (const [field, text, weight] of [
+    ["overlayText", request.overlayText, 700],
+    ["marketingText", request.marketingText, 400],
+  ] as const) {
     if (!text) continue;
     const missing = await unsupportedCharacters(text, weight);
     if (missing.length) {
-      throw invalidField(field, `cannot be drawn: ${missing.slice(0, 5).map((c) => `"${c}"`).join(", ")} (the fonts cover Latin and Devanagari text, digits, punctuation and ₹)`);
+      throw invalidField(
+        field,
+        `cannot be drawn: ${missing
+          .slice(0, 5)
+          .map((c) => `"${c}"`)
+          .join(", ")} (the fonts cover Latin and Devanagari text, digits, punctuation and ₹)`,
+      );
     }
   }
 }

@@ -45,7 +45,10 @@ const dataUri = z
 const imageRef = z
   .string()
   .max(MAX_INLINE_CHARS, "is larger than 10 MB of image")
-  .refine((v) => (v.startsWith("data:") ? dataUri.safeParse(v).success : httpsUrl.safeParse(v).success), "must be a data URI (data:image/png;base64,...) or a public https:// URL");
+  .refine(
+    (v) => (v.startsWith("data:") ? dataUri.safeParse(v).success : httpsUrl.safeParse(v).success),
+    "must be a data URI (data:image/png;base64,...) or a public https:// URL",
+  );
 
 export const ProductImageSchema = z
   .object({
@@ -67,11 +70,20 @@ export const PhotoRequestSchema = z
       .array(ProductImageSchema)
       .min(1, "must hold at least one product image")
       .max(MAX_PRODUCTS, `must hold at most ${MAX_PRODUCTS} product images`),
-    promptId: z.string().max(64, "is not a known template id").optional().openapi({ example: "studio-white-sweep", description: "A template id from GET /api/image/product-photography-prompts." }),
+    promptId: z
+      .string()
+      .max(64, "is not a known template id")
+      .optional()
+      .openapi({ example: "studio-white-sweep", description: "A template id from GET /api/image/product-photography-prompts." }),
     scenePrompt: text(MAX_SCENE_PROMPT).optional().openapi({ description: "Free-text scene; alone, or with promptId to adjust the template." }),
     logoImage: imageRef.optional().openapi({ description: "Data URI or public https URL; PNG transparency is kept." }),
     logoPlacement: z.enum(LOGO_PLACEMENTS).optional().openapi({ description: "Default bottom-right." }),
-    logoSize: z.number({ error: "must be a number from 0.1 to 0.8" }).min(0.1, "must be at least 0.1").max(0.8, "must be at most 0.8").optional().openapi({ description: "Logo width as a fraction of the image width; 0.1 to 0.8, default 0.15." }),
+    logoSize: z
+      .number({ error: "must be a number from 0.1 to 0.8" })
+      .min(0.1, "must be at least 0.1")
+      .max(0.8, "must be at most 0.8")
+      .optional()
+      .openapi({ description: "Logo width as a fraction of the image width; 0.1 to 0.8, default 0.15." }),
     referenceImage: imageRef.optional().openapi({ description: "Data URI or public https URL guiding style, lighting and palette." }),
     overlayText: text(MAX_OVERLAY_TEXT).optional().openapi({ description: "Short prominent text (banner, badge, tagline), drawn by the service." }),
     marketingText: text(MAX_MARKETING_TEXT).optional().openapi({ description: "Longer slogan, drawn by the service." }),

@@ -121,7 +121,13 @@ export async function renderResult(services: Services, result: GenerationResult,
       if (item.status === "failed") return { label: item.label, status: item.status, error: item.error };
       const size = { width: item.width, height: item.height };
       if (result.output === "url") {
-        return { label: item.label, status: item.status, imageUrl: services.storage.urlFor(item.key!), thumbnailUrl: services.storage.urlFor(item.thumbKey!), ...size };
+        return {
+          label: item.label,
+          status: item.status,
+          imageUrl: services.storage.urlFor(item.key!),
+          thumbnailUrl: services.storage.urlFor(item.thumbKey!),
+          ...size,
+        };
       }
       let bytes = pngs.get(item.index);
       if (!bytes) {

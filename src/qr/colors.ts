@@ -40,7 +40,10 @@ export function parseHexColor(value: string): Rgb {
  * formatHex({ r: 26, g: 115, b: 232 }); // "#1A73E8"
  */
 export function formatHex({ r, g, b }: Rgb): string {
-  return `#${[r, g, b].map((n) => n.toString(16).padStart(2, "0")).join("").toUpperCase()}`;
+  return `#${[r, g, b]
+    .map((n) => n.toString(16).padStart(2, "0"))
+    .join("")
+    .toUpperCase()}`;
 }
 
 /**

@@ -104,7 +104,7 @@ async function readBinarised(gray: GrayImage): Promise<string | null> {
 
 async function zxing(gray: GrayImage, extra: ReaderOptions = {}): Promise<string | null> {
   const [result] = await readWithZxing(grayToRgba(gray), { ...ZXING_OPTIONS, ...extra });
-  return result && result.isValid ? result.text : null;
+  return result?.isValid ? result.text : null;
 }
 
 async function readJsQr(gray: GrayImage): Promise<string | null> {
@@ -181,10 +181,7 @@ function boxBlur(gray: GrayImage, radius: number): Uint8Array {
   return out;
 }
 
-const decoders: Array<() => TextDecoder> = [
-  () => new TextDecoder("utf-8", { fatal: true }),
-  () => new TextDecoder("shift_jis", { fatal: true }),
-];
+const decoders: Array<() => TextDecoder> = [() => new TextDecoder("utf-8", { fatal: true }), () => new TextDecoder("shift_jis", { fatal: true })];
 
 /**
  * Bytes of a byte-mode segment to text: UTF-8 if valid, else Shift_JIS if valid (and the runtime has it),

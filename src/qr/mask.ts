@@ -23,14 +23,22 @@ const EC_FORMAT_BITS: Record<EcLevel, number> = { L: 1, M: 0, Q: 3, H: 2 };
  */
 export function maskBit(k: number, row: number, col: number): boolean {
   switch (k) {
-    case 0: return (row + col) % 2 === 0;
-    case 1: return row % 2 === 0;
-    case 2: return col % 3 === 0;
-    case 3: return (row + col) % 3 === 0;
-    case 4: return (Math.floor(row / 2) + Math.floor(col / 3)) % 2 === 0;
-    case 5: return ((row * col) % 2) + ((row * col) % 3) === 0;
-    case 6: return (((row * col) % 2) + ((row * col) % 3)) % 2 === 0;
-    default: return (((row + col) % 2) + ((row * col) % 3)) % 2 === 0;
+    case 0:
+      return (row + col) % 2 === 0;
+    case 1:
+      return row % 2 === 0;
+    case 2:
+      return col % 3 === 0;
+    case 3:
+      return (row + col) % 3 === 0;
+    case 4:
+      return (Math.floor(row / 2) + Math.floor(col / 3)) % 2 === 0;
+    case 5:
+      return ((row * col) % 2) + ((row * col) % 3) === 0;
+    case 6:
+      return (((row * col) % 2) + ((row * col) % 3)) % 2 === 0;
+    default:
+      return (((row + col) % 2) + ((row * col) % 3)) % 2 === 0;
   }
 }
 

@@ -43,9 +43,7 @@ const tooLarge = (description: string) => errorResponse(description, ["PAYLOAD_T
 const notJson = errorResponse("The body is not JSON.", ["UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with Content-Type: application/json."]);
 const badJson = errorResponse("The body is empty or not valid JSON.", ["INVALID_JSON", "The request body is not valid JSON."]);
 
-const getInvalid: ErrorExample[] = [
-  ["VALIDATION_FAILED", "size: must be at least 64", [{ path: "size", message: "must be at least 64" }]],
-];
+const getInvalid: ErrorExample[] = [["VALIDATION_FAILED", "size: must be at least 64", [{ path: "size", message: "must be at least 64" }]]];
 
 /**
  * The POST routes refuse in the order they always have: an unknown query parameter (422) before a body that
@@ -68,137 +66,176 @@ const GET_DESCRIPTION =
   "The key is the path segment after the operation name. Design comes from the query string (`size`, `fgColor`, `bgColor`, `isTransparent`), each once; any other parameter is 422 naming it, with the hint to URL-encode the text when an unencoded URL's own query string is the cause.";
 
 export const qrRoutes = {
-  generatePng: authenticated(withPathKey, createRoute({
-    method: "get",
-    path: "/generate/{apiKey}/{text{[\\s\\S]+}}",
-    // Hono's etag(): a strong ETag from the PNG's digest, and 304 when If-None-Match has it.
-    middleware: [etag()],
-    operationId: "generateQrPng",
-    tags: [TAG],
-    summary: "QR code as a PNG image",
-    description: `Answers the PNG itself (not JSON), so the URL can be an image source where it stays private. ${GET_DESCRIPTION} A strong ETag allows 304 answers.`,
-    security: [],
-    request: { params: QrPathSchema, query: GenerateQuerySchema },
-    responses: {
-      200: {
-        description: "The QR code.",
-        headers: imageHeaders.extend({ ETag: z.string().openapi({ description: "Strong validator of the image; send it back in If-None-Match." }) }),
-        content: { "image/png": { schema: { type: "string", contentMediaType: "image/png" } } },
+  generatePng: authenticated(
+    withPathKey,
+    createRoute({
+      method: "get",
+      path: "/generate/{apiKey}/{text{[\\s\\S]+}}",
+      // Hono's etag(): a strong ETag from the PNG's digest, and 304 when If-None-Match has it.
+      middleware: [etag()],
+      operationId: "generateQrPng",
+      tags: [TAG],
+      summary: "QR code as a PNG image",
+      description: `Answers the PNG itself (not JSON), so the URL can be an image source where it stays private. ${GET_DESCRIPTION} A strong ETag allows 304 answers.`,
+      security: [],
+      request: { params: QrPathSchema, query: GenerateQuerySchema },
+      responses: {
+        200: {
+          description: "The QR code.",
+          headers: imageHeaders.extend({ ETag: z.string().openapi({ description: "Strong validator of the image; send it back in If-None-Match." }) }),
+          content: { "image/png": { schema: { type: "string", contentMediaType: "image/png" } } },
+        },
+        304: { description: "Not modified: the If-None-Match ETag is the image's." },
+        401: unauthorized("The API key is not valid or has been revoked."),
+        422: errorResponse("Invalid text or query parameter; `details` names it.", ...getInvalid, [
+          "VALIDATION_FAILED",
+          "id: is not a known query parameter; this operation takes size, fgColor, bgColor, isTransparent (if it belongs to the text, URL-encode the text)",
+          [
+            {
+              path: "id",
+              message:
+                "is not a known query parameter; this operation takes size, fgColor, bgColor, isTransparent (if it belongs to the text, URL-encode the text)",
+            },
+          ],
+        ]),
+        429: rateLimited,
+        500: internalError,
       },
-      304: { description: "Not modified: the If-None-Match ETag is the image's." },
-      401: unauthorized("The API key is not valid or has been revoked."),
-      422: errorResponse("Invalid text or query parameter; `details` names it.", ...getInvalid, [
-        "VALIDATION_FAILED",
-        "id: is not a known query parameter; this operation takes size, fgColor, bgColor, isTransparent (if it belongs to the text, URL-encode the text)",
-        [{ path: "id", message: "is not a known query parameter; this operation takes size, fgColor, bgColor, isTransparent (if it belongs to the text, URL-encode the text)" }],
-      ]),
-      429: rateLimited,
-      500: internalError,
-    },
-  })),
+    }),
+  ),
 
-  generateBase64: authenticated(withBearerOrPathKey, createRoute({
-    method: "get",
-    path: "/generate-base64/{apiKey}/{text{[\\s\\S]+}}",
-    operationId: "generateQrBase64",
-    tags: [TAG],
-    summary: "QR code as a data URI (JSON)",
-    description: `Answers \`{data:{qrCodeDataUrl}}\`. With an \`Authorization: Bearer\` header the header's key is used and the path segment is ignored (send \`-\`); without one, the path key. ${GET_DESCRIPTION}`,
-    security: bearerOrNone,
-    request: { params: QrPathSchema, query: GenerateQuerySchema },
-    responses: {
-      200: {
-        description: "The QR code as a PNG data URI.",
-        headers: imageHeaders,
-        content: json(QrCodeResponseSchema, { hello: { summary: "The text hello", value: { data: { qrCodeDataUrl: PNG_DATA_URL } } } }),
+  generateBase64: authenticated(
+    withBearerOrPathKey,
+    createRoute({
+      method: "get",
+      path: "/generate-base64/{apiKey}/{text{[\\s\\S]+}}",
+      operationId: "generateQrBase64",
+      tags: [TAG],
+      summary: "QR code as a data URI (JSON)",
+      description: `Answers \`{data:{qrCodeDataUrl}}\`. With an \`Authorization: Bearer\` header the header's key is used and the path segment is ignored (send \`-\`); without one, the path key. ${GET_DESCRIPTION}`,
+      security: bearerOrNone,
+      request: { params: QrPathSchema, query: GenerateQuerySchema },
+      responses: {
+        200: {
+          description: "The QR code as a PNG data URI.",
+          headers: imageHeaders,
+          content: json(QrCodeResponseSchema, { hello: { summary: "The text hello", value: { data: { qrCodeDataUrl: PNG_DATA_URL } } } }),
+        },
+        401: unauthorized("The API key is not valid or has been revoked."),
+        422: errorResponse("Invalid text or query parameter; `details` names it.", ...getInvalid),
+        429: rateLimited,
+        500: internalError,
       },
-      401: unauthorized("The API key is not valid or has been revoked."),
-      422: errorResponse("Invalid text or query parameter; `details` names it.", ...getInvalid),
-      429: rateLimited,
-      500: internalError,
-    },
-  })),
+    }),
+  ),
 
-  generate: authenticated(withBearer, createRoute({
-    method: "post",
-    path: "/generate",
-    middleware: [closedJsonBody([{ path: ["logoUrl"], kind: "image-or-url" }])],
-    operationId: "generateQr",
-    tags: [TAG],
-    summary: "QR code for a URL, text, Wi-Fi, e-mail, contact card or payment",
-    description:
-      "Builds the payload for `type` to the standard phone scanners read (Wi-Fi `WIFI:`, e-mail `mailto:`, vCard 3.0, UPI `upi://pay`), draws it with the design fields and an optional centred logo (fetched from a public https URL or given as a data URI), and checks that the result scans. Answers `{data:{qrCodeDataUrl, warnings?}}` for every type.",
-    security: bearer,
-    request: {
-      query: NoQuerySchema,
-      body: {
-        required: true,
-        content: json(GenerateRequestSchema, {
-          url: { summary: "A URL", value: { type: "url", value: "https://example.com/menu", size: 512 } },
-          wifi: { summary: "Wi-Fi credentials", value: { type: "wifi", ssid: "Cafe Guest", password: "coffee-2024", encryption: "WPA" } },
-          vcard: { summary: "A contact card, blue on white", value: { type: "vcard", firstName: "Jane", lastName: "Doe", organization: "Acme", phoneWork: "+1 555 0100", fgColor: "#1A73E8" } },
-          upi: { summary: "A payment request", value: { type: "upi", upiId: "shop@okbank", payeeName: "Corner Shop", amount: 249.5, note: "Order 1042" } },
-        }),
+  generate: authenticated(
+    withBearer,
+    createRoute({
+      method: "post",
+      path: "/generate",
+      middleware: [closedJsonBody([{ path: ["logoUrl"], kind: "image-or-url" }])],
+      operationId: "generateQr",
+      tags: [TAG],
+      summary: "QR code for a URL, text, Wi-Fi, e-mail, contact card or payment",
+      description:
+        "Builds the payload for `type` to the standard phone scanners read (Wi-Fi `WIFI:`, e-mail `mailto:`, vCard 3.0, UPI `upi://pay`), draws it with the design fields and an optional centred logo (fetched from a public https URL or given as a data URI), and checks that the result scans. Answers `{data:{qrCodeDataUrl, warnings?}}` for every type.",
+      security: bearer,
+      request: {
+        query: NoQuerySchema,
+        body: {
+          required: true,
+          content: json(GenerateRequestSchema, {
+            url: { summary: "A URL", value: { type: "url", value: "https://example.com/menu", size: 512 } },
+            wifi: { summary: "Wi-Fi credentials", value: { type: "wifi", ssid: "Cafe Guest", password: "coffee-2024", encryption: "WPA" } },
+            vcard: {
+              summary: "A contact card, blue on white",
+              value: { type: "vcard", firstName: "Jane", lastName: "Doe", organization: "Acme", phoneWork: "+1 555 0100", fgColor: "#1A73E8" },
+            },
+            upi: { summary: "A payment request", value: { type: "upi", upiId: "shop@okbank", payeeName: "Corner Shop", amount: 249.5, note: "Order 1042" } },
+          }),
+        },
       },
-    },
-    responses: {
-      200: {
-        description: "The QR code as a PNG data URI, and what was adjusted to keep it scannable.",
-        content: json(QrCodeResponseSchema, {
-          plain: { summary: "Nothing adjusted", value: { data: { qrCodeDataUrl: PNG_DATA_URL } } },
-          logo: { summary: "The logo was reduced", value: { data: { qrCodeDataUrl: PNG_DATA_URL, warnings: [
-                  "logoSizeRatio 0.4 would hide too much of this code to scan reliably; the logo was reduced to 0.28 of the code's width. A shorter payload or a larger size leaves room for a bigger logo.",
-                ], } } },
-        }),
+      responses: {
+        200: {
+          description: "The QR code as a PNG data URI, and what was adjusted to keep it scannable.",
+          content: json(QrCodeResponseSchema, {
+            plain: { summary: "Nothing adjusted", value: { data: { qrCodeDataUrl: PNG_DATA_URL } } },
+            logo: {
+              summary: "The logo was reduced",
+              value: {
+                data: {
+                  qrCodeDataUrl: PNG_DATA_URL,
+                  warnings: [
+                    "logoSizeRatio 0.4 would hide too much of this code to scan reliably; the logo was reduced to 0.28 of the code's width. A shorter payload or a larger size leaves room for a bigger logo.",
+                  ],
+                },
+              },
+            },
+          }),
+        },
+        400: badJson,
+        401: unauthorized("Missing or invalid credentials: send Authorization: Bearer <API key>."),
+        413: tooLarge("The body is over 20 MB, or the logo over 10 MB."),
+        415: notJson,
+        422: errorResponse(
+          "Invalid or unknown fields (`details` names each), a logo that cannot be used, or colours that do not scan (QR_NOT_SCANNABLE).",
+          ["VALIDATION_FAILED", "lastName: is required", [{ path: "lastName", message: "is required" }]],
+          ["QR_NOT_SCANNABLE", "The generated code did not decode in our scan check; try darker or more contrasting colours."],
+        ),
+        429: rateLimited,
+        500: internalError,
       },
-      400: badJson,
-      401: unauthorized("Missing or invalid credentials: send Authorization: Bearer <API key>."),
-      413: tooLarge("The body is over 20 MB, or the logo over 10 MB."),
-      415: notJson,
-      422: errorResponse(
-        "Invalid or unknown fields (`details` names each), a logo that cannot be used, or colours that do not scan (QR_NOT_SCANNABLE).",
-        ["VALIDATION_FAILED", "lastName: is required", [{ path: "lastName", message: "is required" }]],
-        ["QR_NOT_SCANNABLE", "The generated code did not decode in our scan check; try darker or more contrasting colours."],
-      ),
-      429: rateLimited,
-      500: internalError,
-    },
-  })),
+    }),
+  ),
 
-  decode: authenticated(withBearer, createRoute({
-    method: "post",
-    path: "/decode",
-    middleware: [closedJsonBody([{ path: ["base64"], kind: "base64" }])],
-    operationId: "decodeQr",
-    tags: [TAG],
-    summary: "Read a QR code from an image",
-    description: "Reads the code in a JPEG, PNG or WebP image, fetched from a public https URL or given inline. Answers `{data:{decodedText}}`.",
-    security: bearer,
-    request: {
-      query: NoQuerySchema,
-      body: {
-        required: true,
-        content: json(DecodeRequestSchema, {
-          url: { summary: "An image URL", value: { url: "https://cdn.example.com/poster.jpg" } },
-          base64: { summary: "An inline image", value: { base64: PNG_DATA_URL } },
-        }),
+  decode: authenticated(
+    withBearer,
+    createRoute({
+      method: "post",
+      path: "/decode",
+      middleware: [closedJsonBody([{ path: ["base64"], kind: "base64" }])],
+      operationId: "decodeQr",
+      tags: [TAG],
+      summary: "Read a QR code from an image",
+      description: "Reads the code in a JPEG, PNG or WebP image, fetched from a public https URL or given inline. Answers `{data:{decodedText}}`.",
+      security: bearer,
+      request: {
+        query: NoQuerySchema,
+        body: {
+          required: true,
+          content: json(DecodeRequestSchema, {
+            url: { summary: "An image URL", value: { url: "https://cdn.example.com/poster.jpg" } },
+            base64: { summary: "An inline image", value: { base64: PNG_DATA_URL } },
+          }),
+        },
       },
-    },
-    responses: {
-      200: { description: "The decoded text.", content: json(QrDecodeResponseSchema, { text: { summary: "A URL was encoded", value: { data: { decodedText: "https://example.com/menu" } } } }) },
-      400: badJson,
-      401: unauthorized("Missing or invalid credentials: send Authorization: Bearer <API key>."),
-      413: tooLarge("The body is over 20 MB, or the image over 10 MB."),
-      415: notJson,
-      422: errorResponse(
-        "Not exactly one of url or base64, an image that cannot be read or fetched, or no code in it.",
-        ["VALIDATION_FAILED", "url: give exactly one of url or base64 (none was given)", [{ path: "url", message: "give exactly one of url or base64 (none was given)" }]],
-        ["QR_NOT_FOUND", "No QR code could be read in this image. Send a sharper or larger picture with the whole code visible, including the white margin around it."],
-        ["INVALID_IMAGE", "The image data is corrupt or uses a feature we cannot decode; re-save it as a standard JPEG, PNG or WebP."],
-        ["INVALID_IMAGE_URL", "The image URL answered HTTP 404; it must answer 200 with the image."],
-      ),
-      429: rateLimited,
-      500: internalError,
-    },
-  })),
+      responses: {
+        200: {
+          description: "The decoded text.",
+          content: json(QrDecodeResponseSchema, { text: { summary: "A URL was encoded", value: { data: { decodedText: "https://example.com/menu" } } } }),
+        },
+        400: badJson,
+        401: unauthorized("Missing or invalid credentials: send Authorization: Bearer <API key>."),
+        413: tooLarge("The body is over 20 MB, or the image over 10 MB."),
+        415: notJson,
+        422: errorResponse(
+          "Not exactly one of url or base64, an image that cannot be read or fetched, or no code in it.",
+          [
+            "VALIDATION_FAILED",
+            "url: give exactly one of url or base64 (none was given)",
+            [{ path: "url", message: "give exactly one of url or base64 (none was given)" }],
+          ],
+          [
+            "QR_NOT_FOUND",
+            "No QR code could be read in this image. Send a sharper or larger picture with the whole code visible, including the white margin around it.",
+          ],
+          ["INVALID_IMAGE", "The image data is corrupt or uses a feature we cannot decode; re-save it as a standard JPEG, PNG or WebP."],
+          ["INVALID_IMAGE_URL", "The image URL answered HTTP 404; it must answer 200 with the image."],
+        ),
+        429: rateLimited,
+        500: internalError,
+      },
+    }),
+  ),
 };

@@ -81,24 +81,27 @@ export const TextPayloadSchema = z.object({
   type: z.literal("text"),
   value: multiline(7089).min(1, { error: "must not be empty" }),
 });
-export const WifiPayloadSchema = z.object({
-  type: z.literal("wifi"),
-  ssid: line(64).refine((v) => utf8Length(v) <= 32, { error: "must be at most 32 bytes (the 802.11 SSID limit)" }),
-  // Required by the contract; an open network (nopass) may send it empty or leave it out, and it is ignored.
-  password: z.string({ error: "must be a string" }).max(256, { error: "must be at most 256 characters" }).optional(),
-  encryption: z.preprocess(
-    (v) => (typeof v === "string" ? ({ wpa: "WPA", wep: "WEP", nopass: "nopass" } as Record<string, string>)[v.toLowerCase()] ?? v : v),
-    z.enum(["WPA", "WEP", "nopass"], {
-      error: (issue) => (issue.input === undefined ? "is required" : "must be one of WPA, WEP, nopass"),
-    }),
-  ),
-  hidden: z.boolean({ error: "must be true or false" }).optional(),
-}).superRefine((v, ctx) => {
-  if (v.encryption === "nopass") return;
-  if (v.password === undefined) ctx.addIssue({ code: "custom", path: ["password"], message: "is required" });
-  else if (v.password === "") ctx.addIssue({ code: "custom", path: ["password"], message: `must not be empty for ${v.encryption}; use encryption nopass for an open network` });
-  else if (CONTROL.test(v.password)) ctx.addIssue({ code: "custom", path: ["password"], message: "must not contain line breaks or control characters" });
-});
+export const WifiPayloadSchema = z
+  .object({
+    type: z.literal("wifi"),
+    ssid: line(64).refine((v) => utf8Length(v) <= 32, { error: "must be at most 32 bytes (the 802.11 SSID limit)" }),
+    // Required by the contract; an open network (nopass) may send it empty or leave it out, and it is ignored.
+    password: z.string({ error: "must be a string" }).max(256, { error: "must be at most 256 characters" }).optional(),
+    encryption: z.preprocess(
+      (v) => (typeof v === "string" ? (({ wpa: "WPA", wep: "WEP", nopass: "nopass" } as Record<string, string>)[v.toLowerCase()] ?? v) : v),
+      z.enum(["WPA", "WEP", "nopass"], {
+        error: (issue) => (issue.input === undefined ? "is required" : "must be one of WPA, WEP, nopass"),
+      }),
+    ),
+    hidden: z.boolean({ error: "must be true or false" }).optional(),
+  })
+  .superRefine((v, ctx) => {
+    if (v.encryption === "nopass") return;
+    if (v.password === undefined) ctx.addIssue({ code: "custom", path: ["password"], message: "is required" });
+    else if (v.password === "")
+      ctx.addIssue({ code: "custom", path: ["password"], message: `must not be empty for ${v.encryption}; use encryption nopass for an open network` });
+    else if (CONTROL.test(v.password)) ctx.addIssue({ code: "custom", path: ["password"], message: "must not contain line breaks or control characters" });
+  });
 export const EmailPayloadSchema = z.object({
   type: z.literal("email"),
   to: email,
@@ -288,12 +291,7 @@ export function vcardPayload(input: {
 }): string {
   const first = input.firstName.trim();
   const last = input.lastName.trim();
-  const lines = [
-    "BEGIN:VCARD",
-    "VERSION:3.0",
-    `N:${escapeVcardText(last)};${escapeVcardText(first)};;;`,
-    `FN:${escapeVcardText(`${first} ${last}`)}`,
-  ];
+  const lines = ["BEGIN:VCARD", "VERSION:3.0", `N:${escapeVcardText(last)};${escapeVcardText(first)};;;`, `FN:${escapeVcardText(`${first} ${last}`)}`];
   if (input.organization?.trim()) lines.push(`ORG:${escapeVcardText(input.organization.trim())}`);
   if (input.phoneWork) lines.push(`TEL;TYPE=WORK:${input.phoneWork.trim()}`);
   if (input.email) lines.push(`EMAIL;TYPE=INTERNET:${input.email.trim()}`);

@@ -68,4 +68,3 @@ export function grayToRgba(image: GrayImage): { width: number; height: number; d
   }
   return { width: image.width, height: image.height, data };
 }
-

@@ -129,7 +129,15 @@ async function renderWithLogo(payload: string, design: QrDesign, logo: RgbaImage
         );
       }
       const geo = geometry(design.size, matrix.size);
-      return { png: drawPng(drawInput(matrix, geo, design, placed)), warnings, version: matrix.version, ecLevel: "H", modules: matrix.size, scale: geo.scale, logoRatio: ratio };
+      return {
+        png: drawPng(drawInput(matrix, geo, design, placed)),
+        warnings,
+        version: matrix.version,
+        ecLevel: "H",
+        modules: matrix.size,
+        scale: geo.scale,
+        logoRatio: ratio,
+      };
     }
     if (checks >= MAX_LOGO_CHECKS) break;
   }
@@ -169,7 +177,10 @@ function clear(matrix: QrMatrix, plan: LogoPlan): QrMatrix {
 function requireFit(geo: { scale: number }, n: number): void {
   if (geo.scale >= 1) return;
   const side = n + 2 * QUIET_ZONE;
-  throw invalidField("size", `is too small for this content: the code is ${side} modules wide with its quiet zone, so size must be at least ${side} (3x that or more reads better)`);
+  throw invalidField(
+    "size",
+    `is too small for this content: the code is ${side} modules wide with its quiet zone, so size must be at least ${side} (3x that or more reads better)`,
+  );
 }
 
 function tooLong(payload: string, ecLevel: EcLevel): ApiError {

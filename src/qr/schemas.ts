@@ -27,9 +27,7 @@ import { MAX_SIZE, MIN_SIZE } from "./render";
 export const MIN_LOGO_RATIO = 0.1;
 export const MAX_LOGO_RATIO = 0.4;
 
-const Color = z
-  .string({ error: "must be a string like #1A73E8" })
-  .regex(HEX_COLOR, { error: "must be a hex colour: #RGB or #RRGGBB, e.g. #1A73E8" });
+const Color = z.string({ error: "must be a string like #1A73E8" }).regex(HEX_COLOR, { error: "must be a hex colour: #RGB or #RRGGBB, e.g. #1A73E8" });
 
 const Size = z
   .number({ error: `must be a whole number of pixels from ${MIN_SIZE} to ${MAX_SIZE}` })
@@ -115,14 +113,22 @@ export const GenerateQuerySchema = z.strictObject({
     .transform(Number)
     .pipe(Size)
     .optional()
-    .openapi({ param: { description: `Width and height in pixels, ${MIN_SIZE} to ${MAX_SIZE}; default ${DEFAULT_SIZE}.`, example: "300" }, type: "string", pattern: "^\\d{1,5}$" }),
+    .openapi({
+      param: { description: `Width and height in pixels, ${MIN_SIZE} to ${MAX_SIZE}; default ${DEFAULT_SIZE}.`, example: "300" },
+      type: "string",
+      pattern: "^\\d{1,5}$",
+    }),
   fgColor: queryColor("Colour of the dark modules: hex `#RGB` or `#RRGGBB`, the `#` (sent as `%23`) may be left out; default 000000.", "1A73E8"),
   bgColor: queryColor("Background colour, as fgColor; default FFFFFF.", "FFFFFF"),
   isTransparent: z
     .enum(["true", "false", "1", "0"], { error: "must be true or false" })
     .transform((v) => v === "true" || v === "1")
     .optional()
-    .openapi({ param: { description: "`true` or `1` makes the background transparent; default false.", example: "false" }, type: "string", enum: ["true", "false", "1", "0"] }),
+    .openapi({
+      param: { description: "`true` or `1` makes the background transparent; default false.", example: "false" },
+      type: "string",
+      enum: ["true", "false", "1", "0"],
+    }),
 });
 
 export const BLANK_TEXT = "must not be empty: put the URL-encoded text after the key";
@@ -160,8 +166,14 @@ export const QrPathSchema = z.object({
 export const QrCodeResponseSchema = z
   .object({
     data: z.object({
-      qrCodeDataUrl: z.string().regex(/^data:image\/png;base64,[A-Za-z0-9+/]+=*$/).openapi({ description: "The PNG as a data URI: `data:image/png;base64,<BASE64_PNG>`." }),
-      warnings: z.array(z.string()).optional().openapi({ description: "What was adjusted to keep the code scannable (e.g. a logo reduced in size); absent when nothing was." }),
+      qrCodeDataUrl: z
+        .string()
+        .regex(/^data:image\/png;base64,[A-Za-z0-9+/]+=*$/)
+        .openapi({ description: "The PNG as a data URI: `data:image/png;base64,<BASE64_PNG>`." }),
+      warnings: z
+        .array(z.string())
+        .optional()
+        .openapi({ description: "What was adjusted to keep the code scannable (e.g. a logo reduced in size); absent when nothing was." }),
     }),
   })
   .openapi("QrCodeResponse");

@@ -33,9 +33,17 @@ export async function generateQrCode(services: Services, userId: string, request
     logoSizeRatio: request.logoSizeRatio,
   };
   try {
-    const logo = request.logoUrl ? await logoField(() => loadLogoBytes(services, request.logoUrl!), () => true) : null;
+    const logo = request.logoUrl
+      ? await logoField(
+          () => loadLogoBytes(services, request.logoUrl!),
+          () => true,
+        )
+      : null;
     return logo
-      ? await logoField(() => services.heavy.run(userId, "qrWithLogo", { payload, design, logo, limits: services.imageLimits }, [logo]), (err) => DECODE_ERRORS.has(err.code))
+      ? await logoField(
+          () => services.heavy.run(userId, "qrWithLogo", { payload, design, logo, limits: services.imageLimits }, [logo]),
+          (err) => DECODE_ERRORS.has(err.code),
+        )
       : await renderQr(payload, design);
   } catch (err) {
     // Content too long for a QR code: for url and text that is the `value` field itself.

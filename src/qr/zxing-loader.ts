@@ -56,9 +56,7 @@ function prepare(): Promise<void> {
   if (ready) return ready;
   const wasm = source;
   if (!wasm) {
-    return Promise.reject(
-      new Error("ZXing wasm is not configured: the entry point must call configureZxing() (src/qr/zxing-loader.ts) before decoding"),
-    );
+    return Promise.reject(new Error("ZXing wasm is not configured: the entry point must call configureZxing() (src/qr/zxing-loader.ts) before decoding"));
   }
   ready = (async () => {
     const binary = typeof wasm === "function" ? await wasm() : wasm;

@@ -56,7 +56,10 @@ export function checkPlatformRules(
   }
   if (post.imageCount > caps.maxImages) {
     const why = platform === "photoplatform" ? "; carousels are not supported" : "";
-    return { path: "images", message: `${accountId}: ${platform} accepts at most ${caps.maxImages} image${caps.maxImages === 1 ? "" : "s"} per post, got ${post.imageCount}${why}` };
+    return {
+      path: "images",
+      message: `${accountId}: ${platform} accepts at most ${caps.maxImages} image${caps.maxImages === 1 ? "" : "s"} per post, got ${post.imageCount}${why}`,
+    };
   }
   const length = textLength(composeCaption(post.caption, post.hashtags));
   if (length > caps.maxCaptionLength) {

@@ -30,16 +30,13 @@ export const KEY_LOCK_MS = 60_000;
 /** Seconds a client should wait before retrying a request that is still in progress (the contract's value). */
 export const RETRY_AFTER_SECONDS = 10;
 
-
 export interface KeyLock {
   userId: string;
   key: string;
   lockedUntil: Date;
 }
 
-export type Claim =
-  | { kind: "claimed"; lock: KeyLock; tookOver: boolean }
-  | { kind: "replay"; postId: string; responseStatus: number };
+export type Claim = { kind: "claimed"; lock: KeyLock; tookOver: boolean } | { kind: "replay"; postId: string; responseStatus: number };
 
 type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 
@@ -50,7 +47,10 @@ type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 export function parseIdempotencyKey(header: string | undefined): string {
   const key = readIdempotencyKey(header);
   if (key === null) {
-    throw new ApiError("IDEMPOTENCY_KEY_REQUIRED", "The Idempotency-Key header is required: send a unique value (e.g. a UUID) per post you create, and the same value when you retry it.");
+    throw new ApiError(
+      "IDEMPOTENCY_KEY_REQUIRED",
+      "The Idempotency-Key header is required: send a unique value (e.g. a UUID) per post you create, and the same value when you retry it.",
+    );
   }
   return key;
 }
@@ -62,7 +62,6 @@ export function parseIdempotencyKey(header: string | undefined): string {
 export async function fingerprint(value: unknown, inline?: InlineImages): Promise<string> {
   return sha256Hex(canonicalJson(await withImageDigests(value, inline)));
 }
-
 
 interface ClaimInput {
   userId: string;

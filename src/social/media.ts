@@ -30,7 +30,6 @@ export interface MediaRecord {
 /** Where an image comes from: a URL to fetch safely, or inline Base64 / a data URI. */
 export type ImageSource = { url: string } | { base64: string };
 
-
 /**
  * A string image is a data URI (`data:`), a URL (anything starting with a scheme, so `ftp://`, `http://` and
  * sloppy forms like `https:host` reach the URL rules and get their precise refusal; Base64 has no colon),
@@ -95,7 +94,13 @@ export async function createMedia(services: Services, userId: string, body: Medi
 }
 
 export async function getMedia(db: Db, userId: string, id: string): Promise<MediaRecord> {
-  const [row] = isUuid(id) ? await db.select().from(media).where(and(eq(media.id, id), eq(media.userId, userId))).limit(1) : [];
+  const [row] = isUuid(id)
+    ? await db
+        .select()
+        .from(media)
+        .where(and(eq(media.id, id), eq(media.userId, userId)))
+        .limit(1)
+    : [];
   if (!row) throw mediaNotFound(id);
   return toMediaRecord(row);
 }
@@ -104,7 +109,10 @@ export async function getMedia(db: Db, userId: string, id: string): Promise<Medi
 export async function findOwnedMedia(db: Db, userId: string, ids: string[]): Promise<Map<string, MediaRow>> {
   const valid = [...new Set(ids.filter(isUuid))];
   if (valid.length === 0) return new Map();
-  const rows = await db.select().from(media).where(and(eq(media.userId, userId), inArray(media.id, valid)));
+  const rows = await db
+    .select()
+    .from(media)
+    .where(and(eq(media.userId, userId), inArray(media.id, valid)));
   return new Map(rows.map((r) => [r.id, r]));
 }
 
@@ -123,4 +131,3 @@ export function toMediaRecord(row: MediaRow): MediaRecord {
     createdAt: row.createdAt.toISOString(),
   };
 }
-

@@ -279,7 +279,9 @@ function listParts(db: Db, filter: Omit<ListFilter, "limit" | "offset">, firstPa
     .where(byCounts ? and(where, sql`${offset} < (select n from total)`) : where)
     .orderBy(desc(posts.createdAt), desc(posts.id));
   // Drizzle binds a number given to `limit` as a parameter, and renders SQL as written (its type says number).
-  const page = db.$with("page").as(firstPage ? ids.limit(sql.raw(String(firstPage)) as unknown as number) : ids.limit(sql.placeholder("limit")).offset(sql.placeholder("offset")));
+  const page = db
+    .$with("page")
+    .as(firstPage ? ids.limit(sql.raw(String(firstPage)) as unknown as number) : ids.limit(sql.placeholder("limit")).offset(sql.placeholder("offset")));
   return {
     at,
     page,

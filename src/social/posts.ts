@@ -24,16 +24,7 @@ import { groupCommit } from "../lib/group-commit";
 import type { Services } from "../services";
 import { platformOfAccountId, type Platform } from "./accounts";
 import { bareHashtag, checkPlatformRules, photoplatformAspectOk } from "./caption";
-import {
-  claimKey,
-  completeKey,
-  fingerprint,
-  KEY_LOCK_MS,
-  readKey,
-  releaseKey,
-  requestInProgressError,
-  type KeyLock,
-} from "./idempotency";
+import { claimKey, completeKey, fingerprint, KEY_LOCK_MS, readKey, releaseKey, requestInProgressError, type KeyLock } from "./idempotency";
 import { findOwnedMedia, loadSource, mediaNotFound, sourceOfString, storeNormalised, type ImageSource, type MediaRow } from "./media";
 import { listPostRecords, loadPostRecords, shownStatus, toPostRecord, type ListFilter } from "./post-record";
 import { LIST_DEFAULT_LIMIT, type PostCreate, type PostListQuery, type PostRecord, type PostStatus } from "./schemas";
@@ -129,7 +120,10 @@ async function discardObjects(services: Services, keys: string[]): Promise<void>
 async function replay(services: Services, userId: string, postId: string): Promise<CreatePostResult> {
   const [post] = await loadPostRecords(services.db, userId, [postId], services.clock.now());
   if (!post) {
-    throw new ApiError("ORIGINAL_REMOVED", "The post created with this Idempotency-Key has been removed (retention period); the key stays consumed. Use a new key only for a new post.");
+    throw new ApiError(
+      "ORIGINAL_REMOVED",
+      "The post created with this Idempotency-Key has been removed (retention period); the key stays consumed. Use a new key only for a new post.",
+    );
   }
   return { status: 200, post, replayed: true };
 }
@@ -170,7 +164,18 @@ async function createTextPost(services: Services, userId: string, key: { key: st
   const status = scheduledFor ? 201 : 202;
   // Every target pending and unattempted: the status the triggers would store (they check it anyway).
   const stored: PostStatus = scheduledFor ? "scheduled" : "queued";
-  const post = { id: crypto.randomUUID(), userId, caption: s.caption, hashtags: s.hashtags, images: [], scheduledFor, createdAt: now, updatedAt: now, cancelledAt: null, status: stored };
+  const post = {
+    id: crypto.randomUUID(),
+    userId,
+    caption: s.caption,
+    hashtags: s.hashtags,
+    images: [],
+    scheduledFor,
+    createdAt: now,
+    updatedAt: now,
+    cancelledAt: null,
+    status: stored,
+  };
   const at = now.toISOString();
   const rows = await writeTextPost(services.db, {
     user_id: userId,
@@ -187,7 +192,11 @@ async function createTextPost(services: Services, userId: string, key: { key: st
     targets: targets.map((t) => ({ account_id: t.id, platform: t.platform })),
   });
   if (rows.length === 0) return null;
-  const jobs = await enqueueDeliveries(services, rows.map((r) => r.id), s.scheduledFor);
+  const jobs = await enqueueDeliveries(
+    services,
+    rows.map((r) => r.id),
+    s.scheduledFor,
+  );
   const targetsOut = rows.map((r) => ({ ...r, jobId: jobs.get(r.id) ?? r.jobId }));
   return { status, post: toPostRecord(post, shownStatus(stored, scheduledFor, now), targetsOut), replayed: false };
 }
@@ -295,15 +304,23 @@ async function validateTargets(services: Services, userId: string, s: Submission
   const byId = new Map(rows.map((r) => [r.id, r]));
   const missing = s.accountIds.filter((id) => !byId.has(id));
   if (missing.length > 0) {
-    throw new ApiError("ACCOUNT_NOT_FOUND", `No connected account ${missing.map((m) => JSON.stringify(m)).join(", ")} for this API key's owner; use ids from GET /api/v1/social/accounts.`, {
-      details: missing.map((id) => ({ path: "accountIds", message: `${id} is not connected` })),
-    });
+    throw new ApiError(
+      "ACCOUNT_NOT_FOUND",
+      `No connected account ${missing.map((m) => JSON.stringify(m)).join(", ")} for this API key's owner; use ids from GET /api/v1/social/accounts.`,
+      {
+        details: missing.map((id) => ({ path: "accountIds", message: `${id} is not connected` })),
+      },
+    );
   }
   const reconnect = s.accountIds.filter((id) => byId.get(id)!.tokenStatus !== "active");
   if (reconnect.length > 0) {
-    throw new ApiError("ACCOUNT_NEEDS_RECONNECT", `Reconnect ${reconnect.join(", ")} in the social hub before publishing to ${reconnect.length === 1 ? "it" : "them"}.`, {
-      details: reconnect.map((id) => ({ path: "accountIds", message: `${id} must be reconnected` })),
-    });
+    throw new ApiError(
+      "ACCOUNT_NEEDS_RECONNECT",
+      `Reconnect ${reconnect.join(", ")} in the social hub before publishing to ${reconnect.length === 1 ? "it" : "them"}.`,
+      {
+        details: reconnect.map((id) => ({ path: "accountIds", message: `${id} must be reconnected` })),
+      },
+    );
   }
   const targets = s.accountIds.map((id) => ({ id, platform: byId.get(id)!.platform as Platform }));
   checkTargets(s, targets);
@@ -582,8 +599,16 @@ export async function cancelPost(services: Services, userId: string, id: string)
   const jobs = await services.db.transaction(async (tx) => {
     // Targets before the post: a delivery writer holds its target's row and then, through the status
     // trigger, the post's row; taking them in the same order means the two never wait on each other crosswise.
-    const targets = await tx.select().from(deliveries).where(and(eq(deliveries.postId, id), eq(deliveries.userId, userId))).for("update");
-    const [post] = await tx.select({ id: posts.id }).from(posts).where(and(eq(posts.id, id), eq(posts.userId, userId))).for("update");
+    const targets = await tx
+      .select()
+      .from(deliveries)
+      .where(and(eq(deliveries.postId, id), eq(deliveries.userId, userId)))
+      .for("update");
+    const [post] = await tx
+      .select({ id: posts.id })
+      .from(posts)
+      .where(and(eq(posts.id, id), eq(posts.userId, userId)))
+      .for("update");
     if (!post) throw postNotFound(id);
     const busy = targets.filter((t) => t.status === "publishing");
     if (busy.length > 0) {
@@ -598,15 +623,13 @@ export async function cancelPost(services: Services, userId: string, id: string)
     const cancelled = await tx
       .update(deliveries)
       .set({ status: "cancelled", nextAttemptAt: null, updatedAt: now })
-      .where(
-        and(
-          eq(deliveries.postId, id),
-          or(eq(deliveries.status, "pending"), and(eq(deliveries.status, "failed"), isNotNull(deliveries.nextAttemptAt))),
-        ),
-      )
+      .where(and(eq(deliveries.postId, id), or(eq(deliveries.status, "pending"), and(eq(deliveries.status, "failed"), isNotNull(deliveries.nextAttemptAt)))))
       .returning({ jobId: deliveries.jobId });
     if (cancelled.length > 0) {
-      await tx.update(posts).set({ cancelledAt: sql`coalesce(${posts.cancelledAt}, ${now.toISOString()}::timestamptz)`, updatedAt: now }).where(eq(posts.id, id));
+      await tx
+        .update(posts)
+        .set({ cancelledAt: sql`coalesce(${posts.cancelledAt}, ${now.toISOString()}::timestamptz)`, updatedAt: now })
+        .where(eq(posts.id, id));
     }
     return cancelled.flatMap((c) => (c.jobId ? [c.jobId] : []));
   });

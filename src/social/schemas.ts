@@ -77,7 +77,10 @@ export const MediaResponseSchema = z.object({ data: MediaSchema }).openapi("Medi
 
 const UrlImageSchema = z
   .strictObject({
-    url: z.string().min(1, { error: "must not be empty" }).openapi({ description: "Public https URL served on port 443; no redirects, no credentials.", example: "https://cdn.example.com/shoe.jpg" }),
+    url: z
+      .string()
+      .min(1, { error: "must not be empty" })
+      .openapi({ description: "Public https URL served on port 443; no redirects, no credentials.", example: "https://cdn.example.com/shoe.jpg" }),
   })
   .openapi("UrlImage");
 
@@ -93,11 +96,17 @@ const MediaIdImageSchema = z
   .openapi("MediaIdImage");
 
 export const MediaCreateSchema = z
-  .union([
-    UrlImageSchema,
-    Base64ImageSchema,
-    z.string().min(1, { error: "must not be empty" }).openapi({ description: "A JSON string holding a data URI (a bare Base64 string or an https URL is accepted too).", example: "data:image/png;base64,iVBORw0KGgo..." }),
-  ], { error: "send {url}, {base64, mimeType?} or a JSON string holding a data URI" })
+  .union(
+    [
+      UrlImageSchema,
+      Base64ImageSchema,
+      z.string().min(1, { error: "must not be empty" }).openapi({
+        description: "A JSON string holding a data URI (a bare Base64 string or an https URL is accepted too).",
+        example: "data:image/png;base64,iVBORw0KGgo...",
+      }),
+    ],
+    { error: "send {url}, {base64, mimeType?} or a JSON string holding a data URI" },
+  )
   .openapi("MediaCreate");
 export type MediaCreate = z.infer<typeof MediaCreateSchema>;
 
@@ -112,12 +121,15 @@ const AccountIdSchema = z
   .openapi({ example: "photoplatform:17841400000000000" });
 
 export const ImageItemSchema = z
-  .union([
-    z.string().min(1, { error: "must not be empty" }).openapi({ description: "An https URL, a data URI, or bare Base64." }),
-    UrlImageSchema,
-    Base64ImageSchema,
-    MediaIdImageSchema,
-  ], { error: "must be an https URL, a Base64 or data URI string, {url}, {base64, mimeType?} or {mediaId}" })
+  .union(
+    [
+      z.string().min(1, { error: "must not be empty" }).openapi({ description: "An https URL, a data URI, or bare Base64." }),
+      UrlImageSchema,
+      Base64ImageSchema,
+      MediaIdImageSchema,
+    ],
+    { error: "must be an https URL, a Base64 or data URI string, {url}, {base64, mimeType?} or {mediaId}" },
+  )
   .openapi("ImageItem");
 export type ImageItem = z.infer<typeof ImageItemSchema>;
 
@@ -130,9 +142,18 @@ const HashtagSchema = z
 export const PostCreateSchema = z
   .strictObject({
     accountIds: z
-      .union([AccountIdSchema, z.array(AccountIdSchema).min(1, { error: "must name at least one account" }).max(MAX_TARGETS, { error: `must name at most ${MAX_TARGETS} accounts` })], {
-        error: `must be an account id or an array of 1 to ${MAX_TARGETS} account ids`,
-      })
+      .union(
+        [
+          AccountIdSchema,
+          z
+            .array(AccountIdSchema)
+            .min(1, { error: "must name at least one account" })
+            .max(MAX_TARGETS, { error: `must name at most ${MAX_TARGETS} accounts` }),
+        ],
+        {
+          error: `must be an account id or an array of 1 to ${MAX_TARGETS} account ids`,
+        },
+      )
       .refine((v) => typeof v === "string" || new Set(v).size === v.length, { error: "must not name the same account twice" })
       .openapi({ description: `One account id or 1 to ${MAX_TARGETS} distinct ids from GET /accounts.` }),
     caption: z
@@ -145,7 +166,10 @@ export const PostCreateSchema = z
       .array(HashtagSchema)
       .max(100, { error: "must hold at most 100 hashtags" })
       .optional()
-      .openapi({ description: "Appended to the caption as `#tag` words, space-separated, after a blank line. photoplatform accepts at most 30.", example: ["summer", "#sale"] }),
+      .openapi({
+        description: "Appended to the caption as `#tag` words, space-separated, after a blank line. photoplatform accepts at most 30.",
+        example: ["summer", "#sale"],
+      }),
     images: z
       .array(ImageItemSchema)
       .max(MAX_IMAGES, { error: `must hold at most ${MAX_IMAGES} images` })
@@ -166,12 +190,10 @@ function aWeekAhead(): string {
 }
 
 export const IdempotencyHeaderSchema = z.object({
-  "Idempotency-Key": z
-    .string()
-    .openapi({
-      param: { name: "Idempotency-Key", in: "header", required: true, example: "5f0c9a4e-3b7d-4f7e-9c1a-2d8e6b4a1f00" },
-      description: "1 to 255 visible ASCII characters (a UUID is a good choice), unique per post you mean to create; an RFC 8941 quoted string is accepted too.",
-    }),
+  "Idempotency-Key": z.string().openapi({
+    param: { name: "Idempotency-Key", in: "header", required: true, example: "5f0c9a4e-3b7d-4f7e-9c1a-2d8e6b4a1f00" },
+    description: "1 to 255 visible ASCII characters (a UUID is a good choice), unique per post you mean to create; an RFC 8941 quoted string is accepted too.",
+  }),
 });
 
 const DeliverySchema = z
@@ -195,7 +217,9 @@ export const PostImageSchema = z
 export const PostSchema = z
   .object({
     id: z.uuid(),
-    status: z.enum(POST_STATUSES).openapi({ description: "Derived from the targets: scheduled, queued, publishing, published, partially_published, failed, cancelled." }),
+    status: z
+      .enum(POST_STATUSES)
+      .openapi({ description: "Derived from the targets: scheduled, queued, publishing, published, partially_published, failed, cancelled." }),
     caption: z.string(),
     hashtags: z.array(z.string()).openapi({ description: "Without the leading #." }),
     imageUrls: z.array(z.string()),
@@ -211,23 +235,35 @@ export type PostRecord = z.infer<typeof PostSchema>;
 
 export const PostResponseSchema = z.object({ data: PostSchema }).openapi("PostResponse");
 
-const DateFilter = z
-  .string()
-  .refine(isDateOrTimestamp, { error: "must be an ISO-8601 date (2030-05-01) or timestamp with Z or an offset" })
-  .optional();
+const DateFilter = z.string().refine(isDateOrTimestamp, { error: "must be an ISO-8601 date (2030-05-01) or timestamp with Z or an offset" }).optional();
 
 /** Each parameter at most once; any other parameter is refused (src/http/validate.ts). */
 export const PostListQuerySchema = z.strictObject({
-  status: z.enum(POST_STATUSES, { error: `must be one of ${POST_STATUSES.join(", ")}` }).optional().openapi({ param: { example: "scheduled" } }),
-  platform: z.enum(PLATFORMS, { error: `must be one of ${PLATFORMS.join(", ")}` }).optional().openapi({ param: { example: "pageplatform" } }),
+  status: z
+    .enum(POST_STATUSES, { error: `must be one of ${POST_STATUSES.join(", ")}` })
+    .optional()
+    .openapi({ param: { example: "scheduled" } }),
+  platform: z
+    .enum(PLATFORMS, { error: `must be one of ${PLATFORMS.join(", ")}` })
+    .optional()
+    .openapi({ param: { example: "pageplatform" } }),
   fromDate: DateFilter.openapi({
     description: "ISO-8601 date or timestamp with Z or an offset; inclusive; compared with scheduledFor, else createdAt. A date means its start (UTC).",
     param: { example: "2030-05-01" },
   }),
-  toDate: DateFilter.openapi({ description: "ISO-8601 date or timestamp with Z or an offset; inclusive; a date means its whole day (UTC).", param: { example: "2030-05-31" } }),
+  toDate: DateFilter.openapi({
+    description: "ISO-8601 date or timestamp with Z or an offset; inclusive; a date means its whole day (UTC).",
+    param: { example: "2030-05-31" },
+  }),
   limit: wholeNumberParam(1, LIST_MAX_LIMIT)
     .optional()
-    .openapi({ type: "integer", minimum: 1, maximum: LIST_MAX_LIMIT, description: `1 to ${LIST_MAX_LIMIT}; default ${LIST_DEFAULT_LIMIT}.`, param: { example: 20 } }),
+    .openapi({
+      type: "integer",
+      minimum: 1,
+      maximum: LIST_MAX_LIMIT,
+      description: `1 to ${LIST_MAX_LIMIT}; default ${LIST_DEFAULT_LIMIT}.`,
+      param: { example: 20 },
+    }),
   offset: wholeNumberParam(0, LIST_MAX_OFFSET)
     .optional()
     .openapi({ type: "integer", minimum: 0, maximum: LIST_MAX_OFFSET, description: `0 to ${LIST_MAX_OFFSET}; default 0.`, param: { example: 0 } }),

@@ -36,7 +36,20 @@ const errorLines = () => logLines.filter((line) => JSON.parse(line).level === "e
 describe("the admin route's peer rule", () => {
   it("judges loopback by the socket's address: 127/8, ::1 and IPv4-mapped loopback only", () => {
     for (const address of ["127.0.0.1", "127.1.2.3", "::1", "::ffff:127.0.0.1", "0:0:0:0:0:0:0:1"]) expect(isLoopbackPeer(address), address).toBe(true);
-    for (const address of ["203.0.113.7", "10.0.0.1", "192.168.1.2", "::ffff:203.0.113.7", "2001:db8::1", "fe80::1", "0.0.0.0", "::", "", "localhost", "127.0.0.1.evil", undefined]) {
+    for (const address of [
+      "203.0.113.7",
+      "10.0.0.1",
+      "192.168.1.2",
+      "::ffff:203.0.113.7",
+      "2001:db8::1",
+      "fe80::1",
+      "0.0.0.0",
+      "::",
+      "",
+      "localhost",
+      "127.0.0.1.evil",
+      undefined,
+    ]) {
       expect(isLoopbackPeer(address), String(address)).toBe(false);
     }
   });
@@ -59,7 +72,11 @@ describe("the admin route's peer rule", () => {
   });
 
   it("refuses a request with no socket to judge (an in-process call)", async () => {
-    const res = await h.app.request("/_admin/command", { method: "POST", headers: { "content-type": "application/json", "x-admin-token": TOKEN }, body: JSON.stringify({ command: "key:list", email }) });
+    const res = await h.app.request("/_admin/command", {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-admin-token": TOKEN },
+      body: JSON.stringify({ command: "key:list", email }),
+    });
     expect([403, 404]).toContain(res.status);
   });
 
@@ -77,7 +94,18 @@ describe("the admin route's peer rule", () => {
 
   it("answers 400, not 500, to a body that is not a JSON command", async () => {
     const before = errorLines().length;
-    for (const body of ["{", "not json", "", "null", "[]", "42", '"key:list"', '{"command":5}', '{"command":"key:list","email":{"a":1}}', '{"command":"key:revoke","prefix":7}']) {
+    for (const body of [
+      "{",
+      "not json",
+      "",
+      "null",
+      "[]",
+      "42",
+      '"key:list"',
+      '{"command":5}',
+      '{"command":"key:list","email":{"a":1}}',
+      '{"command":"key:revoke","prefix":7}',
+    ]) {
       const res = await admin(body, "127.0.0.1");
       expect(res.status, body).toBe(400);
       expect(((await res.json()) as { ok: boolean }).ok, body).toBe(false);

@@ -88,8 +88,16 @@ describe("the real server, flooded", () => {
     meter = memoryMeter(admin.pid);
     // Warm both routes up, so what they load on first use is not counted against the flood.
     for (let i = 0; i < 3; i++) {
-      await fetch(`${server.baseUrl}/hub/login`, { method: "POST", headers: { origin: server.baseUrl, "content-type": "application/x-www-form-urlencoded" }, body: "token=x" });
-      await fetch(`${server.baseUrl}/_admin/command`, { method: "POST", headers: { "x-admin-token": adminToken, "content-type": "application/json" }, body: JSON.stringify({ command: "key:list", email: "dev@localhost" }) });
+      await fetch(`${server.baseUrl}/hub/login`, {
+        method: "POST",
+        headers: { origin: server.baseUrl, "content-type": "application/x-www-form-urlencoded" },
+        body: "token=x",
+      });
+      await fetch(`${server.baseUrl}/_admin/command`, {
+        method: "POST",
+        headers: { "x-admin-token": adminToken, "content-type": "application/json" },
+        body: JSON.stringify({ command: "key:list", email: "dev@localhost" }),
+      });
     }
     peakResets = meter.reset();
   }, 90_000);

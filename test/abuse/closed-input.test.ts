@@ -21,7 +21,11 @@ const ID = "0b9f7a52-4c53-4c5e-9d0e-5d7c0f6a8e11";
 beforeAll(async () => {
   h = await createSocialTestApp({ env: { RATE_LIMIT_PHOTO: "1000", RATE_LIMIT_QR: "1000" } });
   const user = await h.createUser();
-  const connected = await h.app.request("/sandbox/accounts", { method: "POST", headers: h.json(user.apiKey), body: JSON.stringify({ platform: "pageplatform", name: "Shop", platformAccountId: "4242" }) });
+  const connected = await h.app.request("/sandbox/accounts", {
+    method: "POST",
+    headers: h.json(user.apiKey),
+    body: JSON.stringify({ platform: "pageplatform", name: "Shop", platformAccountId: "4242" }),
+  });
   expect(connected.status).toBe(201);
   u = { ...user, page: "pageplatform:4242" };
   png = await makePng(400, 400);
@@ -47,7 +51,12 @@ const json = (extra: Record<string, string> = {}) => h.json(u.apiKey, extra);
 /** Every operation that takes a JSON body or a query string, with a request it accepts. */
 const OPERATIONS: Operation[] = [
   { method: "GET", template: "/api/qr-code/generate/{apiKey}/{text}", path: () => `/api/qr-code/generate/${u.apiKey}/hello`, declared: ["size", "300"] },
-  { method: "GET", template: "/api/qr-code/generate-base64/{apiKey}/{text}", path: () => `/api/qr-code/generate-base64/${u.apiKey}/hello`, declared: ["size", "300"] },
+  {
+    method: "GET",
+    template: "/api/qr-code/generate-base64/{apiKey}/{text}",
+    path: () => `/api/qr-code/generate-base64/${u.apiKey}/hello`,
+    declared: ["size", "300"],
+  },
   { method: "POST", template: "/api/qr-code/generate", path: () => "/api/qr-code/generate", body: () => ({ type: "text", value: "x" }) },
   { method: "POST", template: "/api/qr-code/decode", path: () => "/api/qr-code/decode", body: () => ({ base64: qrPng }) },
   { method: "GET", template: "/api/image/product-photography-prompts", path: () => "/api/image/product-photography-prompts" },
@@ -72,7 +81,12 @@ const OPERATIONS: Operation[] = [
   { method: "GET", template: "/api/v1/social/posts", path: () => "/api/v1/social/posts", declared: ["limit", "5"] },
   { method: "GET", template: "/api/v1/social/posts/{id}", path: () => `/api/v1/social/posts/${ID}` },
   { method: "DELETE", template: "/api/v1/social/posts/{id}", path: () => `/api/v1/social/posts/${ID}` },
-  { method: "POST", template: "/sandbox/accounts", path: () => "/sandbox/accounts", body: () => ({ platform: "pageplatform", name: "Shop", platformAccountId: "4242" }) },
+  {
+    method: "POST",
+    template: "/sandbox/accounts",
+    path: () => "/sandbox/accounts",
+    body: () => ({ platform: "pageplatform", name: "Shop", platformAccountId: "4242" }),
+  },
   { method: "POST", template: "/sandbox/faults", path: () => "/sandbox/faults", body: () => ({ accountId: u.page, kind: "transient", times: 0 }) },
   { method: "GET", template: "/sandbox/posts", path: () => "/sandbox/posts", declared: ["accountId", "pageplatform:4242"] },
 ];
@@ -97,19 +111,26 @@ const NO_INPUT = ["GET /", "GET /health", "GET /api/image/demo/{file}"];
 describe("the table covers every operation", () => {
   it("holds every operation of the OpenAPI document (but the input-less ones) and every QR and sandbox control route", async () => {
     const table = new Set(OPERATIONS.map((op) => `${op.method} ${op.template}`));
-    const paths = ((await (await h.app.request("/openapi.json")).json()) as { paths: Record<string, Record<string, { parameters?: unknown[]; requestBody?: unknown }>> }).paths;
+    const paths = (
+      (await (await h.app.request("/openapi.json")).json()) as { paths: Record<string, Record<string, { parameters?: unknown[]; requestBody?: unknown }>> }
+    ).paths;
     for (const [path, item] of Object.entries(paths)) {
       for (const [method, op] of Object.entries(item)) {
         const name = `${method.toUpperCase()} ${path}`;
         if (NO_INPUT.includes(name)) {
           expect(op.requestBody, name).toBeUndefined();
-          expect((op.parameters ?? []).filter((p) => (p as { in: string }).in === "query"), name).toEqual([]);
+          expect(
+            (op.parameters ?? []).filter((p) => (p as { in: string }).in === "query"),
+            name,
+          ).toEqual([]);
           continue;
         }
         expect(table, name).toContain(name);
       }
     }
-    const routes = h.app.routes.filter((r) => r.method !== "ALL" && (r.path.startsWith("/api/qr-code/") || /^\/sandbox\/(accounts|faults|posts)$/.test(r.path)));
+    const routes = h.app.routes.filter(
+      (r) => r.method !== "ALL" && (r.path.startsWith("/api/qr-code/") || /^\/sandbox\/(accounts|faults|posts)$/.test(r.path)),
+    );
     expect(routes.length).toBeGreaterThan(4);
     for (const r of routes) {
       const template = r.path.replace(/:([A-Za-z]+)(\{[^}]*\})?/g, "{$1}");
@@ -136,7 +157,9 @@ describe("unknown query parameters: 422 naming the parameter, on every operation
 
   it("an unencoded URL's own query string on the QR GET routes is named, with what to do", async () => {
     const err = await error422(await h.app.request(`/api/qr-code/generate/${u.apiKey}/https://example.com/p?id=5`));
-    expect(err.message).toBe("id: is not a known query parameter; this operation takes size, fgColor, bgColor, isTransparent (if it belongs to the text, URL-encode the text)");
+    expect(err.message).toBe(
+      "id: is not a known query parameter; this operation takes size, fgColor, bgColor, isTransparent (if it belongs to the text, URL-encode the text)",
+    );
     const encoded = await h.app.request(`/api/qr-code/generate/${u.apiKey}/${encodeURIComponent("https://example.com/p?id=5")}`);
     expect(encoded.status).toBe(200);
   });
@@ -298,7 +321,8 @@ describe("the OpenAPI document states the rule", () => {
       for (const prop of Object.values<any>(s.properties ?? {})) walk(prop);
       if (s.items) walk(s.items);
     };
-    for (const item of Object.values<any>(doc.paths)) for (const op of Object.values<any>(item)) if (op.requestBody) walk(op.requestBody.content["application/json"].schema);
+    for (const item of Object.values<any>(doc.paths))
+      for (const op of Object.values<any>(item)) if (op.requestBody) walk(op.requestBody.content["application/json"].schema);
     expect(objects.length).toBeGreaterThan(0);
     for (const schema of objects) expect(schema.additionalProperties, JSON.stringify(Object.keys(schema.properties ?? {}))).toBe(false);
   });

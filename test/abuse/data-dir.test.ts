@@ -85,7 +85,8 @@ describe("DATA_DIR modes", () => {
       if (mode !== want) wrong.push(`${entry.path} ${mode.toString(8)}`);
     }
     expect(wrong).toEqual([]);
-    for (const name of ["notes.txt", "token-key", "dev-api-key", join("files", "media", "photo.jpg")]) expect((await stat(join(dir, name))).mode & 0o777, name).toBe(0o600);
+    for (const name of ["notes.txt", "token-key", "dev-api-key", join("files", "media", "photo.jpg")])
+      expect((await stat(join(dir, name))).mode & 0o777, name).toBe(0o600);
     // The links' targets, outside DATA_DIR, keep their modes.
     expect((await stat(target)).mode & 0o777).toBe(0o644);
     expect((await stat(join(outside, "dir"))).mode & 0o777).toBe(0o755);

@@ -89,7 +89,10 @@ describe("early replies on a keep-alive connection", () => {
     async function* body() {
       for (let i = 0; i < 21; i++) yield chunk;
     }
-    const declared = await send("/api/qr-code/decode", { headers: { ...auth(), "content-type": "application/json", "content-length": String(21 * chunk.length) }, body: Readable.from(body()) });
+    const declared = await send("/api/qr-code/decode", {
+      headers: { ...auth(), "content-type": "application/json", "content-length": String(21 * chunk.length) },
+      body: Readable.from(body()),
+    });
     expect(declared.status).toBe(413);
     expect(declared.body.error.code).toBe("PAYLOAD_TOO_LARGE");
     expect(declared.headers.connection).toBe("close");

@@ -12,11 +12,27 @@ let server: ServerProcess;
 let other: string;
 
 beforeAll(async () => {
-  server = await startServerProcess({ env: { ...(process.env.EXTRA_ENV ? JSON.parse(process.env.EXTRA_ENV) : {}), HEAVY_THREADS: "2", HEAVY_JOBS_PER_USER: "2", HEAVY_QUEUE_PER_USER: "4", HEAVY_IDLE_SECONDS: "1", RATE_LIMIT_SOCIAL_READ: "1000000" } });
+  server = await startServerProcess({
+    env: {
+      ...(process.env.EXTRA_ENV ? JSON.parse(process.env.EXTRA_ENV) : {}),
+      HEAVY_THREADS: "2",
+      HEAVY_JOBS_PER_USER: "2",
+      HEAVY_QUEUE_PER_USER: "4",
+      HEAVY_IDLE_SECONDS: "1",
+      RATE_LIMIT_SOCIAL_READ: "1000000",
+    },
+  });
   other = (await server.admin("user:create", "--email", "other@example.test")).trim();
 }, 120_000);
 afterAll(async () => {
-  if (process.env.DEBUG_SERVER) console.log(server?.output().split("\n").filter((l) => !l.includes('"request"')).join("\n"));
+  if (process.env.DEBUG_SERVER)
+    console.log(
+      server
+        ?.output()
+        .split("\n")
+        .filter((l) => !l.includes('"request"'))
+        .join("\n"),
+    );
   await server?.dispose();
 });
 
@@ -55,8 +71,18 @@ describe("heavy images from one user", () => {
     const png = await hugeQrPng();
     const body = JSON.stringify({ base64: `data:image/png;base64,${png.toString("base64")}` });
     // Warm: one small decode (threads started, code loaded), then back to idle.
-    const small = await fetch(`${server.baseUrl}/api/qr-code/generate-base64/${server.apiKey}/warm`).then((r) => r.json() as Promise<{ data: { qrCodeDataUrl: string } }>);
-    expect((await fetch(`${server.baseUrl}/api/qr-code/decode`, { method: "POST", headers: json(server.apiKey), body: JSON.stringify({ base64: small.data.qrCodeDataUrl }) })).status).toBe(200);
+    const small = await fetch(`${server.baseUrl}/api/qr-code/generate-base64/${server.apiKey}/warm`).then(
+      (r) => r.json() as Promise<{ data: { qrCodeDataUrl: string } }>,
+    );
+    expect(
+      (
+        await fetch(`${server.baseUrl}/api/qr-code/decode`, {
+          method: "POST",
+          headers: json(server.apiKey),
+          body: JSON.stringify({ base64: small.data.qrCodeDataUrl }),
+        })
+      ).status,
+    ).toBe(200);
     for (let i = 0; i < 20; i++) await cheap();
     const before = await idleRss();
 

@@ -24,7 +24,13 @@ async function consent(b: HubBrowser, dialog: string): Promise<string> {
   return granted.res.headers.get("location")!;
 }
 
-const stateRow = async (t: HubTest, state: string) => (await t.h.db.select().from(oauthStates).where(eq(oauthStates.stateHash, await sha256Hex(state))))[0];
+const stateRow = async (t: HubTest, state: string) =>
+  (
+    await t.h.db
+      .select()
+      .from(oauthStates)
+      .where(eq(oauthStates.stateHash, await sha256Hex(state)))
+  )[0];
 
 describe("a platform connection's state", () => {
   let t: HubTest;

@@ -28,7 +28,8 @@ const dataUri = (png: Buffer) => `data:image/png;base64,${png.toString("base64")
 const start = async (res: Response) => (await res.clone().text()).slice(0, 300);
 
 /** The refusal's words: what the image is, the limit, and what to send instead. */
-const REFUSAL = /interlaced PNG of 8000x5000 \(40 million pixels\); interlaced PNGs are accepted up to 8 million pixels, since they are decoded whole\. Save it without interlacing/;
+const REFUSAL =
+  /interlaced PNG of 8000x5000 \(40 million pixels\); interlaced PNGs are accepted up to 8 million pixels, since they are decoded whole\. Save it without interlacing/;
 
 let huge: Buffer;
 
@@ -46,7 +47,11 @@ describe("interlaced PNGs through each entry point (in process)", () => {
   beforeAll(async () => {
     h = await createTestApp({ env: { RATE_LIMIT_QR: "1000", RATE_LIMIT_PHOTO: "1000", RATE_LIMIT_SOCIAL_WRITE: "1000" } });
     apiKey = (await h.createUser()).apiKey;
-    product = `data:image/jpeg;base64,${(await sharp({ create: { width: 600, height: 800, channels: 3, background: "#1f8a8a" } }).jpeg().toBuffer()).toString("base64")}`;
+    product = `data:image/jpeg;base64,${(
+      await sharp({ create: { width: 600, height: 800, channels: 3, background: "#1f8a8a" } })
+        .jpeg()
+        .toBuffer()
+    ).toString("base64")}`;
   }, 60_000);
   afterAll(() => h?.close());
 
@@ -57,7 +62,12 @@ describe("interlaced PNGs through each entry point (in process)", () => {
     ["area C media upload", "/api/v1/social/media", (image) => ({ base64: image }), null],
     ["area A QR reading", "/api/qr-code/decode", (image) => ({ base64: image }), null],
     ["area A QR logo", "/api/qr-code/generate", (image) => ({ type: "text", value: "hello", logoUrl: image }), "logoUrl"],
-    ["area B product image", "/api/image/product-photography", (image) => ({ productImages: [{ dataUrl: image }], scenePrompt: "on a wooden table" }), "productImages.0.dataUrl"],
+    [
+      "area B product image",
+      "/api/image/product-photography",
+      (image) => ({ productImages: [{ dataUrl: image }], scenePrompt: "on a wooden table" }),
+      "productImages.0.dataUrl",
+    ],
     ["area B logo", "/api/image/product-photography", (image) => photo({ logoImage: image }), "logoImage"],
     ["area B reference image", "/api/image/product-photography", (image) => photo({ referenceImage: image }), "referenceImage"],
   ];

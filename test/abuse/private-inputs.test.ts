@@ -23,7 +23,15 @@ afterAll(() => h.close());
 it("no input is found from the job id of a result URL, and each input has a name of its own", async () => {
   const product = await dataUrl(await productJpeg());
   const res = await h.post(
-    { productImages: [{ dataUrl: product }, { dataUrl: product }], referenceImage: await logoDataUrl(), logoImage: await logoDataUrl(), promptId: "studio-white-sweep", model: "standard", resolution: "1K", outputResult: "url" },
+    {
+      productImages: [{ dataUrl: product }, { dataUrl: product }],
+      referenceImage: await logoDataUrl(),
+      logoImage: await logoDataUrl(),
+      promptId: "studio-white-sweep",
+      model: "standard",
+      resolution: "1K",
+      outputResult: "url",
+    },
     { Prefer: "respond-async" },
   );
   expect(res.status).toBe(202);

@@ -87,9 +87,16 @@ async function codeFromDialog(): Promise<string> {
 /** A user's sandbox account connected through the control route, and the token the delivery would use. */
 async function connected(platform: "pageplatform" | "photoplatform", platformAccountId: string) {
   const user = await h.createUser();
-  const res = await h.app.request("/sandbox/accounts", { method: "POST", headers: h.json(user.apiKey), body: JSON.stringify({ platform, name: "Shop", platformAccountId }) });
+  const res = await h.app.request("/sandbox/accounts", {
+    method: "POST",
+    headers: h.json(user.apiKey),
+    body: JSON.stringify({ platform, name: "Shop", platformAccountId }),
+  });
   expect(res.status).toBe(201);
-  const [row] = await h.db.select().from(socialAccounts).where(and(eq(socialAccounts.userId, user.userId), eq(socialAccounts.id, `${platform}:${platformAccountId}`)));
+  const [row] = await h.db
+    .select()
+    .from(socialAccounts)
+    .where(and(eq(socialAccounts.userId, user.userId), eq(socialAccounts.id, `${platform}:${platformAccountId}`)));
   return { user, token: await h.services.tokens.decrypt(row!.tokenCiphertext) };
 }
 
@@ -103,7 +110,10 @@ describe("the consent dialog wants a hub session", () => {
     expect(await page.text()).not.toContain("<form");
 
     const before = await grantCount();
-    const posted = await h.app.request(DIALOG, form({ client_id: "sandbox-app", redirect_uri: callback(), state: "s", page: "1010000000000001", decision: "allow" }));
+    const posted = await h.app.request(
+      DIALOG,
+      form({ client_id: "sandbox-app", redirect_uri: callback(), state: "s", page: "1010000000000001", decision: "allow" }),
+    );
     expect(posted.status).toBe(401);
     expect(posted.headers.get("location")).toBeNull();
     expect(await grantCount()).toBe(before);
@@ -148,7 +158,12 @@ describe("the sandbox app's secret belongs to the deployment", () => {
   it("is derived from the deployment's key: the same for every process that shares it, another for another key", async () => {
     const on = parseConfig({ PLATFORM_SANDBOX: "on" });
     const key = Buffer.alloc(32, 7).toString("base64");
-    const [a, b, other, off] = await Promise.all([withSandboxApp(on, key), withSandboxApp(on, key), withSandboxApp(on, Buffer.alloc(32, 8).toString("base64")), withSandboxApp(parseConfig({}), key)]);
+    const [a, b, other, off] = await Promise.all([
+      withSandboxApp(on, key),
+      withSandboxApp(on, key),
+      withSandboxApp(on, Buffer.alloc(32, 8).toString("base64")),
+      withSandboxApp(parseConfig({}), key),
+    ]);
     expect(a.graph).toMatchObject({ appId: "sandbox-app", appSecret: b.graph.appSecret });
     expect(other.graph.appSecret).not.toBe(a.graph.appSecret);
     expect([a.graph.appSecret, other.graph.appSecret]).not.toContain(OLD_SECRET);
@@ -202,7 +217,11 @@ describe("images the sandbox is asked to publish", () => {
 
   it("the service's own stored image publishes (read from storage), and so does a public host's", async () => {
     const { apiKey } = await h.createUser();
-    const media = await h.app.request("/api/v1/social/media", { method: "POST", headers: h.json(apiKey), body: JSON.stringify({ base64: jpeg.toString("base64") }) });
+    const media = await h.app.request("/api/v1/social/media", {
+      method: "POST",
+      headers: h.json(apiKey),
+      body: JSON.stringify({ base64: jpeg.toString("base64") }),
+    });
     expect(media.status).toBe(201);
     const own = ((await media.json()) as any).data.url as string;
     expect(own.startsWith(`${h.services.config.publicBaseUrl}/files/`)).toBe(true);
@@ -225,25 +244,45 @@ describe("expired sandbox rows", () => {
     const ago = (days: number) => new Date(now - days * 86_400_000);
     const soon = new Date(now + 600_000);
     const tag = crypto.randomUUID().slice(0, 8);
-    const grant = (value: string, kind: "code" | "user_token", expiresAt: Date, usedAt: Date | null = null) => ({ value: `${value}-${tag}`, kind, owner: `o-${tag}`, pageIds: [], redirectUri: null, expiresAt, usedAt });
-    await h.db.insert(sandboxGrants).values([
-      grant("code-expired", "code", ago(0.01)),
-      grant("code-used", "code", soon, ago(0.001)),
-      grant("code-live", "code", soon),
-      grant("user-expired", "user_token", ago(1)),
-      grant("user-live", "user_token", soon),
-    ]);
+    const grant = (value: string, kind: "code" | "user_token", expiresAt: Date, usedAt: Date | null = null) => ({
+      value: `${value}-${tag}`,
+      kind,
+      owner: `o-${tag}`,
+      pageIds: [],
+      redirectUri: null,
+      expiresAt,
+      usedAt,
+    });
+    await h.db
+      .insert(sandboxGrants)
+      .values([
+        grant("code-expired", "code", ago(0.01)),
+        grant("code-used", "code", soon, ago(0.001)),
+        grant("code-live", "code", soon),
+        grant("user-expired", "user_token", ago(1)),
+        grant("user-live", "user_token", soon),
+      ]);
     const retention = h.services.config.retentionDays;
-    const item = (id: string, kind: string, state: string, createdAt: Date) => ({ id: `${id}-${tag}`, owner: `o-${tag}`, platform: "photoplatform", platformAccountId: "1", kind, state, createdAt });
-    await h.db.insert(sandboxItems).values([
-      item("container-stale", "container", "IN_PROGRESS", ago(3)),
-      item("container-finished-stale", "container", "FINISHED", ago(3)),
-      item("photo-unpublished-stale", "photo", "unpublished", ago(3)),
-      item("container-published", "container", "PUBLISHED", ago(3)),
-      item("container-fresh", "container", "IN_PROGRESS", ago(0.5)),
-      item("media-past-retention", "media", "published", ago(retention + 1)),
-      item("media-recent", "media", "published", ago(retention - 1)),
-    ]);
+    const item = (id: string, kind: string, state: string, createdAt: Date) => ({
+      id: `${id}-${tag}`,
+      owner: `o-${tag}`,
+      platform: "photoplatform",
+      platformAccountId: "1",
+      kind,
+      state,
+      createdAt,
+    });
+    await h.db
+      .insert(sandboxItems)
+      .values([
+        item("container-stale", "container", "IN_PROGRESS", ago(3)),
+        item("container-finished-stale", "container", "FINISHED", ago(3)),
+        item("photo-unpublished-stale", "photo", "unpublished", ago(3)),
+        item("container-published", "container", "PUBLISHED", ago(3)),
+        item("container-fresh", "container", "IN_PROGRESS", ago(0.5)),
+        item("media-past-retention", "media", "published", ago(retention + 1)),
+        item("media-recent", "media", "published", ago(retention - 1)),
+      ]);
     await h.db.insert(sandboxAccountFaults).values([
       { owner: `o-${tag}`, platformAccountId: "spent", kind: "transient", remaining: 0 },
       { owner: `o-${tag}`, platformAccountId: "pending", kind: "transient", remaining: 2 },
@@ -252,19 +291,34 @@ describe("expired sandbox rows", () => {
     const result = await runSweep(h.services, { publishDue: false });
     expect(result.purgedSandbox).toBeGreaterThanOrEqual(8);
 
-    const grants = await h.db.select({ value: sandboxGrants.value }).from(sandboxGrants).where(eq(sandboxGrants.owner, `o-${tag}`));
+    const grants = await h.db
+      .select({ value: sandboxGrants.value })
+      .from(sandboxGrants)
+      .where(eq(sandboxGrants.owner, `o-${tag}`));
     expect(grants.map((g) => g.value).sort()).toEqual([`code-live-${tag}`, `user-live-${tag}`]);
-    const items = await h.db.select({ id: sandboxItems.id }).from(sandboxItems).where(eq(sandboxItems.owner, `o-${tag}`));
+    const items = await h.db
+      .select({ id: sandboxItems.id })
+      .from(sandboxItems)
+      .where(eq(sandboxItems.owner, `o-${tag}`));
     expect(items.map((i) => i.id).sort()).toEqual([`container-fresh-${tag}`, `container-published-${tag}`, `media-recent-${tag}`]);
-    const faults = await h.db.select({ id: sandboxAccountFaults.platformAccountId }).from(sandboxAccountFaults).where(eq(sandboxAccountFaults.owner, `o-${tag}`));
+    const faults = await h.db
+      .select({ id: sandboxAccountFaults.platformAccountId })
+      .from(sandboxAccountFaults)
+      .where(eq(sandboxAccountFaults.owner, `o-${tag}`));
     expect(faults.map((f) => f.id)).toEqual(["pending"]);
   });
 
   it("listing a consent's pages again hands out the same page tokens, so the token table does not grow per call", async () => {
     const code = await codeFromDialog();
-    const exchanged = await graphGet("oauth/access_token", { client_id: "sandbox-app", client_secret: h.services.config.graph.appSecret!, redirect_uri: callback(), code });
+    const exchanged = await graphGet("oauth/access_token", {
+      client_id: "sandbox-app",
+      client_secret: h.services.config.graph.appSecret!,
+      redirect_uri: callback(),
+      code,
+    });
     const userToken = ((await exchanged.json()) as any).access_token as string;
-    const list = async () => (((await (await graphGet("me/accounts", { access_token: userToken })).json()) as any).data as Array<{ access_token: string }>).map((p) => p.access_token);
+    const list = async () =>
+      (((await (await graphGet("me/accounts", { access_token: userToken })).json()) as any).data as Array<{ access_token: string }>).map((p) => p.access_token);
     const first = await list();
     const count = async () => (await h.db.select({ n: sql<number>`count(*)::int` }).from(sandboxTokens).where(inArray(sandboxTokens.token, first)))[0]!.n;
     const total = async () => (await h.db.select({ n: sql<number>`count(*)::int` }).from(sandboxTokens))[0]!.n;
@@ -326,14 +380,26 @@ describe("sandbox account names are Unicode", () => {
       expect(res.status, JSON.stringify(name)).toBe(422);
       expect(((await res.json()) as any).error).toMatchObject({ code: "VALIDATION_FAILED", details: [{ path: "name" }] });
     }
-    const fault = await h.app.request("/sandbox/faults", { method: "POST", headers: h.json(user.apiKey), body: JSON.stringify({ accountId: "pageplatform:\ud800", kind: "transient", times: 1 }) });
+    const fault = await h.app.request("/sandbox/faults", {
+      method: "POST",
+      headers: h.json(user.apiKey),
+      body: JSON.stringify({ accountId: "pageplatform:\ud800", kind: "transient", times: 1 }),
+    });
     expect(fault.status).toBe(422);
     // A well-formed astral character is fine.
-    const ok = await h.app.request("/sandbox/accounts", { method: "POST", headers: h.json(user.apiKey), body: JSON.stringify({ platform: "pageplatform", name: "Shop \u{1F600}", platformAccountId: "6161" }) });
+    const ok = await h.app.request("/sandbox/accounts", {
+      method: "POST",
+      headers: h.json(user.apiKey),
+      body: JSON.stringify({ platform: "pageplatform", name: "Shop \u{1F600}", platformAccountId: "6161" }),
+    });
     expect(ok.status).toBe(201);
 
     const { token } = await connected("pageplatform", "6262");
-    const posted = await h.app.request(`${GRAPH}/6262/feed`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ access_token: token, message: "sale \ud800" }) });
+    const posted = await h.app.request(`${GRAPH}/6262/feed`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ access_token: token, message: "sale \ud800" }),
+    });
     expect(posted.status).toBe(400);
     expect(((await posted.json()) as any).error).toMatchObject({ type: "OAuthException", code: 100 });
   });

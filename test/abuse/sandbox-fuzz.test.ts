@@ -17,12 +17,22 @@ let photoToken: string;
 beforeAll(async () => {
   h = await createTestApp({ env: { RATE_LIMIT_SOCIAL_WRITE: "100000" } });
   user = await h.createUser();
-  for (const [platform, id] of [["pageplatform", "4242"], ["photoplatform", "4343"]] as const) {
-    const res = await h.app.request("/sandbox/accounts", { method: "POST", headers: h.json(user.apiKey), body: JSON.stringify({ platform, name: "Fuzz", platformAccountId: id }) });
+  for (const [platform, id] of [
+    ["pageplatform", "4242"],
+    ["photoplatform", "4343"],
+  ] as const) {
+    const res = await h.app.request("/sandbox/accounts", {
+      method: "POST",
+      headers: h.json(user.apiKey),
+      body: JSON.stringify({ platform, name: "Fuzz", platformAccountId: id }),
+    });
     expect(res.status).toBe(201);
   }
   const token = async (id: string) => {
-    const [row] = await h.db.select().from(socialAccounts).where(and(eq(socialAccounts.userId, user.userId), eq(socialAccounts.id, id)));
+    const [row] = await h.db
+      .select()
+      .from(socialAccounts)
+      .where(and(eq(socialAccounts.userId, user.userId), eq(socialAccounts.id, id)));
     return h.services.tokens.decrypt(row!.tokenCiphertext);
   };
   pageToken = await token("pageplatform:4242");
@@ -30,7 +40,23 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-const HOSTILE_STRINGS = ["", " ", "a\u0000b", "\u0000", "%00", "a\u0001b", "\r\n", "x".repeat(5000), "\u202e\u{1F600}", "'; drop table users; --", "../../etc/passwd", "null", "-1", "1e400", "{\"media_fbid\":\"a\\u0000b\"}"];
+const HOSTILE_STRINGS = [
+  "",
+  " ",
+  "a\u0000b",
+  "\u0000",
+  "%00",
+  "a\u0001b",
+  "\r\n",
+  "x".repeat(5000),
+  "\u202e\u{1F600}",
+  "'; drop table users; --",
+  "../../etc/passwd",
+  "null",
+  "-1",
+  "1e400",
+  '{"media_fbid":"a\\u0000b"}',
+];
 const HOSTILE_JSON: unknown[] = [...HOSTILE_STRINGS, null, 0, -1, 1.5, 1e308, true, [], {}, ["a\u0000"], { $gt: "" }];
 
 const errorEnvelope = (body: any) => typeof body?.error?.code === "string" && typeof body?.error?.message === "string";
@@ -65,8 +91,12 @@ describe("control routes", () => {
     }
   });
 
-  it("the issue's cases: {\"name\":\"a\\u0000b\"} and accountId=a%00b are 422 envelopes", async () => {
-    const named = await h.app.request("/sandbox/accounts", { method: "POST", headers: h.json(user.apiKey), body: JSON.stringify({ platform: "pageplatform", name: "a\u0000b" }) });
+  it('the issue\'s cases: {"name":"a\\u0000b"} and accountId=a%00b are 422 envelopes', async () => {
+    const named = await h.app.request("/sandbox/accounts", {
+      method: "POST",
+      headers: h.json(user.apiKey),
+      body: JSON.stringify({ platform: "pageplatform", name: "a\u0000b" }),
+    });
     expect(named.status).toBe(422);
     expect(((await named.json()) as any).error).toMatchObject({ code: "VALIDATION_FAILED", details: [{ path: "name" }] });
     const listed = await h.app.request("/sandbox/posts?accountId=a%00b", { headers: h.auth(user.apiKey) });
@@ -89,7 +119,11 @@ describe("control routes", () => {
 });
 
 describe("Graph and OAuth routes", () => {
-  const form = (params: Record<string, string>, headers: Record<string, string> = {}) => ({ method: "POST", headers: { "content-type": "application/x-www-form-urlencoded", ...headers }, body: new URLSearchParams(params).toString() });
+  const form = (params: Record<string, string>, headers: Record<string, string> = {}) => ({
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
+    body: new URLSearchParams(params).toString(),
+  });
 
   it("every parameter of the Graph edges, nodes and token routes: no 5xx for any hostile value", async () => {
     const cases: Array<{ path: string; method: "GET" | "POST"; params: Record<string, string> }> = [
@@ -101,7 +135,11 @@ describe("Graph and OAuth routes", () => {
       { path: "4343/media", method: "GET", params: { access_token: photoToken, limit: "5" } },
       { path: "4343/content_publishing_limit", method: "GET", params: { access_token: photoToken } },
       { path: "123", method: "GET", params: { access_token: photoToken } },
-      { path: "oauth/access_token", method: "GET", params: { client_id: "sandbox-app", client_secret: "x", code: "c", redirect_uri: "http://x/", grant_type: "fb_exchange_token", fb_exchange_token: "t" } },
+      {
+        path: "oauth/access_token",
+        method: "GET",
+        params: { client_id: "sandbox-app", client_secret: "x", code: "c", redirect_uri: "http://x/", grant_type: "fb_exchange_token", fb_exchange_token: "t" },
+      },
       { path: "me/accounts", method: "GET", params: { access_token: "sandbox-user-00" } },
       { path: "me/permissions", method: "GET", params: { access_token: "sandbox-user-00" } },
     ];
@@ -123,7 +161,11 @@ describe("Graph and OAuth routes", () => {
         const res = await h.app.request(`/sandbox/graph/v23.0/${path}?access_token=${encodeURIComponent(pageToken)}`);
         await expectNo5xx(res, `GET ${path.slice(0, 30)}`);
       }
-      const asJson = await h.app.request("/sandbox/graph/v23.0/4242/feed", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ access_token: pageToken, message: value }) });
+      const asJson = await h.app.request("/sandbox/graph/v23.0/4242/feed", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ access_token: pageToken, message: value }),
+      });
       await expectNo5xx(asJson, `json message=${value.slice(0, 20)}`);
     }
   });
@@ -134,7 +176,11 @@ describe("Graph and OAuth routes", () => {
     expect(((await nul.json()) as any).error).toMatchObject({ type: "OAuthException", code: 100 });
     const path = await h.app.request(`/sandbox/graph/v23.0/a%00b?access_token=${pageToken}`);
     expect(((await path.json()) as any).error.code).toBe(100);
-    const big = await h.app.request("/sandbox/accounts", { method: "POST", headers: h.json(user.apiKey), body: JSON.stringify({ platform: "pageplatform", name: "x".repeat(1_100_000) }) });
+    const big = await h.app.request("/sandbox/accounts", {
+      method: "POST",
+      headers: h.json(user.apiKey),
+      body: JSON.stringify({ platform: "pageplatform", name: "x".repeat(1_100_000) }),
+    });
     expect(big.status).toBe(413);
   });
 
@@ -148,7 +194,10 @@ describe("Graph and OAuth routes", () => {
     for (const field of Object.keys(base)) {
       for (const value of HOSTILE_STRINGS) {
         const p = { ...base, [field]: value };
-        await expectNo5xx(await h.app.request(`/sandbox/v23.0/dialog/oauth?${new URLSearchParams({ ...p, scope: value })}`, { headers }), `dialog GET ${field}`);
+        await expectNo5xx(
+          await h.app.request(`/sandbox/v23.0/dialog/oauth?${new URLSearchParams({ ...p, scope: value })}`, { headers }),
+          `dialog GET ${field}`,
+        );
         await expectNo5xx(await h.app.request("/sandbox/v23.0/dialog/oauth", form(p, headers)), `dialog POST ${field}`);
         // Past the allowed prefix: the redirect_uri is stored with the code, so its tail must be safe too.
         const tail = { ...base, redirect_uri: `${base.redirect_uri}${value}` };

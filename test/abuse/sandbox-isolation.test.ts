@@ -18,17 +18,23 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-const post = (path: string, apiKey: string, body: unknown) =>
-  h.app.request(path, { method: "POST", headers: h.json(apiKey), body: JSON.stringify(body) });
+const post = (path: string, apiKey: string, body: unknown) => h.app.request(path, { method: "POST", headers: h.json(apiKey), body: JSON.stringify(body) });
 const get = (path: string, apiKey: string) => h.app.request(path, { headers: h.auth(apiKey) });
 const graph = (path: string, params: Record<string, string>, method = "POST") =>
   method === "GET"
     ? h.app.request(`/sandbox/graph/v23.0/${path}?${new URLSearchParams(params)}`)
-    : h.app.request(`/sandbox/graph/v23.0/${path}`, { method, headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(params).toString() });
+    : h.app.request(`/sandbox/graph/v23.0/${path}`, {
+        method,
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams(params).toString(),
+      });
 
 /** The sandbox token behind a user's connected account, as the delivery adapters would use it. */
 async function tokenOf(userId: string, accountId: string): Promise<string> {
-  const [row] = await h.db.select().from(socialAccounts).where(and(eq(socialAccounts.userId, userId), eq(socialAccounts.id, accountId)));
+  const [row] = await h.db
+    .select()
+    .from(socialAccounts)
+    .where(and(eq(socialAccounts.userId, userId), eq(socialAccounts.id, accountId)));
   return h.services.tokens.decrypt(row!.tokenCiphertext);
 }
 

@@ -76,14 +76,26 @@ describe("a qr key, as put into a public page", () => {
     const png = await h.app.request(`/api/qr-code/generate/${qrKey}/hello`);
     expect(png.status).toBe(200);
     expect(png.headers.get("content-type")).toBe("image/png");
-    const json = await h.app.request("/api/qr-code/generate", { method: "POST", headers: h.json(qrKey), body: JSON.stringify({ type: "url", value: "https://example.com" }) });
+    const json = await h.app.request("/api/qr-code/generate", {
+      method: "POST",
+      headers: h.json(qrKey),
+      body: JSON.stringify({ type: "url", value: "https://example.com" }),
+    });
     expect(json.status).toBe(200);
   });
 
   it("cannot publish, buy photos or drive the sandbox", async () => {
-    const post = await h.app.request("/api/v1/social/posts", { method: "POST", headers: h.json(qrKey, { "Idempotency-Key": crypto.randomUUID() }), body: JSON.stringify({ accountIds: ["pageplatform:1"], caption: "hi" }) });
+    const post = await h.app.request("/api/v1/social/posts", {
+      method: "POST",
+      headers: h.json(qrKey, { "Idempotency-Key": crypto.randomUUID() }),
+      body: JSON.stringify({ accountIds: ["pageplatform:1"], caption: "hi" }),
+    });
     expect(post.status).toBe(403);
-    const photo = await h.app.request("/api/image/product-photography", { method: "POST", headers: h.json(qrKey), body: JSON.stringify({ productImages: [], promptId: "studio-white-sweep" }) });
+    const photo = await h.app.request("/api/image/product-photography", {
+      method: "POST",
+      headers: h.json(qrKey),
+      body: JSON.stringify({ productImages: [], promptId: "studio-white-sweep" }),
+    });
     expect(photo.status).toBe(403);
     expect(((await photo.json()) as { error: { message: string } }).error.message).toMatch(/may call only qr routes; this route needs the photo scope/);
     for (const path of ["/sandbox/accounts", "/sandbox/posts"]) {
@@ -103,7 +115,15 @@ describe("a qr key limited to the shop's own pages", () => {
   beforeAll(async () => {
     const email = `pages-${crypto.randomUUID().slice(0, 8)}@example.test`;
     await runAdminCommand(h.db, { command: "user:create", email });
-    key = (await runAdminCommand(h.db, { command: "key:create", email, name: "menu page", scopes: "qr", origins: "https://shop.example, https://www.shop.example:8443" })).output;
+    key = (
+      await runAdminCommand(h.db, {
+        command: "key:create",
+        email,
+        name: "menu page",
+        scopes: "qr",
+        origins: "https://shop.example, https://www.shop.example:8443",
+      })
+    ).output;
   });
   const png = (headers: Record<string, string>) => h.app.request(`/api/qr-code/generate/${key}/hello`, { headers });
 
@@ -111,12 +131,22 @@ describe("a qr key limited to the shop's own pages", () => {
     expect((await png({ Referer: "https://shop.example/menu?table=4" })).status).toBe(200);
     expect((await png({ Referer: "https://www.shop.example:8443/" })).status).toBe(200);
     expect((await png({ Origin: "https://shop.example" })).status).toBe(200);
-    const post = await h.app.request("/api/qr-code/generate", { method: "POST", headers: h.json(key, { Origin: "https://shop.example" }), body: JSON.stringify({ type: "text", value: "hi" }) });
+    const post = await h.app.request("/api/qr-code/generate", {
+      method: "POST",
+      headers: h.json(key, { Origin: "https://shop.example" }),
+      body: JSON.stringify({ type: "text", value: "hi" }),
+    });
     expect(post.status).toBe(200);
   });
 
   it("is refused from another site, a look-alike, or with no page named", async () => {
-    for (const headers of [{ Referer: "https://evil.example/copy" } as Record<string, string>, { Referer: "https://shop.example.evil.example/" }, { Referer: "http://shop.example/" }, { Origin: "null" }, {}]) {
+    for (const headers of [
+      { Referer: "https://evil.example/copy" } as Record<string, string>,
+      { Referer: "https://shop.example.evil.example/" },
+      { Referer: "http://shop.example/" },
+      { Origin: "null" },
+      {},
+    ]) {
       const res = await png(headers);
       expect(res.status, JSON.stringify(headers)).toBe(403);
       const body = (await res.json()) as { error: { code: string; message: string } };
@@ -128,8 +158,12 @@ describe("a qr key limited to the shop's own pages", () => {
   it("origins are only for qr keys, and must be origins", async () => {
     const email = `pages2-${crypto.randomUUID().slice(0, 8)}@example.test`;
     await runAdminCommand(h.db, { command: "user:create", email });
-    await expect(runAdminCommand(h.db, { command: "key:create", email, origins: "https://shop.example" })).rejects.toThrow(/--origins is only for a key made with --scopes qr/);
-    await expect(runAdminCommand(h.db, { command: "key:create", email, scopes: "qr", origins: "https://shop.example/menu" })).rejects.toThrow(/--origins: "https:\/\/shop.example\/menu" is not an origin/);
+    await expect(runAdminCommand(h.db, { command: "key:create", email, origins: "https://shop.example" })).rejects.toThrow(
+      /--origins is only for a key made with --scopes qr/,
+    );
+    await expect(runAdminCommand(h.db, { command: "key:create", email, scopes: "qr", origins: "https://shop.example/menu" })).rejects.toThrow(
+      /--origins: "https:\/\/shop.example\/menu" is not an origin/,
+    );
     await expect(runAdminCommand(h.db, { command: "key:create", email, scopes: "qr", origins: "shop.example" })).rejects.toThrow(/is not an origin/);
     const list = (await runAdminCommand(h.db, { command: "key:list", email })).output;
     expect(list.split("\n")[0]).toBe("prefix\tname\tscopes\tpages\tcreated\tlast used\tstate");
@@ -156,7 +190,9 @@ describe("making and listing scoped keys", () => {
       ["shop page", "qr"],
       ["studio", "photo, social"],
     ]);
-    await expect(runAdminCommand(h.db, { command: "key:create", email, scopes: "qr,billing" })).rejects.toThrow(/--scopes: unknown scope "billing"; choose from qr, photo, social or all/);
+    await expect(runAdminCommand(h.db, { command: "key:create", email, scopes: "qr,billing" })).rejects.toThrow(
+      /--scopes: unknown scope "billing"; choose from qr, photo, social or all/,
+    );
     await expect(runAdminCommand(h.db, { command: "key:create", email, scopes: "" })).rejects.toThrow(/--scopes: no scope given/);
   });
 });

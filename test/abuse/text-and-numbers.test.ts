@@ -43,7 +43,10 @@ async function refusal(res: Response, field: string): Promise<string> {
   const body = (await res.json()) as ErrorBody;
   expect(res.status, JSON.stringify(body)).toBe(422);
   expect(body.error.code).toBe("VALIDATION_FAILED");
-  expect(body.error.details?.map((d) => d.path), body.error.message).toEqual([field]);
+  expect(
+    body.error.details?.map((d) => d.path),
+    body.error.message,
+  ).toEqual([field]);
   expect(body.error.message.startsWith(`${field}: `), body.error.message).toBe(true);
   return body.error.details![0]!.message;
 }
@@ -59,7 +62,11 @@ describe("a lone surrogate is refused in every text field, naming it", () => {
     ["area A QR reading url", () => post("/api/qr-code/decode", '{"url":"https://example.com/\\ud800.png"}'), "url"],
     ["area B scene prompt", () => photo(`{"productImages":[{"dataUrl":${productJson()}}],"scenePrompt":"on a table \\ud800"}`), "scenePrompt"],
     ["area B template id", () => photo(`{"productImages":[{"dataUrl":${productJson()}}],"promptId":"studio\\ud800"}`), "promptId"],
-    ["area B product label", () => photo(`{"productImages":[{"dataUrl":${productJson()},"label":"\\udfff"}],"promptId":"studio-white-sweep"}`), "productImages.0.label"],
+    [
+      "area B product label",
+      () => photo(`{"productImages":[{"dataUrl":${productJson()},"label":"\\udfff"}],"promptId":"studio-white-sweep"}`),
+      "productImages.0.label",
+    ],
     ["area C caption", () => socialPost(`{"accountIds":"${page}","caption":"Sale \\ud800 today"}`), "caption"],
     ["area C account id", () => socialPost(`{"accountIds":["${page}","x\\ud800"],"caption":"hi"}`), "accountIds.1"],
     ["area C media id", () => socialPost(`{"accountIds":"${page}","caption":"hi","images":[{"mediaId":"\\ud800"}]}`), "images.0.mediaId"],
@@ -84,7 +91,9 @@ describe("a lone surrogate is refused in every text field, naming it", () => {
     const created = await socialPost(`{"accountIds":"${page}","caption":"Sale \\ud83d\\ude00 today"}`);
     expect(created.status, (await created.clone().text()).slice(0, 300)).toBe(202);
     expect(((await created.json()) as { data: { caption: string } }).data.caption).toBe("Sale 😀 today");
-    const scene = await photo(`{"productImages":[{"dataUrl":${productJson()}}],"scenePrompt":"on a table \\ud83d\\ude00","model":"standard","resolution":"1K"}`);
+    const scene = await photo(
+      `{"productImages":[{"dataUrl":${productJson()}}],"scenePrompt":"on a table \\ud83d\\ude00","model":"standard","resolution":"1K"}`,
+    );
     expect(scene.status, (await scene.clone().text()).slice(0, 300)).toBe(200);
   }, 60_000);
 });
@@ -96,9 +105,9 @@ describe("number fields say what they take, in words", () => {
   const cases: Array<[string, () => Response | Promise<Response>, string, string]> = [
     ["A: size 1e999", () => qr('{"type":"text","value":"a","size":1e999}'), "size", "must be a whole number of pixels from 64 to 4096"],
     ["A: size -1e999", () => qr('{"type":"text","value":"a","size":-1e999}'), "size", "must be a whole number of pixels from 64 to 4096"],
-    ["A: size \"12px\"", () => qr('{"type":"text","value":"a","size":"12px"}'), "size", "must be a whole number of pixels from 64 to 4096"],
+    ['A: size "12px"', () => qr('{"type":"text","value":"a","size":"12px"}'), "size", "must be a whole number of pixels from 64 to 4096"],
     ["A: logoSizeRatio 1e999", () => qr('{"type":"text","value":"a","logoSizeRatio":1e999}'), "logoSizeRatio", "must be a number from 0.1 to 0.4"],
-    ["A: logoSizeRatio \"12px\"", () => qr('{"type":"text","value":"a","logoSizeRatio":"12px"}'), "logoSizeRatio", "must be a number from 0.1 to 0.4"],
+    ['A: logoSizeRatio "12px"', () => qr('{"type":"text","value":"a","logoSizeRatio":"12px"}'), "logoSizeRatio", "must be a number from 0.1 to 0.4"],
     ["A: UPI amount 1e999", () => qr('{"type":"upi","upiId":"shop@okbank","payeeName":"Shop","amount":1e999}'), "amount", "must be a finite number"],
     ["A: UPI amount -1e999", () => qr('{"type":"upi","upiId":"shop@okbank","payeeName":"Shop","amount":-1e999}'), "amount", "must be a finite number"],
     ["A: a text given 1e999", () => qr('{"type":"text","value":1e999}'), "value", "must be a string"],
@@ -106,9 +115,24 @@ describe("number fields say what they take, in words", () => {
     ["A: query size=1e999", () => get(`/api/qr-code/generate-base64/${apiKey}/hello?size=1e999`), "size", "must be a whole number of pixels from 64 to 4096"],
     ["A: query size=-1e999", () => get(`/api/qr-code/generate-base64/${apiKey}/hello?size=-1e999`), "size", "must be a whole number of pixels from 64 to 4096"],
     ["A: query size=12px", () => get(`/api/qr-code/generate-base64/${apiKey}/hello?size=12px`), "size", "must be a whole number of pixels from 64 to 4096"],
-    ["B: logoSize 1e999", () => photo('{"productImages":[{"url":"https://example.com/a.png"}],"promptId":"studio-white-sweep","logoSize":1e999}'), "logoSize", "must be a number from 0.1 to 0.8"],
-    ["B: logoSize -1e999", () => photo('{"productImages":[{"url":"https://example.com/a.png"}],"promptId":"studio-white-sweep","logoSize":-1e999}'), "logoSize", "must be a number from 0.1 to 0.8"],
-    ["B: logoSize \"12px\"", () => photo('{"productImages":[{"url":"https://example.com/a.png"}],"promptId":"studio-white-sweep","logoSize":"12px"}'), "logoSize", "must be a number from 0.1 to 0.8"],
+    [
+      "B: logoSize 1e999",
+      () => photo('{"productImages":[{"url":"https://example.com/a.png"}],"promptId":"studio-white-sweep","logoSize":1e999}'),
+      "logoSize",
+      "must be a number from 0.1 to 0.8",
+    ],
+    [
+      "B: logoSize -1e999",
+      () => photo('{"productImages":[{"url":"https://example.com/a.png"}],"promptId":"studio-white-sweep","logoSize":-1e999}'),
+      "logoSize",
+      "must be a number from 0.1 to 0.8",
+    ],
+    [
+      'B: logoSize "12px"',
+      () => photo('{"productImages":[{"url":"https://example.com/a.png"}],"promptId":"studio-white-sweep","logoSize":"12px"}'),
+      "logoSize",
+      "must be a number from 0.1 to 0.8",
+    ],
     ["B: productImages 1e999", () => photo('{"productImages":1e999,"promptId":"studio-white-sweep"}'), "productImages", "must be an array, not a number"],
     ["C: caption 1e999", () => socialPost(`{"accountIds":"${page}","caption":1e999}`), "caption", "must be a string, not a number"],
     ["C: caption -1e999", () => socialPost(`{"accountIds":"${page}","caption":-1e999}`), "caption", "must be a string, not a number"],

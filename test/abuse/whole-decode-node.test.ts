@@ -22,11 +22,15 @@ import { startServerProcess, type ServerProcess } from "../helpers/server-proces
 
 /** A lossless WebP of one colour: a few KB even at 40 MP. */
 const solidWebp = (width: number, height: number) =>
-  sharp({ create: { width, height, channels: 3, background: "#fff" } }).webp({ lossless: true }).toBuffer();
+  sharp({ create: { width, height, channels: 3, background: "#fff" } })
+    .webp({ lossless: true })
+    .toBuffer();
 
 /** A PNG of one colour (a few hundred KB at 40 MP). */
 const solidPng = (width: number, height: number) =>
-  sharp({ create: { width, height, channels: 3, background: { r: 200, g: 30, b: 60 } } }).png({ compressionLevel: 9 }).toBuffer();
+  sharp({ create: { width, height, channels: 3, background: { r: 200, g: 30, b: 60 } } })
+    .png({ compressionLevel: 9 })
+    .toBuffer();
 
 /**
  * A 40 MP-style PNG whose last row has a filter type that does not exist, checksums right: our streaming
@@ -53,7 +57,8 @@ const webpUri = (webp: Buffer) => dataUri("image/webp", webp);
 const start = async (res: Response) => (await res.clone().text()).slice(0, 300);
 
 /** The refusal's words: what the image is, the limit, and what to send instead. */
-const REFUSAL = /WebP of 8000x5000 \(40 million pixels\); WebP images are accepted up to 8 million pixels, since they are decoded whole\. Send it as a JPEG or PNG \(which may have up to 40 million pixels\), or make it smaller\./;
+const REFUSAL =
+  /WebP of 8000x5000 \(40 million pixels\); WebP images are accepted up to 8 million pixels, since they are decoded whole\. Send it as a JPEG or PNG \(which may have up to 40 million pixels\), or make it smaller\./;
 
 let huge: Buffer;
 
@@ -71,7 +76,12 @@ describe("images decoded whole through each entry point (in process)", () => {
   beforeAll(async () => {
     h = await createTestApp({ env: { RATE_LIMIT_QR: "1000", RATE_LIMIT_PHOTO: "1000", RATE_LIMIT_SOCIAL_WRITE: "1000" } });
     apiKey = (await h.createUser()).apiKey;
-    product = dataUri("image/jpeg", await sharp({ create: { width: 600, height: 800, channels: 3, background: "#1f8a8a" } }).jpeg().toBuffer());
+    product = dataUri(
+      "image/jpeg",
+      await sharp({ create: { width: 600, height: 800, channels: 3, background: "#1f8a8a" } })
+        .jpeg()
+        .toBuffer(),
+    );
   }, 60_000);
   afterAll(() => h?.close());
 
@@ -88,7 +98,12 @@ describe("images decoded whole through each entry point (in process)", () => {
     ["area C media upload", "/api/v1/social/media", (image) => ({ base64: image }), null],
     ["area A QR reading", "/api/qr-code/decode", (image) => ({ base64: image }), null],
     ["area A QR logo", "/api/qr-code/generate", (image) => ({ type: "text", value: "hello", logoUrl: image }), "logoUrl"],
-    ["area B product image", "/api/image/product-photography", (image) => ({ productImages: [{ dataUrl: image }], scenePrompt: "on a wooden table" }), "productImages.0.dataUrl"],
+    [
+      "area B product image",
+      "/api/image/product-photography",
+      (image) => ({ productImages: [{ dataUrl: image }], scenePrompt: "on a wooden table" }),
+      "productImages.0.dataUrl",
+    ],
     ["area B logo", "/api/image/product-photography", (image) => photo({ logoImage: image }), "logoImage"],
     ["area B reference image", "/api/image/product-photography", (image) => photo({ referenceImage: image }), "referenceImage"],
   ];
@@ -113,13 +128,22 @@ describe("images decoded whole through each entry point (in process)", () => {
   }, 60_000);
 
   it("other images decoded whole are held to it too: a progressive CMYK JPEG whose header says 40 MP is refused by name", async () => {
-    const cmyk = await sharp({ create: { width: 96, height: 64, channels: 3, background: "#446688" } }).toColourspace("cmyk").jpeg({ progressive: true }).toBuffer();
+    const cmyk = await sharp({ create: { width: 96, height: 64, channels: 3, background: "#446688" } })
+      .toColourspace("cmyk")
+      .jpeg({ progressive: true })
+      .toBuffer();
     const message = await refusal(await post("/api/v1/social/media", { base64: dataUri("image/jpeg", patchJpegSize(cmyk, 8000, 5000)) }));
-    expect(message).toMatch(/progressive CMYK JPEG of 8000x5000 \(40 million pixels\); this server decodes such images only up to 8 million pixels\. Send it as a standard JPEG/);
+    expect(message).toMatch(
+      /progressive CMYK JPEG of 8000x5000 \(40 million pixels\); this server decodes such images only up to 8 million pixels\. Send it as a standard JPEG/,
+    );
   }, 30_000);
 
   it("WebPs within the limit still work: a 1000x800 logo (QR and area B) and a 3000x2000 product photo", async () => {
-    const logo = webpUri(await sharp({ create: { width: 1000, height: 800, channels: 4, background: { r: 20, g: 40, b: 160, alpha: 1 } } }).webp({ quality: 90 }).toBuffer());
+    const logo = webpUri(
+      await sharp({ create: { width: 1000, height: 800, channels: 4, background: { r: 20, g: 40, b: 160, alpha: 1 } } })
+        .webp({ quality: 90 })
+        .toBuffer(),
+    );
     const qr = await post("/api/qr-code/generate", { type: "text", value: "hello", logoUrl: logo });
     expect(qr.status, await start(qr)).toBe(200);
     const media = await post("/api/v1/social/media", { base64: logo });
@@ -128,7 +152,9 @@ describe("images decoded whole through each entry point (in process)", () => {
     const withLogo = await post("/api/image/product-photography", photo({ logoImage: logo }));
     expect(withLogo.status, await start(withLogo)).toBe(200);
 
-    const photoWebp = await sharp({ create: { width: 3000, height: 2000, channels: 3, background: "#808080", noise: { type: "gaussian", mean: 128, sigma: 30 } } })
+    const photoWebp = await sharp({
+      create: { width: 3000, height: 2000, channels: 3, background: "#808080", noise: { type: "gaussian", mean: 128, sigma: 30 } },
+    })
       .blur(1.5)
       .webp({ quality: 80 })
       .toBuffer();
@@ -137,7 +163,9 @@ describe("images decoded whole through each entry point (in process)", () => {
   }, 120_000);
 
   it("a 40 MP JPEG and a 40 MP PNG are not held to it (they stream)", async () => {
-    const jpeg = await sharp({ create: { width: 8000, height: 5000, channels: 3, background: "#a0522d" } }).jpeg({ quality: 80 }).toBuffer();
+    const jpeg = await sharp({ create: { width: 8000, height: 5000, channels: 3, background: "#a0522d" } })
+      .jpeg({ quality: 80 })
+      .toBuffer();
     const fromJpeg = await post("/api/v1/social/media", { base64: dataUri("image/jpeg", jpeg) });
     expect(fromJpeg.status, await start(fromJpeg)).toBe(201);
     const fromPng = await post("/api/v1/social/media", { base64: dataUri("image/png", await solidPng(8000, 5000)) });

@@ -42,7 +42,10 @@ describe.each(drivers)("delivery updates on $name", ({ open }) => {
     const due = new Date(Date.now() - 60_000).toISOString();
     /** Posts created meanwhile: `n` posts of two targets each, due now. */
     const createPosts = async (n: number) => {
-      const created = await executeRows<{ id: string }>(db, sql`insert into posts (user_id, caption) select ${userId}, 'post ' || g from generate_series(1, ${n}) g returning id`);
+      const created = await executeRows<{ id: string }>(
+        db,
+        sql`insert into posts (user_id, caption) select ${userId}, 'post ' || g from generate_series(1, ${n}) g returning id`,
+      );
       await db.execute(sql`
         insert into deliveries (post_id, user_id, account_id, platform, status, next_attempt_at)
         select p.id, ${userId}, a.account_id, 'pageplatform', 'pending', ${due}::timestamptz

@@ -135,7 +135,7 @@ describe.each(drivers)("database on $name", (driver) => {
   it("round-trips jsonb and timestamptz exactly", async () => {
     const { userId } = await createUser(db, email("types"));
     const images: PostImage[] = [
-      { url: "https://cdn.example.test/a.jpg?x=1&y=\"2\"", width: 1080, height: 1350, mediaId: "m-1" },
+      { url: 'https://cdn.example.test/a.jpg?x=1&y="2"', width: 1080, height: 1350, mediaId: "m-1" },
       { url: "https://cdn.example.test/ü/b.png", width: 1, height: 1 },
     ];
     const hashtags = ["#sale", "#ünïcödé", "#emoji🎉", "back\\slash", ""];
@@ -191,8 +191,12 @@ describe("PGlite keeps its statements (db/pglite-statements.ts)", () => {
   beforeAll(async () => {
     kept = new StatementCachingPGlite();
     plain = new PGlite();
-    for (const client of [kept, plain]) await client.exec("create table t (id int primary key, body jsonb, tags text[], at timestamptz, ok boolean, big bigint)");
-    cleanups.push(() => kept.close(), () => plain.close());
+    for (const client of [kept, plain])
+      await client.exec("create table t (id int primary key, body jsonb, tags text[], at timestamptz, ok boolean, big bigint)");
+    cleanups.push(
+      () => kept.close(),
+      () => plain.close(),
+    );
   });
 
   /** The named statements PostgreSQL holds for this session (the counting statement is itself kept). */

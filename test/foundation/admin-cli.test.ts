@@ -27,9 +27,14 @@ afterAll(() => rm(dataDir, { recursive: true, force: true }));
 /** The CLI's exit code and output, run from the repository with DATA_DIR (and `env`) set. */
 function admin(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(TSX, ["functions/node/admin.ts", ...args], { cwd: ROOT, env: { ...process.env, DATABASE_URL: "", DATA_DIR: dataDir, ...env }, timeout: 30_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      TSX,
+      ["functions/node/admin.ts", ...args],
+      { cwd: ROOT, env: { ...process.env, DATABASE_URL: "", DATA_DIR: dataDir, ...env }, timeout: 30_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -59,7 +64,9 @@ describe("no server and no database", () => {
   it("names the missing database and how to make it, exit 1", async () => {
     const { code, stderr } = await admin(["key:list", "--email", "a@b.c"], { DATA_DIR: join(dataDir, "nothing-here") });
     expect(code).toBe(1);
-    expect(stderr.trim()).toBe(`No database at ${join(dataDir, "nothing-here", "pg")}: start the server once with \`npm start\` (it creates it), or set DATABASE_URL.`);
+    expect(stderr.trim()).toBe(
+      `No database at ${join(dataDir, "nothing-here", "pg")}: start the server once with \`npm start\` (it creates it), or set DATABASE_URL.`,
+    );
   });
 
   it("says the database of DATABASE_URL cannot be reached, without its credentials", async () => {
@@ -78,7 +85,9 @@ describe("DATA_DIR/admin.json that does not lead to a server", () => {
     await writeFile(file(), "{not json");
     const { code, stderr } = await admin(["key:list", "--email", "a@b.c"]);
     expect(code).toBe(1);
-    expect(stderr.trim()).toBe(`${file()} is not what a running server writes: if no server runs with this DATA_DIR, remove the file and run the command again.`);
+    expect(stderr.trim()).toBe(
+      `${file()} is not what a running server writes: if no server runs with this DATA_DIR, remove the file and run the command again.`,
+    );
     expectSentence(stderr);
   });
 
@@ -109,7 +118,9 @@ describe("DATA_DIR/admin.json that does not lead to a server", () => {
       await writeFile(file(), JSON.stringify({ url: `http://127.0.0.1:${port}`, token: "t", pid: process.pid }));
       const { code, stderr } = await admin(["key:list", "--email", "a@b.c"]);
       expect(code).toBe(1);
-      expect(stderr.trim()).toBe(`The server at http://127.0.0.1:${port} refused the admin command (HTTP 401): restart it, so that it writes ${file()} afresh, and run the command again.`);
+      expect(stderr.trim()).toBe(
+        `The server at http://127.0.0.1:${port} refused the admin command (HTTP 401): restart it, so that it writes ${file()} afresh, and run the command again.`,
+      );
     } finally {
       server.close();
     }

@@ -23,7 +23,13 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.close());
 
-const json = (method: string, path: string, status: number, body: unknown) => ({ method, path, status, contentType: "application/json", body: JSON.stringify(body) });
+const json = (method: string, path: string, status: number, body: unknown) => ({
+  method,
+  path,
+  status,
+  contentType: "application/json",
+  body: JSON.stringify(body),
+});
 
 describe("the harness checks every answer against /openapi.json", () => {
   it("answers of each area pass, as the suites receive them", async () => {
@@ -56,7 +62,9 @@ describe("the harness checks every answer against /openapi.json", () => {
 
   it("leaves the bodies of undocumented routes unread (a sandbox fault may break its stream on purpose)", async () => {
     const broken = new ReadableStream({ pull: (controller) => controller.error(new Error("dropped on purpose")) });
-    const other = await createTestApp({ extras: { mount: (app) => app.get("/sandbox/broken", () => new Response(broken, { headers: { "Content-Type": "application/json" } })) } });
+    const other = await createTestApp({
+      extras: { mount: (app) => app.get("/sandbox/broken", () => new Response(broken, { headers: { "Content-Type": "application/json" } })) },
+    });
     try {
       const res = await other.app.request("/sandbox/broken");
       expect(res.status).toBe(200);
@@ -83,11 +91,27 @@ describe("what counts as drift", () => {
   it.each([
     ["a field of the wrong type", json("POST", "/api/qr-code/decode", 200, { data: { decodedText: 42 } }), /decodedText must be string/],
     ["a missing field", json("GET", "/api/v1/social/media/x", 200, { data: { id: crypto.randomUUID(), url: "u" } }), /must have required property/],
-    ["a field the document does not name", json("POST", "/api/qr-code/decode", 200, { data: { decodedText: "x", format: "QR" } }), /must NOT have additional properties/],
-    ["an undocumented status", json("POST", "/api/qr-code/decode", 404, { error: { code: "NOT_FOUND", message: "x" } }), /answered 404, which the document does not list/],
+    [
+      "a field the document does not name",
+      json("POST", "/api/qr-code/decode", 200, { data: { decodedText: "x", format: "QR" } }),
+      /must NOT have additional properties/,
+    ],
+    [
+      "an undocumented status",
+      json("POST", "/api/qr-code/decode", 404, { error: { code: "NOT_FOUND", message: "x" } }),
+      /answered 404, which the document does not list/,
+    ],
     ["an error body that is not the envelope", json("GET", "/api/v1/social/posts", 422, { message: "bad" }), /must have required property 'error'/],
-    ["an undocumented content type", { method: "GET", path: "/api/image/demo/studio-white-sweep.png", status: 200, contentType: "image/jpeg", body: "x" }, /as image\/jpeg; the document says image\/png/],
-    ["a body where none is documented", { method: "GET", path: "/api/image/image-model-options", status: 304, contentType: "text/plain", body: "x" }, /where the document describes none/],
+    [
+      "an undocumented content type",
+      { method: "GET", path: "/api/image/demo/studio-white-sweep.png", status: 200, contentType: "image/jpeg", body: "x" },
+      /as image\/jpeg; the document says image\/png/,
+    ],
+    [
+      "a body where none is documented",
+      { method: "GET", path: "/api/image/image-model-options", status: 304, contentType: "text/plain", body: "x" },
+      /where the document describes none/,
+    ],
   ])("%s fails", (_name, answer, message) => {
     expect(() => check(answer)).toThrow(message);
   });

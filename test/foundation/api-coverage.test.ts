@@ -70,13 +70,28 @@ describe("the OpenAPI document covers the app", () => {
     const { mounted, missing, phantom } = await coverage(h.app);
     expect(missing, `mounted but not in /openapi.json: ${missing.join(", ")}`).toEqual([]);
     expect(phantom, `in /openapi.json but not mounted: ${phantom.join(", ")}`).toEqual([]);
-    expect(mounted).toEqual(expect.arrayContaining(["GET /api/qr-code/generate/{apiKey}/{text}", "POST /api/image/product-photography", "DELETE /api/v1/social/posts/{id}", "GET /health"]));
+    expect(mounted).toEqual(
+      expect.arrayContaining([
+        "GET /api/qr-code/generate/{apiKey}/{text}",
+        "POST /api/image/product-photography",
+        "DELETE /api/v1/social/posts/{id}",
+        "GET /health",
+      ]),
+    );
     expect(mounted.length).toBe(18); // 2 service, 4 QR, 5 photography, 7 social
   });
 
   it("the excluded prefixes hold routes the app really mounts (the exclusions are not stale)", () => {
-    for (const [prefix] of EXCLUDED) expect(h.app.routes.some((r) => r.method !== "ALL" && (r.path === prefix || r.path.startsWith(`${prefix}/`))), prefix).toBe(true);
-    for (const op of DOCUMENTS) expect(h.app.routes.some((r) => `${r.method} ${r.path}` === op), op).toBe(true);
+    for (const [prefix] of EXCLUDED)
+      expect(
+        h.app.routes.some((r) => r.method !== "ALL" && (r.path === prefix || r.path.startsWith(`${prefix}/`))),
+        prefix,
+      ).toBe(true);
+    for (const op of DOCUMENTS)
+      expect(
+        h.app.routes.some((r) => `${r.method} ${r.path}` === op),
+        op,
+      ).toBe(true);
   });
 
   it("fails naming a route mounted without a createRoute, in any area", async () => {

@@ -28,7 +28,10 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  for (const step of [() => edge?.dispose(), () => handle?.close(), () => scratch?.drop()]) await Promise.resolve().then(step).catch(() => {});
+  for (const step of [() => edge?.dispose(), () => handle?.close(), () => scratch?.drop()])
+    await Promise.resolve()
+      .then(step)
+      .catch(() => {});
 });
 
 const fetchEdge = (path: string, init?: RequestInit) => edge.mf.dispatchFetch(`${ORIGIN}${path}`, { redirect: "manual", ...init } as never);
@@ -49,7 +52,11 @@ describe("the API document in workerd", () => {
     const html = await page.text();
     expect(html).toContain('id="generateQrBase64"');
     expect(html).not.toMatch(/<script/i);
-    for (const [old, now] of [["/api/v1/social/openapi.json", "/openapi.json"], ["/api/v1/social/docs", "/docs"], ["/api/image/openapi.json", "/openapi.json"]] as const) {
+    for (const [old, now] of [
+      ["/api/v1/social/openapi.json", "/openapi.json"],
+      ["/api/v1/social/docs", "/docs"],
+      ["/api/image/openapi.json", "/openapi.json"],
+    ] as const) {
       const res = await fetchEdge(old);
       expect([res.status, res.headers.get("location")], old).toEqual([301, now]);
       await res.arrayBuffer();

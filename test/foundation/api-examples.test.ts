@@ -52,7 +52,11 @@ function response(at: string[], r: any): [string[], any] {
 
 /** The examples of one media type (Example Objects under `examples`, or one `example`). */
 function mediaSamples(where: string, at: string[], media: any): Sample[] {
-  const out: Sample[] = Object.entries<any>(media?.examples ?? {}).map(([name, e]) => ({ where: `${where} example ${name}`, schema: [...at, "schema"], value: e.value }));
+  const out: Sample[] = Object.entries<any>(media?.examples ?? {}).map(([name, e]) => ({
+    where: `${where} example ${name}`,
+    schema: [...at, "schema"],
+    value: e.value,
+  }));
   if (media && "example" in media) out.push({ where: `${where} example`, schema: [...at, "schema"], value: media.example });
   return out;
 }
@@ -67,7 +71,9 @@ function parameterSamples(name: string, at: string[], p: any): Sample[] {
 function operationSamples({ name, path, method, op }: ReturnType<typeof operations>[number]) {
   const base = ["paths", path, method];
   const request: Sample[] = [];
-  (op.parameters ?? []).forEach((p: any, i: number) => request.push(...parameterSamples(name, [...base, "parameters", String(i)], p)));
+  (op.parameters ?? []).forEach((p: any, i: number) => {
+    request.push(...parameterSamples(name, [...base, "parameters", String(i)], p));
+  });
   const body = op.requestBody?.content?.["application/json"];
   if (body) request.push(...mediaSamples(`${name} request body`, [...base, "requestBody", "content", "application/json"], body));
   const responses: Array<{ status: string; samples: Sample[] }> = [];
@@ -84,13 +90,20 @@ function schemaSamples(): Sample[] {
   const out: Sample[] = [];
   const walk = (node: any, at: string[]) => {
     if (!node || typeof node !== "object") return;
-    if ("example" in node && (node.type !== undefined || node.anyOf || node.oneOf || node.$ref)) out.push({ where: `schema ${at.join("/")}`, schema: at, value: node.example });
+    if ("example" in node && (node.type !== undefined || node.anyOf || node.oneOf || node.$ref))
+      out.push({ where: `schema ${at.join("/")}`, schema: at, value: node.example });
     for (const key of ["properties", "patternProperties", "$defs"]) for (const [k, v] of Object.entries<any>(node[key] ?? {})) walk(v, [...at, key, k]);
-    for (const key of ["anyOf", "oneOf", "allOf", "prefixItems"]) (node[key] ?? []).forEach((v: any, i: number) => walk(v, [...at, key, String(i)]));
+    for (const key of ["anyOf", "oneOf", "allOf", "prefixItems"])
+      (node[key] ?? []).forEach((v: any, i: number) => {
+        walk(v, [...at, key, String(i)]);
+      });
     for (const key of ["items", "additionalProperties", "not"]) if (typeof node[key] === "object") walk(node[key], [...at, key]);
   };
   for (const [name, schema] of Object.entries<any>(doc.components?.schemas ?? {})) walk(schema, ["components", "schemas", name]);
-  for (const { path, method, op } of operations()) (op.parameters ?? []).forEach((p: any, i: number) => walk(p.schema, ["paths", path, method, "parameters", String(i), "schema"]));
+  for (const { path, method, op } of operations())
+    (op.parameters ?? []).forEach((p: any, i: number) => {
+      walk(p.schema, ["paths", path, method, "parameters", String(i), "schema"]);
+    });
   return out;
 }
 
@@ -100,7 +113,8 @@ describe("examples of GET /openapi.json", () => {
     for (const operation of operations()) {
       const { op, name } = operation;
       const { request, responses } = operationSamples(operation);
-      for (const p of op.parameters ?? []) if (!request.some((s) => s.where.startsWith(`${name} parameter ${p.name}`))) missing.push(`${name}: parameter ${p.name}`);
+      for (const p of op.parameters ?? [])
+        if (!request.some((s) => s.where.startsWith(`${name} parameter ${p.name}`))) missing.push(`${name}: parameter ${p.name}`);
       if (op.requestBody && !request.some((s) => s.where.includes("request body"))) missing.push(`${name}: request body`);
       for (const { status, samples } of responses) if (samples.length === 0) missing.push(`${name}: response ${status}`);
       if (responses.length === 0 && !op.responses?.["200"]?.content) missing.push(`${name}: no JSON or binary success response`);
@@ -149,7 +163,12 @@ describe("examples of GET /openapi.json", () => {
 });
 
 describe("request examples and the validators", () => {
-  const definitions = [...Object.values(qrRoutes), ...Object.values(photoRoutes), ...Object.values(socialRoutes), ...Object.values(serviceRoutes)] as RouteConfig[];
+  const definitions = [
+    ...Object.values(qrRoutes),
+    ...Object.values(photoRoutes),
+    ...Object.values(socialRoutes),
+    ...Object.values(serviceRoutes),
+  ] as RouteConfig[];
 
   it("every request body example passes the operation's own zod validator", () => {
     let checked = 0;
@@ -181,6 +200,12 @@ describe("request examples and the validators", () => {
 
 /** The document path of a route defined under an area's mount prefix. */
 function documentPathOf(route: RouteConfig): string {
-  const prefix = Object.values(qrRoutes).includes(route as never) ? "/api/qr-code" : Object.values(photoRoutes).includes(route as never) ? "/api/image" : Object.values(socialRoutes).includes(route as never) ? "/api/v1/social" : "";
+  const prefix = Object.values(qrRoutes).includes(route as never)
+    ? "/api/qr-code"
+    : Object.values(photoRoutes).includes(route as never)
+      ? "/api/image"
+      : Object.values(socialRoutes).includes(route as never)
+        ? "/api/v1/social"
+        : "";
   return `${prefix}${route.path}`.replace(/\{([A-Za-z_]\w*)\{[^/]*\}\}/g, "{$1}").replace(/(.)\/$/, "$1");
 }

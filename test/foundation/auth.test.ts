@@ -20,7 +20,7 @@ describe("API key format", () => {
     const typo = key.slice(0, 10) + (key[10] === "a" ? "b" : "a") + key.slice(11);
     expect(isWellFormedApiKey(typo)).toBe(false);
     expect(isWellFormedApiKey(key.slice(0, -1))).toBe(false);
-    expect(isWellFormedApiKey("sk_" + "0".repeat(38))).toBe(false);
+    expect(isWellFormedApiKey(`sk_${"0".repeat(38)}`)).toBe(false);
   });
 });
 
@@ -56,7 +56,7 @@ describe("API keys over HTTP", () => {
     ["empty bearer", "Bearer "],
     ["basic scheme", "Basic dXNlcjpwYXNz"],
     ["garbage", "Bearer not-a-key"],
-    ["bad checksum", "Bearer sk_" + "A".repeat(38)],
+    ["bad checksum", `Bearer sk_${"A".repeat(38)}`],
     ["unknown but well-formed", `Bearer ${generateApiKey()}`],
   ])("401 for %s", async (_name, header) => {
     const res = await h.app.request("/api/v1/social/accounts", { headers: header ? { Authorization: header } : {} });

@@ -17,7 +17,6 @@ const ROOT = new URL("../..", import.meta.url).pathname;
 const START = join(ROOT, "scripts/start.mjs");
 const ADMIN = join(ROOT, "scripts/admin.mjs");
 
-
 interface Running {
   child: ChildProcess;
   output: () => string;

@@ -68,7 +68,11 @@ describe("error envelope", () => {
       expect(echo.status, `echo ${inside}`).toBe(400);
       expect((await envelope(echo)).message).toMatch(/not UTF-8/);
       // POST /posts reads its body through the inline-image reader.
-      const posts = await h.app.request("/api/v1/social/posts", { method: "POST", headers: { ...h.json(key), "Idempotency-Key": `utf8-${inside.join("-")}` }, body: bad(inside) });
+      const posts = await h.app.request("/api/v1/social/posts", {
+        method: "POST",
+        headers: { ...h.json(key), "Idempotency-Key": `utf8-${inside.join("-")}` },
+        body: bad(inside),
+      });
       expect(posts.status, `posts ${inside}`).toBe(400);
       expect((await envelope(posts)).code).toBe("INVALID_JSON");
     }

@@ -58,7 +58,10 @@ describe("GET /health", () => {
       const res = await broken.app.request("/health");
       expect(res.status).toBe(503);
       const text = await res.text();
-      expect(JSON.parse(text).data).toMatchObject({ status: "degraded", checks: { storage: { status: "error", error: "unreachable" }, database: { status: "ok" } } });
+      expect(JSON.parse(text).data).toMatchObject({
+        status: "degraded",
+        checks: { storage: { status: "error", error: "unreachable" }, database: { status: "ok" } },
+      });
       expect(text).not.toMatch(/ECONNREFUSED|10\.1\.2\.3|secret-bucket/);
     } finally {
       await broken.close();

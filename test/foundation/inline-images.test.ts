@@ -34,7 +34,10 @@ function outcome(run: () => Uint8Array): Outcome {
 
 /** The reader on `chunks`: the value with each placeholder replaced by its image's outcome, or the error. */
 function read(chunks: Uint8Array[]): { value: unknown } | { code: string; message: string } {
-  const reader = new InlineBodyReader(FIELDS, chunks.reduce((n, c) => n + c.length, 0));
+  const reader = new InlineBodyReader(
+    FIELDS,
+    chunks.reduce((n, c) => n + c.length, 0),
+  );
   try {
     for (const chunk of chunks) reader.push(chunk);
     const { value, images } = reader.end();
@@ -77,7 +80,8 @@ function oracle(text: string): { value: unknown } | { code: string } {
   if (Array.isArray(images)) {
     out.images = images.map((item) => {
       if (typeof item === "string") return image(item, true);
-      if (item && typeof item === "object" && !Array.isArray(item) && "base64" in item) return { ...item, base64: image((item as { base64: unknown }).base64, false) };
+      if (item && typeof item === "object" && !Array.isArray(item) && "base64" in item)
+        return { ...item, base64: image((item as { base64: unknown }).base64, false) };
       return item;
     });
   }
@@ -119,11 +123,21 @@ const latin = new TextEncoder();
 const base64Text = fc
   .record({
     // Mostly long enough to be read as an image (over 256 characters), sometimes not.
-    bytes: fc.oneof({ arbitrary: fc.integer({ min: 190, max: 1500 }), weight: 4 }, { arbitrary: fc.integer({ min: 0, max: 200 }), weight: 1 }).chain((n) => fc.uint8Array({ minLength: n, maxLength: n })),
+    bytes: fc
+      .oneof({ arbitrary: fc.integer({ min: 190, max: 1500 }), weight: 4 }, { arbitrary: fc.integer({ min: 0, max: 200 }), weight: 1 })
+      .chain((n) => fc.uint8Array({ minLength: n, maxLength: n })),
     urlSafe: fc.boolean(),
     unpadded: fc.boolean(),
     wrap: fc.constantFrom(0, 60, 76),
-    header: fc.constantFrom("", "data:image/png;base64,", "DATA:image/jpeg;charset=x;base64,", "data:text/plain;base64,", "data:image/png,", "data:image/png;base64", "data:;base64,"),
+    header: fc.constantFrom(
+      "",
+      "data:image/png;base64,",
+      "DATA:image/jpeg;charset=x;base64,",
+      "data:text/plain;base64,",
+      "data:image/png,",
+      "data:image/png;base64",
+      "data:;base64,",
+    ),
     lead: fc.constantFrom("", " ", "\n  "),
     breakage: fc.option(
       fc.record({
@@ -152,10 +166,19 @@ const base64Text = fc
 const bodyText = fc.oneof(
   base64Text,
   base64Text.map((s) => `{"base64":${s}}`),
-  fc.tuple(base64Text, base64Text).map(([a, b]) => ` { "url" : "https://x.example/a.png", "nested": {"base64": ${b}}, "base64" : ${a}, "n": [1, true, null, {"base64": "x"}] } `),
-  fc.tuple(base64Text, base64Text).map(([a, b]) => `{"images":[${a}, {"base64":${b}, "mimeType":"image/png"}, "https://x.example/b.png"], "caption": "a \\"quoted\\" [caption], {with} brackets"}`),
-  fc.tuple(base64Text, fc.constantFrom("", "   ", "x", "https://x.example/" + "a".repeat(300), " ftp://x/" + "a".repeat(300))).map(([a, b]) => `{"images":["${b}", ${a}]}`),
-  fc.constantFrom("", "   ", "{", "[", '{"base64":', '{"base64":"abc', "null", "42", '"' + "QUJD".repeat(100)),
+  fc
+    .tuple(base64Text, base64Text)
+    .map(([a, b]) => ` { "url" : "https://x.example/a.png", "nested": {"base64": ${b}}, "base64" : ${a}, "n": [1, true, null, {"base64": "x"}] } `),
+  fc
+    .tuple(base64Text, base64Text)
+    .map(
+      ([a, b]) =>
+        `{"images":[${a}, {"base64":${b}, "mimeType":"image/png"}, "https://x.example/b.png"], "caption": "a \\"quoted\\" [caption], {with} brackets"}`,
+    ),
+  fc
+    .tuple(base64Text, fc.constantFrom("", "   ", "x", `https://x.example/${"a".repeat(300)}`, ` ftp://x/${"a".repeat(300)}`))
+    .map(([a, b]) => `{"images":["${b}", ${a}]}`),
+  fc.constantFrom("", "   ", "{", "[", '{"base64":', '{"base64":"abc', "null", "42", `"${"QUJD".repeat(100)}`),
 );
 
 function chunked(text: string, cuts: number[]): Uint8Array[] {
@@ -202,7 +225,10 @@ describe("the streaming body reader against JSON.parse and bytesFromBase64", () 
 
   it("decodes an image split into one-byte chunks", () => {
     const bytes = crypto.getRandomValues(new Uint8Array(3000));
-    const text = `{"base64":"data:image/png;base64,${Buffer.from(bytes).toString("base64").replace(/(.{76})/g, "$1\\n").replaceAll("/", "\\/")}"}`;
+    const text = `{"base64":"data:image/png;base64,${Buffer.from(bytes)
+      .toString("base64")
+      .replace(/(.{76})/g, "$1\\n")
+      .replaceAll("/", "\\/")}"}`;
     const one = [...latin.encode(text)].map((b) => Uint8Array.of(b));
     expect(read(one)).toEqual({ value: { base64: { image: { bytes: [...bytes] }, dataUri: true } } });
   });
@@ -225,10 +251,19 @@ describe("routes that read inline images as the body streams in", () => {
   });
 
   const post = (path: string, text: string | ReadableStream<Uint8Array>, init: RequestInit = {}) =>
-    h.app.request(path, { method: "POST", headers: h.json(apiKey), body: text, ...(typeof text === "string" ? {} : { duplex: "half" }), ...init } as RequestInit);
+    h.app.request(path, {
+      method: "POST",
+      headers: h.json(apiKey),
+      body: text,
+      ...(typeof text === "string" ? {} : { duplex: "half" }),
+      ...init,
+    } as RequestInit);
 
   it("media: a data URI with escaped slashes and line breaks, as one string or {base64}, becomes the same media", async () => {
-    const b64 = Buffer.from(jpeg).toString("base64").replace(/(.{76})/g, "$1\\r\\n").replaceAll("/", "\\/");
+    const b64 = Buffer.from(jpeg)
+      .toString("base64")
+      .replace(/(.{76})/g, "$1\\r\\n")
+      .replaceAll("/", "\\/");
     for (const text of [`"data:image\\/jpeg;base64,${b64}"`, `{"base64":"${b64}","mimeType":"image/jpeg"}`, `  "  data:image/jpeg;base64,${b64} "`]) {
       const res = await post("/api/v1/social/media", text);
       expect(res.status, await res.clone().text()).toBe(201);
@@ -291,17 +326,26 @@ describe("routes that read inline images as the body streams in", () => {
   });
 
   it("QR: reads a code given as Base64 and draws a logo given as a data URI", async () => {
-    const gen = await post("/api/qr-code/generate", JSON.stringify({ type: "url", value: "https://example.com/inline", logoUrl: `data:image/png;base64,${Buffer.from(png).toString("base64")}` }));
+    const gen = await post(
+      "/api/qr-code/generate",
+      JSON.stringify({ type: "url", value: "https://example.com/inline", logoUrl: `data:image/png;base64,${Buffer.from(png).toString("base64")}` }),
+    );
     expect(gen.status, await gen.clone().text()).toBe(200);
     const dataUrl: string = (await body(gen)).data.qrCodeDataUrl;
     const read = await post("/api/qr-code/decode", `{"base64":"${dataUrl.replaceAll("/", "\\/")}"}`);
     expect(read.status, await read.clone().text()).toBe(200);
     expect((await body(read)).data.decodedText).toBe("https://example.com/inline");
 
-    const badLogo = await post("/api/qr-code/generate", JSON.stringify({ type: "url", value: "https://example.com", logoUrl: `data:image/png;base64,${"*".repeat(400)}` }));
+    const badLogo = await post(
+      "/api/qr-code/generate",
+      JSON.stringify({ type: "url", value: "https://example.com", logoUrl: `data:image/png;base64,${"*".repeat(400)}` }),
+    );
     expect(badLogo.status).toBe(422);
     expect((await body(badLogo)).error.message).toMatch(/not valid Base64: unexpected character at position 0/);
-    const textLogo = await post("/api/qr-code/generate", JSON.stringify({ type: "url", value: "https://example.com", logoUrl: `data:text/plain;base64,${"A".repeat(400)}` }));
+    const textLogo = await post(
+      "/api/qr-code/generate",
+      JSON.stringify({ type: "url", value: "https://example.com", logoUrl: `data:text/plain;base64,${"A".repeat(400)}` }),
+    );
     expect(await body(textLogo)).toMatchObject({ error: { code: "VALIDATION_FAILED" } });
   });
 });

@@ -13,9 +13,7 @@ const BASE = "http://127.0.0.1:8787/sandbox/";
 
 function echoApp() {
   const app = new Hono<AppEnv>();
-  app.all("/sandbox/*", async (c) =>
-    c.json({ headers: Object.fromEntries(c.req.raw.headers), body: await c.req.text(), method: c.req.method }),
-  );
+  app.all("/sandbox/*", async (c) => c.json({ headers: Object.fromEntries(c.req.raw.headers), body: await c.req.text(), method: c.req.method }));
   return app;
 }
 
@@ -38,7 +36,9 @@ describe("sandboxInProcess", () => {
     const input = new Request(`${BASE}graph/v23.0/me`, { headers: { authorization: "Bearer t", "content-type": "application/json" } });
     const seen = (await (await call(input, { method: "POST", body: "{}" })).json()) as { headers: Record<string, string>; method: string };
     expect(seen).toMatchObject({ method: "POST", headers: { authorization: "Bearer t", "content-type": "application/json", "content-length": "2" } });
-    const declared = (await (await call(`${BASE}graph/x`, { method: "POST", body: "abc", headers: [["Content-Length", "3"]] })).json()) as { headers: Record<string, string> };
+    const declared = (await (await call(`${BASE}graph/x`, { method: "POST", body: "abc", headers: [["Content-Length", "3"]] })).json()) as {
+      headers: Record<string, string>;
+    };
     expect(declared.headers["content-length"]).toBe("3");
   });
 
@@ -50,7 +50,8 @@ describe("sandboxInProcess", () => {
     app.post("/sandbox/stream", async (c) => c.json({ streamed: await new Response(c.req.raw.body).text(), bodyUsed: c.req.raw.bodyUsed }));
     app.get("/sandbox/get", async (c) => c.json({ method: c.req.method, text: await c.req.text(), bytes: (await c.req.arrayBuffer()).byteLength }));
     const call = sandboxInProcess(app, BASE, elsewhere);
-    const post = (path: string, body: string, type: string) => call(`${BASE}${path}`, { method: "post", body, headers: { "content-type": type } }).then((r) => r.json());
+    const post = (path: string, body: string, type: string) =>
+      call(`${BASE}${path}`, { method: "post", body, headers: { "content-type": type } }).then((r) => r.json());
 
     expect(await post("text?q=1", "ünïcode", "text/plain")).toEqual({ text: "ünïcode", isRequest: true, query: "1" });
     expect(await post("json", '{"a":[1,2]}', "application/json")).toEqual({ a: [1, 2] });
@@ -59,8 +60,19 @@ describe("sandboxInProcess", () => {
     expect(await (await call(`${BASE}get`)).json()).toEqual({ method: "GET", text: "", bytes: 0 });
     // Bad JSON rejects as a web Request's json() does; Hono answers it with its own error.
     const app2 = new Hono<AppEnv>();
-    app2.post("/sandbox/bad", async (c) => c.json({ parsed: await c.req.json().then(() => "yes", (e: Error) => e.name) }));
-    expect(await (await sandboxInProcess(app2, BASE, elsewhere)(`${BASE}bad`, { method: "POST", body: "{", headers: { "content-type": "application/json" } })).json()).toEqual({ parsed: "SyntaxError" });
+    app2.post("/sandbox/bad", async (c) =>
+      c.json({
+        parsed: await c.req.json().then(
+          () => "yes",
+          (e: Error) => e.name,
+        ),
+      }),
+    );
+    expect(
+      await (
+        await sandboxInProcess(app2, BASE, elsewhere)(`${BASE}bad`, { method: "POST", body: "{", headers: { "content-type": "application/json" } })
+      ).json(),
+    ).toEqual({ parsed: "SyntaxError" });
   });
 
   it("rejects with the signal's reason when the call times out before the app answers", async () => {

@@ -33,7 +33,11 @@ describe("API and file answers", () => {
     ["a 401", () => h.app.request("/api/v1/social/accounts"), 401],
     ["a 422", () => h.app.request("/api/qr-code/generate", { method: "POST", headers: h.json(apiKey), body: JSON.stringify({ type: "url" }) }), 422],
     ["a 404 under /api", () => h.app.request("/api/nothing-here"), 404],
-    ["a 413 from the body limit", () => h.app.request("/api/qr-code/generate", { method: "POST", headers: h.json(apiKey), body: "x".repeat(21 * 1024 * 1024) }), 413],
+    [
+      "a 413 from the body limit",
+      () => h.app.request("/api/qr-code/generate", { method: "POST", headers: h.json(apiKey), body: "x".repeat(21 * 1024 * 1024) }),
+      413,
+    ],
   ])("%s carries them", async (_name, send, status) => {
     const res = await send();
     expect(res.status).toBe(status);

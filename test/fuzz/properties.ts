@@ -94,12 +94,20 @@ export async function buildCorpus(): Promise<Corpus> {
     base().webp({ quality: 70 }).toBuffer(),
     base().ensureAlpha(0.5).webp({ quality: 60, alphaQuality: 80 }).toBuffer(),
     base().webp({ lossless: true }).toBuffer(),
-    base().ensureAlpha().png({ palette: true, colours: 6 }).toBuffer().then((png) => sharp(png).webp({ lossless: true }).toBuffer()),
+    base()
+      .ensureAlpha()
+      .png({ palette: true, colours: 6 })
+      .toBuffer()
+      .then((png) => sharp(png).webp({ lossless: true }).toBuffer()),
   ]);
   const code = await QRCode.toBuffer("https://example.com/fuzz", { width: 120, margin: 2 });
   const codes = await bytes([Promise.resolve(code), sharp(code).jpeg({ quality: 85 }).toBuffer()]);
   const photo = await photoPixels(1600, 1200);
-  const splittable = await bytes([sharp(photo, { raw: { width: 1600, height: 1200, channels: 3 } }).jpeg({ quality: 90 }).toBuffer()]);
+  const splittable = await bytes([
+    sharp(photo, { raw: { width: 1600, height: 1200, channels: 3 } })
+      .jpeg({ quality: 90 })
+      .toBuffer(),
+  ]);
   return { images: [...jpegs, ...pngs, webps[0]!], pngs, webps, codes, splittable };
 }
 
@@ -225,7 +233,7 @@ export const PROPERTIES: FuzzProperty[] = [
     weight: 4,
     arbitrary: (c) => fc.record({ bytes: mutated(c.images), eighths: fc.integer({ min: 1, max: 8 }) }),
     check: ({ bytes, eighths }: { bytes: Uint8Array; eighths: number }) => {
-      let header;
+      let header: ReturnType<typeof readImageHeader>;
       try {
         header = readImageHeader(bytes);
       } catch {
@@ -293,7 +301,9 @@ export const PROPERTIES: FuzzProperty[] = [
     arbitrary: () =>
       fc.oneof(
         fc.uint8Array({ maxLength: 64 }),
-        fc.uint8Array({ maxLength: 64 }).map((tail) => Uint8Array.from([0x45, 0x78, 0x69, 0x66, 0, 0, ...(tail[0]! & 1 ? [0x49, 0x49, 0x2a, 0] : [0x4d, 0x4d, 0, 0x2a]), ...tail])),
+        fc
+          .uint8Array({ maxLength: 64 })
+          .map((tail) => Uint8Array.from([0x45, 0x78, 0x69, 0x66, 0, 0, ...(tail[0]! & 1 ? [0x49, 0x49, 0x2a, 0] : [0x4d, 0x4d, 0, 0x2a]), ...tail])),
       ),
     check: (app1: Uint8Array) => {
       const o = readJpegOrientation(app1);
@@ -309,21 +319,33 @@ export const PROPERTIES: FuzzProperty[] = [
   },
   {
     name: "inline-body",
-    covers: "JSON bodies with inline images read as they stream in (InlineBodyReader), for any bytes in any chunks: a value with its images' bytes or errors, or a 4xx",
+    covers:
+      "JSON bodies with inline images read as they stream in (InlineBodyReader), for any bytes in any chunks: a value with its images' bytes or errors, or a 4xx",
     weight: 5,
     arbitrary: () =>
       fc.record({
         body: fc.oneof(
           fc.uint8Array({ maxLength: 2000 }),
           fc
-            .tuple(fc.stringMatching(/^[{}[\],:" \\a-z0-9/+=\n-]{0,40}$/), fc.stringMatching(/^[A-Za-z0-9+/=\\"u ]{0,600}$/), fc.stringMatching(/^[{}[\],:" a-z0-9]{0,20}$/))
+            .tuple(
+              fc.stringMatching(/^[{}[\],:" \\a-z0-9/+=\n-]{0,40}$/),
+              fc.stringMatching(/^[A-Za-z0-9+/=\\"u ]{0,600}$/),
+              fc.stringMatching(/^[{}[\],:" a-z0-9]{0,20}$/),
+            )
             .map(([a, b, c]) => new TextEncoder().encode(`{"images":[${a}"data:image/png;base64,${b}${c}`)),
         ),
         cuts: fc.array(fc.nat(), { maxLength: 8 }),
       }),
     check: ({ body, cuts }: { body: Uint8Array; cuts: number[] }) =>
       only4xx(() => {
-        const reader = new InlineBodyReader([{ path: [], kind: "image-or-url" }, { path: ["base64"], kind: "base64" }, { path: ["images", "*"], kind: "image-or-url" }], body.length);
+        const reader = new InlineBodyReader(
+          [
+            { path: [], kind: "image-or-url" },
+            { path: ["base64"], kind: "base64" },
+            { path: ["images", "*"], kind: "image-or-url" },
+          ],
+          body.length,
+        );
         let from = 0;
         for (const cut of [...cuts.map((c) => c % (body.length + 1)), body.length].sort((a, b) => a - b)) {
           reader.push(body.subarray(from, cut));
@@ -337,35 +359,75 @@ export const PROPERTIES: FuzzProperty[] = [
             } catch (err) {
               allowed4xx(err);
             }
-          }
-          else if (v && typeof v === "object") Object.values(v).forEach(visit);
+          } else if (v && typeof v === "object") Object.values(v).forEach(visit);
         };
         visit(value);
       }),
   },
   {
     name: "hub-form",
-    covers: "the hub's form reader (readForm, behind csrfGuard and every hub POST): any bytes or urlencoded text, any content type, in any chunks; one string per field or a 4xx HubError",
+    covers:
+      "the hub's form reader (readForm, behind csrfGuard and every hub POST): any bytes or urlencoded text, any content type, in any chunks; one string per field or a 4xx HubError",
     weight: 5,
     arbitrary: () => {
-      const text = fc.oneof(fc.string({ maxLength: 12 }), fc.string({ unit: "grapheme", maxLength: 12 }), fc.constantFrom("", "_csrf", "token", "name", "__proto__", "constructor", "a\u0000b", "%", "%E0%A4", "%ZZ", "+", "=", "&"));
-      const field = fc.record({ name: text, value: fc.oneof(text, fc.nat({ max: 4200 }).map((n) => "v".repeat(n))), raw: fc.boolean() });
+      const text = fc.oneof(
+        fc.string({ maxLength: 12 }),
+        fc.string({ unit: "grapheme", maxLength: 12 }),
+        fc.constantFrom("", "_csrf", "token", "name", "__proto__", "constructor", "a\u0000b", "%", "%E0%A4", "%ZZ", "+", "=", "&"),
+      );
+      const field = fc.record({
+        name: text,
+        value: fc.oneof(
+          text,
+          fc.nat({ max: 4200 }).map((n) => "v".repeat(n)),
+        ),
+        raw: fc.boolean(),
+      });
       const form = fc
         .array(field, { maxLength: 40 })
         .map((fields) => fields.map((f) => (f.raw ? `${f.name}=${f.value}` : new URLSearchParams([[f.name, f.value]]).toString())).join("&"))
         .map((s) => new TextEncoder().encode(s));
-      const near = fc.record({ fill: fc.constantFrom("a", "%41", "&", "=", "a=b&"), bytes: fc.integer({ min: 60_000, max: 70_000 }) }).map(({ fill, bytes }) => new TextEncoder().encode(`token=${fill.repeat(Math.ceil(bytes / fill.length))}`.slice(0, bytes)));
+      const near = fc
+        .record({ fill: fc.constantFrom("a", "%41", "&", "=", "a=b&"), bytes: fc.integer({ min: 60_000, max: 70_000 }) })
+        .map(({ fill, bytes }) => new TextEncoder().encode(`token=${fill.repeat(Math.ceil(bytes / fill.length))}`.slice(0, bytes)));
       return fc.record({
         body: fc.oneof({ arbitrary: fc.uint8Array({ maxLength: 2000 }), weight: 2 }, { arbitrary: form, weight: 4 }, { arbitrary: near, weight: 1 }),
         type: fc.oneof(
-          { arbitrary: fc.constantFrom("application/x-www-form-urlencoded", "application/x-www-form-urlencoded; charset=UTF-8", 'Application/X-WWW-Form-Urlencoded;charset="utf-8"'), weight: 6 },
-          { arbitrary: fc.constantFrom(undefined, "application/x-www-form-urlencoded; charset=latin1", "multipart/form-data; boundary=x", "text/plain", "", ";"), weight: 1 },
+          {
+            arbitrary: fc.constantFrom(
+              "application/x-www-form-urlencoded",
+              "application/x-www-form-urlencoded; charset=UTF-8",
+              'Application/X-WWW-Form-Urlencoded;charset="utf-8"',
+            ),
+            weight: 6,
+          },
+          {
+            arbitrary: fc.constantFrom(
+              undefined,
+              "application/x-www-form-urlencoded; charset=latin1",
+              "multipart/form-data; boundary=x",
+              "text/plain",
+              "",
+              ";",
+            ),
+            weight: 1,
+          },
         ),
         declare: fc.constantFrom("none", "true", "short", "huge"),
         cuts: fc.array(fc.nat(), { maxLength: 8 }),
       });
     },
-    check: async ({ body, type, declare, cuts }: { body: Uint8Array; type: string | undefined; declare: "none" | "true" | "short" | "huge"; cuts: number[] }) => {
+    check: async ({
+      body,
+      type,
+      declare,
+      cuts,
+    }: {
+      body: Uint8Array;
+      type: string | undefined;
+      declare: "none" | "true" | "short" | "huge";
+      cuts: number[];
+    }) => {
       const chunks: Uint8Array[] = [];
       let from = 0;
       for (const cut of [...cuts.map((c) => c % (body.length + 1)), body.length].sort((a, b) => a - b)) {
@@ -374,7 +436,8 @@ export const PROPERTIES: FuzzProperty[] = [
       }
       const headers = new Headers();
       if (type !== undefined) headers.set("content-type", type);
-      if (declare !== "none") headers.set("content-length", String(declare === "true" ? body.length : declare === "short" ? Math.max(0, body.length - 1) : 1 << 30));
+      if (declare !== "none")
+        headers.set("content-length", String(declare === "true" ? body.length : declare === "short" ? Math.max(0, body.length - 1) : 1 << 30));
       const stream = new ReadableStream<Uint8Array>({
         pull(controller) {
           const next = chunks.shift();
@@ -394,7 +457,10 @@ export const PROPERTIES: FuzzProperty[] = [
       const entries = Object.entries(form);
       ensure(entries.length <= HUB_MAX_FIELDS, `${entries.length} fields`);
       for (const [name, value] of entries) {
-        ensure(typeof value === "string" && value.length <= HUB_MAX_FIELD_CHARS && name.length <= HUB_MAX_NAME_CHARS, `field ${JSON.stringify(name.slice(0, 40))}`);
+        ensure(
+          typeof value === "string" && value.length <= HUB_MAX_FIELD_CHARS && name.length <= HUB_MAX_NAME_CHARS,
+          `field ${JSON.stringify(name.slice(0, 40))}`,
+        );
         ensure(!name.includes("\u0000") && !value.includes("\u0000"), "a NUL passed");
       }
       ensure(body.length <= HUB_MAX_BODY_BYTES, `${body.length} bytes were read`);
@@ -449,12 +515,14 @@ export const PROPERTIES: FuzzProperty[] = [
     name: "photo-inputs",
     covers: "area B product, logo and reference images (loadInputs, then the photoLogo and photoFinish heavy tasks): an image, a 4xx or a product's own error",
     weight: 1,
-    arbitrary: (c) => fc.record({ bytes: mutated(c.images), role: fc.constantFrom("product", "logo", "reference"), other: fc.constantFrom(...c.images.slice(0, 2)) }),
+    arbitrary: (c) =>
+      fc.record({ bytes: mutated(c.images), role: fc.constantFrom("product", "logo", "reference"), other: fc.constantFrom(...c.images.slice(0, 2)) }),
     check: (input: { bytes: Uint8Array; role: "product" | "logo" | "reference"; other: Uint8Array }) => only4xx(() => photoInputs(input)),
   },
   {
     name: "sandbox-inputs",
-    covers: "the platform sandbox's routes (consent dialog, token exchange, Graph edges and nodes, control routes) through app.request(): random forms, JSON, multipart, raw bodies, query strings, path segments and cookies mixed with real tokens; a whole answer below 500 within 7 s (test/fuzz/sandbox-inputs.ts)",
+    covers:
+      "the platform sandbox's routes (consent dialog, token exchange, Graph edges and nodes, control routes) through app.request(): random forms, JSON, multipart, raw bodies, query strings, path segments and cookies mixed with real tokens; a whole answer below 500 within 7 s (test/fuzz/sandbox-inputs.ts)",
     weight: 1,
     arbitrary: () => {
       const text = fc.oneof(fc.string({ maxLength: 40 }), fc.string({ unit: "binary", maxLength: 40 }), fc.string({ unit: "grapheme", maxLength: 12 }));
@@ -462,7 +530,13 @@ export const PROPERTIES: FuzzProperty[] = [
         route: fc.nat(),
         method: fc.nat(),
         segments: fc.array(text, { maxLength: 3 }),
-        params: fc.array(fc.tuple(fc.oneof({ arbitrary: fc.nat(), weight: 4 }, { arbitrary: text, weight: 1 }), fc.oneof({ arbitrary: fc.nat(), weight: 2 }, { arbitrary: text, weight: 1 })), { maxLength: 8 }),
+        params: fc.array(
+          fc.tuple(
+            fc.oneof({ arbitrary: fc.nat(), weight: 4 }, { arbitrary: text, weight: 1 }),
+            fc.oneof({ arbitrary: fc.nat(), weight: 2 }, { arbitrary: text, weight: 1 }),
+          ),
+          { maxLength: 8 },
+        ),
         body: fc.nat(),
         raw: fc.oneof(text, fc.string({ unit: "binary", maxLength: 400 })),
         json: fc.jsonValue({ maxDepth: 3 }),
@@ -471,7 +545,10 @@ export const PROPERTIES: FuzzProperty[] = [
       });
     },
     // The fuzz worker loads this module through tsx's CommonJS hook, where only require resolves a .ts path.
-    check: async (input) => (typeof require === "function" ? (require("./sandbox-inputs") as typeof import("./sandbox-inputs")) : await import("./sandbox-inputs")).checkSandboxCase(input),
+    check: async (input) =>
+      (typeof require === "function" ? (require("./sandbox-inputs") as typeof import("./sandbox-inputs")) : await import("./sandbox-inputs")).checkSandboxCase(
+        input,
+      ),
   },
 ];
 
@@ -485,7 +562,18 @@ async function photoInputs({ bytes, role, other }: { bytes: Uint8Array; role: "p
   const logo = await HEAVY_TASKS.photoLogo({ bytes: loaded.logo!.bytes, canvas: { width: 128, height: 128 }, size: 0.2 });
   try {
     const out = await HEAVY_TASKS.photoFinish({
-      scene: { local: { product: { ...product, url: "" }, reference: { ...loaded.reference!, url: "" }, prompt: "on a table", model: MODEL, resolution: "1K", aspectRatio: "1:1", width: 128, height: 128 } },
+      scene: {
+        local: {
+          product: { ...product, url: "" },
+          reference: { ...loaded.reference!, url: "" },
+          prompt: "on a table",
+          model: MODEL,
+          resolution: "1K",
+          aspectRatio: "1:1",
+          width: 128,
+          height: 128,
+        },
+      },
       width: 128,
       height: 128,
       logo: { image: logo, placement: "bottom-right", size: 0.2 },

@@ -123,14 +123,19 @@ export class FuzzRunner {
       if (failure && failure.kind !== "outcome") this.discard();
       resolve({ job, cases: fromWorker ?? cases, failure });
     };
-    const caseFailure = (kind: "hang" | "memory" | "crash", message: string): Failure =>
-      ({ kind, message, input: current?.input, path: job.path ?? (current ? String(current.index) : undefined) });
+    const caseFailure = (kind: "hang" | "memory" | "crash", message: string): Failure => ({
+      kind,
+      message,
+      input: current?.input,
+      path: job.path ?? (current ? String(current.index) : undefined),
+    });
     const sampler = setInterval(() => {
       if (!current) return;
       const ms = performance.now() - current.started;
       const grown = (process.memoryUsage.rss() - current.rss) / 2 ** 20;
       if (ms > this.bounds.caseMs) finish(caseFailure("hang", `case ${current.index} ran over ${this.bounds.caseMs} ms`));
-      else if (grown > this.bounds.caseMb) finish(caseFailure("memory", `case ${current.index} grew the process by ${Math.round(grown)} MB (bound ${this.bounds.caseMb} MB)`));
+      else if (grown > this.bounds.caseMb)
+        finish(caseFailure("memory", `case ${current.index} grew the process by ${Math.round(grown)} MB (bound ${this.bounds.caseMb} MB)`));
     }, SAMPLE_MS);
     const onMessage = (m: FromWorker) => {
       if (m.type === "case") {

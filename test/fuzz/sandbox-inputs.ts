@@ -41,15 +41,48 @@ const DEADLINE_MS = 7_000;
 const BOOT_WAIT_MS = 1_000;
 
 const NAMES = [
-  "access_token", "message", "url", "caption", "published", "image_url", "creation_id", "attached_media[0]", "attached_media[1]", "fields",
-  "limit", "since", "client_id", "client_secret", "redirect_uri", "code", "grant_type", "fb_exchange_token", "state", "decision", "page",
-  "_csrf", "scope", "response_type", "platform", "name", "platformAccountId", "accountId", "kind", "times",
+  "access_token",
+  "message",
+  "url",
+  "caption",
+  "published",
+  "image_url",
+  "creation_id",
+  "attached_media[0]",
+  "attached_media[1]",
+  "fields",
+  "limit",
+  "since",
+  "client_id",
+  "client_secret",
+  "redirect_uri",
+  "code",
+  "grant_type",
+  "fb_exchange_token",
+  "state",
+  "decision",
+  "page",
+  "_csrf",
+  "scope",
+  "response_type",
+  "platform",
+  "name",
+  "platformAccountId",
+  "accountId",
+  "kind",
+  "times",
 ];
-const EDGES = ["feed", "photos", "media", "media_publish", "content_publishing_limit", "access_token", "accounts", "permissions"];
+const _EDGES = ["feed", "photos", "media", "media_publish", "content_publishing_limit", "access_token", "accounts", "permissions"];
 const SEGMENTS = ["%00", "%E0%A4", "%ED%A0%80", "%", "%ZZ", "..", ".", "%2F", "v23.0", "v1", "me", "oauth", "4242", "4343", "1780000000000001"];
 const CONTENT_TYPES = [
-  "application/json", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "multipart/form-data", "text/plain", "",
-  "application/json; charset=utf-16", "application/x-www-form-urlencoded; charset=latin1",
+  "application/json",
+  "application/x-www-form-urlencoded",
+  "multipart/form-data; boundary=x",
+  "multipart/form-data",
+  "text/plain",
+  "",
+  "application/json; charset=utf-16",
+  "application/x-www-form-urlencoded; charset=latin1",
 ];
 
 interface World {
@@ -75,10 +108,20 @@ async function buildWorld(): Promise<World> {
   const { key } = await createApiKey(services.db, userId);
   const { key: faultKey } = await createApiKey(services.db, (await createUser(services.db, "sandbox-fuzz-faults@example.test")).userId);
   const tokens: string[] = [];
-  for (const [platform, id] of [["pageplatform", "4242"], ["photoplatform", "4343"]] as const) {
-    const res = await app.request("/sandbox/accounts", { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ platform, name: "Fuzz", platformAccountId: id }) });
+  for (const [platform, id] of [
+    ["pageplatform", "4242"],
+    ["photoplatform", "4343"],
+  ] as const) {
+    const res = await app.request("/sandbox/accounts", {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ platform, name: "Fuzz", platformAccountId: id }),
+    });
     if (res.status !== 201) throw new Error(`sandbox fuzz set-up: connecting ${platform} answered ${res.status}`);
-    const [row] = await services.db.select().from(socialAccounts).where(and(eq(socialAccounts.userId, userId), eq(socialAccounts.id, `${platform}:${id}`)));
+    const [row] = await services.db
+      .select()
+      .from(socialAccounts)
+      .where(and(eq(socialAccounts.userId, userId), eq(socialAccounts.id, `${platform}:${id}`)));
     tokens.push(await services.tokens.decrypt(row!.tokenCiphertext));
   }
   const { cookie } = await createSession(services, userId);
@@ -89,21 +132,39 @@ async function buildWorld(): Promise<World> {
   const consent = await app.request("/sandbox/v23.0/dialog/oauth", {
     method: "POST",
     headers: { cookie: `${SESSION_COOKIE}=${cookie}`, "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ client_id: "sandbox-app", redirect_uri: redirect, state: "s", page: "1010000000000001", decision: "allow", _csrf: csrf }).toString(),
+    body: new URLSearchParams({
+      client_id: "sandbox-app",
+      redirect_uri: redirect,
+      state: "s",
+      page: "1010000000000001",
+      decision: "allow",
+      _csrf: csrf,
+    }).toString(),
   });
   const code = new URL(consent.headers.get("location") ?? `${base}/`).searchParams.get("code");
   if (!code) throw new Error(`sandbox fuzz set-up: the consent answered ${consent.status}`);
   // This code is used up here, for the user token; the fuzzer gets a fresh one.
-  const exchanged = await app.request(`/sandbox/graph/v23.0/oauth/access_token?${new URLSearchParams({ client_id: "sandbox-app", client_secret: secret, redirect_uri: redirect, code })}`);
+  const exchanged = await app.request(
+    `/sandbox/graph/v23.0/oauth/access_token?${new URLSearchParams({ client_id: "sandbox-app", client_secret: secret, redirect_uri: redirect, code })}`,
+  );
   const userToken = ((await exchanged.json()) as { access_token?: string }).access_token;
   if (!userToken) throw new Error(`sandbox fuzz set-up: the exchange answered ${exchanged.status}`);
   const again = await app.request("/sandbox/v23.0/dialog/oauth", {
     method: "POST",
     headers: { cookie: `${SESSION_COOKIE}=${cookie}`, "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ client_id: "sandbox-app", redirect_uri: redirect, state: "s", page: "1010000000000002", decision: "allow", _csrf: csrf }).toString(),
+    body: new URLSearchParams({
+      client_id: "sandbox-app",
+      redirect_uri: redirect,
+      state: "s",
+      page: "1010000000000002",
+      decision: "allow",
+      _csrf: csrf,
+    }).toString(),
   });
   const freshCode = new URL(again.headers.get("location") ?? `${base}/`).searchParams.get("code") ?? "";
-  const jpeg = await sharp({ create: { width: 16, height: 16, channels: 3, background: "#c33" } }).jpeg().toBuffer();
+  const jpeg = await sharp({ create: { width: 16, height: 16, channels: 3, background: "#c33" } })
+    .jpeg()
+    .toBuffer();
   const image = await services.storage.put("media/sandbox-fuzz.jpg", new Uint8Array(jpeg), "image/jpeg");
   const made = await app.request("/sandbox/graph/v23.0/4343/media", {
     method: "POST",
@@ -114,11 +175,51 @@ async function buildWorld(): Promise<World> {
   if (!container) throw new Error(`sandbox fuzz set-up: the container answered ${made.status}`);
   // The first ten in this order are read by name in routesFor.
   const values = [
-    ...tokens, userToken, freshCode, secret, csrf, "sandbox-app", redirect, `${redirect}?x=1`, image, code, `${base}/files/media/none.jpg`, `${base}/files/../api`,
-    "https://example.com/a.jpg", "http://127.0.0.1/x.jpg", "fb_exchange_token", "allow", "deny", "1010000000000001", "1010000000000003",
-    '{"media_fbid":"1"}', '{"media_fbid":"1780000000000001"}', "false", "0", "true", "pageplatform", "photoplatform", "pageplatform:4242",
-    "photoplatform:4343", "transient", "ambiguous", "1", "-1", "1e400", "", " ", "\u0000", "a\u0001b", "\ud800", "\udc00x", "\u{1F600}",
-    "x".repeat(70_001), "%00", "null", "[]", "{}",
+    ...tokens,
+    userToken,
+    freshCode,
+    secret,
+    csrf,
+    "sandbox-app",
+    redirect,
+    `${redirect}?x=1`,
+    image,
+    code,
+    `${base}/files/media/none.jpg`,
+    `${base}/files/../api`,
+    "https://example.com/a.jpg",
+    "http://127.0.0.1/x.jpg",
+    "fb_exchange_token",
+    "allow",
+    "deny",
+    "1010000000000001",
+    "1010000000000003",
+    '{"media_fbid":"1"}',
+    '{"media_fbid":"1780000000000001"}',
+    "false",
+    "0",
+    "true",
+    "pageplatform",
+    "photoplatform",
+    "pageplatform:4242",
+    "photoplatform:4343",
+    "transient",
+    "ambiguous",
+    "1",
+    "-1",
+    "1e400",
+    "",
+    " ",
+    "\u0000",
+    "a\u0001b",
+    "\ud800",
+    "\udc00x",
+    "\u{1F600}",
+    "x".repeat(70_001),
+    "%00",
+    "null",
+    "[]",
+    "{}",
   ];
   return { app, key, faultKey, cookie, values, base, container };
 }
@@ -150,13 +251,41 @@ function routesFor(w: World, input: SandboxCase): Route[] {
   const pageEdge = segment(input, 2, pick(["feed", "photos", "feed"], input.method >> 1));
   const photoEdge = segment(input, 2, pick(["media", "media_publish", "content_publishing_limit"], input.method >> 1));
   return [
-    { path: `/sandbox/${v}/dialog/oauth`, methods: ["GET", "POST"], params: { client_id: "sandbox-app", redirect_uri: redirect!, state: "s", scope: "pages_show_list", page: "1010000000000002", decision: "allow", _csrf: csrf! } },
-    { path: `/sandbox/graph/${v}/oauth/access_token`, methods: ["GET", "POST"], params: { client_id: "sandbox-app", client_secret: secret!, redirect_uri: redirect!, code: code! } },
-    { path: `/sandbox/graph/${v}/oauth/access_token`, methods: ["GET"], params: { grant_type: "fb_exchange_token", client_id: "sandbox-app", client_secret: secret!, fb_exchange_token: user! } },
+    {
+      path: `/sandbox/${v}/dialog/oauth`,
+      methods: ["GET", "POST"],
+      params: {
+        client_id: "sandbox-app",
+        redirect_uri: redirect!,
+        state: "s",
+        scope: "pages_show_list",
+        page: "1010000000000002",
+        decision: "allow",
+        _csrf: csrf!,
+      },
+    },
+    {
+      path: `/sandbox/graph/${v}/oauth/access_token`,
+      methods: ["GET", "POST"],
+      params: { client_id: "sandbox-app", client_secret: secret!, redirect_uri: redirect!, code: code! },
+    },
+    {
+      path: `/sandbox/graph/${v}/oauth/access_token`,
+      methods: ["GET"],
+      params: { grant_type: "fb_exchange_token", client_id: "sandbox-app", client_secret: secret!, fb_exchange_token: user! },
+    },
     { path: `/sandbox/graph/${v}/me/accounts`, methods: ["GET"], params: { access_token: user!, fields: "id,name,access_token" } },
     { path: `/sandbox/graph/${v}/me/permissions`, methods: ["GET"], params: { access_token: user! } },
-    { path: `/sandbox/graph/${v}/${segment(input, 1, "4242")}/${pageEdge}`, methods: ["POST", "GET"], params: { access_token: page!, message: "Sale today", url: image!, published: "false", caption: "c" } },
-    { path: `/sandbox/graph/${v}/${segment(input, 1, "4343")}/${photoEdge}`, methods: ["POST", "GET"], params: { access_token: photo!, image_url: image!, caption: "c", creation_id: w.container } },
+    {
+      path: `/sandbox/graph/${v}/${segment(input, 1, "4242")}/${pageEdge}`,
+      methods: ["POST", "GET"],
+      params: { access_token: page!, message: "Sale today", url: image!, published: "false", caption: "c" },
+    },
+    {
+      path: `/sandbox/graph/${v}/${segment(input, 1, "4343")}/${photoEdge}`,
+      methods: ["POST", "GET"],
+      params: { access_token: photo!, image_url: image!, caption: "c", creation_id: w.container },
+    },
     { path: `/sandbox/graph/${v}/${segment(input, 1, w.container)}`, methods: ["GET", "POST"], params: { access_token: photo!, fields: "status_code" } },
     { path: "/sandbox/accounts", methods: ["POST", "GET"], params: { platform: "pageplatform", name: "Shop", platformAccountId: "4242" }, control: true },
     { path: "/sandbox/posts", methods: ["GET", "POST"], params: { accountId: "pageplatform:4242" }, control: true },
@@ -169,7 +298,9 @@ function requestFor(w: World, input: SandboxCase): { url: string; init: RequestI
   const routes = routesFor(w, input);
   const route = pick(routes, input.route);
   const method = pick(route.methods, input.method);
-  const fuzzed = input.params.map(([name, value]) => [typeof name === "number" ? pick(NAMES, name) : name, typeof value === "number" ? pick(w.values, value) : value] as const);
+  const fuzzed = input.params.map(
+    ([name, value]) => [typeof name === "number" ? pick(NAMES, name) : name, typeof value === "number" ? pick(w.values, value) : value] as const,
+  );
   // Mostly a well-behaved request with the fuzzer's parameters on top; sometimes the fuzzer's alone.
   const base = Math.floor(Math.abs(input.route) / routes.length) % 4 === 0 ? [] : Object.entries(route.params);
   const params = [...base.filter(([k]) => !fuzzed.some(([f]) => f === k)), ...fuzzed];
@@ -180,7 +311,14 @@ function requestFor(w: World, input: SandboxCase): { url: string; init: RequestI
   if (session === 3) headers.cookie = `${SESSION_COOKIE}=${ascii(input.raw).replace(/[;,\s]/g, "")}`;
   if (Math.abs(input.session) % 5 === 4) headers.origin = input.session % 2 ? w.base : "https://elsewhere.example";
   const key = route.path === "/sandbox/faults" ? w.faultKey : w.key;
-  const auths = [`Bearer ${key}`, `Bearer ${key}`, null, `Bearer ${ascii(input.raw)}`, `Bearer ${pick(w.values, input.method)}`, `OAuth ${pick(w.values, input.route)}`];
+  const auths = [
+    `Bearer ${key}`,
+    `Bearer ${key}`,
+    null,
+    `Bearer ${ascii(input.raw)}`,
+    `Bearer ${pick(w.values, input.method)}`,
+    `OAuth ${pick(w.values, input.route)}`,
+  ];
   const auth = route.control ? auths[Math.abs(input.auth) % auths.length]! : (auths.slice(2)[Math.abs(input.auth) % 4] ?? null);
   if (auth !== null) headers.authorization = ascii(auth);
 

@@ -12,7 +12,7 @@ import { afterEach } from "vitest";
 const plain = globalThis.fetch;
 let checks: Promise<typeof import("./conformance")> | undefined;
 const pending: Array<Promise<void>> = [];
-let check: ReturnType<(typeof import("./conformance"))["answerChecks"]> | undefined;
+let check: ReturnType<typeof import("./conformance")["answerChecks"]> | undefined;
 
 /** Documented operations are `/`, `/health` and paths under `/api/`; anything else goes straight through. */
 const mayBeDocumented = (path: string) => path === "/" || path === "/health" || path.startsWith("/api/");

@@ -86,13 +86,22 @@ export function answerChecker(app: Hono<any>, doc: Json): AnswerCheck {
     const name = `${method} ${path} (${method} ${template})`;
     const op = doc.paths[template][method.toLowerCase()];
     const declared = op.responses?.[String(status)] ?? op.responses?.default;
-    if (!declared) throw new ConformanceError(`${name} answered ${status}, which the document does not list (it lists ${Object.keys(op.responses ?? {}).join(", ")}). Body: ${body.slice(0, 300)}`);
-    const [at, response] = resolveResponse(doc, ["paths", template, method.toLowerCase(), "responses", op.responses?.[String(status)] ? String(status) : "default"], declared);
+    if (!declared)
+      throw new ConformanceError(
+        `${name} answered ${status}, which the document does not list (it lists ${Object.keys(op.responses ?? {}).join(", ")}). Body: ${body.slice(0, 300)}`,
+      );
+    const [at, response] = resolveResponse(
+      doc,
+      ["paths", template, method.toLowerCase(), "responses", op.responses?.[String(status)] ? String(status) : "default"],
+      declared,
+    );
     const content = (response.content ?? {}) as Json;
     if (body === "") return true;
-    const essence = contentType?.split(";")[0]!.trim().toLowerCase() ?? "";
-    if (Object.keys(content).length === 0) throw new ConformanceError(`${name} answered ${status} with a ${essence || "typeless"} body, where the document describes none`);
-    if (!(essence in content)) throw new ConformanceError(`${name} answered ${status} as ${essence || "no content type"}; the document says ${Object.keys(content).join(" or ")}`);
+    const essence = (contentType?.split(";")[0] ?? "").trim().toLowerCase();
+    if (Object.keys(content).length === 0)
+      throw new ConformanceError(`${name} answered ${status} with a ${essence || "typeless"} body, where the document describes none`);
+    if (!(essence in content))
+      throw new ConformanceError(`${name} answered ${status} as ${essence || "no content type"}; the document says ${Object.keys(content).join(" or ")}`);
     if (essence !== "application/json") return true;
     let value: unknown;
     try {
@@ -101,7 +110,8 @@ export function answerChecker(app: Hono<any>, doc: Json): AnswerCheck {
       throw new ConformanceError(`${name} answered ${status} with a body that is not JSON: ${body.slice(0, 200)}`);
     }
     const errors = schemas.errors([...at, "content", "application/json", "schema"], value);
-    if (errors.length) throw new ConformanceError(`${name} answered ${status} with a body the document does not allow:\n  ${errors.join("\n  ")}\nBody: ${body.slice(0, 500)}`);
+    if (errors.length)
+      throw new ConformanceError(`${name} answered ${status} with a body the document does not allow:\n  ${errors.join("\n  ")}\nBody: ${body.slice(0, 500)}`);
     return true;
   };
   return { covers, check };
@@ -167,7 +177,9 @@ export function requestOf(input: any, init?: any): { method: string; url: URL } 
  * const check = answerChecks(fetch);
  * const res = await fetch(url); await check("GET", new URL(url), res, res.clone());
  */
-export function answerChecks(fetchFn: FetchLike): (method: string, url: URL, res: Pick<AnswerLike, "status" | "headers">, copy: { text(): Promise<string> } | null) => Promise<void> {
+export function answerChecks(
+  fetchFn: FetchLike,
+): (method: string, url: URL, res: Pick<AnswerLike, "status" | "headers">, copy: { text(): Promise<string> } | null) => Promise<void> {
   const checkers = new Map<string, Promise<AnswerCheck | null>>();
   const checkerFor = (origin: string) => {
     let checker = checkers.get(origin);

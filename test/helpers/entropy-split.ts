@@ -30,7 +30,9 @@ export function decodeAlone(bytes: Uint8Array, min: number): Decoded {
  * split was offered, from which of the head's blocks it took the tail's (-1: none), and the split's memory.
  */
 export function decodeWithSplit(
-  bytes: Uint8Array, min: number, tail: "first" | "never" | "stalled" = "first",
+  bytes: Uint8Array,
+  min: number,
+  tail: "first" | "never" | "stalled" = "first",
 ): Decoded & { offered: boolean; taken: number; memory?: SplitMemory } {
   const shared = new Uint8Array(new SharedArrayBuffer(bytes.length));
   shared.set(bytes);

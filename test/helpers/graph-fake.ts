@@ -19,9 +19,7 @@ export interface FakeRequest {
   params: Record<string, string>;
 }
 
-export type FakeAnswer =
-  | { status: number; body: unknown; headers?: Record<string, string> }
-  | { fault: "hang" | "destroy" | "cut-after-headers" };
+export type FakeAnswer = { status: number; body: unknown; headers?: Record<string, string> } | { fault: "hang" | "destroy" | "cut-after-headers" };
 
 type Responder = (req: FakeRequest) => FakeAnswer | Promise<FakeAnswer>;
 
@@ -128,12 +126,24 @@ export function serveGraphOAuth(
     const redirect = params.code ? codes.get(params.code) : undefined;
     if (redirect === undefined) return oauthError(100, "This authorization code has expired or has been used.");
     codes.delete(params.code!);
-    if (redirect !== params.redirect_uri) return oauthError(100, "Error validating verification code. Please make sure your redirect_uri is identical to the one you used in the OAuth dialog request");
+    if (redirect !== params.redirect_uri)
+      return oauthError(
+        100,
+        "Error validating verification code. Please make sure your redirect_uri is identical to the one you used in the OAuth dialog request",
+      );
     return { status: 200, body: { access_token: shortToken, token_type: "bearer", expires_in: 3600 } };
   });
   fake.on("GET", /^\/v\d+\.\d+\/me\/permissions$/, ({ params }) => {
     if (params.access_token !== longToken) return oauthError(190, "Invalid OAuth access token.");
-    const all = ["public_profile", "pages_show_list", "pages_read_engagement", "pages_manage_posts", "business_management", "instagram_basic", "instagram_content_publish"];
+    const all = [
+      "public_profile",
+      "pages_show_list",
+      "pages_read_engagement",
+      "pages_manage_posts",
+      "business_management",
+      "instagram_basic",
+      "instagram_content_publish",
+    ];
     return { status: 200, body: { data: all.map((permission) => ({ permission, status: options.declined?.includes(permission) ? "declined" : "granted" })) } };
   });
   fake.on("GET", /^\/v\d+\.\d+\/me\/accounts$/, ({ path, params }) => {
@@ -154,9 +164,21 @@ const body = (code: number, message: string, extra: Record<string, unknown> = {}
 /** Real Graph error bodies by the class the engine must see, with the HTTP status Meta answers them with. */
 export const GRAPH_ERROR_BODIES: Record<"auth" | "rate_limit" | "transient" | "invalid", Array<{ name: string; status: number; body: unknown }>> = {
   auth: [
-    { name: "190 expired (463)", status: 400, body: body(190, "Error validating access token: Session has expired on Friday, 01-May-26 10:00:00 PDT.", { error_subcode: 463 }) },
-    { name: "190 invalid (467)", status: 400, body: body(190, "Error validating access token: The user has not authorized application.", { error_subcode: 467 }) },
-    { name: "190 password changed (460)", status: 400, body: body(190, "Error validating access token: The session has been invalidated because the user changed their password.", { error_subcode: 460 }) },
+    {
+      name: "190 expired (463)",
+      status: 400,
+      body: body(190, "Error validating access token: Session has expired on Friday, 01-May-26 10:00:00 PDT.", { error_subcode: 463 }),
+    },
+    {
+      name: "190 invalid (467)",
+      status: 400,
+      body: body(190, "Error validating access token: The user has not authorized application.", { error_subcode: 467 }),
+    },
+    {
+      name: "190 password changed (460)",
+      status: 400,
+      body: body(190, "Error validating access token: The session has been invalidated because the user changed their password.", { error_subcode: 460 }),
+    },
     { name: "102 session", status: 400, body: body(102, "Session key invalid or no longer valid") },
     { name: "10 permission", status: 403, body: body(10, "(#10) Application does not have permission for this action") },
     { name: "200 page as itself", status: 403, body: body(200, "(#200) Unpublished posts must be posted to a page as the page itself.") },
@@ -169,19 +191,31 @@ export const GRAPH_ERROR_BODIES: Record<"auth" | "rate_limit" | "transient" | "i
     { name: "613 custom", status: 400, body: body(613, "Calls to this api have exceeded the rate limit.") },
     { name: "80001 BUC pages", status: 400, body: body(80001, "There have been too many calls to this Page account. Wait a bit and try again.") },
     { name: "9 / 2207042 IG publish cap", status: 400, body: body(9, "Application request limit reached", { error_subcode: 2207042, is_transient: false }) },
-    { name: "368 posting too fast", status: 400, body: body(368, "The action attempted has been deemed abusive or is otherwise disallowed", { error_subcode: 1390008 }) },
+    {
+      name: "368 posting too fast",
+      status: 400,
+      body: body(368, "The action attempted has been deemed abusive or is otherwise disallowed", { error_subcode: 1390008 }),
+    },
   ],
   transient: [
     { name: "1 unknown", status: 500, body: body(1, "An unknown error occurred", { is_transient: true }) },
     { name: "2 service", status: 503, body: body(2, "An unexpected error has occurred. Please retry your request later.", { is_transient: true }) },
-    { name: "-1 / 2207001 IG server", status: 500, body: body(-1, "An unexpected error has occurred. Please retry your request later.", { error_subcode: 2207001, is_transient: true }) },
+    {
+      name: "-1 / 2207001 IG server",
+      status: 500,
+      body: body(-1, "An unexpected error has occurred. Please retry your request later.", { error_subcode: 2207001, is_transient: true }),
+    },
     { name: "9007 / 2207027 not ready", status: 400, body: body(9007, "Media ID is not available", { error_subcode: 2207027, is_transient: false }) },
     { name: "is_transient flag", status: 400, body: body(131, "Temporary problem", { is_transient: true }) },
   ],
   invalid: [
     { name: "100 invalid parameter", status: 400, body: body(100, "(#100) Invalid parameter") },
     { name: "100 / 2207023 unknown media type", status: 400, body: body(100, "The media type is unknown", { error_subcode: 2207023 }) },
-    { name: "9004 / 2207052 media not fetchable", status: 400, body: body(9004, "Only photo or video can be accepted as media type.", { error_subcode: 2207052 }) },
+    {
+      name: "9004 / 2207052 media not fetchable",
+      status: 400,
+      body: body(9004, "Only photo or video can be accepted as media type.", { error_subcode: 2207052 }),
+    },
     { name: "324 missing image file", status: 400, body: body(324, "(#324) Missing or invalid image file") },
     { name: "36003 / 2207009 aspect ratio", status: 400, body: body(36003, "The aspect ratio is not supported.", { error_subcode: 2207009 }) },
     { name: "506 duplicate", status: 400, body: body(506, "Duplicate status message") },

@@ -35,7 +35,9 @@ export const QUADRANTS: [Rgb, Rgb, Rgb, Rgb] = [RED, GREEN, BLUE, YELLOW];
 
 /** A photo-like JPEG: smooth gradients plus mild noise, so it compresses and decodes like a real photo. */
 export async function makePhotoJpeg(width: number, height: number, quality = 85): Promise<Buffer> {
-  return sharp(await photoPixels(width, height), { raw: { width, height, channels: 3 } }).jpeg({ quality }).toBuffer();
+  return sharp(await photoPixels(width, height), { raw: { width, height, channels: 3 } })
+    .jpeg({ quality })
+    .toBuffer();
 }
 
 /** Raw RGB (3 bytes per pixel) of a photo-like picture: smooth gradients plus blurred gaussian noise. */
@@ -90,16 +92,25 @@ export async function makeWebp(width: number, height: number, options: { lossles
 
 /** A two-frame animated WebP (sharp joins the frames). */
 export async function makeAnimatedWebp(): Promise<Buffer> {
-  const frame = (r: number) => sharp({ create: { width: 16, height: 16, channels: 4, background: { r, g: 0, b: 0, alpha: 1 } } }).png().toBuffer();
-  return sharp([await frame(255), await frame(0)], { join: { animated: true } }).webp({ loop: 0, delay: [100, 100] }).toBuffer();
+  const frame = (r: number) =>
+    sharp({ create: { width: 16, height: 16, channels: 4, background: { r, g: 0, b: 0, alpha: 1 } } })
+      .png()
+      .toBuffer();
+  return sharp([await frame(255), await frame(0)], { join: { animated: true } })
+    .webp({ loop: 0, delay: [100, 100] })
+    .toBuffer();
 }
 
 export async function makeGif(): Promise<Buffer> {
-  return sharp({ create: { width: 8, height: 8, channels: 3, background: "#0a0" } }).gif().toBuffer();
+  return sharp({ create: { width: 8, height: 8, channels: 3, background: "#0a0" } })
+    .gif()
+    .toBuffer();
 }
 
 export async function makeTiff(): Promise<Buffer> {
-  return sharp({ create: { width: 8, height: 8, channels: 3, background: "#0a0" } }).tiff().toBuffer();
+  return sharp({ create: { width: 8, height: 8, channels: 3, background: "#0a0" } })
+    .tiff()
+    .toBuffer();
 }
 
 /** A PNG chunk with a correct CRC. */
@@ -122,7 +133,12 @@ export function pngHeaderOnly(width: number, height: number): Buffer {
   ihdr.writeUInt32BE(height, 4);
   ihdr[8] = 8; // bit depth
   ihdr[9] = 6; // RGBA
-  return Buffer.concat([PNG_SIGNATURE, pngChunk("IHDR", ihdr), pngChunk("IDAT", new Uint8Array([0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01])), pngChunk("IEND", new Uint8Array())]);
+  return Buffer.concat([
+    PNG_SIGNATURE,
+    pngChunk("IHDR", ihdr),
+    pngChunk("IDAT", new Uint8Array([0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01])),
+    pngChunk("IEND", new Uint8Array()),
+  ]);
 }
 
 /** Inserts an acTL chunk after IHDR: the file becomes an APNG as far as any reader is concerned. */

@@ -130,7 +130,11 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
       logs: "",
       output: output && p.behaviour.outputAsArray ? [output] : output,
       data_removed: false,
-      error: failed ? (p.inputError ?? p.behaviour.error ?? (p.behaviour.outcome === "refused" ? "The output was flagged as sensitive (E005). Try a different prompt." : "Prediction failed.")) : null,
+      error: failed
+        ? (p.inputError ??
+          p.behaviour.error ??
+          (p.behaviour.outcome === "refused" ? "The output was flagged as sensitive (E005). Try a different prompt." : "Prediction failed."))
+        : null,
       source: "api",
       status: p.status,
       created_at: new Date().toISOString(),
@@ -177,9 +181,20 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
       const headers: Record<string, string> = after === null ? {} : { "retry-after": String(after) };
       return send(res, 429, { detail: `Request was throttled. Your rate limit resets in ~${after ?? 1}s.` }, headers);
     }
-    if (!body.input || typeof body.input !== "object") return send(res, 422, { title: "Input validation failed", detail: "- input: Invalid type. Expected: object", status: 422 });
+    if (!body.input || typeof body.input !== "object")
+      return send(res, 422, { title: "Input validation failed", detail: "- input: Invalid type. Expected: object", status: 422 });
     const id = randomBytes(13).toString("hex").slice(0, 26);
-    const p: FakePrediction = { id, model: model || "acme/versioned", version: version || "hidden", input: body.input as Record<string, unknown>, status: "starting", polls: 0, errorsServed: 0, behaviour, canceled: false };
+    const p: FakePrediction = {
+      id,
+      model: model || "acme/versioned",
+      version: version || "hidden",
+      input: body.input as Record<string, unknown>,
+      status: "starting",
+      polls: 0,
+      errorsServed: 0,
+      behaviour,
+      canceled: false,
+    };
     if (behaviour.fetchInputs) {
       p.inputError = await loadInputs(p.input);
       if (p.inputError) p.status = "failed";
@@ -193,7 +208,7 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
     const file = /^\/files\/([\w-]+)\.png$/.exec(path);
     if (method === "GET" && file) {
       const p = predictions.get(file[1]!);
-      if (!p || p.status !== "succeeded") return send(res, 404, { detail: "Not found." });
+      if (p?.status !== "succeeded") return send(res, 404, { detail: "Not found." });
       const png = p.behaviour.image ?? (await gradient(p.input, p.behaviour.longEdge));
       const type = png[0] === 0xff && png[1] === 0xd8 ? "image/jpeg" : png[0] === 0x52 && png[1] === 0x49 ? "image/webp" : "image/png";
       res.writeHead(200, { "content-type": type, "content-length": String(png.length) }).end(png);
@@ -310,5 +325,7 @@ async function gradient(input: Record<string, unknown>, longEdge?: Record<string
       raw[i + 2] = 160;
     }
   }
-  return sharp(raw, { raw: { width, height, channels: 3 } }).png({ compressionLevel: 2 }).toBuffer();
+  return sharp(raw, { raw: { width, height, channels: 3 } })
+    .png({ compressionLevel: 2 })
+    .toBuffer();
 }

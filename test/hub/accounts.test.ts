@@ -26,7 +26,9 @@ describe("with the built-in sandbox", () => {
     const start = await b.post("/hub/accounts/connect", {});
     const dialog = new URL(start.res.headers.get("location")!);
     expect(dialog.pathname).toBe("/sandbox/v23.0/dialog/oauth");
-    expect(dialog.searchParams.get("scope")!.split(",")).toEqual(expect.arrayContaining(["pages_manage_posts", "instagram_content_publish", "pages_show_list"]));
+    expect(dialog.searchParams.get("scope")!.split(",")).toEqual(
+      expect.arrayContaining(["pages_manage_posts", "instagram_content_publish", "pages_show_list"]),
+    );
     const done = await b.connectSandbox(["1010000000000001", "1010000000000003"]);
     expect(done.html).toContain("Connected: Sandbox Bakery, @sandbox.bakery, Sandbox Garage.");
     const accounts = await apiAccounts(t, apiKey);
@@ -41,8 +43,14 @@ describe("with the built-in sandbox", () => {
     await b.signIn(userId);
     const start = await b.post("/hub/accounts/connect", {});
     const consent = await b.page(start.res.headers.get("location")!);
-    const hidden = Object.fromEntries([...consent.html.matchAll(/type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!.replace(/&amp;/g, "&")]));
-    const denied = await b.post(new URL(start.res.headers.get("location")!).pathname, { ...hidden, page: "1010000000000001", decision: "deny" }, { csrf: null });
+    const hidden = Object.fromEntries(
+      [...consent.html.matchAll(/type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!.replace(/&amp;/g, "&")]),
+    );
+    const denied = await b.post(
+      new URL(start.res.headers.get("location")!).pathname,
+      { ...hidden, page: "1010000000000001", decision: "deny" },
+      { csrf: null },
+    );
     const back = await b.page(denied.res.headers.get("location")!);
     expect(back.res.status).toBe(400);
     expect(back.html).toContain("cancelled");
@@ -119,7 +127,11 @@ describe("with the platform's Graph API (a fake on loopback)", () => {
     expect(done.html).toContain("Agency Page");
 
     const exchange = fake.requests.filter((r) => r.path === "/v23.0/oauth/access_token");
-    expect(exchange[0]!.params).toMatchObject({ client_id: "app-1", client_secret: "app-secret-1", redirect_uri: "http://127.0.0.1:8787/hub/accounts/callback" });
+    expect(exchange[0]!.params).toMatchObject({
+      client_id: "app-1",
+      client_secret: "app-secret-1",
+      redirect_uri: "http://127.0.0.1:8787/hub/accounts/callback",
+    });
     expect(exchange[1]!.params).toMatchObject({ grant_type: "fb_exchange_token", fb_exchange_token: "EAAshort0000fake" });
     const listed = fake.requests.filter((r) => r.path === "/v23.0/me/accounts");
     expect(listed).toHaveLength(2);

@@ -101,7 +101,12 @@ describe.sequential("the hub in a browser", { timeout: 90_000, skip: !haveChromi
     const res = await api("/api/v1/social/posts", server.apiKey, {
       method: "POST",
       headers: { "Idempotency-Key": crypto.randomUUID() },
-      body: JSON.stringify({ accountIds: ["pageplatform:1010000000000001", "photoplatform:1780000000000001"], caption: "Fresh bread at 8", hashtags: ["bakery"], images: [{ base64: jpeg, mimeType: "image/jpeg" }] }),
+      body: JSON.stringify({
+        accountIds: ["pageplatform:1010000000000001", "photoplatform:1780000000000001"],
+        caption: "Fresh bread at 8",
+        hashtags: ["bakery"],
+        images: [{ base64: jpeg, mimeType: "image/jpeg" }],
+      }),
     });
     expect(res.status).toBe(202);
     const id = ((await res.json()) as any).data.id;
@@ -113,13 +118,20 @@ describe.sequential("the hub in a browser", { timeout: 90_000, skip: !haveChromi
   });
 
   it("explains a target the platform refused in words", async () => {
-    const fault = await api("/sandbox/faults", server.apiKey, { method: "POST", body: JSON.stringify({ accountId: "photoplatform:1780000000000001", kind: "invalid", times: 1 }) });
+    const fault = await api("/sandbox/faults", server.apiKey, {
+      method: "POST",
+      body: JSON.stringify({ accountId: "photoplatform:1780000000000001", kind: "invalid", times: 1 }),
+    });
     expect(fault.status).toBe(201);
     const jpeg = (await makeJpeg(1000, 1000)).toString("base64");
     const res = await api("/api/v1/social/posts", server.apiKey, {
       method: "POST",
       headers: { "Idempotency-Key": crypto.randomUUID() },
-      body: JSON.stringify({ accountIds: ["pageplatform:1010000000000001", "photoplatform:1780000000000001"], caption: "Croissant Friday", images: [{ base64: jpeg, mimeType: "image/jpeg" }] }),
+      body: JSON.stringify({
+        accountIds: ["pageplatform:1010000000000001", "photoplatform:1780000000000001"],
+        caption: "Croissant Friday",
+        images: [{ base64: jpeg, mimeType: "image/jpeg" }],
+      }),
     });
     const id = ((await res.json()) as any).data.id;
     await page.goto(`${server.baseUrl}/hub/posts/${id}`);
@@ -131,7 +143,11 @@ describe.sequential("the hub in a browser", { timeout: 90_000, skip: !haveChromi
     const res = await api("/api/v1/social/posts", server.apiKey, {
       method: "POST",
       headers: { "Idempotency-Key": crypto.randomUUID() },
-      body: JSON.stringify({ accountIds: ["pageplatform:1010000000000001"], caption: "Weekend offer", scheduledFor: new Date(Date.now() + 2 * 86_400_000).toISOString() }),
+      body: JSON.stringify({
+        accountIds: ["pageplatform:1010000000000001"],
+        caption: "Weekend offer",
+        scheduledFor: new Date(Date.now() + 2 * 86_400_000).toISOString(),
+      }),
     });
     expect(res.status).toBe(201);
     const id = ((await res.json()) as any).data.id;
@@ -154,7 +170,7 @@ describe.sequential("the hub in a browser", { timeout: 90_000, skip: !haveChromi
     await page.getByRole("navigation", { name: "Hub" }).getByRole("link", { name: "API reference" }).click();
     await page.waitForURL("**/docs");
     const reference = await page.request.get(`${server.baseUrl}/hub/reference`, { maxRedirects: 0 });
-    expect([reference.status(), reference.headers()["location"]]).toEqual([301, "/docs"]);
+    expect([reference.status(), reference.headers().location]).toEqual([301, "/docs"]);
   });
 
   it("renders the API reference (/docs) with no network beyond this machine", async () => {
@@ -200,7 +216,10 @@ describe.sequential("the hub in a browser", { timeout: 90_000, skip: !haveChromi
   });
 
   it("shows reconnect when the platform revokes a token; reconnecting makes the account publishable again", async () => {
-    const fault = await api("/sandbox/faults", server.apiKey, { method: "POST", body: JSON.stringify({ accountId: "pageplatform:1010000000000001", kind: "auth", times: 1 }) });
+    const fault = await api("/sandbox/faults", server.apiKey, {
+      method: "POST",
+      body: JSON.stringify({ accountId: "pageplatform:1010000000000001", kind: "auth", times: 1 }),
+    });
     expect(fault.status).toBe(201);
     const res = await api("/api/v1/social/posts", server.apiKey, {
       method: "POST",

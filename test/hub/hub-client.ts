@@ -58,7 +58,11 @@ export class HubBrowser {
     return { res, html };
   }
 
-  async post(path: string, form: Record<string, string | string[]>, init: { origin?: string | null; csrf?: string | null } = {}): Promise<{ res: Response; html: string }> {
+  async post(
+    path: string,
+    form: Record<string, string | string[]>,
+    init: { origin?: string | null; csrf?: string | null } = {},
+  ): Promise<{ res: Response; html: string }> {
     const body = new URLSearchParams();
     for (const [k, v] of Object.entries(form)) for (const one of [v].flat()) body.append(k, one);
     if (init.csrf !== null && !("_csrf" in form) && this.csrf) body.set("_csrf", init.csrf ?? this.csrf);
@@ -101,5 +105,10 @@ export class HubBrowser {
 }
 
 export function decodeHtml(s: string): string {
-  return s.replace(/&amp;/g, "&").replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">");
+  return s
+    .replace(/&amp;/g, "&")
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">");
 }

@@ -38,7 +38,6 @@ describe("sessions and the API", () => {
     expect(missing.res.headers.get("content-type")).toMatch(/text\/html/);
   });
 
-
   it("the API refuses a request that carries only a hub session cookie", async () => {
     const { b } = await signedIn();
     const res = await b.request("/api/v1/social/accounts");
@@ -193,7 +192,8 @@ describe("isolation and secrecy", () => {
     const afterShowing = b.bodies.length;
     for (const path of ["/hub/keys", "/hub/accounts", "/hub/posts", "/hub/start", "/hub/signin"]) await b.page(path);
     const api: string[] = [];
-    for (const path of ["/api/v1/social/accounts", "/api/v1/social/posts"]) api.push(await (await t.h.app.request(path, { headers: t.h.auth(fullKey) })).text());
+    for (const path of ["/api/v1/social/accounts", "/api/v1/social/posts"])
+      api.push(await (await t.h.app.request(path, { headers: t.h.auth(fullKey) })).text());
     api.push(await (await t.h.app.request("/api/v1/social/accounts", { headers: t.h.auth(apiKey) })).text());
 
     const secrets = [

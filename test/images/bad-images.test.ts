@@ -7,8 +7,18 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "../../src/http/errors";
 import { bytesFromBase64, decodeImage, normaliseToJpeg, sniffImage } from "../../src/images";
 import {
-  makeAnimatedWebp, makeGif, makeJpeg, makePhotoJpeg, makePng, makeTiff, makeWebp, patchJpegSize, patchJpegSofMarker,
-  pngChunk, pngHeaderOnly, toApng,
+  makeAnimatedWebp,
+  makeGif,
+  makeJpeg,
+  makePhotoJpeg,
+  makePng,
+  makeTiff,
+  makeWebp,
+  patchJpegSize,
+  patchJpegSofMarker,
+  pngChunk,
+  pngHeaderOnly,
+  toApng,
 } from "../helpers/images";
 import { decodeJpegScaled } from "../../src/images/jpeg-decode";
 import { decodeAtMost } from "../../src/images/scaled";
@@ -113,7 +123,9 @@ describe("refused at decode (corrupt data)", () => {
     ihdr[9] = 2;
     const bogus = Buffer.concat([
       Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-      pngChunk("IHDR", ihdr), pngChunk("IDAT", crypto.getRandomValues(new Uint8Array(200))), pngChunk("IEND", new Uint8Array()),
+      pngChunk("IHDR", ihdr),
+      pngChunk("IDAT", crypto.getRandomValues(new Uint8Array(200))),
+      pngChunk("IEND", new Uint8Array()),
     ]);
     expectRefused(await attempt(() => decodeImage(bogus)), "INVALID_IMAGE", /corrupt/);
     expect(decodeImage(smallPng).width).toBe(32);
@@ -126,7 +138,10 @@ describe("refused at decode (corrupt data)", () => {
     // Our TypeScript decoder alone (no photon fallback), at full size and at 1/8: an image or its own Error
     // saying what is wrong (its callers turn that into a 422), never a TypeError or RangeError from a bad
     // index; then the paths that use it.
-    for (const [w, h] of [[Infinity, Infinity], [50, 38]] as const) {
+    for (const [w, h] of [
+      [Infinity, Infinity],
+      [50, 38],
+    ] as const) {
       let thrown: unknown = null;
       let width = 0;
       try {
@@ -156,7 +171,17 @@ describe("refused at decode (corrupt data)", () => {
 
 describe("unusual but valid encodings are decoded correctly", () => {
   it("CMYK JPEG decodes to the right sRGB colour", async () => {
-    const rgba = decodeImage(await makeJpeg(64, 64, { cmyk: true, colours: [[255, 0, 0], [255, 0, 0], [255, 0, 0], [255, 0, 0]] }));
+    const rgba = decodeImage(
+      await makeJpeg(64, 64, {
+        cmyk: true,
+        colours: [
+          [255, 0, 0],
+          [255, 0, 0],
+          [255, 0, 0],
+          [255, 0, 0],
+        ],
+      }),
+    );
     expect(rgba.data[0]).toBeGreaterThan(200);
     expect(rgba.data[1]).toBeLessThan(60);
     expect(rgba.data[2]).toBeLessThan(60);
@@ -169,11 +194,37 @@ describe("unusual but valid encodings are decoded correctly", () => {
   });
 
   it.each([
-    ["grey JPEG", () => makeJpeg(32, 32, { grey: true, colours: [[128, 128, 128], [128, 128, 128], [128, 128, 128], [128, 128, 128]] }), [128, 128, 128]],
+    [
+      "grey JPEG",
+      () =>
+        makeJpeg(32, 32, {
+          grey: true,
+          colours: [
+            [128, 128, 128],
+            [128, 128, 128],
+            [128, 128, 128],
+            [128, 128, 128],
+          ],
+        }),
+      [128, 128, 128],
+    ],
     ["grey PNG", () => makePng(32, 32, { grey: true, colour: [100, 100, 100] }), [100, 100, 100]],
     ["palette PNG", () => makePng(32, 32, { palette: true, colour: [128, 128, 0] }), [128, 128, 0]],
     ["interlaced PNG", () => makePng(33, 17, { interlaced: true, colour: [0, 128, 128] }), [0, 128, 128]],
-    ["progressive JPEG", () => makeJpeg(32, 32, { progressive: true, colours: [[255, 128, 0], [255, 128, 0], [255, 128, 0], [255, 128, 0]] }), [255, 128, 0]],
+    [
+      "progressive JPEG",
+      () =>
+        makeJpeg(32, 32, {
+          progressive: true,
+          colours: [
+            [255, 128, 0],
+            [255, 128, 0],
+            [255, 128, 0],
+            [255, 128, 0],
+          ],
+        }),
+      [255, 128, 0],
+    ],
     ["lossy WebP", () => makeWebp(32, 32), [10, 120, 200]],
     ["lossless WebP", () => makeWebp(32, 32, { lossless: true }), [10, 120, 200]],
   ] as const)("%s", async (_name, make, colour) => {

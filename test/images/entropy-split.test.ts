@@ -88,7 +88,9 @@ describe("a scan's entropy decoding split between two threads", () => {
   it("is not offered at more than half size or for small files", async () => {
     const big = files[0]!.bytes;
     expect(withSplit(big, 1600).offered).toBe(false); // full size: every coefficient would be copied
-    const small = await sharp(await photoPixels(400, 300), { raw: { width: 400, height: 300, channels: 3 } }).jpeg().toBuffer();
+    const small = await sharp(await photoPixels(400, 300), { raw: { width: 400, height: 300, channels: 3 } })
+      .jpeg()
+      .toBuffer();
     expect(withSplit(small, 100).offered).toBe(false);
   });
 
@@ -173,8 +175,17 @@ describe("a scan's entropy decoding split between two threads", () => {
     const sos = jpeg.indexOf(Buffer.from([0xff, 0xda])) + 20;
     const at = () => sos + Math.floor(random() * (jpeg.length - sos - 40));
     const damages: [string, (b: Buffer) => Buffer][] = [
-      ["a byte changed", (b) => (b[at()] = Math.floor(random() * 256), b)],
-      ["eight bytes of noise", (b) => (b.set(Array.from({ length: 8 }, () => Math.floor(random() * 256)), at()), b)],
+      ["a byte changed", (b) => ((b[at()] = Math.floor(random() * 256)), b)],
+      [
+        "eight bytes of noise",
+        (b) => (
+          b.set(
+            Array.from({ length: 8 }, () => Math.floor(random() * 256)),
+            at(),
+          ),
+          b
+        ),
+      ],
       ["a stuffed 0xFF00 pair", (b) => (b.set([0xff, 0x00], at()), b)],
       ["a marker", (b) => (b.set([0xff, 0xd0 + Math.floor(random() * 8)], at()), b)],
       ["cut short", (b) => b.subarray(0, at())],

@@ -47,7 +47,10 @@ describe("decodeJpegScaled", () => {
 
   it("decodes progressive JPEGs (with refinement scans) at every N/8 scale, keeping only the coefficients the scale reads", async () => {
     const photo = await makePhotoJpeg(640, 480, 95);
-    for (const jpeg of [await sharp(photo).jpeg({ quality: 90, progressive: true }).toBuffer(), await sharp(photo).jpeg({ quality: 85, mozjpeg: true }).toBuffer()]) {
+    for (const jpeg of [
+      await sharp(photo).jpeg({ quality: 90, progressive: true }).toBuffer(),
+      await sharp(photo).jpeg({ quality: 85, mozjpeg: true }).toBuffer(),
+    ]) {
       for (let n = 1; n <= 7; n++) {
         const ours = decodeJpegScaled(jpeg, (640 * n) / 8, (480 * n) / 8)!;
         expect([ours.width, ours.height, ours.eighths]).toEqual([(640 * n) / 8, (480 * n) / 8, n]);
@@ -65,7 +68,10 @@ describe("decodeJpegScaled", () => {
       const adobe = ycck.indexOf(Buffer.from("Adobe"));
       expect(ycck[adobe + 11]).toBe(0);
       ycck[adobe + 11] = 2; // the same data read as YCCK: other colours, which photon must agree on
-      for (const [name, jpeg] of [["cmyk", cmyk], ["ycck", ycck]] as const) {
+      for (const [name, jpeg] of [
+        ["cmyk", cmyk],
+        ["ycck", ycck],
+      ] as const) {
         const photon = decodeImage(jpeg);
         const ours = decodeJpegScaled(jpeg)!;
         expect([ours.width, ours.height, ours.eighths]).toEqual([320, 240, 8]);
@@ -73,7 +79,10 @@ describe("decodeJpegScaled", () => {
         for (let n = 1; n <= 7; n++) {
           const scaled = decodeJpegScaled(jpeg, (320 * n) / 8, (240 * n) / 8)!;
           expect([scaled.width, scaled.height, scaled.eighths]).toEqual([(320 * n) / 8, (240 * n) / 8, n]);
-          const ref = await sharp(Buffer.from(photon.data), { raw: { width: 320, height: 240, channels: 4 } }).resize(scaled.width, scaled.height, { kernel: "cubic" }).raw().toBuffer();
+          const ref = await sharp(Buffer.from(photon.data), { raw: { width: 320, height: 240, channels: 4 } })
+            .resize(scaled.width, scaled.height, { kernel: "cubic" })
+            .raw()
+            .toBuffer();
           expect(psnr(scaled.data, ref, 4), `${name} at ${n}/8, progressive ${progressive}`).toBeGreaterThan(28);
         }
       }
@@ -88,7 +97,9 @@ describe("decodeJpegScaled", () => {
     for (let i = 0; i < noise.length; i++) noise[i] = (seed = (seed * 1103515245 + 12345) >>> 0) >>> 24;
     for (const progressive of [false, true]) {
       // 4:4:4: on noise, libjpeg's smoothing chroma upsampling and ours would differ more than the decoders do.
-      const jpeg = await sharp(noise, { raw: { width, height, channels: 3 } }).jpeg({ quality: 95, progressive, chromaSubsampling: "4:4:4" }).toBuffer();
+      const jpeg = await sharp(noise, { raw: { width, height, channels: 3 } })
+        .jpeg({ quality: 95, progressive, chromaSubsampling: "4:4:4" })
+        .toBuffer();
       expect(jpeg.length).toBeGreaterThan(8 * 64 * 1024);
       const ours = decodeJpegScaled(jpeg)!;
       const ref = await sharp(jpeg).raw().toBuffer({ resolveWithObject: true });
@@ -131,12 +142,17 @@ describe("decodeJpegGray", () => {
   }
 
   it("never reads a progressive file's chroma scans: damage there changes nothing", async () => {
-    const jpeg = await sharp(await makePhotoJpeg(320, 240, 95)).jpeg({ quality: 90, progressive: true }).toBuffer();
+    const jpeg = await sharp(await makePhotoJpeg(320, 240, 95))
+      .jpeg({ quality: 90, progressive: true })
+      .toBuffer();
     // The scans as libjpeg writes them: the first names all three components (DC), later ones one each.
     // Each scan's entropy data: from the end of its SOS segment to the next marker.
     const scans: { chroma: boolean; start: number; end: number }[] = [];
     for (let pos = 2; pos + 4 <= jpeg.length; ) {
-      if (jpeg[pos] !== 0xff || jpeg[pos + 1] === 0x00 || (jpeg[pos + 1]! >= 0xd0 && jpeg[pos + 1]! <= 0xd7)) { pos++; continue; }
+      if (jpeg[pos] !== 0xff || jpeg[pos + 1] === 0x00 || (jpeg[pos + 1]! >= 0xd0 && jpeg[pos + 1]! <= 0xd7)) {
+        pos++;
+        continue;
+      }
       const last = scans.at(-1);
       if (last && !last.end) last.end = pos;
       if (jpeg[pos + 1] === 0xd9) break;
@@ -162,7 +178,10 @@ describe("decodeJpegGray", () => {
   });
 
   it("gives a CMYK or YCCK JPEG's luma exactly as the reader's grey of its colours, at every N/8 scale", async () => {
-    const cmyk = await sharp(await makePhotoJpeg(203, 131, 95)).toColourspace("cmyk").jpeg({ quality: 90 }).toBuffer();
+    const cmyk = await sharp(await makePhotoJpeg(203, 131, 95))
+      .toColourspace("cmyk")
+      .jpeg({ quality: 90 })
+      .toBuffer();
     const ycck = Buffer.from(cmyk);
     ycck[ycck.indexOf(Buffer.from("Adobe")) + 11] = 2;
     for (const jpeg of [cmyk, ycck]) {
@@ -193,7 +212,11 @@ describe("decodeJpegGray", () => {
 
 describe("encodeJpegBaseline", () => {
   it("writes a baseline 4:2:0 JPEG that libjpeg decodes faithfully, at odd sizes too", async () => {
-    for (const [w, h] of [[1, 1], [17, 9], [321, 243]] as const) {
+    for (const [w, h] of [
+      [1, 1],
+      [17, 9],
+      [321, 243],
+    ] as const) {
       const photo = await makePhotoJpeg(w, h, 95);
       const rgba = new Uint8Array(await sharp(photo).ensureAlpha().raw().toBuffer());
       const out = encodeJpegBaseline({ width: w, height: h, data: rgba }, 85);

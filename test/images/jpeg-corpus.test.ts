@@ -21,7 +21,11 @@ const DIRS = ["flower", "jpeg_reconstruction"];
 function corpus(): string[] {
   return DIRS.flatMap((dir) => {
     const path = join(ROOT, dir);
-    return existsSync(path) ? readdirSync(path).filter((f) => f.endsWith(".jpg")).map((f) => join(path, f)) : [];
+    return existsSync(path)
+      ? readdirSync(path)
+          .filter((f) => f.endsWith(".jpg"))
+          .map((f) => join(path, f))
+      : [];
   });
 }
 
@@ -40,7 +44,20 @@ describe.skipIf(files.length === 0)("the libjxl-testdata JPEG corpus", () => {
 
   it("holds the variants this suite is about", () => {
     const names = files.map((f) => f.split("/").pop()!).join(" ");
-    for (const variant of ["_420.jpg", "_R13B", "_progr", "_422", "_440", "_444.jpg", "_asymmetric", "_gray", "_rgb.jpg", "non_interleaved", "partially_interleaved", "exif_xmp"]) {
+    for (const variant of [
+      "_420.jpg",
+      "_R13B",
+      "_progr",
+      "_422",
+      "_440",
+      "_444.jpg",
+      "_asymmetric",
+      "_gray",
+      "_rgb.jpg",
+      "non_interleaved",
+      "partially_interleaved",
+      "exif_xmp",
+    ]) {
       expect(names).toContain(variant);
     }
   });

@@ -159,7 +159,9 @@ describe("the edge's limits for CMYK JPEGs", () => {
       return null;
     })();
     expect(refusal?.code).toBe("INVALID_IMAGE");
-    expect(refusal?.message).toMatch(/^The image is a progressive CMYK JPEG of 3000x2000 \(6 million pixels\); this server decodes such images only up to 2 million pixels\./);
+    expect(refusal?.message).toMatch(
+      /^The image is a progressive CMYK JPEG of 3000x2000 \(6 million pixels\); this server decodes such images only up to 2 million pixels\./,
+    );
     // Node decodes both kinds whatever their size.
     expect(() => checkDecodeLimits(readImageHeader(progressive))).not.toThrow();
   });

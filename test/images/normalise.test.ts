@@ -4,7 +4,7 @@
  */
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../../src/http/errors";
+import type { ApiError } from "../../src/http/errors";
 import { decodeImage, encodePng, normaliseToJpeg, planSocialSize, readImageHeader, resizeRgba, sniffImage } from "../../src/images";
 import { BLUE, GREEN, RED, YELLOW, makeJpeg, makePhotoJpeg, makePng, makeWebp, near, pixelAt } from "../helpers/images";
 
@@ -94,7 +94,12 @@ describe("decodeImage orientation matches sharp's autoOrient for all eight EXIF 
       const ours = decodeImage(jpeg);
       const ref = await sharp(jpeg).rotate().raw().toBuffer({ resolveWithObject: true });
       expect([ours.width, ours.height]).toEqual([ref.info.width, ref.info.height]);
-      for (const [fx, fy] of [[0.25, 0.25], [0.75, 0.25], [0.25, 0.75], [0.75, 0.75]] as const) {
+      for (const [fx, fy] of [
+        [0.25, 0.25],
+        [0.75, 0.25],
+        [0.25, 0.75],
+        [0.75, 0.75],
+      ] as const) {
         const x = Math.floor(ours.width * fx);
         const y = Math.floor(ours.height * fy);
         const i = y * ours.width + x;
@@ -151,7 +156,10 @@ describe("resizeRgba", () => {
   it("is close to sharp's Lanczos3 on a photo (PSNR > 32 dB)", async () => {
     const photo = decodeImage(await makePhotoJpeg(2000, 1500));
     const ours = resizeRgba(photo, 700, 525);
-    const ref = await sharp(Buffer.from(photo.data), { raw: { width: 2000, height: 1500, channels: 4 } }).resize(700, 525, { kernel: "lanczos3" }).raw().toBuffer();
+    const ref = await sharp(Buffer.from(photo.data), { raw: { width: 2000, height: 1500, channels: 4 } })
+      .resize(700, 525, { kernel: "lanczos3" })
+      .raw()
+      .toBuffer();
     let se = 0;
     for (let i = 0; i < ref.length; i++) if (i % 4 !== 3) se += (ours.data[i]! - ref[i]!) ** 2;
     const psnr = 10 * Math.log10((255 * 255) / (se / ((ref.length * 3) / 4)));

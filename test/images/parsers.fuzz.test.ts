@@ -19,7 +19,11 @@ describe("untrusted bytes under the fuzzer", () => {
     it(`${property.name}: ${property.covers}`, async () => {
       const report = await runner.run({ property: property.name, seed: SEED, runs: RUNS * property.weight });
       const f = report.failure;
-      expect(f, f && `${f.kind}: ${f.message}\nreplay: npm run fuzz -- --property ${property.name} --seed ${SEED} --path ${f.path}\ninput: ${inputToJson(f.input).slice(0, 2000)}`).toBeUndefined();
+      expect(
+        f,
+        f &&
+          `${f.kind}: ${f.message}\nreplay: npm run fuzz -- --property ${property.name} --seed ${SEED} --path ${f.path}\ninput: ${inputToJson(f.input).slice(0, 2000)}`,
+      ).toBeUndefined();
       expect(report.cases).toBe(RUNS * property.weight);
     }, 180_000);
   }

@@ -89,7 +89,10 @@ beforeAll(async () => {
   writeFileSync(join(dir, "separate.scans"), "0;\n1;\n2;\n");
   // A second scan of all three components (another photo's, the same standard tables) before the end:
   // refused as corrupt by the decoder either way (the tail would have encoded the first scan's rows already).
-  const standard = async () => sharp(await photoPixels(1600, 1200), { raw: { width: 1600, height: 1200, channels: 3 } }).jpeg({ quality: 85, optimiseCoding: false }).toBuffer();
+  const standard = async () =>
+    sharp(await photoPixels(1600, 1200), { raw: { width: 1600, height: 1200, channels: 3 } })
+      .jpeg({ quality: 85, optimiseCoding: false })
+      .toBuffer();
   const first = await standard();
   const second = await standard();
   const rescanned = Buffer.concat([first.subarray(0, first.length - 2), second.subarray(second.indexOf(Buffer.from([0xff, 0xda])))]);
@@ -102,12 +105,27 @@ beforeAll(async () => {
     { name: "a 4:2:0 photo shrunk at 5/8 and resized", bytes: await makePhotoJpeg(2400, 1800), streamed: true },
     { name: "an odd size (chroma rounded up)", bytes: await makePhotoJpeg(1001, 777), streamed: true },
     { name: "a small photo enlarged to 320 wide", bytes: await makePhotoJpeg(200, 150), streamed: true },
-    { name: "EXIF orientation 6 (the tail rotates after the last row)", bytes: await photo().withMetadata({ orientation: 6 }).jpeg().toBuffer(), streamed: true },
+    {
+      name: "EXIF orientation 6 (the tail rotates after the last row)",
+      bytes: await photo().withMetadata({ orientation: 6 }).jpeg().toBuffer(),
+      streamed: true,
+    },
     ...(haveCjpeg ? [{ name: "a restart marker every MCU row", bytes: cjpeg(dir, raw, 1600, 1200, ["-sample", "2x2", "-restart", "1"]), streamed: true }] : []),
-    ...(haveCjpeg ? [{ name: "Y, Cb and Cr in three separate scans (no row is final before the end)", bytes: cjpeg(dir, raw, 1600, 1200, ["-scans", join(dir, "separate.scans")]), streamed: true, shared: true }] : []),
+    ...(haveCjpeg
+      ? [
+          {
+            name: "Y, Cb and Cr in three separate scans (no row is final before the end)",
+            bytes: cjpeg(dir, raw, 1600, 1200, ["-scans", join(dir, "separate.scans")]),
+            streamed: true,
+            shared: true,
+          },
+        ]
+      : []),
     { name: "entropy data corrupt half way (the head stops the tail and gives photon's verdict)", bytes: corrupt, streamed: false },
     { name: "a second scan of every component (refused: photon's verdict on both paths)", bytes: rescanned, streamed: false },
-    ...(haveCjpeg ? [{ name: "4:2:2 (its chroma block-averaged 1x2 first, a row pair at a time)", bytes: cjpeg(dir, raw, 1600, 1200, ["-sample", "2x1"]), streamed: true }] : []),
+    ...(haveCjpeg
+      ? [{ name: "4:2:2 (its chroma block-averaged 1x2 first, a row pair at a time)", bytes: cjpeg(dir, raw, 1600, 1200, ["-sample", "2x1"]), streamed: true }]
+      : []),
     { name: "4:4:4 shrunk (its chroma block-averaged 2x2 first)", bytes: await photo().jpeg({ chromaSubsampling: "4:4:4" }).toBuffer(), streamed: true },
     { name: "a 6000x400 panorama (Y block-averaged 3x3 ahead of the resize)", bytes: await makePhotoJpeg(6000, 400), streamed: true },
     { name: "greyscale (one component)", bytes: await photo().toColourspace("b-w").jpeg().toBuffer(), streamed: false },
@@ -123,7 +141,10 @@ describe("normalisation on two threads answers what one thread answers", () => {
     for (const c of cases) {
       // The three separate scans make every row final only at the end: with the rows opened, the head takes its share.
       const { head, tail } = await split(c.bytes, c.shared ? 68 : undefined);
-      const refusal = await normaliseToJpeg(c.bytes).then(() => undefined, (err: { code?: string }) => err.code);
+      const refusal = await normaliseToJpeg(c.bytes).then(
+        () => undefined,
+        (err: { code?: string }) => err.code,
+      );
       if (refusal) {
         // Photon's verdict on the corrupt file, given by the head as on one thread.
         expect([tail, head.error?.code], c.name).toEqual([null, refusal]);
@@ -194,7 +215,11 @@ describe("through the heavy-work pool and POST /media", () => {
   it("POST /media stores the same JPEG as one thread makes", async () => {
     const { apiKey } = await h.createUser();
     const photo = cases[0]!.bytes;
-    const res = await h.app.request("/api/v1/social/media", { method: "POST", headers: h.json(apiKey), body: JSON.stringify({ base64: photo.toString("base64"), mimeType: "image/jpeg" }) });
+    const res = await h.app.request("/api/v1/social/media", {
+      method: "POST",
+      headers: h.json(apiKey),
+      body: JSON.stringify({ base64: photo.toString("base64"), mimeType: "image/jpeg" }),
+    });
     expect(res.status).toBe(201);
     const { data } = (await res.json()) as { data: { url: string; width: number; height: number } };
     const file = await h.app.request(new URL(data.url).pathname);
@@ -231,7 +256,7 @@ describe("the limiter's second slot", () => {
     await alice;
     await tick();
     expect(spares.map(Boolean)).toEqual([true, false, false]); // Carol's starts as Alice's ends
-    finish.splice(0).forEach((done) => done());
+    for (const done of finish.splice(0)) done();
     await Promise.all([bob, carol]);
     expect(heavy.load()).toEqual({ running: 0, waiting: 0 });
 
@@ -293,7 +318,11 @@ describe("the output rows shared by the tail and the head", () => {
   const pipe = () => {
     const control = pipeControl();
     const { port1, port2 } = new MessageChannel();
-    return { head: new PipeHead({ control, port: port1 }), tail: new PipeTail({ control, port: port2 }, Date.now() + 1000), close: () => (port1.close(), port2.close()) };
+    return {
+      head: new PipeHead({ control, port: port1 }),
+      tail: new PipeTail({ control, port: port2 }, Date.now() + 1000),
+      close: () => (port1.close(), port2.close()),
+    };
   };
 
   it("the tail takes rows from the top; the head takes the last 40 % of those not begun, of at least four", () => {
@@ -333,11 +362,21 @@ describe("the output rows shared by the tail and the head", () => {
 describe("StreamedResample", () => {
   it("gives exactly resample's result however the rows arrive, block averaging included", () => {
     let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
     const sizes: [number, number, number, number][] = [
-      [1500, 1125, 1440, 1080], [750, 563, 720, 540], [200, 150, 320, 240], [101, 77, 100, 77], [64, 64, 64, 40], [90, 33, 60, 33], [17, 9, 17, 9],
+      [1500, 1125, 1440, 1080],
+      [750, 563, 720, 540],
+      [200, 150, 320, 240],
+      [101, 77, 100, 77],
+      [64, 64, 64, 40],
+      [90, 33, 60, 33],
+      [17, 9, 17, 9],
       // Block averaging first: 2x2, 1x2, 3x3 with short last groups, 4x1, and beyond the 16 cap.
-      [1500, 1125, 720, 540], [750, 1125, 720, 540], [1001, 777, 300, 200], [64, 64, 16, 60], [2000, 40, 100, 2],
+      [1500, 1125, 720, 540],
+      [750, 1125, 720, 540],
+      [1001, 777, 300, 200],
+      [64, 64, 16, 60],
+      [2000, 40, 100, 2],
     ];
     for (const [sw, sh, dw, dh] of sizes) {
       const stride = sw + 5;
@@ -356,7 +395,8 @@ describe("StreamedResample", () => {
         stream.advance(available, rows);
       }
       const got = stream.out;
-      const rowsOf = (s: Samples) => Array.from({ length: s.height }, (_, y) => Buffer.from(s.data.subarray(y * s.stride, y * s.stride + s.width)).toString("hex"));
+      const rowsOf = (s: Samples) =>
+        Array.from({ length: s.height }, (_, y) => Buffer.from(s.data.subarray(y * s.stride, y * s.stride + s.width)).toString("hex"));
       expect(rowsOf(got), `${sw}x${sh} -> ${dw}x${dh}`).toEqual(rowsOf(want));
     }
     const stream = StreamedResample.of({ width: 100, height: 100, stride: 100, channels: 1, data: new Uint8Array(100 * 100) }, 90, 90);
@@ -365,12 +405,20 @@ describe("StreamedResample", () => {
 
   it("from a later output row on, gives exactly resample's rows there", () => {
     let seed = 11;
-    const random = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const random = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
     const sizes: [number, number, number, number][] = [
-      [1500, 1125, 1440, 1080], [750, 563, 720, 540], [200, 150, 320, 240], [101, 77, 100, 77], [90, 33, 60, 33],
-      [1500, 1125, 720, 540], [750, 1125, 720, 540], [1001, 777, 300, 200], [2000, 40, 100, 2],
+      [1500, 1125, 1440, 1080],
+      [750, 563, 720, 540],
+      [200, 150, 320, 240],
+      [101, 77, 100, 77],
+      [90, 33, 60, 33],
+      [1500, 1125, 720, 540],
+      [750, 1125, 720, 540],
+      [1001, 777, 300, 200],
+      [2000, 40, 100, 2],
     ];
-    const rowsOf = (s: Samples, y0: number) => Array.from({ length: s.height - y0 }, (_, y) => Buffer.from(s.data.subarray((y0 + y) * s.stride, (y0 + y) * s.stride + s.width)).toString("hex"));
+    const rowsOf = (s: Samples, y0: number) =>
+      Array.from({ length: s.height - y0 }, (_, y) => Buffer.from(s.data.subarray((y0 + y) * s.stride, (y0 + y) * s.stride + s.width)).toString("hex"));
     for (const [sw, sh, dw, dh] of sizes) {
       const stride = sw + 3;
       const data = Uint8Array.from({ length: stride * sh }, () => Math.floor(random() * 256));

@@ -33,7 +33,9 @@ describe("normaliseToJpeg through YCbCr planes", () => {
   });
 
   it.each(["4:2:0", "4:4:4"] as const)("downscales a %s JPEG at 3/8 scale close to sharp", async (chromaSubsampling) => {
-    const jpeg = await sharp(await makePhotoJpeg(4000, 3000, 85)).jpeg({ quality: 90, chromaSubsampling }).toBuffer();
+    const jpeg = await sharp(await makePhotoJpeg(4000, 3000, 85))
+      .jpeg({ quality: 90, chromaSubsampling })
+      .toBuffer();
     const out = await normaliseToJpeg(jpeg);
     expect([out.width, out.height]).toEqual([1440, 1080]);
     const ref = await sharp(jpeg).resize(1440, 1080, { kernel: "lanczos3" }).jpeg({ quality: 95 }).toBuffer();
@@ -41,7 +43,10 @@ describe("normaliseToJpeg through YCbCr planes", () => {
   });
 
   it("normalises a greyscale JPEG (neutral chroma)", async () => {
-    const grey = await sharp(await makePhotoJpeg(900, 600)).greyscale().jpeg({ quality: 90 }).toBuffer();
+    const grey = await sharp(await makePhotoJpeg(900, 600))
+      .greyscale()
+      .jpeg({ quality: 90 })
+      .toBuffer();
     const out = await normaliseToJpeg(grey);
     const { data, info } = await sharp(out.bytes).raw().toBuffer({ resolveWithObject: true });
     expect([info.width, info.height]).toEqual([900, 600]);
@@ -52,11 +57,17 @@ describe("normaliseToJpeg through YCbCr planes", () => {
   });
 
   it("handles odd sizes (chroma rounded up) and small enlargements", async () => {
-    const odd = await sharp(await makePhotoJpeg(600, 400)).resize(333, 201, { fit: "fill" }).jpeg({ quality: 90 }).toBuffer();
+    const odd = await sharp(await makePhotoJpeg(600, 400))
+      .resize(333, 201, { fit: "fill" })
+      .jpeg({ quality: 90 })
+      .toBuffer();
     const out = await normaliseToJpeg(odd);
     expect([out.width, out.height]).toEqual([333, 201]);
     expect(await psnrAgainst(out.bytes, await sharp(odd).jpeg({ quality: 95 }).toBuffer())).toBeGreaterThan(34);
-    const narrow = await sharp(await makePhotoJpeg(600, 400)).resize(201, 301, { fit: "fill" }).jpeg({ quality: 90 }).toBuffer();
+    const narrow = await sharp(await makePhotoJpeg(600, 400))
+      .resize(201, 301, { fit: "fill" })
+      .jpeg({ quality: 90 })
+      .toBuffer();
     const up = await normaliseToJpeg(narrow);
     expect([up.width, up.height]).toEqual([320, 479]);
   });
@@ -76,7 +87,11 @@ describe("plane helpers", () => {
     [100, 150, 320, 480],
     [3, 2, 1, 1],
   ])("resizePlane keeps a flat plane exactly flat: %ix%i -> %ix%i", (sw, sh, dw, dh) => {
-    const out = resizePlane(plane(sw, sh, () => 173), dw, dh);
+    const out = resizePlane(
+      plane(sw, sh, () => 173),
+      dw,
+      dh,
+    );
     expect([out.width, out.height, out.stride]).toEqual([dw, dh, dw]);
     expect(out.data.subarray(0, dw * dh).every((v) => v === 173)).toBe(true);
   });
@@ -116,7 +131,8 @@ describe("plane helpers", () => {
     // DRI: 63 MCUs (one row of 1001 / 16) per interval; 46 rows, so RST0..7 cycle through 45 markers.
     expect(whole.includes(Buffer.from([0xff, 0xdd, 0, 4, 0, 63]))).toBe(true);
     let markers = 0;
-    for (let i = whole.indexOf(Buffer.from([0xff, 0xda])); i < whole.length - 1; i++) if (whole[i] === 0xff && whole[i + 1]! >= 0xd0 && whole[i + 1]! <= 0xd7) markers++;
+    for (let i = whole.indexOf(Buffer.from([0xff, 0xda])); i < whole.length - 1; i++)
+      if (whole[i] === 0xff && whole[i + 1]! >= 0xd0 && whole[i + 1]! <= 0xd7) markers++;
     expect(markers).toBe(45);
     expect(await psnrAgainst(whole, jpeg)).toBeGreaterThan(34);
     for (const cut of [1, 2, 9, 22, 45]) {

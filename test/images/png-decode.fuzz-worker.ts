@@ -25,7 +25,8 @@ for (let index = 0; index < cases.length; index++) {
   try {
     const img = decodePngAtMost(bytes, maxSide);
     if (img === null) outcome = "null";
-    else if (img.width >= 1 && img.height >= 1 && Math.max(img.width, img.height) <= maxSide && img.data.length === img.width * img.height * 4) outcome = "image";
+    else if (img.width >= 1 && img.height >= 1 && Math.max(img.width, img.height) <= maxSide && img.data.length === img.width * img.height * 4)
+      outcome = "image";
     else outcome = `malformed image ${img.width}x${img.height} with ${img.data.length} bytes`;
   } catch (e) {
     outcome = e instanceof Error ? "error" : `threw a non-Error: ${String(e)}`;

@@ -146,12 +146,15 @@ function randomImage(format: Format, width: number, height: number, seed: number
       let px: number[];
       if (roll < 0.25) px = last;
       else if (roll < 0.4 && key) px = key;
-      else if (roll < 0.5 && key) px = key.map((v, c) => (c === Math.floor(rng() * channels) ? (v + 1) & max : v)); // near miss
+      else if (roll < 0.5 && key)
+        px = key.map((v, c) => (c === Math.floor(rng() * channels) ? (v + 1) & max : v)); // near miss
       else if (colourType === 3) px = [int(paletteSize - 1)];
       else px = Array.from({ length: channels }, () => int(max));
       if (hasAlpha && roll >= 0.25 && rng() < 0.4) px = [...px.slice(0, -1), rng() < 0.5 ? 0 : max];
       last = px;
-      px.forEach((v, c) => writeSample(row, x * channels + c, depth, v));
+      px.forEach((v, c) => {
+        writeSample(row, x * channels + c, depth, v);
+      });
     }
     rows.push(row);
   }
@@ -176,7 +179,12 @@ function writeSample(row: Uint8Array, index: number, depth: number, v: number): 
 async function sharpRgba(png: Uint8Array): Promise<RgbaImage> {
   const meta = await sharp(png).metadata();
   if (meta.depth === "ushort") {
-    const { data, info } = await sharp(png).pipelineColourspace("rgb16").toColourspace("rgb16").ensureAlpha().raw({ depth: "ushort" }).toBuffer({ resolveWithObject: true });
+    const { data, info } = await sharp(png)
+      .pipelineColourspace("rgb16")
+      .toColourspace("rgb16")
+      .ensureAlpha()
+      .raw({ depth: "ushort" })
+      .toBuffer({ resolveWithObject: true });
     const samples = new Uint16Array(data.buffer, data.byteOffset, data.length / 2);
     return { width: info.width, height: info.height, data: Uint8Array.from(samples, (v) => Math.round(v / 257)) };
   }
@@ -325,7 +333,7 @@ describe("decodePngAtMost: colour types, bit depths, filters", () => {
     const rng = seeded(9);
     for (const bitDepth of [1, 2, 4, 8] as const) {
       const colours = Math.min(1 << bitDepth, 150);
-      const palette = Array.from({ length: colours }, (_, i) => [i * 7 % 256, i * 13 % 256, i * 29 % 256, i === 1 ? 0 : 255] as const);
+      const palette = Array.from({ length: colours }, (_, i) => [(i * 7) % 256, (i * 13) % 256, (i * 29) % 256, i === 1 ? 0 : 255] as const);
       const png = encodePng({
         width: 45,
         height: 33,
@@ -353,7 +361,13 @@ describe("decodePngAtMost: colour types, bit depths, filters", () => {
   });
 
   it("reads Adam7-interlaced PNGs (sharp's progressive): every colour kind, sizes with empty passes, whole and shrunk", async () => {
-    for (const [width, height] of [[1, 1], [3, 2], [7, 9], [37, 23], [160, 120]] as const) {
+    for (const [width, height] of [
+      [1, 1],
+      [3, 2],
+      [7, 9],
+      [37, 23],
+      [160, 120],
+    ] as const) {
       const raw = Buffer.alloc(width * height * 4);
       const rng = seeded(width * 1000 + height);
       for (let i = 0; i < raw.length; i++) raw[i] = i % 4 === 3 ? (rng() < 0.3 ? Math.floor(rng() * 256) : 255) : Math.floor(rng() * 256);
@@ -374,7 +388,10 @@ describe("decodePngAtMost: colour types, bit depths, filters", () => {
   });
 
   it("refuses an interlaced PNG whose passes' data ends early or runs on", async () => {
-    const rows = (height: number) => sharp(Buffer.alloc(40 * height * 3, 7), { raw: { width: 40, height, channels: 3 } }).png({ progressive: true }).toBuffer();
+    const rows = (height: number) =>
+      sharp(Buffer.alloc(40 * height * 3, 7), { raw: { width: 40, height, channels: 3 } })
+        .png({ progressive: true })
+        .toBuffer();
     const png = await rows(30);
     // Its one IDAT chunk cut to half (the length patched; CRCs are not checked), then IEND.
     const idat = png.indexOf("IDAT") - 4;
@@ -417,7 +434,12 @@ describe("decodePngAtMost: colour types, bit depths, filters", () => {
     const withAncillary = writePng({
       ...spec,
       trns: new Uint8Array(6),
-      extra: [["gAMA", gamma], ["iCCP", Buffer.from("x\0\0junk")], ["tEXt", Buffer.from("Comment\0hello")], ["zzZz", new Uint8Array(3)]],
+      extra: [
+        ["gAMA", gamma],
+        ["iCCP", Buffer.from("x\0\0junk")],
+        ["tEXt", Buffer.from("Comment\0hello")],
+        ["zzZz", new Uint8Array(3)],
+      ],
     });
     expect(decodePngAtMost(withAncillary, 100)).toEqual(plain);
   });
@@ -438,7 +460,12 @@ describe("decodePngAtLeast: blocks as even as whole pixels allow", () => {
   it.each(FORMATS.map((f, i) => [f.name, f, i] as const))("%s: at least the size asked for, each block its alpha-weighted mean", async (_, format, i) => {
     const png = writePng(randomImage(format, 37, 23, 2000 + i));
     const reference = await sharpRgba(png);
-    for (const [w, h] of [[10, 5], [13, 6], [18, 11], [7, 11]] as const) {
+    for (const [w, h] of [
+      [10, 5],
+      [13, 6],
+      [18, 11],
+      [7, 11],
+    ] as const) {
       const out = decodePngAtLeast(png, w, h)!;
       const ratio = Math.min(37 / w, 23 / h);
       expect([out.width, out.height]).toEqual([Math.ceil(37 / ratio), Math.ceil(23 / ratio)]);
@@ -456,7 +483,11 @@ describe("decodePngAtLeast: blocks as even as whole pixels allow", () => {
   it("shrinks runs of repeated rows into blocks of different heights like any other rows", async () => {
     const png = repeatedRows(41, 13);
     const reference = await sharpRgba(png);
-    for (const [w, h] of [[17, 30], [13, 23], [9, 16]] as const) {
+    for (const [w, h] of [
+      [17, 30],
+      [13, 23],
+      [9, 16],
+    ] as const) {
       const out = decodePngAtLeast(png, w, h)!;
       expect(difference(out, blockAverage(reference, evenStarts(45, out.width), evenStarts(80, out.height)), 1)).toBeNull();
     }
@@ -488,20 +519,36 @@ describe("decodePngAtMost: what it refuses", () => {
     ["an unknown filter type", () => writePng({ ...base, filter: (y) => (y === 5 ? 5 : 0) })],
     ["a palette index out of range", () => writePng({ ...randomImage({ name: "", colourType: 3, depth: 8 }, 8, 8, 1), palette: new Uint8Array(3 * 4) })],
     ["a tRNS longer than the palette", () => writePng({ ...randomImage({ name: "", colourType: 3, depth: 2 }, 8, 8, 1), trns: new Uint8Array(9) })],
-    ["a PLTE whose length is not a multiple of 3", () => writePng({ ...randomImage({ name: "", colourType: 3, depth: 1 }, 8, 8, 1), palette: new Uint8Array(5) })],
+    [
+      "a PLTE whose length is not a multiple of 3",
+      () => writePng({ ...randomImage({ name: "", colourType: 3, depth: 1 }, 8, 8, 1), palette: new Uint8Array(5) }),
+    ],
     ["rows one byte short (wrong scanline length)", () => writePng({ ...base, width: 17 })],
     ["more image data than the header implies", () => writePng({ ...base, height: 11 })],
-    ["inflate error (garbage after the zlib header)", () => writePng({ ...base, zlib: () => Uint8Array.from([0x78, 0x9c, 0xff, 0xff, 0xff, 0xff, 0x00, 0x12, 0x34]) })],
+    [
+      "inflate error (garbage after the zlib header)",
+      () => writePng({ ...base, zlib: () => Uint8Array.from([0x78, 0x9c, 0xff, 0xff, 0xff, 0xff, 0x00, 0x12, 0x34]) }),
+    ],
     ["a stream that is not zlib", () => writePng({ ...base, zlib: (f) => Uint8Array.from(deflateSync(f)).map((v, i) => (i === 0 ? 0x79 : v)) })],
-    ["a zlib preset dictionary", () => writePng({ ...base, zlib: (f) => Buffer.concat([Buffer.from([0x78, 0xbb]), Buffer.from([0, 0, 0, 1]), deflateSync(f).subarray(2)]) })],
-    ["a deflate stream that ends before the image", () => writePng({ ...base, zlib: (f) => Buffer.concat([deflateSync(f.subarray(0, 50)), Buffer.alloc(300_000, 0x55)]) })],
+    [
+      "a zlib preset dictionary",
+      () => writePng({ ...base, zlib: (f) => Buffer.concat([Buffer.from([0x78, 0xbb]), Buffer.from([0, 0, 0, 1]), deflateSync(f).subarray(2)]) }),
+    ],
+    [
+      "a deflate stream that ends before the image",
+      () => writePng({ ...base, zlib: (f) => Buffer.concat([deflateSync(f.subarray(0, 50)), Buffer.alloc(300_000, 0x55)]) }),
+    ],
   ];
   it.each(cases)("throws for %s", (_, make) => {
     expect(() => decodePngAtMost(make(), 100)).toThrow(corruptMessage);
   });
 
   it("throws for more than MAX_IMAGE_PIXELS before allocating anything", () => {
-    for (const [width, height] of [[7000, 7000], [0x7fffffff, 0x7fffffff], [MAX_IMAGE_PIXELS + 1, 1]] as const) {
+    for (const [width, height] of [
+      [7000, 7000],
+      [0x7fffffff, 0x7fffffff],
+      [MAX_IMAGE_PIXELS + 1, 1],
+    ] as const) {
       // A header that claims the size, with one row of data: the limit must fire at IHDR.
       const png = writePng({ ...base, width, height, zlib: () => deflateSync(new Uint8Array(4)) });
       const t = performance.now();
@@ -546,9 +593,16 @@ describe("decodePngAtMost: hostile input", () => {
       writePng({ ...randomImage({ name: "", colourType: 3, depth: 4, trns: true }, 33, 17, 2), idatSize: 100 }),
       writePng(randomImage({ name: "", colourType: 0, depth: 16, trns: true }, 21, 19, 3)),
       writePng(randomImage({ name: "", colourType: 0, depth: 2 }, 50, 8, 4)),
-      new Uint8Array(await sharp({ create: { width: 64, height: 64, channels: 3, background: "#abcdef", noise: { type: "gaussian", mean: 128, sigma: 30 } } }).png().toBuffer()),
+      new Uint8Array(
+        await sharp({ create: { width: 64, height: 64, channels: 3, background: "#abcdef", noise: { type: "gaussian", mean: 128, sigma: 30 } } })
+          .png()
+          .toBuffer(),
+      ),
     ];
-    const cases: FuzzCase[] = Array.from({ length: 400 }, () => ({ bytes: mutate(bases[Math.floor(rng() * bases.length)]!, rng), maxSide: rng() < 0.5 ? 16 : 4096 }));
+    const cases: FuzzCase[] = Array.from({ length: 400 }, () => ({
+      bytes: mutate(bases[Math.floor(rng() * bases.length)]!, rng),
+      maxSide: rng() < 0.5 ? 16 : 4096,
+    }));
     const outcomes = await runFuzz(cases, 3000);
     const bad = outcomes.filter((o) => !["image", "null", "error"].includes(o.outcome));
     expect(bad).toEqual([]);
@@ -669,10 +723,13 @@ function runFuzz(cases: FuzzCase[], hangMs: number): Promise<FuzzOutcome[]> {
     const arm = (first = false) => {
       clearTimeout(timer);
       // The first case also waits for the worker to load TypeScript.
-      timer = setTimeout(() => {
-        void worker.terminate();
-        reject(new Error(`case ${outcomes.length} hung (> ${hangMs} ms); its bytes: ${Buffer.from(cases[outcomes.length]!.bytes).toString("base64")}`));
-      }, first ? hangMs + 15_000 : hangMs);
+      timer = setTimeout(
+        () => {
+          void worker.terminate();
+          reject(new Error(`case ${outcomes.length} hung (> ${hangMs} ms); its bytes: ${Buffer.from(cases[outcomes.length]!.bytes).toString("base64")}`));
+        },
+        first ? hangMs + 15_000 : hangMs,
+      );
     };
     arm(true);
     worker.on("message", (o: FuzzOutcome) => {
@@ -692,7 +749,9 @@ function runFuzz(cases: FuzzCase[], hangMs: number): Promise<FuzzOutcome[]> {
 
 describe("which decoder a PNG goes to", () => {
   it("on the edge every non-interlaced PNG streams through ours, and photon never sees it; on Node a small one goes to photon", async () => {
-    const png = await sharp({ create: { width: 300, height: 200, channels: 4, background: { r: 200, g: 40, b: 90, alpha: 0.5 } } }).png().toBuffer();
+    const png = await sharp({ create: { width: 300, height: 200, channels: 4, background: { r: 200, g: 40, b: 90, alpha: 0.5 } } })
+      .png()
+      .toBuffer();
     const photon = vi.spyOn(PhotonImage, "new_from_byteslice");
     try {
       const node = decodeImage(png);

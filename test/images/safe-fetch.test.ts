@@ -237,7 +237,14 @@ describe("the hit counter", () => {
 describe("node fetcher: every resolved address is checked at connect time", () => {
   const cases: Array<[string, LookupAddress[], RegExp]> = [
     ["loopback", [{ address: "127.0.0.1", family: 4 }], /resolves to a loopback address/],
-    ["one private among public ones", [{ address: "93.184.215.14", family: 4 }, { address: "10.1.2.3", family: 4 }], /resolves to a private network address/],
+    [
+      "one private among public ones",
+      [
+        { address: "93.184.215.14", family: 4 },
+        { address: "10.1.2.3", family: 4 },
+      ],
+      /resolves to a private network address/,
+    ],
     ["IPv6 loopback", [{ address: "::1", family: 6 }], /loopback/],
     ["mapped metadata address", [{ address: "::ffff:169.254.169.254", family: 6 }], /link-local/],
     ["IPv4-compatible loopback", [{ address: "::7f00:1", family: 6 }], /IPv4-compatible/],

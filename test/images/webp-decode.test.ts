@@ -41,9 +41,15 @@ beforeAll(async () => {
   photoPng = join(dir, "photo.png");
   alphaPng = join(dir, "alpha.png");
   palettePng = join(dir, "palette.png");
-  await sharp(rgb, { raw: { width: w, height: h, channels: 3 } }).png().toFile(photoPng);
-  await sharp(rgba, { raw: { width: w, height: h, channels: 4 } }).png().toFile(alphaPng);
-  await sharp(rgba, { raw: { width: w, height: h, channels: 4 } }).png({ palette: true, colours: 12 }).toFile(palettePng);
+  await sharp(rgb, { raw: { width: w, height: h, channels: 3 } })
+    .png()
+    .toFile(photoPng);
+  await sharp(rgba, { raw: { width: w, height: h, channels: 4 } })
+    .png()
+    .toFile(alphaPng);
+  await sharp(rgba, { raw: { width: w, height: h, channels: 4 } })
+    .png({ palette: true, colours: 12 })
+    .toFile(palettePng);
 });
 
 /** cwebp's output for `input` with `args`. */
@@ -95,15 +101,29 @@ describe("decodeWebp: lossy (VP8), identical to libwebp", () => {
 
   it("odd and tiny sizes (partial macroblocks, one pixel)", async () => {
     const raw = await photoPixels(67, 45);
-    for (const [w, h] of [[1, 1], [17, 9], [16, 16], [67, 45]] as const) {
-      const webp = await sharp(raw, { raw: { width: 67, height: 45, channels: 3 } }).extract({ left: 0, top: 0, width: w, height: h }).webp({ quality: 80 }).toBuffer();
+    for (const [w, h] of [
+      [1, 1],
+      [17, 9],
+      [16, 16],
+      [67, 45],
+    ] as const) {
+      const webp = await sharp(raw, { raw: { width: 67, height: 45, channels: 3 } })
+        .extract({ left: 0, top: 0, width: w, height: h })
+        .webp({ quality: 80 })
+        .toBuffer();
       await expectSameAsLibwebp(new Uint8Array(webp));
     }
   });
 
   it("a larger photo across many macroblock rows", async () => {
     const raw = await photoPixels(800, 600);
-    await expectSameAsLibwebp(new Uint8Array(await sharp(raw, { raw: { width: 800, height: 600, channels: 3 } }).webp({ quality: 85 }).toBuffer()));
+    await expectSameAsLibwebp(
+      new Uint8Array(
+        await sharp(raw, { raw: { width: 800, height: 600, channels: 3 } })
+          .webp({ quality: 85 })
+          .toBuffer(),
+      ),
+    );
   });
 });
 
@@ -149,7 +169,13 @@ describe("decodeWebp: lossless (VP8L), identical to libwebp", () => {
         const c = (i * 7 + Math.floor(i / 61)) % colours;
         raw.set([c * 37, 255 - c, (c * 11) & 255], i * 3);
       }
-      await expectSameAsLibwebp(new Uint8Array(await sharp(raw, { raw: { width: 61, height: 37, channels: 3 } }).webp({ lossless: true }).toBuffer()));
+      await expectSameAsLibwebp(
+        new Uint8Array(
+          await sharp(raw, { raw: { width: 61, height: 37, channels: 3 } })
+            .webp({ lossless: true })
+            .toBuffer(),
+        ),
+      );
     }
   });
 });

@@ -57,14 +57,34 @@ describe("GET /api/image/image-model-options", () => {
     expect(data.map((m) => m.model)).toEqual(["pro", "standard", "flash"]);
     for (const m of data) {
       expect(Object.keys(m).sort()).toEqual(
-        ["badge", "defaultResolution", "description", "estimatedCost", "maxBatchSize", "model", "modelId", "name", "pricingPerResolution", "provider", "supportedResolutions", "supportsBatchGeneration", "supportsVariableResolution"].sort(),
+        [
+          "badge",
+          "defaultResolution",
+          "description",
+          "estimatedCost",
+          "maxBatchSize",
+          "model",
+          "modelId",
+          "name",
+          "pricingPerResolution",
+          "provider",
+          "supportedResolutions",
+          "supportsBatchGeneration",
+          "supportsVariableResolution",
+        ].sort(),
       );
       expect(Object.keys(m.pricingPerResolution)).toEqual(m.supportedResolutions);
       expect(m.estimatedCost).toEqual(m.pricingPerResolution[m.defaultResolution]);
     }
     const [pro, standard] = data;
     expect(pro).toMatchObject({ defaultResolution: "4K", supportedResolutions: ["1K", "2K", "4K"], supportsVariableResolution: true });
-    expect(standard).toMatchObject({ supportedResolutions: ["1K"], defaultResolution: "1K", maxBatchSize: 10, supportsBatchGeneration: true, supportsVariableResolution: false });
+    expect(standard).toMatchObject({
+      supportedResolutions: ["1K"],
+      defaultResolution: "1K",
+      maxBatchSize: 10,
+      supportsBatchGeneration: true,
+      supportsVariableResolution: false,
+    });
     expect(standard!.pricingPerResolution["1K"]).toEqual({ credits: 4, usd: 0.039, inr: 3.45 });
   });
 
@@ -75,7 +95,19 @@ describe("GET /api/image/image-model-options", () => {
         PHOTO_MODELS: JSON.stringify({
           usdToInr: "80",
           creditsPerUsd: 1000,
-          models: [{ model: "standard", modelId: "acme/fast:1", name: "Fast", provider: "replicate", description: "d", badge: "b", supportedResolutions: ["1K", "2K"], maxBatchSize: 3, pricing: { "1K": "0.0333", "2K": "0.1" } }],
+          models: [
+            {
+              model: "standard",
+              modelId: "acme/fast:1",
+              name: "Fast",
+              provider: "replicate",
+              description: "d",
+              badge: "b",
+              supportedResolutions: ["1K", "2K"],
+              maxBatchSize: 3,
+              pricing: { "1K": "0.0333", "2K": "0.1" },
+            },
+          ],
         }),
       },
     });
@@ -100,7 +132,11 @@ describe("OpenAPI", () => {
   it("describes area B in the API's valid OpenAPI 3.1 document; the former /api/image/openapi.json answers 301 to it", async () => {
     const doc = (await (await h.app.request("/openapi.json")).json()) as { openapi: string; paths: Record<string, unknown> };
     expect(doc.openapi).toBe("3.1.0");
-    expect(Object.keys(doc.paths).filter((p) => p.startsWith("/api/image/")).sort()).toEqual([
+    expect(
+      Object.keys(doc.paths)
+        .filter((p) => p.startsWith("/api/image/"))
+        .sort(),
+    ).toEqual([
       "/api/image/demo/{file}",
       "/api/image/image-model-options",
       "/api/image/product-photography",

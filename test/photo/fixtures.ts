@@ -32,7 +32,9 @@ export async function productDataUrl(): Promise<string> {
 
 /** An opaque magenta logo, 200 x 100 (2:1), as a PNG data URI. */
 export async function logoDataUrl(width = 200, height = 100): Promise<string> {
-  const png = await sharp({ create: { width, height, channels: 4, background: { r: 255, g: 0, b: 255, alpha: 1 } } }).png().toBuffer();
+  const png = await sharp({ create: { width, height, channels: 4, background: { r: 255, g: 0, b: 255, alpha: 1 } } })
+    .png()
+    .toBuffer();
   return dataUrl(png, "image/png");
 }
 
@@ -64,7 +66,11 @@ export function bboxOf(img: Decoded, rgb: readonly [number, number, number], tol
   for (let y = 0; y < img.height; y++) {
     for (let x = 0; x < img.width; x++) {
       const i = (y * img.width + x) * img.channels;
-      if (Math.abs(img.data[i]! - rgb[0]) <= tolerance && Math.abs(img.data[i + 1]! - rgb[1]) <= tolerance && Math.abs(img.data[i + 2]! - rgb[2]) <= tolerance) {
+      if (
+        Math.abs(img.data[i]! - rgb[0]) <= tolerance &&
+        Math.abs(img.data[i + 1]! - rgb[1]) <= tolerance &&
+        Math.abs(img.data[i + 2]! - rgb[2]) <= tolerance
+      ) {
         count++;
         if (x < x0) x0 = x;
         if (y < y0) y0 = y;

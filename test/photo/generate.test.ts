@@ -59,7 +59,9 @@ describe("output size", () => {
 
 describe("logo", () => {
   it.each(LOGO_PLACEMENTS)("is drawn at %s at the requested size", async (logoPlacement) => {
-    const data = await ok(await h.post({ productImages: [{ dataUrl: product }], promptId: "studio-white-sweep", model: "standard", logoImage: logo, logoPlacement, logoSize: 0.2 }));
+    const data = await ok(
+      await h.post({ productImages: [{ dataUrl: product }], promptId: "studio-white-sweep", model: "standard", logoImage: logo, logoPlacement, logoSize: 0.2 }),
+    );
     const png = await decodePng(fromDataUri(data.photoDataUri));
     const box = bboxOf(png, MAGENTA, 40);
     expect(box).not.toBeNull();
@@ -76,8 +78,23 @@ describe("logo", () => {
 
   it("keeps a PNG logo's transparency", async () => {
     const sharp = (await import("sharp")).default;
-    const ring = await sharp(Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="200" height="200"><circle cx="100" cy="100" r="80" fill="none" stroke="#ff00ff" stroke-width="30"/></svg>`)).png().toBuffer();
-    const data = await ok(await h.post({ productImages: [{ dataUrl: product }], promptId: "studio-white-sweep", model: "standard", logoImage: `data:image/png;base64,${ring.toString("base64")}`, logoPlacement: "center", logoSize: 0.4 }));
+    const ring = await sharp(
+      Buffer.from(
+        `<svg xmlns="http://www.w3.org/2000/svg" width="200" height="200"><circle cx="100" cy="100" r="80" fill="none" stroke="#ff00ff" stroke-width="30"/></svg>`,
+      ),
+    )
+      .png()
+      .toBuffer();
+    const data = await ok(
+      await h.post({
+        productImages: [{ dataUrl: product }],
+        promptId: "studio-white-sweep",
+        model: "standard",
+        logoImage: `data:image/png;base64,${ring.toString("base64")}`,
+        logoPlacement: "center",
+        logoSize: 0.4,
+      }),
+    );
     const png = await decodePng(fromDataUri(data.photoDataUri));
     const centre = (512 * 1024 + 512) * png.channels;
     // The ring's hole shows the scene (the product), not magenta and not black.
@@ -134,18 +151,27 @@ describe("texts", () => {
   it("a copy-space template puts the texts in its open space on the left", async () => {
     const body = { productImages: [{ dataUrl: product }], promptId: "ecom-copy-space", model: "standard", aspectRatio: "16:9" };
     const plain = await decodePng(fromDataUri((await ok(await h.post(body))).photoDataUri));
-    const withText = await decodePng(fromDataUri((await ok(await h.post({ ...body, overlayText: "Summer Sale -30%", marketingText: "Free shipping this week" }))).photoDataUri));
+    const withText = await decodePng(
+      fromDataUri((await ok(await h.post({ ...body, overlayText: "Summer Sale -30%", marketingText: "Free shipping this week" }))).photoDataUri),
+    );
     let left = 0;
     let right = 0;
     for (let i = 0; i < plain.data.length; i += plain.channels) {
-      if (Math.abs(plain.data[i]! - withText.data[i]!) > 60) ((i / plain.channels) % plain.width < plain.width / 2 ? left++ : right++);
+      if (Math.abs(plain.data[i]! - withText.data[i]!) > 60) (i / plain.channels) % plain.width < plain.width / 2 ? left++ : right++;
     }
     expect(left).toBeGreaterThan(2000);
     expect(right).toBe(0);
   });
 
   it("keeps the overlay text clear of a logo in the same band", async () => {
-    const body = { productImages: [{ dataUrl: product }], promptId: "studio-grey-gradient", model: "standard", logoImage: logo, logoPlacement: "top-right", logoSize: 0.3 };
+    const body = {
+      productImages: [{ dataUrl: product }],
+      promptId: "studio-grey-gradient",
+      model: "standard",
+      logoImage: logo,
+      logoPlacement: "top-right",
+      logoSize: 0.3,
+    };
     const plain = await decodePng(fromDataUri((await ok(await h.post(body))).photoDataUri));
     const withText = await decodePng(fromDataUri((await ok(await h.post({ ...body, overlayText: "The Festive Collection Is Here" }))).photoDataUri));
     const logoBox = bboxOf(plain, MAGENTA, 40)!;
@@ -172,7 +198,16 @@ describe("texts", () => {
 
 describe("url output", () => {
   it("stores the PNG and a smaller thumbnail, both loadable", async () => {
-    const data = await ok(await h.post({ productImages: [{ dataUrl: product }], promptId: "hol-diwali", model: "flash", resolution: "2K", aspectRatio: "3:2", outputResult: "url" }));
+    const data = await ok(
+      await h.post({
+        productImages: [{ dataUrl: product }],
+        promptId: "hol-diwali",
+        model: "flash",
+        resolution: "2K",
+        aspectRatio: "3:2",
+        outputResult: "url",
+      }),
+    );
     expect(data.photoDataUri).toBeUndefined();
     const image = await decodePng(await fetchFile(data.imageUrl));
     const thumb = await decodePng(await fetchFile(data.thumbnailUrl));
@@ -192,14 +227,19 @@ describe("batches and the ledger", () => {
     expect(data.images.map((i: Data) => i.label)).toEqual(items.map((i) => i.label));
     expect(data.images[6]).toMatchObject({ status: "failed", error: { code: "INVALID_IMAGE" } });
     expect(data.images[6].error.message).toContain("productImages.6.dataUrl");
-    for (const [i, item] of data.images.entries()) if (i !== 6) expect(item).toMatchObject({ status: "succeeded", imageUrl: expect.any(String), thumbnailUrl: expect.any(String) });
+    for (const [i, item] of data.images.entries())
+      if (i !== 6) expect(item).toMatchObject({ status: "succeeded", imageUrl: expect.any(String), thumbnailUrl: expect.any(String) });
     expect(data.cost).toEqual({ credits: 36, usd: 0.351, inr: 31.05 });
     const rows = await h.db.select().from(generations).where(eq(generations.userId, userId));
     expect(rows).toHaveLength(9);
     expect(rows.every((r) => r.model === "standard" && r.resolution === "1K" && r.credits === 4 && r.usd === "0.0390" && r.inr === "3.45")).toBe(true);
     // `npm run admin -- usage --email E` prints the same totals.
     const usage = await runAdminCommand(h.db, { command: "usage", email });
-    expect(usage.output.split("\n")).toEqual(["model\tresolution\timages\tcredits\tusd\tinr", "standard\t1K\t9\t36\t0.3510\t31.05", "total\t\t9\t36\t0.3510\t31.05"]);
+    expect(usage.output.split("\n")).toEqual([
+      "model\tresolution\timages\tcredits\tusd\tinr",
+      "standard\t1K\t9\t36\t0.3510\t31.05",
+      "total\t\t9\t36\t0.3510\t31.05",
+    ]);
   });
 });
 
@@ -249,15 +289,32 @@ describe("idempotency", () => {
   });
 
   it("a request refused as invalid releases its key", async () => {
-    const bad = await h.post({ productImages: [{ url: "https://127.0.0.1/a.png" }], promptId: "life-kitchen", model: "standard" }, { "Idempotency-Key": "photo-2" });
+    const bad = await h.post(
+      { productImages: [{ url: "https://127.0.0.1/a.png" }], promptId: "life-kitchen", model: "standard" },
+      { "Idempotency-Key": "photo-2" },
+    );
     expect(bad.status).toBe(422);
-    expect((await h.post({ productImages: [{ dataUrl: product }], promptId: "life-kitchen", model: "standard" }, { "Idempotency-Key": "photo-2" })).status).toBe(200);
+    expect(
+      (await h.post({ productImages: [{ dataUrl: product }], promptId: "life-kitchen", model: "standard" }, { "Idempotency-Key": "photo-2" })).status,
+    ).toBe(200);
   });
 });
 
 describe("async jobs", () => {
   it("Prefer: respond-async answers 202 with a job that reaches succeeded, for its owner only", async () => {
-    const res = await h.post({ productImages: [{ dataUrl: product, label: "a" }, { dataUrl: product, label: "b" }], promptId: "hol-christmas", model: "flash", resolution: "1K", outputResult: "url" }, { Prefer: "respond-async" });
+    const res = await h.post(
+      {
+        productImages: [
+          { dataUrl: product, label: "a" },
+          { dataUrl: product, label: "b" },
+        ],
+        promptId: "hol-christmas",
+        model: "flash",
+        resolution: "1K",
+        outputResult: "url",
+      },
+      { Prefer: "respond-async" },
+    );
     const job = await ok(res, 202);
     expect(res.headers.get("preference-applied")).toBe("respond-async");
     const location = res.headers.get("location")!;
@@ -287,17 +344,29 @@ describe("async jobs after a crash", () => {
     const released = new Promise<void>((r) => (release = r));
     const local = LocalGenerator();
     // The first runner hangs (its process "died"); it wakes only after the job was taken over, then fails.
-    const hanging: ImageGenerator = { name: "local", generateScene: async () => { await released; throw new Error("the old runner woke up"); } };
+    const hanging: ImageGenerator = {
+      name: "local",
+      generateScene: async () => {
+        await released;
+        throw new Error("the old runner woke up");
+      },
+    };
     const c = await photoHarness({ overrides: { generator: hanging } });
     try {
-      const res = await c.post({ productImages: [{ dataUrl: product }], promptId: "out-beach", model: "standard", outputResult: "url" }, { Prefer: "respond-async" });
+      const res = await c.post(
+        { productImages: [{ dataUrl: product }], promptId: "out-beach", model: "standard", outputResult: "url" },
+        { Prefer: "respond-async" },
+      );
       const job = await ok(res, 202);
       for (let i = 0; i < 100; i++) {
         const [row] = await c.db.select().from(photoJobs).where(eq(photoJobs.id, job.id));
         if (row!.status === "running") break;
         await new Promise((r) => setTimeout(r, 20));
       }
-      await c.db.update(photoJobs).set({ lockedUntil: new Date(Date.now() - 60_000) }).where(eq(photoJobs.id, job.id));
+      await c.db
+        .update(photoJobs)
+        .set({ lockedUntil: new Date(Date.now() - 60_000) })
+        .where(eq(photoJobs.id, job.id));
       c.services.generator = local;
       expect(await resumePhotoJobs(c.services)).toBe(1);
       let state: Data = job;

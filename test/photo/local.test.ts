@@ -34,7 +34,7 @@ function paint(w: number, h: number, mask: Uint8Array, fg: Rgb, bg: (x: number, 
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       const i = (y * w + x) * 4;
-      const shade = 0.85 + 0.15 * Math.cos(((x / w) - 0.5) * Math.PI * 2);
+      const shade = 0.85 + 0.15 * Math.cos((x / w - 0.5) * Math.PI * 2);
       const c = mask[y * w + x] ? fg.map((v) => v * shade) : bg(x, y);
       data.set([c[0]!, c[1]!, c[2]!, 255], i);
     }
@@ -81,7 +81,11 @@ function findColour(img: RgbaImage, rgb: Rgb, tolerance = 30) {
   for (let y = 0; y < img.height; y++) {
     for (let x = 0; x < img.width; x++) {
       const i = (y * img.width + x) * 4;
-      if (Math.abs(img.data[i]! - rgb[0]) <= tolerance && Math.abs(img.data[i + 1]! - rgb[1]) <= tolerance && Math.abs(img.data[i + 2]! - rgb[2]) <= tolerance) {
+      if (
+        Math.abs(img.data[i]! - rgb[0]) <= tolerance &&
+        Math.abs(img.data[i + 1]! - rgb[1]) <= tolerance &&
+        Math.abs(img.data[i + 2]! - rgb[2]) <= tolerance
+      ) {
         x0 = Math.min(x0, x);
         x1 = Math.max(x1, x);
         y0 = Math.min(y0, y);
@@ -114,10 +118,13 @@ describe("cutOut", () => {
   const backgrounds: Array<[string, (x: number, y: number) => Rgb]> = [
     ["plain white", () => [255, 255, 255]],
     ["light grey", () => [228, 228, 226]],
-    ["near-plain gradient with vignette", (x, y) => {
-      const v = 238 - 30 * (y / h) - 12 * ((x / w - 0.5) ** 2);
-      return [v, v - 2, v - 5];
-    }],
+    [
+      "near-plain gradient with vignette",
+      (x, y) => {
+        const v = 238 - 30 * (y / h) - 12 * (x / w - 0.5) ** 2;
+        return [v, v - 2, v - 5];
+      },
+    ],
   ];
   for (const [name, bg] of backgrounds) {
     it(`finds the product on a ${name} background (IoU > 0.9)`, () => {
@@ -132,7 +139,7 @@ describe("cutOut", () => {
     const H = 1500;
     const big = productMask(W, H);
     for (let y = Math.round(H * 0.05); y < H * 0.15; y++) for (let x = W / 2 - 2; x < W / 2 + 2; x++) big[y * W + x] = 1; // a 4 px antenna
-    const cut = cutOut(paint(W, H, big, TEAL, (x, y) => [240 - (20 * y) / H, 240 - (20 * y) / H, 236 - (20 * y) / H]));
+    const cut = cutOut(paint(W, H, big, TEAL, (_x, y) => [240 - (20 * y) / H, 240 - (20 * y) / H, 236 - (20 * y) / H]));
     expect(cut.foundBackground).toBe(true);
     expect(iou(cut, big, W, H)).toBeGreaterThan(0.97);
     expect(cut.y).toBeLessThan(H * 0.05 + 3); // the thin antenna survived
@@ -140,7 +147,9 @@ describe("cutOut", () => {
 
   it("finds the product in a JPEG (compression noise and ringing)", async () => {
     const img = paint(w, h, truth, [180, 40, 60], () => [240, 239, 236]);
-    const jpeg = await sharp(Buffer.from(img.data), { raw: { width: w, height: h, channels: 4 } }).jpeg({ quality: 75 }).toBuffer();
+    const jpeg = await sharp(Buffer.from(img.data), { raw: { width: w, height: h, channels: 4 } })
+      .jpeg({ quality: 75 })
+      .toBuffer();
     const cut = cutOut(decodeImage(jpeg));
     expect(cut.foundBackground).toBe(true);
     expect(iou(cut, truth, w, h)).toBeGreaterThan(0.9);
@@ -225,7 +234,13 @@ describe("LocalGenerator", () => {
 
   it("answers exactly the requested size, opaque, for several aspect ratios", async () => {
     const product = new Uint8Array(await productJpeg(300, 400));
-    for (const [width, height] of [[384, 384], [512, 288], [288, 512], [512, 219], [320, 400]] as const) {
+    for (const [width, height] of [
+      [384, 384],
+      [512, 288],
+      [288, 512],
+      [512, 219],
+      [320, 400],
+    ] as const) {
       const img = await scene(product, { width, height, templateId: "life-kitchen" });
       expect([img.width, img.height]).toEqual([width, height]);
       expect(img.data.length).toBe(width * height * 4);

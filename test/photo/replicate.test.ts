@@ -33,9 +33,20 @@ const model = (overrides: Partial<ModelOption> = {}): ModelOption => ({
   ...overrides,
 });
 
-const PRO = model({ model: "pro", modelId: "google/nano-banana-pro", supportedResolutions: ["1K", "2K", "4K"], providerResolution: { "1K": "1K", "2K": "2K", "4K": "2K" } });
+const PRO = model({
+  model: "pro",
+  modelId: "google/nano-banana-pro",
+  supportedResolutions: ["1K", "2K", "4K"],
+  providerResolution: { "1K": "1K", "2K": "2K", "4K": "2K" },
+});
 
-const image = (name: string) => ({ bytes: new Uint8Array([1]), mimeType: "image/png" as const, width: 1, height: 1, url: `${STORE}/files/photo/in/${name}.png` });
+const image = (name: string) => ({
+  bytes: new Uint8Array([1]),
+  mimeType: "image/png" as const,
+  width: 1,
+  height: 1,
+  url: `${STORE}/files/photo/in/${name}.png`,
+});
 
 const scene = (overrides: Partial<SceneRequest> = {}): SceneRequest => ({
   product: image("product"),
@@ -163,7 +174,13 @@ describe("replicate generator: happy paths", () => {
   });
 
   it("reads an output given as an array of URLs", async () => {
-    fake.script("*", { polls: 1, outputAsArray: true, image: await sharp({ create: { width: 300, height: 200, channels: 3, background: "#c83" } }).jpeg().toBuffer() });
+    fake.script("*", {
+      polls: 1,
+      outputAsArray: true,
+      image: await sharp({ create: { width: 300, height: 200, channels: 3, background: "#c83" } })
+        .jpeg()
+        .toBuffer(),
+    });
     const { storage, generate } = rig();
     const result = await generate();
     expect([result.width, result.height]).toEqual([300, 200]);
@@ -327,7 +344,10 @@ describe("replicate generator in workerd", () => {
 
   it("creates, polls, honours a 429, downloads and decodes inside workerd", async () => {
     fake.script("*", { polls: 2, rateLimitCreates: 1, retryAfterSeconds: 1 });
-    const res = await worker!.mf.dispatchFetch("http://worker.test/", { method: "POST", body: JSON.stringify({ baseUrl: fake.url, token: fake.token, model: PRO }) });
+    const res = await worker!.mf.dispatchFetch("http://worker.test/", {
+      method: "POST",
+      body: JSON.stringify({ baseUrl: fake.url, token: fake.token, model: PRO }),
+    });
     const body = (await res.json()) as { width?: number; height?: number; code?: string; message?: string; lines: string[] };
     expect(body).toMatchObject({ width: 1024, height: 683 });
     expect(creates().map((r) => r.status)).toEqual([429, 201]);

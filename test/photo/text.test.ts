@@ -84,7 +84,13 @@ function gaps(cols: boolean[]): number[] {
 function changed(before: RgbaImage, after: RgbaImage) {
   let [minX, minY, maxX, maxY, count] = [Infinity, Infinity, -1, -1, 0];
   for (let i = 0; i < before.data.length; i += 4) {
-    if (before.data[i] === after.data[i] && before.data[i + 1] === after.data[i + 1] && before.data[i + 2] === after.data[i + 2] && before.data[i + 3] === after.data[i + 3]) continue;
+    if (
+      before.data[i] === after.data[i] &&
+      before.data[i + 1] === after.data[i + 1] &&
+      before.data[i + 2] === after.data[i + 2] &&
+      before.data[i + 3] === after.data[i + 3]
+    )
+      continue;
     const p = i / 4;
     const [x, y] = [p % before.width, Math.floor(p / before.width)];
     [minX, minY, maxX, maxY] = [Math.min(minX, x), Math.min(minY, y), Math.max(maxX, x), Math.max(maxY, y)];
@@ -157,7 +163,13 @@ describe("rasteriser", () => {
     for (const weight of [400, 700] as const) {
       const fonts = await loadFonts(weight);
       const layout = layoutBlock(fonts, "विचार कि हिंदी क्ष श्री\nDiwali Sale ₹499 (Wg@&)", { maxWidth: 2000, maxHeight: 1000, fontSize: 37.3 }, "center");
-      const ours = (await renderTextBlock("विचार कि हिंदी क्ष श्री\nDiwali Sale ₹499 (Wg@&)", { maxWidth: 2000, maxHeight: 1000, fontSize: 37.3 }, { color: [0, 0, 0], weight, align: "center" })).image;
+      const ours = (
+        await renderTextBlock(
+          "विचार कि हिंदी क्ष श्री\nDiwali Sale ₹499 (Wg@&)",
+          { maxWidth: 2000, maxHeight: 1000, fontSize: 37.3 },
+          { color: [0, 0, 0], weight, align: "center" },
+        )
+      ).image;
       const theirs = await rasterizePremultiplied(blockSvg(layout, { width: layout.width, height: layout.height, x: 0, y: 0, color: [0, 0, 0] }));
       expect([ours.width, ours.height]).toEqual([theirs.width, theirs.height]);
       let [diff, inked, ourInk, theirInk] = [0, 0, 0, 0];
@@ -186,7 +198,11 @@ describe("renderTextBlock", () => {
   });
 
   it("renders 'Diwali Sale ₹499' in white with opaque ink in a tight, transparent box", async () => {
-    const { image, lines } = await renderTextBlock("Diwali Sale ₹499", { maxWidth: 2000, maxHeight: 400, fontSize: 64 }, { color: [255, 255, 255], weight: 700 });
+    const { image, lines } = await renderTextBlock(
+      "Diwali Sale ₹499",
+      { maxWidth: 2000, maxHeight: 400, fontSize: 64 },
+      { color: [255, 255, 255], weight: 700 },
+    );
     expect(lines).toEqual(["Diwali Sale ₹499"]);
     const alphas = [...image.data.filter((_, i) => i % 4 === 3)];
     expect(alphas.filter((a) => a === 255).length).toBeGreaterThan(1000);
@@ -212,7 +228,11 @@ describe("renderTextBlock", () => {
   });
 
   it("shrinks a single word wider than the box instead of cutting it", async () => {
-    const { image, lines, fontSize } = await renderTextBlock("Supercalifragilistic", { maxWidth: 200, maxHeight: 200, fontSize: 80, minFontSize: 30 }, { color: [0, 0, 0] });
+    const { image, lines, fontSize } = await renderTextBlock(
+      "Supercalifragilistic",
+      { maxWidth: 200, maxHeight: 200, fontSize: 80, minFontSize: 30 },
+      { color: [0, 0, 0] },
+    );
     expect(lines).toEqual(["Supercalifragilistic"]);
     expect(fontSize).toBeLessThan(30); // below minFontSize rather than cut off
     expect(image.width).toBeLessThanOrEqual(200);
@@ -256,7 +276,13 @@ describe("drawText", () => {
     const canvas = flat(400, 300, [250, 250, 250]);
     const before = copy(canvas);
     const rect = { x: 250, y: 200, width: 300, height: 200 }; // half outside
-    const covered = await drawText(canvas, "Diwali Sale ₹499 दिवाली", rect, { fontSize: 48, color: [20, 20, 20], align: "right", anchor: "bottom", legibility: "panel" });
+    const covered = await drawText(canvas, "Diwali Sale ₹499 दिवाली", rect, {
+      fontSize: 48,
+      color: [20, 20, 20],
+      align: "right",
+      anchor: "bottom",
+      legibility: "panel",
+    });
     expect(covered.x).toBeGreaterThanOrEqual(250);
     expect(covered.y).toBeGreaterThanOrEqual(200);
     expect(covered.x + covered.width).toBeLessThanOrEqual(400);
@@ -276,7 +302,12 @@ describe("drawText", () => {
     const ys: number[] = [];
     for (const anchor of ["top", "center", "bottom"] as const) {
       const canvas = flat(600, 600, [255, 255, 255]);
-      const covered = await drawText(canvas, "₹499", { x: 100, y: 100, width: 400, height: 400 }, { fontSize: 60, color: [0, 0, 0], align: "center", anchor, legibility: "none" });
+      const covered = await drawText(
+        canvas,
+        "₹499",
+        { x: 100, y: 100, width: 400, height: 400 },
+        { fontSize: 60, color: [0, 0, 0], align: "center", anchor, legibility: "none" },
+      );
       expect(covered.x + covered.width / 2).toBeCloseTo(300, -1);
       ys.push(covered.y + covered.height / 2);
     }
@@ -300,7 +331,12 @@ describe("drawText", () => {
 
   it("skips the panel on a calm background with good contrast, and backs white text on white", async () => {
     const calm = flat(500, 200, [250, 245, 235]);
-    const covered = await drawText(calm, "Sale ₹499", { x: 0, y: 0, width: 500, height: 200 }, { fontSize: 56, color: [20, 20, 20], align: "center", anchor: "center" });
+    const covered = await drawText(
+      calm,
+      "Sale ₹499",
+      { x: 0, y: 0, width: 500, height: 200 },
+      { fontSize: 56, color: [20, 20, 20], align: "center", anchor: "center" },
+    );
     const diff = changed(flat(500, 200, [250, 245, 235]), calm);
     // Only glyph pixels changed: the changed box is the ink box, well inside the room kept for a panel.
     expect(diff.minX).toBeGreaterThan(covered.x - 1);
@@ -325,7 +361,12 @@ describe("drawText", () => {
     };
     const draw = async (legibility: "auto" | "outline" | "panel") => {
       const canvas = gradient();
-      await drawText(canvas, "Sale ₹499 दिवाली", { x: 0, y: 0, width: 600, height: 160 }, { fontSize: 64, color: [255, 255, 255], weight: 700, align: "center", anchor: "center", legibility });
+      await drawText(
+        canvas,
+        "Sale ₹499 दिवाली",
+        { x: 0, y: 0, width: 600, height: 160 },
+        { fontSize: 64, color: [255, 255, 255], weight: 700, align: "center", anchor: "center", legibility },
+      );
       return canvas.data;
     };
     const auto = await draw("auto");
@@ -343,11 +384,19 @@ describe("drawText", () => {
 
 describe("rasterizeSvg", () => {
   it("renders an SVG at the requested width with straight alpha", async () => {
-    const image = await rasterizeSvg('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 5"><rect x="0" y="0" width="5" height="5" fill="#c86432" fill-opacity="0.5"/></svg>', 200);
+    const image = await rasterizeSvg(
+      '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 10 5"><rect x="0" y="0" width="5" height="5" fill="#c86432" fill-opacity="0.5"/></svg>',
+      200,
+    );
     expect([image.width, image.height]).toEqual([200, 100]);
     const [r, g, b, a] = image.data.subarray((50 * 200 + 50) * 4, (50 * 200 + 50) * 4 + 4);
     expect(a).toBe(128);
-    for (const [got, want] of [[r, 200], [g, 100], [b, 50]]) expect(Math.abs(got! - want!)).toBeLessThanOrEqual(2); // 8-bit premultiplication loses a little
+    for (const [got, want] of [
+      [r, 200],
+      [g, 100],
+      [b, 50],
+    ])
+      expect(Math.abs(got! - want!)).toBeLessThanOrEqual(2); // 8-bit premultiplication loses a little
     expect(image.data[(50 * 200 + 150) * 4 + 3]).toBe(0);
   });
 });

@@ -46,7 +46,13 @@ describe("POST /api/image/product-photography validation", () => {
   });
 
   it("refuses remote images at private, loopback or credentialled addresses (the shared safe fetch)", async () => {
-    for (const url of ["https://127.0.0.1/a.png", "https://10.0.0.8/a.png", "https://user:pw@example.com/a.png", "https://localhost/a.png", "https://[::1]/a.png"]) {
+    for (const url of [
+      "https://127.0.0.1/a.png",
+      "https://10.0.0.8/a.png",
+      "https://user:pw@example.com/a.png",
+      "https://localhost/a.png",
+      "https://[::1]/a.png",
+    ]) {
       const res = await h.post({ ...base(), productImages: [{ url }] });
       const json = (await res.json()) as { error: { code: string; message: string } };
       expect(res.status, url).toBe(422);
@@ -56,13 +62,22 @@ describe("POST /api/image/product-photography validation", () => {
   });
 
   it("sniffs the format from the bytes: a GIF or text labelled PNG is refused", async () => {
-    const gif = await sharp({ create: { width: 8, height: 8, channels: 3, background: "#f00" } }).gif().toBuffer();
+    const gif = await sharp({ create: { width: 8, height: 8, channels: 3, background: "#f00" } })
+      .gif()
+      .toBuffer();
     const e1 = await expect422({ ...base(), productImages: [{ dataUrl: await dataUrl(gif, "image/png") }] }, "productImages.0.dataUrl");
     expect(e1.code).toBe("INVALID_IMAGE");
-    const e2 = await expect422({ ...base(), productImages: [{ dataUrl: `data:image/png;base64,${Buffer.from("not an image at all").toString("base64")}` }] }, "productImages.0.dataUrl");
+    const e2 = await expect422(
+      { ...base(), productImages: [{ dataUrl: `data:image/png;base64,${Buffer.from("not an image at all").toString("base64")}` }] },
+      "productImages.0.dataUrl",
+    );
     expect(e2.code).toBe("INVALID_IMAGE");
-    const webp = await sharp({ create: { width: 64, height: 64, channels: 3, background: "#0a0" } }).webp().toBuffer();
-    const tiff = await sharp({ create: { width: 8, height: 8, channels: 3, background: "#00f" } }).tiff().toBuffer();
+    const webp = await sharp({ create: { width: 64, height: 64, channels: 3, background: "#0a0" } })
+      .webp()
+      .toBuffer();
+    const tiff = await sharp({ create: { width: 8, height: 8, channels: 3, background: "#00f" } })
+      .tiff()
+      .toBuffer();
     expect((await h.post({ ...base(), productImages: [{ dataUrl: await dataUrl(webp, "image/webp") }] })).status).toBe(200);
     await expect422({ ...base(), productImages: [{ dataUrl: await dataUrl(tiff, "image/jpeg") }] }, "productImages.0.dataUrl");
   });
@@ -86,7 +101,9 @@ describe("POST /api/image/product-photography validation", () => {
   });
 
   it("a logo whose header is fine but whose data is corrupt is a 422, and frees its Idempotency-Key", async () => {
-    const png = await sharp({ create: { width: 64, height: 64, channels: 4, background: { r: 255, g: 0, b: 255, alpha: 0.5 } } }).png().toBuffer();
+    const png = await sharp({ create: { width: 64, height: 64, channels: 4, background: { r: 255, g: 0, b: 255, alpha: 0.5 } } })
+      .png()
+      .toBuffer();
     const idat = png.indexOf(Buffer.from("IDAT"));
     const broken = Buffer.from(png);
     for (let i = idat + 6; i < idat + 30; i++) broken[i] = 0xff;
@@ -118,7 +135,8 @@ describe("POST /api/image/product-photography validation", () => {
       await expect422({ ...base(), productImages: [{ dataUrl: product, label: "x\udc00" }] }, "productImages.0.label"),
       await expect422({ ...base(), scenePrompt: "a kitchen \ud800 table" }, "scenePrompt"),
       await expect422({ ...base(), productImages: [{ url: "https://shop.com/p\ud800.png" }] }, "productImages.0.url"),
-    ]) expect(e.message).toMatch(/valid Unicode/);
+    ])
+      expect(e.message).toMatch(/valid Unicode/);
     // Millions of characters are refused by their length and checked in linear time (no 500 on the stack).
     await expect422({ ...base(), scenePrompt: `${"a".repeat(9_000_000)}\ud800` }, "scenePrompt");
     await expect422({ ...base(), productImages: [{ dataUrl: product, label: "x".repeat(101) }] }, "productImages.0.label");
@@ -131,7 +149,11 @@ describe("POST /api/image/product-photography validation", () => {
   it("answers 401 without a key, 415 for a non-JSON body, 400 for malformed JSON", async () => {
     const anon = await h.app.request("/api/image/product-photography", { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
     expect(anon.status).toBe(401);
-    const text = await h.app.request("/api/image/product-photography", { method: "POST", headers: h.auth(h.apiKey, { "Content-Type": "text/plain" }), body: "{}" });
+    const text = await h.app.request("/api/image/product-photography", {
+      method: "POST",
+      headers: h.auth(h.apiKey, { "Content-Type": "text/plain" }),
+      body: "{}",
+    });
     expect(text.status).toBe(415);
     const bad = await h.app.request("/api/image/product-photography", { method: "POST", headers: h.json(h.apiKey), body: "{nope" });
     expect(bad.status).toBe(400);

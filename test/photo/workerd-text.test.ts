@@ -50,7 +50,10 @@ interface WorkerResult {
 
 describe("text engine in workerd", () => {
   it("shapes and renders Devanagari and Latin exactly as in Node", async () => {
-    for (const [text, weight] of [["विचार कि हिंदी", 400], ["दिवाली सेल ₹499 — श्री क्षत्रिय", 700]] as const) {
+    for (const [text, weight] of [
+      ["विचार कि हिंदी", 400],
+      ["दिवाली सेल ₹499 — श्री क्षत्रिय", 700],
+    ] as const) {
       const res = await worker.mf.dispatchFetch(`http://text.test/?text=${encodeURIComponent(text)}&weight=${weight}`);
       expect(res.status).toBe(200);
       const body = (await res.json()) as WorkerResult;
@@ -69,7 +72,9 @@ describe("text engine in workerd", () => {
   it("reports the bundle's size", async () => {
     const files = await readdir(worker.outDir);
     const sizes = await Promise.all(
-      files.filter((f) => /\.(js|wasm|ttf)$/.test(f)).map(async (f) => ({ f, raw: (await stat(join(worker.outDir, f))).size, gz: gzipSync(await readFile(join(worker.outDir, f))).length })),
+      files
+        .filter((f) => /\.(js|wasm|ttf)$/.test(f))
+        .map(async (f) => ({ f, raw: (await stat(join(worker.outDir, f))).size, gz: gzipSync(await readFile(join(worker.outDir, f))).length })),
     );
     const kib = (n: number) => `${(n / 1024).toFixed(0)} KiB`;
     for (const { f, raw, gz } of sizes) console.log(`  ${f}: ${kib(raw)} (${kib(gz)} gz)`);

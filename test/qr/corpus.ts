@@ -98,7 +98,12 @@ function lighting(raw: Raw, lo: number, hi: number): Raw {
 /** Perspective warp: the image's corners go to `corners` (tl, tr, br, bl) in an output of the same size. */
 function perspective(raw: Raw, corners: Array<[number, number]>): Raw {
   const { width: w, height: h } = raw;
-  const src: Array<[number, number]> = [[0, 0], [w, 0], [w, h], [0, h]];
+  const src: Array<[number, number]> = [
+    [0, 0],
+    [w, 0],
+    [w, h],
+    [0, h],
+  ];
   // Homography from output (dst) to input (src): solve the 8 unknowns.
   const a: number[][] = [];
   const b: number[] = [];
@@ -163,7 +168,11 @@ async function onPhoto(code: Buffer, side: number, width: number, height: number
     }
   }
   const resized = await sharp(code).resize(side, side, { kernel: "nearest" }).png().toBuffer();
-  return toRaw(sharp(bg, { raw: { width, height, channels: 3 } }).composite([{ input: resized, left, top }]).blur(0.8));
+  return toRaw(
+    sharp(bg, { raw: { width, height, channels: 3 } })
+      .composite([{ input: resized, left, top }])
+      .blur(0.8),
+  );
 }
 
 /** The corpus: about 80 images, each with the text it must decode to. */
@@ -202,7 +211,8 @@ export async function buildCorpus(): Promise<CorpusItem[]> {
   });
 
   const items: CorpusItem[] = [];
-  const add = (name: string, expected: string, raw: Raw) => items.push({ name, expected, image: { width: raw.width, height: raw.height, data: new Uint8Array(raw.data) } });
+  const add = (name: string, expected: string, raw: Raw) =>
+    items.push({ name, expected, image: { width: raw.width, height: raw.height, data: new Uint8Array(raw.data) } });
 
   let seed = 1;
   for (const base of bases) {
@@ -212,16 +222,50 @@ export async function buildCorpus(): Promise<CorpusItem[]> {
     add(`${b}/clean`, base.expected, raw);
     add(`${b}/rotate-23`, base.expected, await toRaw(sharp(base.png).rotate(23, { background: white })));
     add(`${b}/rotate-45-blur`, base.expected, await toRaw(sharp(base.png).rotate(45, { background: white }).blur(2.2)));
-    add(`${b}/perspective`, base.expected, perspective(raw, [[60, 20], [370, 70], [330, 390], [20, 300]]));
+    add(
+      `${b}/perspective`,
+      base.expected,
+      perspective(raw, [
+        [60, 20],
+        [370, 70],
+        [330, 390],
+        [20, 300],
+      ]),
+    );
     add(`${b}/blur-3.2`, base.expected, await toRaw(sharp(base.png).blur(3.2)));
     add(`${b}/noise-70`, base.expected, noise(raw, 70, seed++));
     add(`${b}/inverted-noise`, base.expected, noise(await toRaw(sharp(base.png).negate({ alpha: false })), 45, seed++));
     add(`${b}/shade-lowcontrast`, base.expected, noise(lighting(raw, 70, 190), 18, seed++));
-    add(`${b}/jpeg-q6`, base.expected, await toRaw(sharp(await pngOf(noise(raw, 25, seed++))).rotate(12, { background: white }).jpeg({ quality: 6 })));
+    add(
+      `${b}/jpeg-q6`,
+      base.expected,
+      await toRaw(
+        sharp(await pngOf(noise(raw, 25, seed++)))
+          .rotate(12, { background: white })
+          .jpeg({ quality: 6 }),
+      ),
+    );
     add(
       `${b}/combo`,
       base.expected,
-      await toRaw(sharp(await pngOf(noise(perspective(raw, [[30, 40], [380, 10], [390, 380], [10, 350]]), 45, seed++))).blur(1.6).jpeg({ quality: 20 })),
+      await toRaw(
+        sharp(
+          await pngOf(
+            noise(
+              perspective(raw, [
+                [30, 40],
+                [380, 10],
+                [390, 380],
+                [10, 350],
+              ]),
+              45,
+              seed++,
+            ),
+          ),
+        )
+          .blur(1.6)
+          .jpeg({ quality: 20 }),
+      ),
     );
     add(`${b}/small-in-photo`, base.expected, await onPhoto(base.png, 260, 1600, 1200, 700, 420, seed++));
   }

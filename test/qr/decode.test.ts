@@ -60,10 +60,7 @@ describe("decoding: robustness corpus", () => {
 
 describe("decoding: text encodings", () => {
   it("reads Shift_JIS byte segments and Kanji mode as Japanese text", async () => {
-    for (const segments of [
-      [{ data: shiftJis("日本語のテキスト"), mode: "byte" as const }],
-      [{ data: "漢字モード", mode: "kanji" as const }],
-    ]) {
+    for (const segments of [[{ data: shiftJis("日本語のテキスト"), mode: "byte" as const }], [{ data: "漢字モード", mode: "kanji" as const }]]) {
       const png = await QRCode.toBuffer(segments, { width: 300, toSJISFunc: (c: string) => shiftJis(c).readUInt16BE(0) } as QRCode.QRCodeToBufferOptions);
       const { data, info } = await sharp(png).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
       const result = await decodeQrImage({ width: info.width, height: info.height, data: new Uint8Array(data) });
@@ -94,7 +91,13 @@ describe("decoding: inputs", () => {
   });
 
   it("reads a 12 MP photo well under a second of decoder time", async () => {
-    const { png } = await renderQr("https://example.com/big", { size: 600, fg: parseHexColor("#000"), bg: parseHexColor("#fff"), transparent: false, logoSizeRatio: 0.2 });
+    const { png } = await renderQr("https://example.com/big", {
+      size: 600,
+      fg: parseHexColor("#000"),
+      bg: parseHexColor("#fff"),
+      transparent: false,
+      logoSizeRatio: 0.2,
+    });
     const { data, info } = await sharp({ create: { width: 4032, height: 3024, channels: 4, background: { r: 140, g: 120, b: 100, alpha: 1 } } })
       .composite([{ input: Buffer.from(png), left: 1700, top: 1200 }])
       .raw()

@@ -23,7 +23,9 @@ function readBack(modules: Uint8Array, version: number, ecLevel: EcLevel): Uint8
   for (let i = 0; i <= 5; i++) positions.push([i, 8]);
   positions.push([7, 8], [8, 8], [8, 7]);
   for (let i = 9; i <= 14; i++) positions.push([8, 14 - i]);
-  positions.forEach(([r, c], i) => (format |= at(r, c) << i));
+  positions.forEach(([r, c], i) => {
+    format |= at(r, c) << i;
+  });
   const data = (format ^ 0x5412) >> 10;
   expect(data >> 3).toBe({ L: 1, M: 0, Q: 3, H: 2 }[ecLevel]);
   const mask = MASKS[data & 7]!;
@@ -55,7 +57,10 @@ function readBack(modules: Uint8Array, version: number, ecLevel: EcLevel): Uint8
   const blocks = layout.blocks.map((b) => new Uint8Array(b.data));
   let k = 0;
   const maxData = Math.max(...layout.blocks.map((b) => b.data));
-  for (let i = 0; i < maxData; i++) layout.blocks.forEach((b, bi) => { if (i < b.data) blocks[bi]![i] = codewords[k++]!; });
+  for (let i = 0; i < maxData; i++)
+    layout.blocks.forEach((b, bi) => {
+      if (i < b.data) blocks[bi]![i] = codewords[k++]!;
+    });
   const stream = blocks.flatMap((b) => [...b]);
   let pos = 0;
   const read = (bits: number) => {

@@ -1,16 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../src/http/errors";
-import {
-  buildPayload,
-  escapeVcardText,
-  escapeWifi,
-  foldLine,
-  mailtoPayload,
-  upiPayload,
-  utf8Length,
-  vcardPayload,
-  wifiPayload,
-} from "../../src/qr/payloads";
+import { buildPayload, escapeVcardText, escapeWifi, foldLine, mailtoPayload, upiPayload, utf8Length, vcardPayload, wifiPayload } from "../../src/qr/payloads";
 import { parseGenerateRequest } from "../../src/qr/schemas";
 
 /** The 422 a bad body gets: code and the field paths named in details. */
@@ -51,9 +41,9 @@ describe("payloads: wifi (ZXing WIFI: form)", () => {
     expect(wifiPayload({ ssid: "Old", password: "12345", encryption: "WEP" })).toBe("WIFI:T:WEP;S:Old;P:12345;;");
   });
 
-  it("escapes \\ ; , : and \" with a backslash, backslash first", () => {
+  it('escapes \\ ; , : and " with a backslash, backslash first', () => {
     expect(escapeWifi('a\\b;c,d:e"f')).toBe('a\\\\b\\;c\\,d\\:e\\"f');
-    expect(wifiPayload({ ssid: 'Café;Guest', password: 'p:a,s"s\\', encryption: "WPA" })).toBe('WIFI:T:WPA;S:Café\\;Guest;P:p\\:a\\,s\\"s\\\\;;');
+    expect(wifiPayload({ ssid: "Café;Guest", password: 'p:a,s"s\\', encryption: "WPA" })).toBe('WIFI:T:WPA;S:Café\\;Guest;P:p\\:a\\,s\\"s\\\\;;');
   });
 
   it("omits P for nopass (password optional there) and adds H:true for hidden networks", () => {
@@ -109,7 +99,14 @@ describe("payloads: email (RFC 6068 mailto:)", () => {
 });
 
 describe("payloads: vcard (vCard 3.0, RFC 2426)", () => {
-  const full = { firstName: "Jane", lastName: "Doe", organization: "Example Corp", phoneWork: "+1 555 0100", email: "jane@example.com", website: "https://example.com" };
+  const full = {
+    firstName: "Jane",
+    lastName: "Doe",
+    organization: "Example Corp",
+    phoneWork: "+1 555 0100",
+    email: "jane@example.com",
+    website: "https://example.com",
+  };
 
   it("writes BEGIN, VERSION:3.0, N, FN, ORG, TEL;TYPE=WORK, EMAIL, URL, END with CRLF", () => {
     expect(vcardPayload(full)).toBe(
@@ -149,7 +146,11 @@ describe("payloads: vcard (vCard 3.0, RFC 2426)", () => {
     expect(lines.map((l, i) => (i ? l.slice(1) : l)).join("")).toBe(long);
     expect(foldLine("x".repeat(75))).toBe("x".repeat(75));
     expect(foldLine("x".repeat(76))).toBe(`${"x".repeat(75)}\r\n x`);
-    const card = vcardPayload({ firstName: "Jane", lastName: "Doe", organization: "The Extraordinarily Long Organisation Name of Example Corporation International" });
+    const card = vcardPayload({
+      firstName: "Jane",
+      lastName: "Doe",
+      organization: "The Extraordinarily Long Organisation Name of Example Corporation International",
+    });
     for (const line of card.split("\r\n")) expect(utf8Length(line)).toBeLessThanOrEqual(75);
   });
 

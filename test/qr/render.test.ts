@@ -90,7 +90,15 @@ describe("rendering: every type decodes back to its payload", () => {
     { type: "text", value: "HELLO WORLD $%*+-./:" },
     { type: "wifi", ssid: 'My "Home";Net', password: "p\\a:s,s;w", encryption: "WPA", hidden: true },
     { type: "email", to: "bill+ietf@example.org", subject: "Grüße & hi", body: "Line 1\nLine 2" },
-    { type: "vcard", firstName: "Zoë", lastName: "O,Neil", organization: "Example; Corp", phoneWork: "+44 20 7946 0000", email: "zoe@example.com", website: "https://example.com/zoe" },
+    {
+      type: "vcard",
+      firstName: "Zoë",
+      lastName: "O,Neil",
+      organization: "Example; Corp",
+      phoneWork: "+44 20 7946 0000",
+      email: "zoe@example.com",
+      website: "https://example.com/zoe",
+    },
     { type: "upi", upiId: "shop@okbank", payeeName: "Ravi & Sons", amount: 1299.5, note: "Order #42" },
   ];
   it.each(requests)("$type %#", async (request) => {

@@ -18,7 +18,10 @@ let codeJpeg: Buffer;
 let logoPng: Buffer;
 
 async function pixelsOf(png: Uint8Array | ArrayBuffer) {
-  const { data, info } = await sharp(png instanceof ArrayBuffer ? Buffer.from(png) : png).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await sharp(png instanceof ArrayBuffer ? Buffer.from(png) : png)
+    .ensureAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
   return { width: info.width, height: info.height, at: (x: number, y: number) => [...data.subarray((y * info.width + x) * 4, (y * info.width + x) * 4 + 4)] };
 }
 
@@ -48,12 +51,18 @@ beforeAll(async () => {
   const res = await h.app.request(`/api/qr-code/generate/${apiKey}/${encodeURIComponent("https://example.com/from-url")}`);
   codePng = Buffer.from(await res.arrayBuffer());
   codeJpeg = await sharp(codePng).flatten({ background: "#ffffff" }).rotate(8, { background: "#ffffff" }).jpeg({ quality: 40 }).toBuffer();
-  logoPng = await sharp({ create: { width: 120, height: 120, channels: 4, background: { r: 220, g: 30, b: 40, alpha: 1 } } }).png().toBuffer();
+  logoPng = await sharp({ create: { width: 120, height: 120, channels: 4, background: { r: 220, g: 30, b: 40, alpha: 1 } } })
+    .png()
+    .toBuffer();
   server.route("/code.png", (_req, res) => res.writeHead(200, { "content-type": "image/png" }).end(codePng));
   server.route("/code.jpg", (_req, res) => res.writeHead(200, { "content-type": "image/jpeg" }).end(codeJpeg));
   server.route("/logo.png", (_req, res) => res.writeHead(200, { "content-type": "image/png" }).end(logoPng));
   server.route("/blank.png", async (_req, res) =>
-    res.writeHead(200, { "content-type": "image/png" }).end(await sharp({ create: { width: 64, height: 64, channels: 3, background: "#808080" } }).png().toBuffer()),
+    res.writeHead(200, { "content-type": "image/png" }).end(
+      await sharp({ create: { width: 64, height: 64, channels: 3, background: "#808080" } })
+        .png()
+        .toBuffer(),
+    ),
   );
 }, 60_000);
 
@@ -66,7 +75,10 @@ const post = (path: string, body: unknown, key = apiKey) =>
   h.app.request(`/api/qr-code${path}`, { method: "POST", headers: h.json(key), body: JSON.stringify(body) });
 const decode = async (body: unknown) => {
   const res = await post("/decode", body);
-  return { status: res.status, body: (await res.json()) as { data?: { decodedText: string }; error?: { code: string; message: string; details?: Array<{ path: string }> } } };
+  return {
+    status: res.status,
+    body: (await res.json()) as { data?: { decodedText: string }; error?: { code: string; message: string; details?: Array<{ path: string }> } },
+  };
 };
 
 describe("GET /generate/{apiKey}/{text}", () => {
@@ -79,7 +91,9 @@ describe("GET /generate/{apiKey}/{text}", () => {
     expect(res.headers.get("etag")).toMatch(/^"[0-9a-f]{40}"$/);
     const p = await pixelsOf(await res.arrayBuffer());
     expect([p.width, p.height]).toEqual([300, 300]);
-    const decoded = await decode({ base64: Buffer.from(await (await h.app.request(`/api/qr-code/generate/${apiKey}/${encodeURIComponent("hello world")}`)).arrayBuffer()).toString("base64") });
+    const decoded = await decode({
+      base64: Buffer.from(await (await h.app.request(`/api/qr-code/generate/${apiKey}/${encodeURIComponent("hello world")}`)).arrayBuffer()).toString("base64"),
+    });
     expect(decoded.body.data?.decodedText).toBe("hello world");
   });
 
@@ -209,7 +223,11 @@ describe("GET /generate-base64/{apiKey}/{text}", () => {
 
 describe("POST /generate", () => {
   it("needs a Bearer key", async () => {
-    const res = await h.app.request("/api/qr-code/generate", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ type: "text", value: "x" }) });
+    const res = await h.app.request("/api/qr-code/generate", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ type: "text", value: "x" }),
+    });
     expect(res.status).toBe(401);
   });
 
@@ -240,14 +258,23 @@ describe("POST /generate", () => {
   });
 
   it("reports a shrunk logo in data.warnings", async () => {
-    const res = await post("/generate", { type: "url", value: "https://example.com/products/item-12345?ref=qr", logoUrl: server.url("/logo.png"), logoSizeRatio: 0.4 });
+    const res = await post("/generate", {
+      type: "url",
+      value: "https://example.com/products/item-12345?ref=qr",
+      logoUrl: server.url("/logo.png"),
+      logoSizeRatio: 0.4,
+    });
     const json = (await res.json()) as { data: { warnings?: string[] } };
     expect(res.status).toBe(200);
     expect(json.data.warnings?.[0]).toMatch(/reduced to 0\.\d\d/);
   });
 
   it("names logoUrl when the logo cannot be fetched or is refused", async () => {
-    for (const logoUrl of [server.url("/status/404"), "https://127.0.0.1/logo.png", server.url(`/redirect?to=${encodeURIComponent(server.url("/logo.png"))}`)]) {
+    for (const logoUrl of [
+      server.url("/status/404"),
+      "https://127.0.0.1/logo.png",
+      server.url(`/redirect?to=${encodeURIComponent(server.url("/logo.png"))}`),
+    ]) {
       const res = await post("/generate", { type: "text", value: "x", logoUrl });
       expect(res.status, logoUrl).toBe(422);
       const json = (await res.json()) as { error: { code: string; details: Array<{ path: string }> } };

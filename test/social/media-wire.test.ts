@@ -86,25 +86,33 @@ describe("POST /media over a real socket", () => {
     expect(declared.json.error.code).toBe("INVALID_IMAGE");
   }, 60_000);
 
-  it.each([true, false])("a client gone half-way through its body (declared length: %s) leaves the server answering the next upload", async (declared) => {
-    const url = new URL("/api/v1/social/media", server.baseUrl);
-    const from = server.output().length;
-    await new Promise<void>((resolve) => {
-      const req = request(url, {
-        method: "POST",
-        agent: false,
-        headers: { authorization: `Bearer ${server.apiKey}`, "content-type": "application/json", ...(declared ? { "content-length": String(body.length) } : {}) },
+  it.each([true, false])(
+    "a client gone half-way through its body (declared length: %s) leaves the server answering the next upload",
+    async (declared) => {
+      const url = new URL("/api/v1/social/media", server.baseUrl);
+      const from = server.output().length;
+      await new Promise<void>((resolve) => {
+        const req = request(url, {
+          method: "POST",
+          agent: false,
+          headers: {
+            authorization: `Bearer ${server.apiKey}`,
+            "content-type": "application/json",
+            ...(declared ? { "content-length": String(body.length) } : {}),
+          },
+        });
+        req.on("error", () => resolve());
+        req.on("response", () => resolve());
+        req.write(body.subarray(0, body.length >> 1), () => setTimeout(() => req.destroy(), 50));
       });
-      req.on("error", () => resolve());
-      req.on("response", () => resolve());
-      req.write(body.subarray(0, body.length >> 1), () => setTimeout(() => req.destroy(), 50));
-    });
-    const next = await upload(body, { declared: true, piece: 65536 });
-    expect(next.status).toBe(201);
-    expect(next.json.data.width).toBe(1440);
-    // Logged as the client's doing (a 400 nobody reads), not as an error of ours.
-    const log = server.output().slice(from);
-    expect(log).not.toMatch(/unhandled|uncaught|"level":"error"/i);
-    expect(log).toMatch(/"path":"\/api\/v1\/social\/media","status":400/);
-  }, 60_000);
+      const next = await upload(body, { declared: true, piece: 65536 });
+      expect(next.status).toBe(201);
+      expect(next.json.data.width).toBe(1440);
+      // Logged as the client's doing (a 400 nobody reads), not as an error of ours.
+      const log = server.output().slice(from);
+      expect(log).not.toMatch(/unhandled|uncaught|"level":"error"/i);
+      expect(log).toMatch(/"path":"\/api\/v1\/social\/media","status":400/);
+    },
+    60_000,
+  );
 });

@@ -160,7 +160,14 @@ describe("S3 storage in the Node services", () => {
     const logLines: string[] = [];
     const h = await createTestApp({
       logLines,
-      env: { S3_ENDPOINT: endpoint, S3_REGION: "auto", S3_BUCKET: "media", S3_ACCESS_KEY_ID: "a", S3_SECRET_ACCESS_KEY: "s", S3_PUBLIC_BASE_URL: `${endpoint}/media` },
+      env: {
+        S3_ENDPOINT: endpoint,
+        S3_REGION: "auto",
+        S3_BUCKET: "media",
+        S3_ACCESS_KEY_ID: "a",
+        S3_SECRET_ACCESS_KEY: "s",
+        S3_PUBLIC_BASE_URL: `${endpoint}/media`,
+      },
     });
     try {
       const res = await h.app.request(`/files/media/${run}/cut.jpg`);

@@ -42,13 +42,23 @@ async function startWranglerDev(bindings: (url: string) => Record<string, string
   const url = `http://127.0.0.1:${port}`;
   const dir = await mkdtemp(join(tmpdir(), "wrangler-dev-"));
   const envFile = join(dir, "smoke.env");
-  await writeFile(envFile, Object.entries(bindings(url)).map(([k, v]) => `${k}=${JSON.stringify(v)}\n`).join(""), { mode: 0o600 });
-  const child = spawn(join(ROOT, "node_modules/.bin/wrangler"), ["dev", "--ip", "127.0.0.1", "--port", String(port), "--env-file", envFile, "--show-interactive-dev-session=false"], {
-    cwd: ROOT,
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" },
-  });
+  await writeFile(
+    envFile,
+    Object.entries(bindings(url))
+      .map(([k, v]) => `${k}=${JSON.stringify(v)}\n`)
+      .join(""),
+    { mode: 0o600 },
+  );
+  const child = spawn(
+    join(ROOT, "node_modules/.bin/wrangler"),
+    ["dev", "--ip", "127.0.0.1", "--port", String(port), "--env-file", envFile, "--show-interactive-dev-session=false"],
+    {
+      cwd: ROOT,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" },
+    },
+  );
   let log = "";
   child.stdout!.on("data", (d) => (log += d));
   child.stderr!.on("data", (d) => (log += d));
@@ -63,7 +73,13 @@ async function startWranglerDev(bindings: (url: string) => Record<string, string
   };
   const deadline = Date.now() + 90_000;
   for (;;) {
-    if (await fetch(`${url}/`).then((r) => r.ok, () => false)) return { url, stop };
+    if (
+      await fetch(`${url}/`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return { url, stop };
     if (child.exitCode !== null || Date.now() > deadline) {
       await stop();
       throw new Error(`wrangler dev did not answer on ${url}:\n${log.slice(-2000)}`);
@@ -80,7 +96,15 @@ describe("npm run deploy:check", () => {
     const { code, output } = await runScript("scripts/deploy-check.ts", ["--scratch-db"]);
     expect(output).not.toMatch(/^FAIL/m);
     expect(code, output).toBe(0);
-    for (const name of ["every variable the code reads", "README's secrets are the ones wrangler.toml lists", "local-only variables", "Meta app settings", "every command the deploy section runs", "the migrations apply cleanly", "under 3 MiB gzipped"]) {
+    for (const name of [
+      "every variable the code reads",
+      "README's secrets are the ones wrangler.toml lists",
+      "local-only variables",
+      "Meta app settings",
+      "every command the deploy section runs",
+      "the migrations apply cleanly",
+      "under 3 MiB gzipped",
+    ]) {
       expect(lineOf(output, name), `${name}\n${output}`).toMatch(/^ok/);
     }
   }, 300_000);
@@ -104,7 +128,13 @@ describe("npm run deploy:check", () => {
       await writeFile(join(dir, "README.md"), readme);
       await writeFile(join(dir, "wrangler.toml"), toml);
 
-      const { code, output } = await runScript("scripts/deploy-check.ts", ["--readme", join(dir, "README.md"), "--wrangler", join(dir, "wrangler.toml"), "--skip-build"]);
+      const { code, output } = await runScript("scripts/deploy-check.ts", [
+        "--readme",
+        join(dir, "README.md"),
+        "--wrangler",
+        join(dir, "wrangler.toml"),
+        "--skip-build",
+      ]);
       expect(code, output).toBe(1);
       expect(lineOf(output, "every variable the code reads")).toMatch(/^FAIL/);
       expect(output).toContain("REPLICATE_API_TOKEN (read by src/config.ts) is in neither wrangler.toml [vars] nor the README's `wrangler secret put` lines");
@@ -163,13 +193,27 @@ describe("npm run smoke against the Worker in workerd with the production config
 
   afterAll(async () => {
     const steps: Array<() => unknown> = [() => edge?.dispose(), () => scratch?.drop()];
-    for (const step of steps) await Promise.resolve().then(() => step()).catch(() => {});
+    for (const step of steps)
+      await Promise.resolve()
+        .then(() => step())
+        .catch(() => {});
   });
 
   it("runs with production's bindings only: [vars], listed secrets, no PLATFORM_SANDBOX", async () => {
     const secrets = await listedSecrets();
     const allowed = new Set([...Object.keys(production).filter((n) => !secrets.required.includes(n) && !secrets.optional.includes(n))]);
-    expect([...allowed].sort()).toEqual(["GRAPH_API_VERSION", "LOG_LEVEL", "NEON_WS_PROXY", "PUBLIC_BASE_URL", "RATE_LIMIT_PHOTO", "RATE_LIMIT_PHOTO_READ", "RATE_LIMIT_QR", "RATE_LIMIT_SOCIAL_READ", "RATE_LIMIT_SOCIAL_WRITE", "RETENTION_DAYS"]);
+    expect([...allowed].sort()).toEqual([
+      "GRAPH_API_VERSION",
+      "LOG_LEVEL",
+      "NEON_WS_PROXY",
+      "PUBLIC_BASE_URL",
+      "RATE_LIMIT_PHOTO",
+      "RATE_LIMIT_PHOTO_READ",
+      "RATE_LIMIT_QR",
+      "RATE_LIMIT_SOCIAL_READ",
+      "RATE_LIMIT_SOCIAL_WRITE",
+      "RETENTION_DAYS",
+    ]);
     expect(production).not.toHaveProperty("PLATFORM_SANDBOX");
     expect(production).toHaveProperty("QSTASH_URL");
     expect(production).toHaveProperty("UPSTASH_REDIS_REST_URL");

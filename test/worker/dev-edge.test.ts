@@ -39,8 +39,15 @@ beforeAll(async () => {
 }, 150_000);
 
 afterAll(async () => {
-  const steps: Array<() => unknown> = [() => server?.dispose(), () => scratch?.drop(), () => (workDir ? rm(workDir, { recursive: true, force: true }) : undefined)];
-  for (const step of steps) await Promise.resolve().then(() => step()).catch(() => {});
+  const steps: Array<() => unknown> = [
+    () => server?.dispose(),
+    () => scratch?.drop(),
+    () => (workDir ? rm(workDir, { recursive: true, force: true }) : undefined),
+  ];
+  for (const step of steps)
+    await Promise.resolve()
+      .then(() => step())
+      .catch(() => {});
 });
 
 const admin = async (...args: string[]) =>
@@ -53,7 +60,13 @@ const api = async (key: string, method: string, path: string, body?: unknown, he
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const type = res.headers.get("content-type") ?? "";
-  return { status: res.status, headers: res.headers, type, json: type.includes("json") ? ((await res.json()) as any) : undefined, bytes: type.includes("json") ? undefined : Buffer.from(await res.arrayBuffer()) };
+  return {
+    status: res.status,
+    headers: res.headers,
+    type,
+    json: type.includes("json") ? ((await res.json()) as any) : undefined,
+    bytes: type.includes("json") ? undefined : Buffer.from(await res.arrayBuffer()),
+  };
 };
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
@@ -159,7 +172,13 @@ describe("the README against npm run dev:edge", () => {
       return res.json.data.accounts.every((a: { status: string }) => a.status === "published") ? res.json.data : undefined;
     });
     expect(post.accounts.map((a: { accountId: string }) => a.accountId).sort()).toEqual(["pageplatform:1001", "photoplatform:2002"]);
-    const replay = await api(KEY, "POST", "/api/v1/social/posts", { accountIds: ["pageplatform:1001", "photoplatform:2002"], caption: "New in store", hashtags: ["sale"], images: [{ mediaId: media }] }, { "Idempotency-Key": "launch-001" });
+    const replay = await api(
+      KEY,
+      "POST",
+      "/api/v1/social/posts",
+      { accountIds: ["pageplatform:1001", "photoplatform:2002"], caption: "New in store", hashtags: ["sale"], images: [{ mediaId: media }] },
+      { "Idempotency-Key": "launch-001" },
+    );
     expect(replay.status).toBe(200);
     expect(replay.headers.get("idempotency-replayed")).toBe("true");
     expect(replay.json.data.id).toBe(postId);
@@ -181,14 +200,18 @@ describe("no state leaks across requests in one workerd instance", () => {
     const keys: string[] = [];
     const db = await openNodeDb({ url: scratch.url, poolSize: 1, migrate: false });
     try {
-      for (let i = 0; i < USERS; i++) keys.push((await createApiKey(db.db, (await createUser(db.db, `leak-${i}-${crypto.randomUUID().slice(0, 8)}@example.test`)).userId)).key);
+      for (let i = 0; i < USERS; i++)
+        keys.push((await createApiKey(db.db, (await createUser(db.db, `leak-${i}-${crypto.randomUUID().slice(0, 8)}@example.test`)).userId)).key);
     } finally {
       await db.close();
     }
     for (const [i, key] of keys.entries()) {
       expect(key).toMatch(/^sk_\w{38}$/);
       const marker = `u${i}-${crypto.randomUUID().slice(0, 6)}`;
-      for (const [platform, id] of [["pageplatform", "1001"], ["photoplatform", "2002"]]) {
+      for (const [platform, id] of [
+        ["pageplatform", "1001"],
+        ["photoplatform", "2002"],
+      ]) {
         expect((await api(key, "POST", "/sandbox/accounts", { platform, name: `Shop ${marker}`, platformAccountId: id })).status).toBe(201);
       }
       const qr = await api(key, "POST", "/api/qr-code/generate", { type: "text", value: marker });
@@ -230,7 +253,8 @@ describe("no state leaks across requests in one workerd instance", () => {
         case "posts": {
           const res = await api(u.key, "GET", "/api/v1/social/posts?limit=100");
           const foreign = (res.json?.data?.items ?? []).filter((p: { caption: string }) => !p.caption.startsWith(`${u.marker} `));
-          if (res.status !== 200 || foreign.length) wrong(`status ${res.status}, foreign ${JSON.stringify(foreign.map((p: { caption: string }) => p.caption))}`);
+          if (res.status !== 200 || foreign.length)
+            wrong(`status ${res.status}, foreign ${JSON.stringify(foreign.map((p: { caption: string }) => p.caption))}`);
           break;
         }
         case "accounts": {
@@ -254,7 +278,16 @@ describe("no state leaks across requests in one workerd instance", () => {
     };
     // Per user: 8 QR posts, 4 QR PNGs, 4 media uploads, 8 post creations, 8 post lists, 4 account lists,
     // 2 catalogue reads, 2 sandbox feeds = 40; five users = 200, shuffled so users and kinds interleave.
-    const MIX: Array<[string, number]> = [["qr-post", 8], ["qr-png", 4], ["media", 4], ["post", 8], ["posts", 8], ["accounts", 4], ["catalog", 2], ["sandbox-feed", 2]];
+    const MIX: Array<[string, number]> = [
+      ["qr-post", 8],
+      ["qr-png", 4],
+      ["media", 4],
+      ["post", 8],
+      ["posts", 8],
+      ["accounts", 4],
+      ["catalog", 2],
+      ["sandbox-feed", 2],
+    ];
     const tasks = users.flatMap((u) => MIX.flatMap(([kind, count]) => Array.from({ length: count }, (_, n) => task(u, kind, n))));
     expect(tasks).toHaveLength(200);
     let seed = 42;
@@ -265,16 +298,20 @@ describe("no state leaks across requests in one workerd instance", () => {
     }
     // 24 in flight: each Worker request opens its own database connection, and Postgres here allows 100.
     let next = 0;
-    await Promise.all(Array.from({ length: 24 }, async () => {
-      while (next < tasks.length) await tasks[next++]!();
-    }));
+    await Promise.all(
+      Array.from({ length: 24 }, async () => {
+        while (next < tasks.length) await tasks[next++]!();
+      }),
+    );
     expect(problems).toEqual([]);
 
     for (const [i, u] of users.entries()) {
       const other = users[(i + 1) % users.length]!;
       // Everything each user made is theirs alone.
       const list = await api(u.key, "GET", "/api/v1/social/posts?limit=100");
-      expect(list.json.data.items.map((p: { caption: string }) => p.caption).sort()).toEqual(Array.from({ length: 8 }, (_, n) => `${u.marker} post ${n}`).sort());
+      expect(list.json.data.items.map((p: { caption: string }) => p.caption).sort()).toEqual(
+        Array.from({ length: 8 }, (_, n) => `${u.marker} post ${n}`).sort(),
+      );
       expect(u.media).toHaveLength(4);
       expect((await api(u.key, "GET", `/api/v1/social/media/${u.media[0]}`)).status).toBe(200);
       expect((await api(u.key, "GET", `/api/v1/social/media/${other.media[0]}`)).status).toBe(404);
@@ -287,7 +324,9 @@ describe("no state leaks across requests in one workerd instance", () => {
         return res.json.data.items.length === 8 ? true : undefined;
       });
       const feed = await api(u.key, "GET", "/sandbox/posts?accountId=pageplatform:1001");
-      expect(feed.json.data.items.map((p: { caption: string }) => p.caption).sort()).toEqual(Array.from({ length: 8 }, (_, n) => `${u.marker} post ${n}`).sort());
+      expect(feed.json.data.items.map((p: { caption: string }) => p.caption).sort()).toEqual(
+        Array.from({ length: 8 }, (_, n) => `${u.marker} post ${n}`).sort(),
+      );
     }
   });
 });

@@ -57,16 +57,25 @@ beforeAll(async () => {
   key = (await createApiKey(handle.db, userId)).key;
 
   graph = await startGraphFake();
-  serveGraphOAuth(graph, { ...APP, pages: [{ id: "501", name: "Shop One", access_token: "EAApage501secret", instagram_business_account: { id: "17841400000000501", username: "shop.one" } }] });
+  serveGraphOAuth(graph, {
+    ...APP,
+    pages: [{ id: "501", name: "Shop One", access_token: "EAApage501secret", instagram_business_account: { id: "17841400000000501", username: "shop.one" } }],
+  });
   servePublishing(graph);
   replicate = await startReplicateFake();
 
   // A product photo at a public address, answered by the fetch mock; the stand-ins on loopback pass.
-  largePng = await sharp({ create: { width: 3000, height: 2000, channels: 3, background: { r: 200, g: 40, b: 90 } } }).png().toBuffer();
+  largePng = await sharp({ create: { width: 3000, height: 2000, channels: 3, background: { r: 200, g: 40, b: 90 } } })
+    .png()
+    .toBuffer();
   const fetchMock = createFetchMock();
   fetchMock.disableNetConnect();
   fetchMock.enableNetConnect(/^127\.0\.0\.1(:\d+)?$/);
-  fetchMock.get(IMAGE_HOST).intercept({ path: "/products/serum.png" }).reply(200, largePng, { headers: { "content-type": "image/png" } }).persist();
+  fetchMock
+    .get(IMAGE_HOST)
+    .intercept({ path: "/products/serum.png" })
+    .reply(200, largePng, { headers: { "content-type": "image/png" } })
+    .persist();
 
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
@@ -100,7 +109,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   const steps: Array<() => unknown> = [() => edge?.dispose(), () => graph?.close(), () => replicate?.close(), () => handle?.close(), () => scratch?.drop()];
-  for (const step of steps) await Promise.resolve().then(() => step()).catch(() => {});
+  for (const step of steps)
+    await Promise.resolve()
+      .then(() => step())
+      .catch(() => {});
 });
 
 /** Graph's publishing endpoints for the page (feed, photos) and the Instagram account (container, publish). */
@@ -111,7 +123,10 @@ function servePublishing(fake: GraphFake) {
   fake.on("GET", /\/501\/feed$/, () => ({ status: 200, body: { data: [] } }));
   fake.on("POST", /\/17841400000000501\/media$/, () => ({ status: 200, body: { id: `C${++n}` } }));
   fake.on("GET", /\/C\d+$/, () => ({ status: 200, body: { status_code: "FINISHED" } }));
-  fake.on("GET", /content_publishing_limit$/, () => ({ status: 200, body: { data: [{ quota_usage: 1, config: { quota_total: 50, quota_duration: 86400 } }] } }));
+  fake.on("GET", /content_publishing_limit$/, () => ({
+    status: 200,
+    body: { data: [{ quota_usage: 1, config: { quota_total: 50, quota_duration: 86400 } }] },
+  }));
   fake.on("POST", /\/17841400000000501\/media_publish$/, () => ({ status: 200, body: { id: `M${++n}` } }));
 }
 
@@ -121,14 +136,25 @@ const published = (text: string) =>
 
 /** An API call as the test user (or `as`); a post creation gets a fresh Idempotency-Key unless one is given. */
 const api = async (method: string, path: string, init: { body?: unknown; headers?: Record<string, string>; as?: string } = {}) => {
-  const creation: Record<string, string> = method === "POST" && path === "/api/v1/social/posts" && !init.headers?.["Idempotency-Key"] ? { "Idempotency-Key": crypto.randomUUID() } : {};
+  const creation: Record<string, string> =
+    method === "POST" && path === "/api/v1/social/posts" && !init.headers?.["Idempotency-Key"] ? { "Idempotency-Key": crypto.randomUUID() } : {};
   const res = await fetch(`${base}${path}`, {
     method,
-    headers: { authorization: `Bearer ${init.as ?? key}`, ...creation, ...(init.body === undefined ? {} : { "content-type": "application/json" }), ...init.headers },
+    headers: {
+      authorization: `Bearer ${init.as ?? key}`,
+      ...creation,
+      ...(init.body === undefined ? {} : { "content-type": "application/json" }),
+      ...init.headers,
+    },
     body: init.body === undefined ? undefined : JSON.stringify(init.body),
   });
   const type = res.headers.get("content-type") ?? "";
-  return { status: res.status, headers: res.headers, json: type.includes("json") ? ((await res.json()) as any) : undefined, bytes: type.includes("json") ? undefined : Buffer.from(await res.arrayBuffer()) };
+  return {
+    status: res.status,
+    headers: res.headers,
+    json: type.includes("json") ? ((await res.json()) as any) : undefined,
+    bytes: type.includes("json") ? undefined : Buffer.from(await res.arrayBuffer()),
+  };
 };
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
@@ -169,7 +195,11 @@ describe("the hub in workerd against the platform's OAuth", () => {
       }
       return { res, html: await res.text() };
     };
-    const form = (fields: Record<string, string>) => ({ method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(fields).toString() });
+    const form = (fields: Record<string, string>) => ({
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(fields).toString(),
+    });
 
     const link = await createLoginLink({ db: handle.db, config: parseConfig({ PUBLIC_BASE_URL: base }), clock: { now: () => new Date() } }, userId);
     const token = new URL(link).searchParams.get("token")!;
@@ -250,7 +280,11 @@ describe("area C in workerd, delivered through QStash", () => {
       const [message] = messagesFor(id);
       expect(await edge.qstash!.redeliver(message!.messageId)).toBe(200); // QStash's at-least-once duplicate
       // A captured callback sent again: same body, a signature QStash made for it.
-      const replay = await fetch(`${base}${PUBLISH_CALLBACK_PATH}`, { method: "POST", headers: { "content-type": "application/json", "upstash-signature": await edge.qstash!.sign(message!.body, message!.destination) }, body: message!.body });
+      const replay = await fetch(`${base}${PUBLISH_CALLBACK_PATH}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "upstash-signature": await edge.qstash!.sign(message!.body, message!.destination) },
+        body: message!.body,
+      });
       expect(replay.status).toBe(200);
       expect(((await replay.json()) as any).data.outcome).not.toBe("published");
     }
@@ -261,7 +295,8 @@ describe("area C in workerd, delivered through QStash", () => {
     const ids = await deliveryIdsOf((await api("GET", "/api/v1/social/posts?limit=1")).json.data.items[0].id);
     const body = JSON.stringify({ deliveryId: ids[0] });
     const url = `${base}${PUBLISH_CALLBACK_PATH}`;
-    const send = (signature?: string) => fetch(url, { method: "POST", headers: { "content-type": "application/json", ...(signature ? { "upstash-signature": signature } : {}) }, body });
+    const send = (signature?: string) =>
+      fetch(url, { method: "POST", headers: { "content-type": "application/json", ...(signature ? { "upstash-signature": signature } : {}) }, body });
     expect((await send()).status).toBe(401);
     expect((await send(await edge.qstash!.sign(body, url, "not-the-signing-key"))).status).toBe(401);
     expect((await send(await edge.qstash!.sign(body, "https://elsewhere.example.com/api/internal/deliveries/publish"))).status).toBe(401);
@@ -281,7 +316,9 @@ describe("area C in workerd, delivered through QStash", () => {
   });
 
   it("cancels a scheduled post, refuses to cancel a published one, and lists with filters", async () => {
-    const later = await api("POST", "/api/v1/social/posts", { body: { accountIds: [PAGE], caption: "E2E later", scheduledFor: new Date(Date.now() + 3600_000).toISOString() } });
+    const later = await api("POST", "/api/v1/social/posts", {
+      body: { accountIds: [PAGE], caption: "E2E later", scheduledFor: new Date(Date.now() + 3600_000).toISOString() },
+    });
     expect(later.status).toBe(201);
     const cancelled = await api("DELETE", `/api/v1/social/posts/${later.json.data.id}`);
     expect(cancelled.status).toBe(200);
@@ -308,11 +345,16 @@ describe("area C in workerd, delivered through QStash", () => {
   });
 
   it("re-queues, from the cron sweep, a delivery whose QStash message was lost; it is published once", async () => {
-    const created = await api("POST", "/api/v1/social/posts", { body: { accountIds: [PAGE], caption: "E2E lost message", scheduledFor: new Date(Date.now() + 3600_000).toISOString() } });
+    const created = await api("POST", "/api/v1/social/posts", {
+      body: { accountIds: [PAGE], caption: "E2E lost message", scheduledFor: new Date(Date.now() + 3600_000).toISOString() },
+    });
     const [deliveryId] = await deliveryIdsOf(created.json.data.id);
     const [message] = messagesFor(deliveryId!);
     // QStash loses it (deleted through its API), and the due time passes unnoticed.
-    const lost = await fetch(`${edge.qstash!.url}/v2/messages/${message!.messageId}`, { method: "DELETE", headers: { authorization: `Bearer ${bindings.QSTASH_TOKEN}` } });
+    const lost = await fetch(`${edge.qstash!.url}/v2/messages/${message!.messageId}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${bindings.QSTASH_TOKEN}` },
+    });
     expect(lost.ok).toBe(true);
     const past = sql`now() - interval '3 minutes'`;
     await handle.db.update(posts).set({ scheduledFor: past }).where(eq(posts.id, created.json.data.id));
@@ -375,7 +417,15 @@ describe("area B in workerd on Replicate", () => {
   it("generates a product photo with url output into the bucket", async () => {
     const product = `data:image/jpeg;base64,${(await productJpeg()).toString("base64")}`;
     const res = await api("POST", "/api/image/product-photography", {
-      body: { productImages: [{ dataUrl: product, label: "serum" }], promptId: "studio-plinth", model: "pro", resolution: "2K", aspectRatio: "4:5", overlayText: "New", outputResult: "url" },
+      body: {
+        productImages: [{ dataUrl: product, label: "serum" }],
+        promptId: "studio-plinth",
+        model: "pro",
+        resolution: "2K",
+        aspectRatio: "4:5",
+        overlayText: "New",
+        outputResult: "url",
+      },
     });
     expect(res.status, JSON.stringify(res.json)).toBe(200);
     expect(replicate.requests.some((r) => r.path === "/v1/models/google/nano-banana-pro/predictions")).toBe(true);

@@ -49,7 +49,9 @@ beforeAll(async () => {
   expect(OVER.width * OVER.height).toBeGreaterThan(EDGE_DECODE_LIMITS.maxPixels);
   expect(4032 * 3024).toBeLessThanOrEqual(EDGE_DECODE_LIMITS.maxPixels);
   small = `data:image/jpeg;base64,${(await makeJpeg(600, 800)).toString("base64")}`;
-  const photo = await sharp({ create: { ...OVER, channels: 3, background: "#7a9" } }).jpeg({ quality: 80 }).toBuffer();
+  const photo = await sharp({ create: { ...OVER, channels: 3, background: "#7a9" } })
+    .jpeg({ quality: 80 })
+    .toBuffer();
   images.push(
     { name: "JPEG 40 MP (header)", mime: "image/jpeg", bytes: patchJpegSize(await makeJpeg(64, 48), FULL.width, FULL.height), ...FULL },
     { name: "PNG 40 MP (header)", mime: "image/png", bytes: pngHeaderOnly(FULL.width, FULL.height), ...FULL },
@@ -66,7 +68,11 @@ beforeAll(async () => {
   fetchMock.disableNetConnect();
   fetchMock.enableNetConnect(/^127\.0\.0\.1(:\d+)?$/);
   for (const [i, image] of images.entries()) {
-    fetchMock.get(IMAGE_HOST).intercept({ path: `/${i}` }).reply(200, image.bytes, { headers: { "content-type": image.mime } }).persist();
+    fetchMock
+      .get(IMAGE_HOST)
+      .intercept({ path: `/${i}` })
+      .reply(200, image.bytes, { headers: { "content-type": image.mime } })
+      .persist();
   }
   edge = await startLocalEdge({
     databaseUrl: scratch.url,
@@ -82,7 +88,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   const steps: Array<() => unknown> = [() => edge?.dispose(), () => handle?.close(), () => scratch?.drop(), () => node?.close()];
-  for (const step of steps) await Promise.resolve().then(() => step()).catch(() => {});
+  for (const step of steps)
+    await Promise.resolve()
+      .then(() => step())
+      .catch(() => {});
 });
 
 type Send = (path: string, body: unknown) => Promise<{ status: number; json: any }>;

@@ -126,7 +126,13 @@ beforeAll(async () => {
     { ...png, name: "PNG 40 MP (header)", bytes: pngHeaderOnly(FULL.width, FULL.height), ...FULL, limit: maxPixels },
     { ...progressive, name: "progressive JPEG 40 MP (header)", bytes: patchJpegSize(progressive.bytes, FULL.width, FULL.height), ...FULL, limit: maxPixels },
     { ...cmyk, name: "CMYK JPEG 40 MP (header)", bytes: patchJpegSize(cmyk.bytes, FULL.width, FULL.height), ...FULL, limit: maxPixels },
-    { ...progressiveCmyk, name: "progressive CMYK JPEG 40 MP (header)", bytes: patchJpegSize(progressiveCmyk.bytes, FULL.width, FULL.height), ...FULL, limit: maxPixels },
+    {
+      ...progressiveCmyk,
+      name: "progressive CMYK JPEG 40 MP (header)",
+      bytes: patchJpegSize(progressiveCmyk.bytes, FULL.width, FULL.height),
+      ...FULL,
+      limit: maxPixels,
+    },
     { ...webp, name: "WebP 40 MP (header)", bytes: patchWebpSize(webp.bytes, FULL.width, FULL.height), ...FULL, limit: maxPixels },
     {
       ...progressiveCmyk,
@@ -135,15 +141,31 @@ beforeAll(async () => {
       ...OVER_WHOLE,
       limit: wholeDecodePixels,
     },
-    { ...interlaced, name: `interlaced PNG ${mp(OVER_WHOLE)} (header)`, bytes: patchPngSize(interlaced.bytes, OVER_WHOLE.width, OVER_WHOLE.height), ...OVER_WHOLE, limit: wholeDecodePixels },
-    { ...webp, name: `WebP ${mp(OVER_WHOLE)} (header)`, bytes: patchWebpSize(webp.bytes, OVER_WHOLE.width, OVER_WHOLE.height), ...OVER_WHOLE, limit: wholeDecodePixels },
+    {
+      ...interlaced,
+      name: `interlaced PNG ${mp(OVER_WHOLE)} (header)`,
+      bytes: patchPngSize(interlaced.bytes, OVER_WHOLE.width, OVER_WHOLE.height),
+      ...OVER_WHOLE,
+      limit: wholeDecodePixels,
+    },
+    {
+      ...webp,
+      name: `WebP ${mp(OVER_WHOLE)} (header)`,
+      bytes: patchWebpSize(webp.bytes, OVER_WHOLE.width, OVER_WHOLE.height),
+      ...OVER_WHOLE,
+      limit: wholeDecodePixels,
+    },
   );
 
   const fetchMock = createFetchMock();
   fetchMock.disableNetConnect();
   fetchMock.enableNetConnect(/^127\.0\.0\.1(:\d+)?$/);
   for (const [i, f] of [...fixtures, ...refused].entries()) {
-    fetchMock.get(IMAGE_HOST).intercept({ path: `/${i}` }).reply(200, f.bytes, { headers: { "content-type": f.mime } }).persist();
+    fetchMock
+      .get(IMAGE_HOST)
+      .intercept({ path: `/${i}` })
+      .reply(200, f.bytes, { headers: { "content-type": f.mime } })
+      .persist();
   }
   const port = await freePort();
   inspectorPort = await freePort();
@@ -171,7 +193,10 @@ afterAll(async () => {
       v8Report.join("\n"),
   );
   const steps: Array<() => unknown> = [() => inspector?.close(), () => edge?.dispose(), () => handle?.close(), () => scratch?.drop()];
-  for (const step of steps) await Promise.resolve().then(() => step()).catch(() => {});
+  for (const step of steps)
+    await Promise.resolve()
+      .then(() => step())
+      .catch(() => {});
 });
 
 /** A cheap request, so workerd runs the inspector's garbage collection (it waits for a task). */
@@ -203,7 +228,11 @@ interface ImagePath {
 }
 
 const photo = (extra: (image: string) => Record<string, unknown>) => (image: string | Fixture) =>
-  post("/api/image/product-photography", { productImages: [{ dataUrl: small }], promptId: "studio-white-sweep", ...extra(typeof image === "string" ? image : dataUri(image)) });
+  post("/api/image/product-photography", {
+    productImages: [{ dataUrl: small }],
+    promptId: "studio-white-sweep",
+    ...extra(typeof image === "string" ? image : dataUri(image)),
+  });
 const checkPhoto = async (json: any) => {
   expect([json.data.width, json.data.height]).toEqual([2048, 2048]);
   expect(await pngSize(json.data.photoDataUri)).toEqual(["png", 2048, 2048]);
@@ -231,12 +260,23 @@ const PATHS: ImagePath[] = [
   },
   {
     name: "QR logo",
-    send: (image) => post("/api/qr-code/generate", { type: "text", value: "edge memory", size: 2000, logoSizeRatio: 0.4, logoUrl: typeof image === "string" ? image : dataUri(image) }),
+    send: (image) =>
+      post("/api/qr-code/generate", {
+        type: "text",
+        value: "edge memory",
+        size: 2000,
+        logoSizeRatio: 0.4,
+        logoUrl: typeof image === "string" ? image : dataUri(image),
+      }),
     check: async (json) => expect(await pngSize(json.data.qrCodeDataUrl)).toEqual(["png", 2000, 2000]),
   },
   {
     name: "product image",
-    send: (image) => post("/api/image/product-photography", { productImages: [{ dataUrl: typeof image === "string" ? image : dataUri(image) }], promptId: "studio-white-sweep" }),
+    send: (image) =>
+      post("/api/image/product-photography", {
+        productImages: [{ dataUrl: typeof image === "string" ? image : dataUri(image) }],
+        promptId: "studio-white-sweep",
+      }),
     check: checkPhoto,
   },
   { name: "photo logo", send: photo((image) => ({ logoImage: image, logoSize: 0.8 })), check: checkPhoto },
@@ -289,7 +329,9 @@ describe("every image path in workerd, with the largest image of each format", (
         // V8's external figure already holds each WebAssembly memory at the size it had when it was made, so
         // only what the memories grew by since the warm-up is added.
         const wasmGrowthMiB = Math.max(0, (await inspector.wasmMemoryMiB()) - wasmBaselineMiB);
-        v8Row.push(`${f.name} ${(heapMiB + externalMiB + wasmGrowthMiB).toFixed(0)} (${heapMiB.toFixed(0)} + ${externalMiB.toFixed(0)} + ${wasmGrowthMiB.toFixed(0)})`);
+        v8Row.push(
+          `${f.name} ${(heapMiB + externalMiB + wasmGrowthMiB).toFixed(0)} (${heapMiB.toFixed(0)} + ${externalMiB.toFixed(0)} + ${wasmGrowthMiB.toFixed(0)})`,
+        );
         wasmGrowth.push(`${f.name} ${wasmGrowthMiB.toFixed(2)} MiB`);
       }
       for (const f of refused) {
@@ -299,7 +341,9 @@ describe("every image path in workerd, with the largest image of each format", (
         expect(res.json.error.message).toContain(`${f.width}x${f.height}`);
         expect(res.json.error.message).toContain(`up to ${f.limit / 1e6} million pixels`);
       }
-      report.push(`  ${path.name.padEnd(16)} ${row.join(", ")}; bound ${bound.toFixed(0)} (isolate baseline: heap ${heap.totalMiB.toFixed(0)} + wasm ${wasmInitialMiB.toFixed(0)})`);
+      report.push(
+        `  ${path.name.padEnd(16)} ${row.join(", ")}; bound ${bound.toFixed(0)} (isolate baseline: heap ${heap.totalMiB.toFixed(0)} + wasm ${wasmInitialMiB.toFixed(0)})`,
+      );
       v8Report.push(`  ${path.name.padEnd(16)} ${v8Row.join(", ")}`);
       expect(worst, row.join(", ")).toBeLessThan(bound);
       expect(wasmGrowth, "WebAssembly memory grown, after each image").toEqual(fixtures.map((f) => `${f.name} 0.00 MiB`));

@@ -63,7 +63,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   const steps: Array<() => unknown> = [() => edge?.dispose(), () => handle?.close(), () => scratch?.drop()];
-  for (const step of steps) await Promise.resolve().then(() => step()).catch(() => {});
+  for (const step of steps)
+    await Promise.resolve()
+      .then(() => step())
+      .catch(() => {});
 });
 
 const request = async (method: string, path: string, init: { auth?: boolean; body?: unknown; form?: Record<string, string> } = {}) => {
@@ -87,7 +90,11 @@ const SANDBOX_ROUTES: Array<[string, string, Parameters<typeof request>[2]]> = [
   ["GET", "/sandbox/posts?accountId=pageplatform:1001", { auth: true }],
   ["POST", "/sandbox/faults", { auth: true, body: { accountId: "pageplatform:1001", kind: "transient", times: 1 } }],
   ["GET", `/sandbox/v23.0/dialog/oauth?client_id=sandbox-app&redirect_uri=${encodeURIComponent(`${ORIGIN}/hub/accounts/callback`)}&state=s`, {}],
-  ["POST", "/sandbox/v23.0/dialog/oauth", { form: { client_id: "sandbox-app", redirect_uri: `${ORIGIN}/hub/accounts/callback`, state: "s", page: "1010000000000001", decision: "allow" } }],
+  [
+    "POST",
+    "/sandbox/v23.0/dialog/oauth",
+    { form: { client_id: "sandbox-app", redirect_uri: `${ORIGIN}/hub/accounts/callback`, state: "s", page: "1010000000000001", decision: "allow" } },
+  ],
   ["GET", "/sandbox/graph/v23.0/oauth/access_token?client_id=sandbox-app&client_secret=sandbox-app-secret&code=c", {}],
   ["GET", "/sandbox/graph/v23.0/me/accounts?access_token=t", {}],
   ["POST", "/sandbox/graph/v23.0/1001/feed?access_token=t&message=hi", {}],

@@ -43,7 +43,10 @@ beforeAll(async () => {
 afterAll(async () => {
   // Each step on its own, so a worker that failed to start still leaves no database or server behind.
   const steps: Array<() => unknown> = [() => edge?.dispose(), () => handle?.close(), () => scratch?.drop()];
-  for (const step of steps) await Promise.resolve().then(() => step()).catch(() => {});
+  for (const step of steps)
+    await Promise.resolve()
+      .then(() => step())
+      .catch(() => {});
 });
 
 const get = async (path: string, headers: Record<string, string> = {}) => {
@@ -73,7 +76,9 @@ describe("the Worker bundle", () => {
     // esbuild marks each bundled module with a `// <path>` comment.
     const modules = [...source.matchAll(/^\/\/ (\S+\.[cm]?[jt]s)$/gm)].map((m) => m[1]!);
     expect(modules.length).toBeGreaterThan(50);
-    const nodeOnly = modules.filter((m) => /^(db\/node\.ts|functions\/node\/)|node_modules\/(pg|pg-pool|@electric-sql\/pglite|undici|sharp|@hono\/node-server|ws)\//.test(m));
+    const nodeOnly = modules.filter((m) =>
+      /^(db\/node\.ts|functions\/node\/)|node_modules\/(pg|pg-pool|@electric-sql\/pglite|undici|sharp|@hono\/node-server|ws)\//.test(m),
+    );
     expect(nodeOnly).toEqual([]);
     expect(source).not.toMatch(/from\s+["']node:/);
   });
@@ -165,7 +170,9 @@ describe("the Worker in workerd", () => {
     const { userId } = await createUser(handle.db, `photo-${crypto.randomUUID()}@example.test`);
     const { key } = await createApiKey(handle.db, userId);
     const product = await productJpeg(300, 400);
-    const logo = await sharp({ create: { width: 100, height: 50, channels: 4, background: { r: 255, g: 0, b: 255, alpha: 1 } } }).png().toBuffer();
+    const logo = await sharp({ create: { width: 100, height: 50, channels: 4, background: { r: 255, g: 0, b: 255, alpha: 1 } } })
+      .png()
+      .toBuffer();
     const res = await edge.mf.dispatchFetch(`${ORIGIN}/api/image/product-photography`, {
       method: "POST",
       headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
@@ -182,7 +189,13 @@ describe("the Worker in workerd", () => {
     const body = (await res.json()) as Record<string, any>;
     expect(res.status, JSON.stringify(body)).toBe(200);
     expect(body.data.imageUrl).toMatch(new RegExp(`^${edge.s3.endpoint}/media/photo/out/`));
-    const stored = await S3Storage({ endpoint: edge.s3.endpoint, region: edge.s3.region, bucket: "media", ...edge.s3.credentials, publicBaseUrl: `${edge.s3.endpoint}/media` }).get(new URL(body.data.imageUrl).pathname.replace(/^\/media\//, ""));
+    const stored = await S3Storage({
+      endpoint: edge.s3.endpoint,
+      region: edge.s3.region,
+      bucket: "media",
+      ...edge.s3.credentials,
+      publicBaseUrl: `${edge.s3.endpoint}/media`,
+    }).get(new URL(body.data.imageUrl).pathname.replace(/^\/media\//, ""));
     const meta = await sharp(Buffer.from(stored!.bytes)).metadata();
     expect([meta.width, meta.height]).toEqual([819, 1024]);
   });
@@ -190,7 +203,13 @@ describe("the Worker in workerd", () => {
   it("serves /files/<key> from the S3 bucket", async () => {
     const key = `media/${crypto.randomUUID()}/pixel.png`;
     const bytes = Uint8Array.from({ length: 300 }, (_, i) => i % 256);
-    await S3Storage({ endpoint: edge.s3.endpoint, region: edge.s3.region, bucket: "media", ...edge.s3.credentials, publicBaseUrl: `${edge.s3.endpoint}/media` }).put(key, bytes, "image/png");
+    await S3Storage({
+      endpoint: edge.s3.endpoint,
+      region: edge.s3.region,
+      bucket: "media",
+      ...edge.s3.credentials,
+      publicBaseUrl: `${edge.s3.endpoint}/media`,
+    }).put(key, bytes, "image/png");
     const res = await edge.mf.dispatchFetch(`${ORIGIN}/files/${key}`);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("image/png");
@@ -207,7 +226,10 @@ describe("the Worker in workerd", () => {
 describe("the hub in workerd", () => {
   it("renders its pages, signs in with a one-time link and keeps a __Host- session cookie", async () => {
     const { userId } = await createUser(handle.db, `hub-${crypto.randomUUID()}@example.test`);
-    const link = await createLoginLink({ db: handle.db, config: parseConfig({ PUBLIC_BASE_URL: bindings.PUBLIC_BASE_URL }), clock: { now: () => new Date() } }, userId);
+    const link = await createLoginLink(
+      { db: handle.db, config: parseConfig({ PUBLIC_BASE_URL: bindings.PUBLIC_BASE_URL }), clock: { now: () => new Date() } },
+      userId,
+    );
     const token = new URL(link).searchParams.get("token")!;
     const signin = await edge.mf.dispatchFetch(`${ORIGIN}/hub/signin`);
     expect(signin.status).toBe(200);

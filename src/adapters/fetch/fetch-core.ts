@@ -69,7 +69,10 @@ async function fetchChecked(send: FetchLike, url: URL, maxBytes: number, control
   const status = response.status;
   if (response.type === "opaqueredirect" || (status >= 300 && status < 400)) {
     await discard(response);
-    throw new ApiError("INVALID_IMAGE_URL", `The image URL answered with a redirect${status ? ` (HTTP ${status})` : ""}; redirects are not followed. Give the final URL of the image.`);
+    throw new ApiError(
+      "INVALID_IMAGE_URL",
+      `The image URL answered with a redirect${status ? ` (HTTP ${status})` : ""}; redirects are not followed. Give the final URL of the image.`,
+    );
   }
   if (status < 200 || status > 299) {
     await discard(response);
@@ -143,12 +146,17 @@ function toApiError(err: unknown): ApiError {
   }
   const code = networkCode(err);
   const reason =
-    code === "ENOTFOUND" || code === "EAI_AGAIN" ? "its host name could not be resolved"
-    : code === "ECONNREFUSED" ? "the server refused the connection"
-    : code === "ECONNRESET" || code === "UND_ERR_SOCKET" ? "the connection was closed unexpectedly"
-    : code === "UND_ERR_CONNECT_TIMEOUT" ? "connecting to the server timed out"
-    : code && /CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY/i.test(code) ? "its TLS certificate is not valid"
-    : "the request failed";
+    code === "ENOTFOUND" || code === "EAI_AGAIN"
+      ? "its host name could not be resolved"
+      : code === "ECONNREFUSED"
+        ? "the server refused the connection"
+        : code === "ECONNRESET" || code === "UND_ERR_SOCKET"
+          ? "the connection was closed unexpectedly"
+          : code === "UND_ERR_CONNECT_TIMEOUT"
+            ? "connecting to the server timed out"
+            : code && /CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_VERIFY/i.test(code)
+              ? "its TLS certificate is not valid"
+              : "the request failed";
   return new ApiError("INVALID_IMAGE_URL", `The image URL could not be fetched: ${reason}.`, { cause: err });
 }
 

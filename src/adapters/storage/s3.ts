@@ -13,7 +13,7 @@
  * });
  * const url = await storage.put("media/u1/abc.jpg", bytes, "image/jpeg"); // https://media.example.com/media/u1/abc.jpg
  */
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from "@aws-sdk/client-s3";
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client, type S3ServiceException } from "@aws-sdk/client-s3";
 import type { Storage } from "../../services";
 
 export interface S3StorageConfig {

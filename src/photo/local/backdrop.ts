@@ -28,7 +28,23 @@ export function renderBackdrop(style: SceneStyle, frame: Frame): RgbaImage {
     if (smooth) {
       const fk = row.floorness * row.occlusion;
       const wallGlow = 0.06 * row.glowY;
-      smoothRow(out, y * W * 4, W, y, row.wall, row.floor, 1 - row.floorness, fk, wallGlow, scene.top ? 0 : 0.05 * row.glowY, style.vignette, row.vigY, columns.glowX, columns.sideLight, columns.vigX);
+      smoothRow(
+        out,
+        y * W * 4,
+        W,
+        y,
+        row.wall,
+        row.floor,
+        1 - row.floorness,
+        fk,
+        wallGlow,
+        scene.top ? 0 : 0.05 * row.glowY,
+        style.vignette,
+        row.vigY,
+        columns.glowX,
+        columns.sideLight,
+        columns.vigX,
+      );
       continue;
     }
     scene.lights?.loadRow(y);
@@ -141,7 +157,11 @@ function rowTerms(scene: Scene, y: number): RowTerms {
     floor,
     wallT,
     // How much of this row is floor: a wide blend for the sweep, a soft line for a table.
-    floorness: top ? 1 : seamless ? smoothstep(horizonY - 0.2 * S, horizonY + 0.14 * S, y) : smoothstep(horizonY - scene.horizonSoft, horizonY + scene.horizonSoft, y),
+    floorness: top
+      ? 1
+      : seamless
+        ? smoothstep(horizonY - 0.2 * S, horizonY + 0.14 * S, y)
+        : smoothstep(horizonY - scene.horizonSoft, horizonY + scene.horizonSoft, y),
     glowY: Math.exp(-(((y - scene.glowCy) / (0.5 * S)) ** 2)),
     poolY: Math.exp(-(((y - baseY) / (0.09 * S)) ** 2)),
     vigY: 1 - smoothstep(0.35, 1.25, Math.abs((2 * y) / H - 1)),
@@ -253,7 +273,9 @@ function lightRow(scene: Scene, row: RowTerms): void {
     const li = lights.xi[x]!;
     const lt = lights.xt[x]!;
     if (lights.hasAdd) {
-      const r = R[x]!, g = G[x]!, b = B[x]!;
+      const r = R[x]!,
+        g = G[x]!,
+        b = B[x]!;
       R[x] = r + (L[0]![li]! + (L[0]![li + 1]! - L[0]![li]!) * lt) * onWall * (1 - r / 255);
       G[x] = g + (L[1]![li]! + (L[1]![li + 1]! - L[1]![li]!) * lt) * onWall * (1 - g / 255);
       B[x] = b + (L[2]![li]! + (L[2]![li + 1]! - L[2]![li]!) * lt) * onWall * (1 - b / 255);
@@ -290,8 +312,21 @@ function writeRow(out: Uint8ClampedArray, scene: Scene, row: RowTerms, y: number
  * its own.
  */
 function smoothRow(
-  out: Uint8ClampedArray, row: number, W: number, y: number, wall: number[], floor: number[], wk: number, fk: number,
-  wallGlow: number, floorGlow: number, vignette: number, vigY: number, glowX: Float32Array, sideLight: Float32Array, vigX: Float32Array,
+  out: Uint8ClampedArray,
+  row: number,
+  W: number,
+  y: number,
+  wall: number[],
+  floor: number[],
+  wk: number,
+  fk: number,
+  wallGlow: number,
+  floorGlow: number,
+  vignette: number,
+  vigY: number,
+  glowX: Float32Array,
+  sideLight: Float32Array,
+  vigX: Float32Array,
 ): void {
   const wr = wall[0]! * wk;
   const wg = wall[1]! * wk;

@@ -74,7 +74,9 @@ function paintBackdrop(px: number[], { u, body }: Shape, fx: number, fy: number,
 /** Glass body (with neck): amber, denser where the path through the glass is longer; the label on it. */
 function paintGlass(px: number[], shape: Shape, fx: number, fy: number): void {
   const { u, body, neck, liquid } = shape;
-  const bodyCover = coverage(Math.min(roundBox(fx, fy, body.hw, body.top, body.bottom, body.rTop, body.rBottom), roundBox(fx, fy, neck.hw, neck.top, neck.bottom + 4 * u, u, u)));
+  const bodyCover = coverage(
+    Math.min(roundBox(fx, fy, body.hw, body.top, body.bottom, body.rTop, body.rBottom), roundBox(fx, fy, neck.hw, neck.top, neck.bottom + 4 * u, u, u)),
+  );
   if (bodyCover <= 0) return;
   // The silhouette's half-width on this row (the bottle is a surface of revolution), and how far
   // up the rounded shoulder we are: its surface faces the light above, so it is brighter.
@@ -84,7 +86,7 @@ function paintGlass(px: number[], shape: Shape, fx: number, fy: number): void {
   const nz = Math.sqrt(1 - nx * nx);
   const shoulderLight = shoulderT * shoulderT * 0.35 * (fy > body.top - u ? 1 : 0);
   const filled = fy > liquid ? 1 : 0.45;
-  const density = (0.3 + 0.78 * Math.pow(nz, 0.7)) * (1 - 0.18 * clamp01((fy - body.top) / (body.bottom - body.top)));
+  const density = (0.3 + 0.78 * nz ** 0.7) * (1 - 0.18 * clamp01((fy - body.top) / (body.bottom - body.top)));
   let r = 176 * density + (1 - filled) * 40;
   let gg = 86 * density + (1 - filled) * 28;
   let b = 24 * density + (1 - filled) * 12;
@@ -99,7 +101,7 @@ function paintGlass(px: number[], shape: Shape, fx: number, fy: number): void {
   gg *= 1 - 0.35 * base;
   b *= 1 - 0.35 * base;
   const spec = Math.exp(-(((nx + 0.58) / 0.07) ** 2)) * 0.9 * (1 - shoulderT * 0.6) + Math.exp(-(((nx - 0.78) / 0.08) ** 2)) * 0.22 + shoulderLight * nz;
-  const rim = Math.pow(Math.abs(nx), 10) * 0.25;
+  const rim = Math.abs(nx) ** 10 * 0.25;
   r += (255 - r) * (spec + rim);
   gg += (255 - gg) * (spec + rim * 0.9);
   b += (255 - b) * (spec + rim * 0.8);

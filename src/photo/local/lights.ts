@@ -76,7 +76,7 @@ export class LightLayer {
         let a = Math.min(1, Math.max(0, r - d + 0.5));
         if (a <= 0) continue;
         // Real bokeh discs are a little brighter at their rim.
-        if (rim) a *= 1 - rim + rim * Math.pow(d / r, 4);
+        if (rim) a *= 1 - rim + rim * (d / r) ** 4;
         this.put(target, py * this.w + px, colour, a * strength, buf === "over");
       }
     }
@@ -101,7 +101,7 @@ export class LightLayer {
 
 /** Draws the style's lights, or returns null when it has none. */
 export function renderLights(style: SceneStyle, frame: Frame): LightLayer | null {
-  if (style.lights === "none" || style.accents.length === 0 && style.lights !== "beams") return null;
+  if (style.lights === "none" || (style.accents.length === 0 && style.lights !== "beams")) return null;
   const f = Math.max(1, Math.ceil(Math.max(frame.width, frame.height) / 512));
   const layer = new LightLayer(Math.ceil(frame.width / f), Math.ceil(frame.height / f), f);
   const rnd = seeded(`${style.seed}:lights`);
@@ -141,7 +141,7 @@ export function renderLights(style: SceneStyle, frame: Frame): LightLayer | null
     case "droplets":
       for (let i = 0; i < 40; i++) {
         const a = rnd() * Math.PI * 2;
-        const d = frame.pw / f * (0.45 + rnd() * 0.7);
+        const d = (frame.pw / f) * (0.45 + rnd() * 0.7);
         const x = frame.cx / f + Math.cos(a) * d;
         const y = (frame.baseY - frame.ph * 0.55) / f + Math.sin(a) * d * 0.9;
         const r = s * (0.006 + rnd() * 0.018);
@@ -232,7 +232,7 @@ function caustics(layer: LightLayer, tile: NoiseTile, wallH: number): void {
   for (let py = 0; py < Math.min(layer.h, Math.ceil(wallH) + 2); py++) {
     for (let px = 0; px < layer.w; px++) {
       const n = tile.at(px * 0.6, py * 0.9) * 8 + tile.at(px * 0.3 + 77, py * 0.45) * 3;
-      const line = Math.pow(1 - Math.abs(Math.sin(n)), 7);
+      const line = (1 - Math.abs(Math.sin(n))) ** 7;
       layer.put(layer.add, py * layer.w + px, [230, 255, 255], line * 0.3, false);
     }
   }

@@ -39,7 +39,15 @@ export function drawProp(canvas: RgbaImage, style: SceneStyle, frame: Frame): vo
  * An upright cylinder whose top ellipse is centred at (cx, ty): the side shaded like a matte (or, with
  * `gloss`, satin) surface lit from one side, the top face lighter than the side.
  */
-function cylinder(canvas: RgbaImage, cx: number, ty: number, shape: { rx: number; ry: number; height: number }, colour: Rgb, lightFrom: number, gloss: number): void {
+function cylinder(
+  canvas: RgbaImage,
+  cx: number,
+  ty: number,
+  shape: { rx: number; ry: number; height: number },
+  colour: Rgb,
+  lightFrom: number,
+  gloss: number,
+): void {
   const { width: W, height: H, data } = canvas;
   const out = new Uint8ClampedArray(data.buffer, data.byteOffset, data.length);
   const { rx, ry, height } = shape;
@@ -72,7 +80,7 @@ function cylinder(canvas: RgbaImage, cx: number, ty: number, shape: { rx: number
         const nz = Math.sqrt(Math.max(0, 1 - nx * nx));
         const lx = -lightFrom * 0.6;
         const lambert = Math.max(0, nx * lx + nz * 0.8);
-        const spec = gloss * Math.pow(Math.max(0, 1 - Math.abs(nx - lx * 0.5) * 3.2), 3) * 0.35;
+        const spec = gloss * Math.max(0, 1 - Math.abs(nx - lx * 0.5) * 3.2) ** 3 * 0.35;
         const depth = 1 - 0.1 * ((py - ty) / height);
         const k = (0.62 + 0.34 * lambert) * depth;
         r = colour[0] * k + 255 * spec;

@@ -7,7 +7,6 @@
  * boxBlur3(mask, w, h, 6); // soft shadow on a small buffer
  */
 
-
 export type Rgb = readonly [number, number, number];
 
 /** 32-bit FNV-1a of a string: the seed of every template's procedural details. */

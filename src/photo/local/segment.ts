@@ -166,7 +166,17 @@ function dropShadowSlivers(img: RgbaImage, model: BorderModel, mask: Uint8Array)
     for (let x = 1; x < w - 1; x++) {
       const p = y * w + x;
       if (mask[p] !== 0) continue;
-      if (mask[p - 1] === 0 && mask[p + 1] === 0 && mask[p - w] === 0 && mask[p + w] === 0 && mask[p - w - 1] === 0 && mask[p - w + 1] === 0 && mask[p + w - 1] === 0 && mask[p + w + 1] === 0) core[p] = 1;
+      if (
+        mask[p - 1] === 0 &&
+        mask[p + 1] === 0 &&
+        mask[p - w] === 0 &&
+        mask[p + w] === 0 &&
+        mask[p - w - 1] === 0 &&
+        mask[p - w + 1] === 0 &&
+        mask[p + w - 1] === 0 &&
+        mask[p + w + 1] === 0
+      )
+        core[p] = 1;
     }
   }
   const bg = new Float32Array(3);

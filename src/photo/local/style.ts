@@ -63,8 +63,14 @@ export function baseStyle(seed: string): SceneStyle {
   return {
     seed,
     backdrop: "sweep",
-    wall: [[236, 236, 234], [214, 214, 212]],
-    floor: [[226, 226, 224], [244, 244, 242]],
+    wall: [
+      [236, 236, 234],
+      [214, 214, 212],
+    ],
+    floor: [
+      [226, 226, 224],
+      [244, 244, 242],
+    ],
     surface: "plain",
     pattern: [180, 180, 180],
     prop: "none",

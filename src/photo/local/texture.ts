@@ -112,7 +112,7 @@ export function surfacePattern(surface: Surface, tile: NoiseTile, u: number, v: 
       const t = v * 0.03 + tile.at(u * 0.004 + board * 37, v * 0.03) * 3.5;
       const rings = 0.5 + 0.5 * Math.sin(t * Math.PI * 2);
       const fibres = tile.at(u * 0.05 + 13, v * 1.5 + board * 11) - 0.5;
-      const seam = ((v * 0.006) % 1 + 1) % 1 < 0.012 ? 0.7 : 0;
+      const seam = (((v * 0.006) % 1) + 1) % 1 < 0.012 ? 0.7 : 0;
       const tint = (grain(board, 7) - 0.5) * 0.35;
       return 0.12 + rings * rings * rings * 0.28 + fibres * 0.3 + seam + tint;
     }
@@ -147,8 +147,8 @@ export function surfacePattern(surface: Surface, tile: NoiseTile, u: number, v: 
       return 0.15 + (clumps - 0.5) * 1.4 + (tile.at(u * 1.2, v * 1.2) - 0.5) * 0.6 + (grain(px, py) - 0.5) * 0.35;
     }
     case "tile": {
-      const su = ((u / 180) % 1 + 1) % 1;
-      const sv = ((v / 180) % 1 + 1) % 1;
+      const su = (((u / 180) % 1) + 1) % 1;
+      const sv = (((v / 180) % 1) + 1) % 1;
       const grout = su < 0.025 || sv < 0.025 ? 1 : 0;
       return grout * 0.9 + (tile.at(u * 0.05, v * 0.05) - 0.5) * 0.15;
     }

@@ -154,9 +154,19 @@ export function ReplicateFetch(options: ReplicateFetchOptions): { fetch: typeof 
         const waitMs = retryAfterMs(response.headers.get("retry-after"), body) ?? backoffMs(stats.rateLimited + 1);
         // Once the generation has stopped (a cancel on its way out) there is no time left to wait.
         const fits = !clock.signal.aborted && waitMs <= options.maxRateLimitWaitMs && waitMs < clock.remainingMs();
-        log.warn("replicate rate limited", { method, path: url.pathname, waitMs, rateLimited: stats.rateLimited, giveUp: !fits || stats.rateLimited > MAX_RATE_LIMITED });
+        log.warn("replicate rate limited", {
+          method,
+          path: url.pathname,
+          waitMs,
+          rateLimited: stats.rateLimited,
+          giveUp: !fits || stats.rateLimited > MAX_RATE_LIMITED,
+        });
         if (!fits || stats.rateLimited > MAX_RATE_LIMITED) {
-          throw new GenerationError("UPSTREAM_RATE_LIMITED", `The image model's provider is rate limiting this service; try again in about ${Math.max(1, Math.ceil(waitMs / 1000))} s.`, true);
+          throw new GenerationError(
+            "UPSTREAM_RATE_LIMITED",
+            `The image model's provider is rate limiting this service; try again in about ${Math.max(1, Math.ceil(waitMs / 1000))} s.`,
+            true,
+          );
         }
         await clock.sleep(waitMs);
         if (init?.signal?.aborted) throw init.signal.reason;

@@ -23,7 +23,11 @@ const MODEL_ID = /^([\w.-]+\/[\w.-]+)(?::([0-9a-f]{16,128}))?$/i;
  */
 export function predictionTarget(modelId: string): PredictionTarget {
   const match = MODEL_ID.exec(modelId);
-  if (!match) throw new GenerationError("GENERATION_FAILED", "The selected model is misconfigured on this service (its model id is not owner/name or owner/name:version).");
+  if (!match)
+    throw new GenerationError(
+      "GENERATION_FAILED",
+      "The selected model is misconfigured on this service (its model id is not owner/name or owner/name:version).",
+    );
   return match[2] ? { version: match[2] } : { model: match[1]! };
 }
 
@@ -118,7 +122,10 @@ export function errorText(error: unknown): string {
  */
 export function failureError(error: unknown): GenerationError {
   if (isRefusal(errorText(error))) {
-    return new GenerationError("GENERATION_REFUSED", "The image model's safety filter refused this scene; change the prompt, the product image or the reference image and try again.");
+    return new GenerationError(
+      "GENERATION_REFUSED",
+      "The image model's safety filter refused this scene; change the prompt, the product image or the reference image and try again.",
+    );
   }
   return new GenerationError("GENERATION_FAILED", "The image model could not make this scene; try again, or change the prompt.", true);
 }

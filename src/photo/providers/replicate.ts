@@ -83,12 +83,26 @@ export function ReplicateGenerator(options: ReplicateGeneratorOptions): ImageGen
     let polls = 0;
     try {
       prediction = await client.predictions.create({ ...target, input: sceneInput(request), signal: controller.signal });
-      log.info("replicate prediction created", { ...context, predictionId: prediction.id, status: prediction.status, requests: stats.requests, rateLimited: stats.rateLimited });
+      log.info("replicate prediction created", {
+        ...context,
+        predictionId: prediction.id,
+        status: prediction.status,
+        requests: stats.requests,
+        rateLimited: stats.rateLimited,
+      });
       const done = await awaitPrediction(client, prediction, clock, poll, controller.signal, (latest) => {
         prediction = latest;
         polls += 1;
       });
-      const fields = { ...context, predictionId: done.id, status: done.status, polls, requests: stats.requests, elapsedMs: clock.elapsedMs(), predictTime: done.metrics?.predict_time };
+      const fields = {
+        ...context,
+        predictionId: done.id,
+        status: done.status,
+        polls,
+        requests: stats.requests,
+        elapsedMs: clock.elapsedMs(),
+        predictTime: done.metrics?.predict_time,
+      };
       if (done.status !== "succeeded") {
         log.warn("replicate prediction not succeeded", { ...fields, error: errorText(done.error) });
         if (done.status === "failed") throw failureError(done.error);
@@ -102,16 +116,35 @@ export function ReplicateGenerator(options: ReplicateGeneratorOptions): ImageGen
         log.warn("replicate prediction without output", fields);
         throw new GenerationError("GENERATION_FAILED", "The image model finished without an image; try again, or change the prompt.", true);
       }
-      const image = await copyAndDecode({ fetch: fetchImpl, storage: options.storage, log, timeoutMs, limits: outputLimits(options.imageLimits) }, done.id, url, request.signal);
+      const image = await copyAndDecode(
+        { fetch: fetchImpl, storage: options.storage, log, timeoutMs, limits: outputLimits(options.imageLimits) },
+        done.id,
+        url,
+        request.signal,
+      );
       // Models do not always honour aspect_ratio; the caller crops to size, but a big miss is worth knowing.
       const skew = Math.abs(image.width / image.height / (request.width / request.height) - 1);
       const level = skew > 0.02 ? "warn" : "info";
-      log[level]("replicate prediction done", { ...fields, width: image.width, height: image.height, wanted: `${request.width}x${request.height}`, elapsedMs: clock.elapsedMs() });
+      log[level]("replicate prediction done", {
+        ...fields,
+        width: image.width,
+        height: image.height,
+        wanted: `${request.width}x${request.height}`,
+        elapsedMs: clock.elapsedMs(),
+      });
       return image;
     } catch (error) {
       // Whatever went wrong, a prediction still running would go on costing money: stop it.
       const canceled = prediction && !TERMINAL.has(prediction.status) ? await cancelQuietly(client, prediction.id, log) : false;
-      const fields = { ...context, predictionId: prediction?.id, polls, requests: stats.requests, rateLimited: stats.rateLimited, canceled, elapsedMs: clock.elapsedMs() };
+      const fields = {
+        ...context,
+        predictionId: prediction?.id,
+        polls,
+        requests: stats.requests,
+        rateLimited: stats.rateLimited,
+        canceled,
+        elapsedMs: clock.elapsedMs(),
+      };
       if (!(error instanceof GenerationError) && clock.expired()) {
         const byCaller = request.signal?.aborted === true;
         log.warn("replicate prediction stopped", { ...fields, reason: byCaller ? "caller aborted" : "deadline" });
@@ -160,7 +193,12 @@ interface OutputDeps {
 }
 
 /** Downloads the output (capped, with a timeout), stores the raw bytes, then decodes them. */
-async function copyAndDecode({ fetch: fetchImpl, storage, log, timeoutMs, limits }: OutputDeps, predictionId: string, url: string, callerSignal: AbortSignal | undefined): Promise<RgbaImage> {
+async function copyAndDecode(
+  { fetch: fetchImpl, storage, log, timeoutMs, limits }: OutputDeps,
+  predictionId: string,
+  url: string,
+  callerSignal: AbortSignal | undefined,
+): Promise<RgbaImage> {
   const signals = [AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS), ...(callerSignal ? [callerSignal] : [])];
   let bytes: Uint8Array;
   try {
@@ -170,7 +208,11 @@ async function copyAndDecode({ fetch: fetchImpl, storage, log, timeoutMs, limits
       await response.body?.cancel().catch(() => undefined);
       throw new GenerationError("UPSTREAM_UNAVAILABLE", "The generated image could not be downloaded from the model's provider; try again.", true);
     }
-    bytes = await readCapped(response, MAX_OUTPUT_BYTES, () => new GenerationError("GENERATION_FAILED", `The generated image is larger than ${MAX_OUTPUT_BYTES / 1024 / 1024} MB; pick a lower resolution.`));
+    bytes = await readCapped(
+      response,
+      MAX_OUTPUT_BYTES,
+      () => new GenerationError("GENERATION_FAILED", `The generated image is larger than ${MAX_OUTPUT_BYTES / 1024 / 1024} MB; pick a lower resolution.`),
+    );
   } catch (error) {
     if (error instanceof GenerationError) throw error;
     if (callerSignal?.aborted) throw timeoutError(true, timeoutMs);
@@ -194,7 +236,10 @@ function classify(error: unknown, fields: Record<string, unknown>, log: Logger):
   const status = apiStatus(error);
   log.warn("replicate request failed", { ...fields, status, error: error instanceof Error ? error.name : "unknown" });
   if (status === 401 || status === 403) {
-    return new GenerationError("UPSTREAM_UNAVAILABLE", "The image model's provider refused this service's credentials; the operator has to fix the configuration.");
+    return new GenerationError(
+      "UPSTREAM_UNAVAILABLE",
+      "The image model's provider refused this service's credentials; the operator has to fix the configuration.",
+    );
   }
   if (status !== undefined && status >= 400 && status < 500) {
     const text = error instanceof Error ? error.message : "";
@@ -233,4 +278,3 @@ function apiStatus(error: unknown): number | undefined {
 }
 
 const jitter = (ms: number) => Math.round(ms * (0.8 + Math.random() * 0.4));
-

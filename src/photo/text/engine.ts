@@ -97,10 +97,7 @@ function remember<T>(promise: Promise<T>, forget: () => void): Promise<T> {
 export function loadHarfBuzz(): Promise<HarfBuzz> {
   if (!harfbuzz) {
     const wasm = configured().harfbuzzWasm;
-    harfbuzz = remember(
-      resolve(wasm).then(instantiateHarfBuzz),
-      () => (harfbuzz = null),
-    );
+    harfbuzz = remember(resolve(wasm).then(instantiateHarfBuzz), () => (harfbuzz = null));
   }
   return harfbuzz;
 }
@@ -115,7 +112,9 @@ export function loadResvg(): Promise<ResvgPackage> {
   if (!resvg) {
     const load = configured().resvg;
     if (!load) {
-      return Promise.reject(new Error("SVG rasterising is not configured on this runtime: pass resvg: () => import(\"@cf-wasm/resvg\") to configureTextEngine()"));
+      return Promise.reject(
+        new Error('SVG rasterising is not configured on this runtime: pass resvg: () => import("@cf-wasm/resvg") to configureTextEngine()'),
+      );
     }
     resvg = remember(load(), () => (resvg = null));
   }

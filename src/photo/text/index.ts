@@ -65,17 +65,19 @@ export async function renderTextBlock(text: string, box: TextBox, style: TextSty
  * @example
  * const covered = await drawText(photo, "Fresh roast", { x: 40, y: 40, width: 600, height: 160 }, { fontSize: 64, color: [20, 20, 20], anchor: "top" });
  */
-export async function drawText(
-  canvas: RgbaImage,
-  text: string,
-  rect: Rect,
-  options: DrawTextOptions,
-): Promise<Rect & { fontSize: number; lines: string[] }> {
+export async function drawText(canvas: RgbaImage, text: string, rect: Rect, options: DrawTextOptions): Promise<Rect & { fontSize: number; lines: string[] }> {
   const x0 = Math.max(0, Math.round(rect.x));
   const y0 = Math.max(0, Math.round(rect.y));
   const w = Math.min(canvas.width, Math.round(rect.x + rect.width)) - x0;
   const h = Math.min(canvas.height, Math.round(rect.y + rect.height)) - y0;
-  const empty = { x: Math.min(x0, canvas.width), y: Math.min(y0, canvas.height), width: 0, height: 0, fontSize: round2(options.fontSize), lines: [] as string[] };
+  const empty = {
+    x: Math.min(x0, canvas.width),
+    y: Math.min(y0, canvas.height),
+    width: 0,
+    height: 0,
+    fontSize: round2(options.fontSize),
+    lines: [] as string[],
+  };
   if (w < 1 || h < 1) return empty;
 
   const mode = options.legibility ?? "auto";
@@ -83,7 +85,12 @@ export async function drawText(
   const room = mode === "none" ? 0 : Math.max(1, Math.min(Math.round(options.fontSize * 0.3), Math.floor(Math.min(w, h) * 0.15)));
   const fonts = await loadFonts(options.weight ?? 400);
   const align = options.align ?? "left";
-  const layout = layoutBlock(fonts, text, { maxWidth: w - 2 * room, maxHeight: h - 2 * room, fontSize: options.fontSize, minFontSize: options.minFontSize, maxLines: options.maxLines }, align);
+  const layout = layoutBlock(
+    fonts,
+    text,
+    { maxWidth: w - 2 * room, maxHeight: h - 2 * room, fontSize: options.fontSize, minFontSize: options.minFontSize, maxLines: options.maxLines },
+    align,
+  );
   if (!layout.glyphs.length) return { ...empty, fontSize: round2(layout.fontSize), lines: layout.lines };
 
   const bx = align === "left" ? x0 + room : align === "right" ? x0 + w - room - layout.width : x0 + Math.round((w - layout.width) / 2);
@@ -94,7 +101,12 @@ export async function drawText(
   const around = { x: bx - room, y: by - room, width: layout.width + 2 * room, height: layout.height + 2 * room };
   const stats = mode === "none" ? null : measureBackground(canvas, around, color);
   const backing = mode === "auto" ? chooseBacking(stats!) : mode;
-  const margin = backing === "panel" ? Math.min(room, Math.max(2, Math.round(layout.fontSize * 0.4))) : backing === "outline" ? Math.min(room, Math.max(2, Math.ceil(layout.fontSize * 0.07))) : 0;
+  const margin =
+    backing === "panel"
+      ? Math.min(room, Math.max(2, Math.round(layout.fontSize * 0.4)))
+      : backing === "outline"
+        ? Math.min(room, Math.max(2, Math.ceil(layout.fontSize * 0.07)))
+        : 0;
   const covered = clip({ x: bx - margin, y: by - margin, width: layout.width + 2 * margin, height: layout.height + 2 * margin }, canvas);
   const tone = stats ? backingFor(color, stats) : null;
   paintOnto(canvas, layout, covered, bx, by, {
@@ -150,7 +162,14 @@ export interface ShapedGlyphInfo {
 export async function shapeText(text: string, weight: 400 | 700 = 400): Promise<{ glyphs: ShapedGlyphInfo[]; width: number }> {
   const fonts = await loadFonts(weight);
   const line = shapeLine(fonts, text);
-  const glyphs = line.glyphs.map((g) => ({ font: g.font === fonts.devanagari ? ("devanagari" as const) : ("sans" as const), gid: g.gid, cluster: g.cluster, x: g.x, y: g.y, advance: g.advance }));
+  const glyphs = line.glyphs.map((g) => ({
+    font: g.font === fonts.devanagari ? ("devanagari" as const) : ("sans" as const),
+    gid: g.gid,
+    cluster: g.cluster,
+    x: g.x,
+    y: g.y,
+    advance: g.advance,
+  }));
   return { glyphs, width: line.width };
 }
 

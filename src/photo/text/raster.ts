@@ -201,7 +201,13 @@ export function roundedRect(width: number, height: number, radius: number): Mask
       const dx = r - (x + 0.5);
       const dy = r - (y + 0.5);
       const a = dx > 0 && dy > 0 ? Math.min(1, Math.max(0, r + 0.5 - Math.hypot(dx, dy))) : 1;
-      for (const [cx, cy] of [[x, y], [width - 1 - x, y], [x, height - 1 - y], [width - 1 - x, height - 1 - y]] as const) data[cy * width + cx] = a;
+      for (const [cx, cy] of [
+        [x, y],
+        [width - 1 - x, y],
+        [x, height - 1 - y],
+        [width - 1 - x, height - 1 - y],
+      ] as const)
+        data[cy * width + cx] = a;
     }
   }
   return { width, height, data };

@@ -29,7 +29,14 @@ export interface BlockSvgOptions {
 }
 
 const n = (v: number) => String(Math.round(v * 100) / 100);
-const hex = ([r, g, b]: Rgb) => `#${[r, g, b].map((c) => Math.max(0, Math.min(255, Math.round(c))).toString(16).padStart(2, "0")).join("")}`;
+const hex = ([r, g, b]: Rgb) =>
+  `#${[r, g, b]
+    .map((c) =>
+      Math.max(0, Math.min(255, Math.round(c)))
+        .toString(16)
+        .padStart(2, "0"),
+    )
+    .join("")}`;
 
 /**
  * The SVG document for a block, optionally with a backing panel and a halo.
@@ -58,7 +65,9 @@ export function blockSvg(layout: BlockLayout, o: BlockSvgOptions): string {
   }
   if (o.halo && uses.length) {
     // Stroke widths are in the glyph's own units (font units), so each use carries its own.
-    const strokes = layout.glyphs.filter((g) => g.font.outlines.glyph(g.gid).ops.length).map((g, i) => `${uses[i]} stroke-width="${n((2 * o.halo!.width) / g.scale)}"/>`);
+    const strokes = layout.glyphs
+      .filter((g) => g.font.outlines.glyph(g.gid).ops.length)
+      .map((g, i) => `${uses[i]} stroke-width="${n((2 * o.halo!.width) / g.scale)}"/>`);
     parts.push(`<g fill="${hex(o.halo.color)}" stroke="${hex(o.halo.color)}" stroke-linejoin="round" opacity="${n(o.halo.opacity)}">${strokes.join("")}</g>`);
   }
   parts.push(`<g fill="${hex(o.color)}">${uses.map((u) => `${u}/>`).join("")}</g></svg>`);
@@ -86,4 +95,3 @@ export async function rasterizePremultiplied(svg: string, width?: number): Promi
     resvg.free();
   }
 }
-

@@ -75,12 +75,15 @@ export async function publishClaimed(services: Services, claim: store.Claim, opt
     }
   };
   // Renew the lock while we work, so only a dead publisher's claim ever expires.
-  const heartbeat = setInterval(() => {
-    store.renewLock(db, claim, clock.now(), lockMs).then(
-      (ok) => (lost ||= !ok),
-      (err) => log.warn("delivery lock renewal failed", { deliveryId, error: String(err) }),
-    );
-  }, Math.max(1000, Math.floor(lockMs / 3)));
+  const heartbeat = setInterval(
+    () => {
+      store.renewLock(db, claim, clock.now(), lockMs).then(
+        (ok) => (lost ||= !ok),
+        (err) => log.warn("delivery lock renewal failed", { deliveryId, error: String(err) }),
+      );
+    },
+    Math.max(1000, Math.floor(lockMs / 3)),
+  );
   (heartbeat as unknown as { unref?: () => void }).unref?.();
 
   // True while an earlier or the current attempt may have published without us knowing.
@@ -100,7 +103,7 @@ export async function publishClaimed(services: Services, claim: store.Claim, opt
     });
     // A target claimed a moment ahead of its time (the scheduler wakes early) goes out no sooner than due.
     // (A loop: a timer may fire a fraction of a millisecond before the clock reads its time.)
-    for (let early; (early = (row.nextAttemptAt?.getTime() ?? 0) - clock.now().getTime()) > 0; ) await new Promise((r) => setTimeout(r, early));
+    for (let early: number; (early = (row.nextAttemptAt?.getTime() ?? 0) - clock.now().getTime()) > 0; ) await new Promise((r) => setTimeout(r, early));
     if (options.slots) releaseSlot = await options.slots.acquire();
     const adapter = adapterFor(row.platform)!;
     let result = null;
@@ -146,7 +149,8 @@ async function recordError(services: Services, claim: store.Claim, kind: ErrorKi
   if (!ok) return { status: "lost_claim" } as const;
   const accountNews = err instanceof PlatformError || (err instanceof Precondition && err.marksAccount);
   if (kind === "auth" && accountNews) await store.markAccountNeedsReconnect(db, claim.row.userId, claim.row.accountId, message, now);
-  if (!(err instanceof PlatformError) && !(err instanceof Precondition)) log.error("delivery attempt crashed", { deliveryId: claim.row.id, error: String(err) });
+  if (!(err instanceof PlatformError) && !(err instanceof Precondition))
+    log.error("delivery attempt crashed", { deliveryId: claim.row.id, error: String(err) });
   log.info("delivery attempt failed", { deliveryId: claim.row.id, attempt: claim.attempt, kind, errorCode, retryAt: nextAttemptAt?.toISOString() ?? null });
   // QStash gets a message for the retry; the poller queue tells this process's scheduler when it is due.
   if (nextAttemptAt) {

@@ -10,7 +10,6 @@ import { deliveries, posts, socialAccounts } from "../../../db/schema";
 import { uuidArray } from "../../lib/encoding";
 import { groupCommit } from "../../lib/group-commit";
 
-
 export type DeliveryRow = typeof deliveries.$inferSelect;
 
 export interface Claim {
@@ -96,7 +95,6 @@ const jsonIds = (name: string) => sql`(select value::uuid from json_array_elemen
  * carries the per-row values; this array picks the rows.
  */
 const byIds = (name: string) => sql`${deliveries.id} = any(${sql.placeholder(name)}::uuid[])`;
-
 
 /** `claimDue`'s statement: times as ISO placeholders, the ids to leave alone as a JSON array. */
 function claimDueStatement(db: Db) {

@@ -102,7 +102,10 @@ async function requeueOrphans(services: Services): Promise<number> {
       // The same due time gives the same deduplication id, so two sweeps racing here make one message.
       const jobId = await queue.enqueue(row.id, due.getTime() > now.getTime() ? due : now);
       if (jobId) await setJobId(db, row.id, jobId, due);
-      await db.update(deliveries).set({ updatedAt: now }).where(and(eq(deliveries.id, row.id), eq(deliveries.nextAttemptAt, due)));
+      await db
+        .update(deliveries)
+        .set({ updatedAt: now })
+        .where(and(eq(deliveries.id, row.id), eq(deliveries.nextAttemptAt, due)));
       requeued++;
     } catch (err) {
       log.warn("re-queue failed; next sweep retries", { deliveryId: row.id, error: String(err) });
@@ -119,7 +122,13 @@ async function purgeExpiredPosts(services: Services): Promise<number> {
   const victims = services.db
     .select({ id: posts.id })
     .from(posts)
-    .where(and(lt(posts.createdAt, sql`${cutoff}::timestamptz`), sql`coalesce(${posts.scheduledFor}, ${posts.createdAt}) < ${cutoff}::timestamptz`, sql`not ${outstanding}`))
+    .where(
+      and(
+        lt(posts.createdAt, sql`${cutoff}::timestamptz`),
+        sql`coalesce(${posts.scheduledFor}, ${posts.createdAt}) < ${cutoff}::timestamptz`,
+        sql`not ${outstanding}`,
+      ),
+    )
     .limit(BATCH * 5);
   const rows = await services.db.delete(posts).where(inArray(posts.id, victims)).returning({ id: posts.id });
   return rows.length;

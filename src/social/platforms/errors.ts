@@ -83,7 +83,12 @@ export function retryHintMs(headers: Headers): number | undefined {
   if (!buc) return undefined;
   try {
     const usage = JSON.parse(buc) as Record<string, Array<{ estimated_time_to_regain_access?: number }>>;
-    const minutes = Math.max(0, ...Object.values(usage).flat().map((u) => Number(u.estimated_time_to_regain_access ?? 0)));
+    const minutes = Math.max(
+      0,
+      ...Object.values(usage)
+        .flat()
+        .map((u) => Number(u.estimated_time_to_regain_access ?? 0)),
+    );
     return minutes > 0 ? minutes * 60_000 : undefined;
   } catch {
     return undefined;

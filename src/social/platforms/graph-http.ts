@@ -86,7 +86,9 @@ async function exchange<T>(g: GraphTarget, method: "GET" | "POST", path: string,
 
   // A gateway error, or a success we cannot read, says nothing definite about whether the post went out.
   if (!error && publishes && (res.ok || res.status >= 500)) {
-    throw new PlatformError("ambiguous", `${where}: HTTP ${res.status} without a readable Graph answer; the publish may have happened.`, { status: res.status });
+    throw new PlatformError("ambiguous", `${where}: HTTP ${res.status} without a readable Graph answer; the publish may have happened.`, {
+      status: res.status,
+    });
   }
   const kind = res.ok ? "transient" : classifyGraphError(res.status, error);
   throw new PlatformError(kind, `${where}: ${res.ok ? "unreadable success body" : describeGraphError(res.status, error)}`, {
@@ -106,7 +108,17 @@ function networkFailure(where: string, err: unknown, maybeSent: boolean): Platfo
 }
 
 /** Connection-level failures that happen before a single byte of the request leaves this process. */
-const NOT_SENT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_CONNECT_TIMEOUT", "CERT_HAS_EXPIRED", "DEPTH_ZERO_SELF_SIGNED_CERT", "ERR_TLS_CERT_ALTNAME_INVALID"]);
+const NOT_SENT_CODES = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "CERT_HAS_EXPIRED",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+]);
 
 function neverSent(err: unknown): boolean {
   const cause = (err as { cause?: { code?: string; errors?: Array<{ code?: string }> } })?.cause;

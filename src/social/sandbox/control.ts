@@ -33,7 +33,10 @@ const AccountIdSchema = wellFormed(z.string().min(1).max(200).regex(NO_CONTROL, 
 const ConnectSchema = z.strictObject({
   platform: z.enum(PLATFORMS as unknown as ["pageplatform", "photoplatform"]),
   name: wellFormed(z.string().regex(NO_CONTROL, { error: "must not contain control characters" }).trim().min(1).max(200)),
-  platformAccountId: z.string().regex(/^\d{1,30}$/, "must be the platform's numeric id").optional(),
+  platformAccountId: z
+    .string()
+    .regex(/^\d{1,30}$/, "must be the platform's numeric id")
+    .optional(),
 });
 
 const FaultSchema = z.strictObject({
@@ -103,7 +106,11 @@ export function createSandboxControlRoutes(): Hono<AppEnv> {
 
 /** The user's connected account and the sandbox account behind it (found through the account's own token). */
 async function ownAccount(services: AppEnv["Variables"]["services"], userId: string, accountId: string) {
-  const [row] = await services.db.select().from(socialAccounts).where(and(eq(socialAccounts.userId, userId), eq(socialAccounts.id, accountId))).limit(1);
+  const [row] = await services.db
+    .select()
+    .from(socialAccounts)
+    .where(and(eq(socialAccounts.userId, userId), eq(socialAccounts.id, accountId)))
+    .limit(1);
   if (!row) throw new ApiError("ACCOUNT_NOT_FOUND", `No connected account ${accountId} for this API key's owner.`);
   const token = await services.tokens.decrypt(row.tokenCiphertext).catch(() => null);
   const spoken = token ? await store.tokenAccount(services.db, token) : null;

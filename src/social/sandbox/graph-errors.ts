@@ -30,19 +30,42 @@ const oauth = (code: number, message: string, extra: Partial<SandboxGraphError> 
 
 export const GRAPH_ERRORS = {
   badToken: oauth(190, "Invalid OAuth access token - Cannot parse access token"),
-  passwordChanged: oauth(190, "Error validating access token: The session has been invalidated because the user changed their password or Facebook has changed the session for security reasons.", { error_subcode: 460 }),
+  passwordChanged: oauth(
+    190,
+    "Error validating access token: The session has been invalidated because the user changed their password or Facebook has changed the session for security reasons.",
+    { error_subcode: 460 },
+  ),
   noPermission: oauth(200, "(#200) Permissions error"),
-  unknownObject: oauth(100, "Unsupported get request. Object does not exist, cannot be loaded due to missing permissions, or does not support this operation.", { error_subcode: 33 }),
+  unknownObject: oauth(
+    100,
+    "Unsupported get request. Object does not exist, cannot be loaded due to missing permissions, or does not support this operation.",
+    { error_subcode: 33 },
+  ),
   unknownEdge: oauth(100, "(#100) Tried accessing nonexisting field"),
   invalidParam: oauth(100, "(#100) Invalid parameter"),
   pageTransient: { ...oauth(2, "An unexpected error has occurred. Please retry your request later.", { is_transient: true }), status: 500 as const },
-  photoTransient: { ...oauth(-1, "An unexpected error has occurred. Please retry your request later.", { error_subcode: 2207001, is_transient: true }), status: 500 as const },
+  photoTransient: {
+    ...oauth(-1, "An unexpected error has occurred. Please retry your request later.", { error_subcode: 2207001, is_transient: true }),
+    status: 500 as const,
+  },
   pageRateLimit: oauth(32, "Page request limit reached"),
   photoRateLimit: oauth(80002, "There have been too many calls to this Instagram account. Wait a bit and try again.", { is_transient: true }),
-  photoQuota: oauth(9, "Application request limit reached", { error_subcode: 2207042, error_user_title: "Maximum posts reached", error_user_msg: "You have reached the maximum number of posts allowed for the Content Publishing API." }),
+  photoQuota: oauth(9, "Application request limit reached", {
+    error_subcode: 2207042,
+    error_user_title: "Maximum posts reached",
+    error_user_msg: "You have reached the maximum number of posts allowed for the Content Publishing API.",
+  }),
   pageImageUnfetchable: oauth(324, "(#324) Missing or invalid image file"),
-  photoImageUnfetchable: oauth(9004, "Only photo or video can be accepted as media type.", { error_subcode: 2207052, error_user_title: "Media download has failed", error_user_msg: "The media could not be fetched from this URI." }),
-  notReady: oauth(9007, "Media ID is not available", { error_subcode: 2207027, error_user_title: "Media not ready for publishing", error_user_msg: "The media is not ready for publishing, please wait for a moment." }),
+  photoImageUnfetchable: oauth(9004, "Only photo or video can be accepted as media type.", {
+    error_subcode: 2207052,
+    error_user_title: "Media download has failed",
+    error_user_msg: "The media could not be fetched from this URI.",
+  }),
+  notReady: oauth(9007, "Media ID is not available", {
+    error_subcode: 2207027,
+    error_user_title: "Media not ready for publishing",
+    error_user_msg: "The media is not ready for publishing, please wait for a moment.",
+  }),
   containerUsed: oauth(100, "(#100) The media container has already been published or cannot be published."),
   /** Too many calls from one client address (limits.ts): Graph's application rate limit, as a 429. */
   clientRateLimit: { ...oauth(4, "(#4) Application request limit reached", { is_transient: true }), status: 429 as const },

@@ -60,7 +60,14 @@ export async function postPhoto(c: Context<AppEnv>, caller: Caller, params: Para
   // Both rows or neither: a crash in between must not leave a photo without its post.
   await db.transaction(async (tx) => {
     await store.insertItem(tx, { ...base, id: photoId, kind: "photo", state: "attached" });
-    await store.insertItem(tx, { ...base, id: postId, kind: "feed", state: "published", caption: params.caption ?? params.message ?? "", attachedIds: [photoId] });
+    await store.insertItem(tx, {
+      ...base,
+      id: postId,
+      kind: "feed",
+      state: "published",
+      caption: params.caption ?? params.message ?? "",
+      attachedIds: [photoId],
+    });
   });
   return fault.loseAnswer ? lostAnswer() : c.json({ id: photoId, post_id: postId });
 }

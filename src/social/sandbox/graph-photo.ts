@@ -37,11 +37,13 @@ export async function createContainer(c: Context<AppEnv>, caller: Caller, params
 export async function publishContainer(c: Context<AppEnv>, caller: Caller, params: Params) {
   const db = c.get("services").db;
   const container = params.creation_id ? await store.getItem(db, params.creation_id) : null;
-  if (!container || container.kind !== "container" || container.owner !== caller.owner || container.platformAccountId !== caller.accountId) return graphError(c, GRAPH_ERRORS.invalidParam);
+  if (container?.kind !== "container" || container.owner !== caller.owner || container.platformAccountId !== caller.accountId)
+    return graphError(c, GRAPH_ERRORS.invalidParam);
 
   const fault = await applyFault(c, caller);
   if (fault.response) return fault.response;
-  if ((await store.publishedSince(db, callerAccount(caller), new Date(Date.now() - QUOTA_DURATION_S * 1000))) >= QUOTA_TOTAL) return graphError(c, GRAPH_ERRORS.photoQuota);
+  if ((await store.publishedSince(db, callerAccount(caller), new Date(Date.now() - QUOTA_DURATION_S * 1000))) >= QUOTA_TOTAL)
+    return graphError(c, GRAPH_ERRORS.photoQuota);
   const state = await store.containerState(db, container, Date.now());
   if (state === "IN_PROGRESS") return graphError(c, GRAPH_ERRORS.notReady);
   if (state !== "FINISHED") return graphError(c, GRAPH_ERRORS.containerUsed);
@@ -88,7 +90,8 @@ export async function readNode(c: Context<AppEnv>, item: store.SandboxItem) {
     const status = await store.containerState(c.get("services").db, item, Date.now());
     return c.json({ id: item.id, status_code: status, ...(status === "ERROR" ? { status: "Error: 2207001" } : {}) });
   }
-  if (item.kind === "media") return c.json({ id: item.id, caption: item.caption, media_type: "IMAGE", media_url: item.imageUrls[0], timestamp: graphTime(item.createdAt) });
+  if (item.kind === "media")
+    return c.json({ id: item.id, caption: item.caption, media_type: "IMAGE", media_url: item.imageUrls[0], timestamp: graphTime(item.createdAt) });
   if (item.kind === "feed") return c.json({ id: item.id, message: item.caption, created_time: graphTime(item.createdAt) });
   return c.json({ id: item.id, images: item.imageUrls.map((source) => ({ source })) });
 }

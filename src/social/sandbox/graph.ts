@@ -27,7 +27,10 @@ const EDGES: Record<Caller["platform"], Record<string, EdgeHandler>> = {
 export function createSandboxGraphRoutes(): Hono<AppEnv> {
   const graph = new Hono<AppEnv>();
   // Tokens and the token exchange are no API key: each client address has its own budget (limits.ts).
-  graph.use("*", limitPerClient((c) => graphError(c, GRAPH_ERRORS.clientRateLimit)));
+  graph.use(
+    "*",
+    limitPerClient((c) => graphError(c, GRAPH_ERRORS.clientRateLimit)),
+  );
   graph.use("*", async (c, next) => {
     const field = hostileInput(c, await readParams(c));
     if (field) return graphError(c, { ...GRAPH_ERRORS.invalidParam, message: `(#100) Invalid parameter: ${field}` });

@@ -29,7 +29,10 @@ export function createSandboxRoutes(): Hono<AppEnv> {
     await next();
   });
   // Sandbox requests are small forms and JSON; a megabyte is ample and keeps parseBody from buffering more.
-  router.use("*", declaredBodyLimit(SANDBOX_MAX_BODY_BYTES, () => new ApiError("PAYLOAD_TOO_LARGE", "Sandbox request bodies are at most 1 MB.")));
+  router.use(
+    "*",
+    declaredBodyLimit(SANDBOX_MAX_BODY_BYTES, () => new ApiError("PAYLOAD_TOO_LARGE", "Sandbox request bodies are at most 1 MB.")),
+  );
   router.route("/graph", createSandboxGraphRoutes());
   router.route("/", createSandboxDialogRoutes());
   router.route("/", createSandboxControlRoutes());

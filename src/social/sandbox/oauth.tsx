@@ -36,17 +36,15 @@ const ERRORS = {
 const random = (prefix: string) => `${prefix}-${toHex(crypto.getRandomValues(new Uint8Array(24)))}`;
 
 function redirectAllowed(c: Context<AppEnv>, uri: string | undefined): uri is string {
-  return (
-    typeof uri === "string" &&
-    uri.length <= 2000 &&
-    !/[\u0000-\u001f\u007f]/.test(uri) &&
-    uri.startsWith(`${c.get("services").config.publicBaseUrl}/`)
-  );
+  return typeof uri === "string" && uri.length <= 2000 && !/[\u0000-\u001f\u007f]/.test(uri) && uri.startsWith(`${c.get("services").config.publicBaseUrl}/`);
 }
 
 function consentHeaders(c: Context<AppEnv>) {
   c.header("X-Frame-Options", "DENY");
-  c.header("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'; form-action 'self' " + new URL(c.get("services").config.publicBaseUrl).origin);
+  c.header(
+    "Content-Security-Policy",
+    `default-src 'self'; frame-ancestors 'none'; form-action 'self' ${new URL(c.get("services").config.publicBaseUrl).origin}`,
+  );
   c.header("Referrer-Policy", "same-origin");
 }
 
@@ -105,7 +103,10 @@ function ConsentPage(props: { clientId: string; redirectUri: string; state: stri
 
 export function createSandboxDialogRoutes(): Hono<AppEnv> {
   const router = new Hono<AppEnv>();
-  router.use("/:version/dialog/oauth", limitPerClient((c) => c.text("Too many requests from this address; try again in a minute.", 429)));
+  router.use(
+    "/:version/dialog/oauth",
+    limitPerClient((c) => c.text("Too many requests from this address; try again in a minute.", 429)),
+  );
   router.get("/:version/dialog/oauth", async (c) => {
     const q = c.req.query();
     consentHeaders(c);
@@ -121,11 +122,13 @@ export function createSandboxDialogRoutes(): Hono<AppEnv> {
     const session = await hubSession(c);
     if (!session) return c.text("Sign in to the hub to grant access to sandbox pages.", 401);
     const origin = c.req.header("origin");
-    if (origin !== undefined && origin !== new URL(c.get("services").config.publicBaseUrl).origin) return c.text("This consent was sent from another site, so it was refused.", 403);
+    if (origin !== undefined && origin !== new URL(c.get("services").config.publicBaseUrl).origin)
+      return c.text("This consent was sent from another site, so it was refused.", 403);
     const form = await c.req.formData().catch(() => null);
     if (!form) return c.text("The consent must be sent as a form.", 400);
     const csrf = form.get("_csrf");
-    if (typeof csrf !== "string" || !constantTimeEqual(csrf, session.csrfToken)) return c.text("The consent form's security token is missing or out of date; start again from the hub.", 403);
+    if (typeof csrf !== "string" || !constantTimeEqual(csrf, session.csrfToken))
+      return c.text("The consent form's security token is missing or out of date; start again from the hub.", 403);
     const redirectUri = String(form.get("redirect_uri") ?? "");
     if (form.get("client_id") !== SANDBOX_APP.id || !redirectAllowed(c, redirectUri)) return c.text("Invalid app ID or redirect_uri.", 400);
     const back = new URL(redirectUri);
@@ -135,10 +138,20 @@ export function createSandboxDialogRoutes(): Hono<AppEnv> {
       back.searchParams.set("error_reason", "user_denied");
       return c.redirect(back.toString(), 302);
     }
-    const pageIds = form.getAll("page").map(String).filter((id) => sandboxPage(id));
+    const pageIds = form
+      .getAll("page")
+      .map(String)
+      .filter((id) => sandboxPage(id));
     const code = random("sandbox-code");
     // Each consent opens its own sandbox: what one hub user publishes is never seen through another's grant.
-    await store.saveGrant(c.get("services").db, { value: code, kind: "code", owner: random("sandbox-owner"), pageIds, redirectUri, expiresAt: new Date(Date.now() + CODE_TTL_MS) });
+    await store.saveGrant(c.get("services").db, {
+      value: code,
+      kind: "code",
+      owner: random("sandbox-owner"),
+      pageIds,
+      redirectUri,
+      expiresAt: new Date(Date.now() + CODE_TTL_MS),
+    });
     back.searchParams.set("code", code);
     return c.redirect(back.toString(), 302);
   });
@@ -175,7 +188,15 @@ export async function accessToken(c: Context<AppEnv>, params: Params): Promise<R
 }
 
 /** The permissions the sandbox grants with every consent (it grants whatever publishing needs). */
-const SANDBOX_PERMISSIONS = ["pages_show_list", "pages_read_engagement", "pages_manage_posts", "business_management", "instagram_basic", "instagram_content_publish", "public_profile"];
+const SANDBOX_PERMISSIONS = [
+  "pages_show_list",
+  "pages_read_engagement",
+  "pages_manage_posts",
+  "business_management",
+  "instagram_basic",
+  "instagram_content_publish",
+  "public_profile",
+];
 
 /** `GET /me/permissions` of a user token. */
 export async function mePermissions(c: Context<AppEnv>, params: Params): Promise<Response> {

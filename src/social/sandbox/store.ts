@@ -79,7 +79,13 @@ export function tokenAccount(db: Db, token: string): Promise<SandboxAccount | nu
   let known = knownTokens.get(db);
   if (!known) knownTokens.set(db, (known = keptLookups({ ttlMs: TOKEN_CACHE_MS, maxEntries: TOKEN_CACHE_SIZE, keep: (account) => account !== null })));
   return known(token, async () => {
-    const byToken = prepared(db, "sandbox_token", () => db.select().from(sandboxTokens).where(eq(sandboxTokens.token, sql.placeholder("token"))).limit(1));
+    const byToken = prepared(db, "sandbox_token", () =>
+      db
+        .select()
+        .from(sandboxTokens)
+        .where(eq(sandboxTokens.token, sql.placeholder("token")))
+        .limit(1),
+    );
     const [row] = await byToken.execute({ token });
     return row?.valid ? { owner: row.owner, platformAccountId: row.platformAccountId } : null;
   });
@@ -143,7 +149,11 @@ const itemInserts = new WeakMap<Db, (item: NewItem) => Promise<ItemOutcome>>();
  * (a microsecond apart, for a clock that reads milliseconds, as PGlite's does).
  */
 async function insertAllUnlessFault(db: Db, items: NewItem[]): Promise<ItemOutcome[]> {
-  const one = (item: NewItem): Promise<ItemOutcome> => insertOneUnlessFault(db, item).then((fault) => ({ fault }), (error: unknown) => ({ error }));
+  const one = (item: NewItem): Promise<ItemOutcome> =>
+    insertOneUnlessFault(db, item).then(
+      (fault) => ({ fault }),
+      (error: unknown) => ({ error }),
+    );
   if (items.length === 1) return [await one(items[0]!)];
   const statement = prepared(db, "sandbox_insert_unless_faults", () => {
     const columns = sql.raw(ITEM_COLUMNS.map((c) => sandboxItems[c].name).join(", "));
@@ -219,14 +229,24 @@ export async function getItem(db: Db, id: string): Promise<SandboxItem | null> {
 
 export async function getItems(db: Db, ids: readonly string[]): Promise<SandboxItem[]> {
   if (ids.length === 0) return [];
-  return db.select().from(sandboxItems).where(inArray(sandboxItems.id, [...ids]));
+  return db
+    .select()
+    .from(sandboxItems)
+    .where(inArray(sandboxItems.id, [...ids]));
 }
 
 export async function listItems(db: Db, account: SandboxAccount, kinds: readonly string[]): Promise<SandboxItem[]> {
   return db
     .select()
     .from(sandboxItems)
-    .where(and(eq(sandboxItems.owner, account.owner), eq(sandboxItems.platformAccountId, account.platformAccountId), inArray(sandboxItems.kind, [...kinds]), eq(sandboxItems.state, "published")))
+    .where(
+      and(
+        eq(sandboxItems.owner, account.owner),
+        eq(sandboxItems.platformAccountId, account.platformAccountId),
+        inArray(sandboxItems.kind, [...kinds]),
+        eq(sandboxItems.state, "published"),
+      ),
+    )
     .orderBy(asc(sandboxItems.createdAt));
 }
 
@@ -243,7 +263,10 @@ export async function markContainerPublished(db: Pick<Db, "update">, containerId
 /** A container becomes FINISHED once its processing delay has passed; stored on first read after that. */
 export async function containerState(db: Db, item: SandboxItem, nowMs: number): Promise<string> {
   if (item.state === "IN_PROGRESS" && item.readyAt !== null && nowMs >= item.readyAt) {
-    await db.update(sandboxItems).set({ state: "FINISHED" }).where(and(eq(sandboxItems.id, item.id), eq(sandboxItems.state, "IN_PROGRESS")));
+    await db
+      .update(sandboxItems)
+      .set({ state: "FINISHED" })
+      .where(and(eq(sandboxItems.id, item.id), eq(sandboxItems.state, "IN_PROGRESS")));
     return "FINISHED";
   }
   if ((item.state === "IN_PROGRESS" || item.state === "FINISHED") && nowMs - item.createdAt.getTime() > 24 * 3600_000) return "EXPIRED";
@@ -255,13 +278,23 @@ export async function publishedSince(db: Db, account: SandboxAccount, since: Dat
   const [row] = await db
     .select({ n: sql<number>`count(*)::int` })
     .from(sandboxItems)
-    .where(and(eq(sandboxItems.owner, account.owner), eq(sandboxItems.platformAccountId, account.platformAccountId), eq(sandboxItems.kind, "media"), sql`${sandboxItems.createdAt} >= ${since.toISOString()}::timestamptz`));
+    .where(
+      and(
+        eq(sandboxItems.owner, account.owner),
+        eq(sandboxItems.platformAccountId, account.platformAccountId),
+        eq(sandboxItems.kind, "media"),
+        sql`${sandboxItems.createdAt} >= ${since.toISOString()}::timestamptz`,
+      ),
+    );
   return Number(row?.n ?? 0);
 }
 
 export type GrantKind = "code" | "user_token";
 
-export async function saveGrant(db: Db, grant: { value: string; kind: GrantKind; owner: string; pageIds: string[]; redirectUri: string | null; expiresAt: Date }): Promise<void> {
+export async function saveGrant(
+  db: Db,
+  grant: { value: string; kind: GrantKind; owner: string; pageIds: string[]; redirectUri: string | null; expiresAt: Date },
+): Promise<void> {
   await db.insert(sandboxGrants).values(grant);
 }
 
@@ -327,9 +360,6 @@ export async function purgeExpired(db: Db, now: Date, retentionDays: number): Pr
     .limit(PURGE_BATCH);
   const items = await db.delete(sandboxItems).where(inArray(sandboxItems.id, itemVictims)).returning({ id: sandboxItems.id });
 
-  const faults = await db
-    .delete(sandboxAccountFaults)
-    .where(lte(sandboxAccountFaults.remaining, 0))
-    .returning({ owner: sandboxAccountFaults.owner });
+  const faults = await db.delete(sandboxAccountFaults).where(lte(sandboxAccountFaults.remaining, 0)).returning({ owner: sandboxAccountFaults.owner });
   return grants.length + items.length + faults.length;
 }

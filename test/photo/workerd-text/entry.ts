@@ -23,7 +23,12 @@ export default {
     const shaped = await shapeText(text, weight);
     const block = await renderTextBlock(text, { maxWidth: 600, maxHeight: 300, fontSize: 64 }, { color: [0, 0, 0], weight, align: "center" });
     const canvas = { width: 400, height: 240, data: new Uint8Array(400 * 240 * 4).fill(255) };
-    const covered = await drawText(canvas, text, { x: 20, y: 20, width: 360, height: 200 }, { fontSize: 48, color: [255, 255, 255], weight, align: "center", anchor: "center" });
+    const covered = await drawText(
+      canvas,
+      text,
+      { x: 20, y: 20, width: 360, height: 200 },
+      { fontSize: 48, color: [255, 255, 255], weight, align: "center", anchor: "center" },
+    );
     return Response.json({
       gids: shaped.glyphs.map((g) => g.gid),
       clusters: shaped.glyphs.map((g) => g.cluster),

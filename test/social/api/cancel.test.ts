@@ -33,7 +33,12 @@ async function claim(postId: string) {
   return h.db
     .update(deliveries)
     .set({ status: "publishing" })
-    .where(and(eq(deliveries.postId, postId), or(inArray(deliveries.status, ["pending"]), and(eq(deliveries.status, "failed"), sql`${deliveries.nextAttemptAt} is not null`))))
+    .where(
+      and(
+        eq(deliveries.postId, postId),
+        or(inArray(deliveries.status, ["pending"]), and(eq(deliveries.status, "failed"), sql`${deliveries.nextAttemptAt} is not null`)),
+      ),
+    )
     .returning();
 }
 
@@ -49,7 +54,10 @@ describe("outstanding targets are cancelled", () => {
     const post = json.data;
     expect(post.status).toBe("cancelled");
     expect(post.cancelledAt).not.toBeNull();
-    expect(post.accounts.map((t: any) => [t.status, t.nextAttemptAt])).toEqual([["cancelled", null], ["cancelled", null]]);
+    expect(post.accounts.map((t: any) => [t.status, t.nextAttemptAt])).toEqual([
+      ["cancelled", null],
+      ["cancelled", null],
+    ]);
     expect(h.queueLog.cancelled).toEqual(expect.arrayContaining(jobs));
     expect(await claim(s.post.id)).toEqual([]);
     expect((await body(await h.get(s.apiKey, `/posts/${s.post.id}`))).data).toEqual(post);

@@ -7,7 +7,15 @@ import { idempotencyKeys, posts, socialAccounts } from "../../../db/schema";
 import type { Storage } from "../../../src/services";
 import { makePng } from "../../helpers/images";
 import { body, createSocialTestApp, dataUri, type SocialTestApp } from "../../helpers/social";
-import { crashBetweenKeyAndCommit, fiftyIdenticalPosts, oneRefusedAmongPostsTogether, textPostsTogether, postCount, twentyDifferentBodies, twoTargetUser } from "./concurrency-scenarios";
+import {
+  crashBetweenKeyAndCommit,
+  fiftyIdenticalPosts,
+  oneRefusedAmongPostsTogether,
+  textPostsTogether,
+  postCount,
+  twentyDifferentBodies,
+  twoTargetUser,
+} from "./concurrency-scenarios";
 
 let h: SocialTestApp;
 let png: Buffer;
@@ -98,9 +106,19 @@ describe("rule 3: an identical retry replays the original", () => {
     const u = await twoTargetUser(h);
     const at = new Date(Math.ceil((h.clock.now().getTime() + 86_400_000) / 1000) * 1000);
     const key = crypto.randomUUID();
-    const first = await h.createPost(u.apiKey, { accountIds: u.page, caption: "Same", hashtags: ["#sale"], images: [{ base64: png.toString("base64"), mimeType: "image/png" }], scheduledFor: at.toISOString() }, { key });
+    const first = await h.createPost(
+      u.apiKey,
+      {
+        accountIds: u.page,
+        caption: "Same",
+        hashtags: ["#sale"],
+        images: [{ base64: png.toString("base64"), mimeType: "image/png" }],
+        scheduledFor: at.toISOString(),
+      },
+      { key },
+    );
     expect(first.status).toBe(201);
-    const plus2 = new Date(at.getTime() + 2 * 3600_000).toISOString().slice(0, 19) + "+02:00";
+    const plus2 = `${new Date(at.getTime() + 2 * 3600_000).toISOString().slice(0, 19)}+02:00`;
     // Keys reordered, a one-element array, a bare hashtag, the Base64 as a string item, the instant with an offset.
     const raw = `{ "scheduledFor": "${plus2}", "images": ["${png.toString("base64")}"], "hashtags": ["sale"],\n  "caption": "Same", "accountIds": ["${u.page}"] }`;
     const again = await h.createPost(u.apiKey, raw, { key });

@@ -20,7 +20,10 @@ beforeEach(({ skip }) => skip(!haveOpenssl));
 
 beforeAll(async () => {
   if (!haveOpenssl) return;
-  counter = await startHitCounter([{ host: "127.0.0.1", port: 443 }, { host: "::1", port: 443 }]);
+  counter = await startHitCounter([
+    { host: "127.0.0.1", port: 443 },
+    { host: "::1", port: 443 },
+  ]);
   server = await startImageServer();
   h = await createSocialTestApp({ fetcherTestAllow: { origins: [server.origin], ca: server.ca } });
   ({ apiKey } = await h.createUser());
@@ -134,7 +137,15 @@ describe("bad images: a clear 4xx, or processed correctly; never a 500", () => {
     ["random bytes", () => crypto.getRandomValues(new Uint8Array(4096)), 422, "INVALID_IMAGE", /not a recognised image/],
     ["wrong magic (PNG with a bad first byte)", async () => Object.assign(Buffer.from(await makePng(32, 32)), { 0: 0x88 }), 422, "INVALID_IMAGE"],
     ["truncated JPEG header", async () => (await makeJpeg(64, 48)).subarray(0, 10), 422, "INVALID_IMAGE", /truncated/],
-    ["JPEG cut at 60%", async () => { const j = await makeJpeg(640, 480); return j.subarray(0, Math.floor(j.length * 0.6)); }, 422, "INVALID_IMAGE"],
+    [
+      "JPEG cut at 60%",
+      async () => {
+        const j = await makeJpeg(640, 480);
+        return j.subarray(0, Math.floor(j.length * 0.6));
+      },
+      422,
+      "INVALID_IMAGE",
+    ],
     ["truncated PNG", async () => (await makePng(32, 32)).subarray(0, 20), 422, "INVALID_IMAGE"],
     ["PNG bomb header (100000 x 100000)", () => pngHeaderOnly(100_000, 100_000), 422, "INVALID_IMAGE", /40 million pixels/],
     ["JPEG header claiming 65000 x 65000", async () => patchJpegSize(await makeJpeg(64, 48), 65000, 65000), 422, "INVALID_IMAGE", /40 million pixels/],

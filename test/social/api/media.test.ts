@@ -82,7 +82,15 @@ describe("normalisation, seen through the API", () => {
     ["a narrow image is enlarged to 320 wide", () => makePng(200, 300), 320, 480],
     ["EXIF orientation 6 is applied (upright dimensions)", () => makeJpeg(800, 400, { orientation: 6 }), 400, 800],
     ["a transparent PNG becomes an opaque JPEG", () => makePng(500, 500, { alpha: 0.2 }), 500, 500],
-    ["WebP is converted", async () => sharp({ create: { width: 640, height: 480, channels: 3, background: "#1a6" } }).webp().toBuffer(), 640, 480],
+    [
+      "WebP is converted",
+      async () =>
+        sharp({ create: { width: 640, height: 480, channels: 3, background: "#1a6" } })
+          .webp()
+          .toBuffer(),
+      640,
+      480,
+    ],
   ])("%s", async (_name, make, width, height) => {
     const { apiKey } = await h.createUser();
     const res = await h.createMedia(apiKey, { base64: (await make()).toString("base64") });

@@ -78,7 +78,18 @@ describe("area C in GET /openapi.json", () => {
       }
     }
     expect(ids.size).toBe(7);
-    for (const name of ["BadRequest", "Unauthorized", "NotFound", "Conflict", "Gone", "PayloadTooLarge", "UnsupportedMediaType", "ValidationFailed", "RateLimited", "Internal"]) {
+    for (const name of [
+      "BadRequest",
+      "Unauthorized",
+      "NotFound",
+      "Conflict",
+      "Gone",
+      "PayloadTooLarge",
+      "UnsupportedMediaType",
+      "ValidationFailed",
+      "RateLimited",
+      "Internal",
+    ]) {
       expect(doc.components.responses[name].content["application/json"].schema.$ref).toBe("#/components/schemas/Error");
     }
     expect(doc.components.responses.Conflict.headers["Retry-After"]).toBeDefined();
@@ -101,7 +112,10 @@ describe("area C in GET /openapi.json", () => {
 
   it("the former /api/v1/social/openapi.json and /docs answer 301 to /openapi.json and /docs, publicly and not rate limited", async () => {
     for (const headers of [{}, { Authorization: "Bearer nonsense" }] as Array<Record<string, string>>) {
-      for (const [old, now] of [["/openapi.json", "/openapi.json"], ["/docs", "/docs"]] as const) {
+      for (const [old, now] of [
+        ["/openapi.json", "/openapi.json"],
+        ["/docs", "/docs"],
+      ] as const) {
         const res = await h.request(old, { headers });
         expect(res.status, old).toBe(301);
         expect(res.headers.get("location"), old).toBe(now);

@@ -9,7 +9,14 @@ import { deliveries } from "../../../db/schema";
 import { makePng } from "../../helpers/images";
 import { createScratchDatabase, type ScratchDatabase } from "../../../dev/postgres";
 import { body, createSocialTestApp, type SocialTestApp } from "../../helpers/social";
-import { crashBetweenKeyAndCommit, fiftyIdenticalPosts, oneRefusedAmongPostsTogether, textPostsTogether, twentyDifferentBodies, twoTargetUser } from "./concurrency-scenarios";
+import {
+  crashBetweenKeyAndCommit,
+  fiftyIdenticalPosts,
+  oneRefusedAmongPostsTogether,
+  textPostsTogether,
+  twentyDifferentBodies,
+  twoTargetUser,
+} from "./concurrency-scenarios";
 
 let scratch: ScratchDatabase;
 let h: SocialTestApp;

@@ -93,7 +93,7 @@ describe("rule 2: 202 immediate, 201 scheduled, Location", () => {
     // More than a year ahead of the test clock: refused with the schedule rule.
     expect(res.status).toBe(422);
     const ahead = new Date(h.clock.now().getTime() + 86_400_000);
-    const local = new Date(ahead.getTime() + 5.5 * 3600_000).toISOString().slice(0, 19) + "+05:30";
+    const local = `${new Date(ahead.getTime() + 5.5 * 3600_000).toISOString().slice(0, 19)}+05:30`;
     const ok = await h.createPost(u.apiKey, { accountIds: u.page, caption: "x", scheduledFor: local });
     expect(ok.status).toBe(201);
     expect((await body(ok)).data.scheduledFor).toBe(new Date(Math.floor(ahead.getTime() / 1000) * 1000).toISOString());
@@ -131,7 +131,12 @@ describe("the six image forms", () => {
     expect(post.images).toHaveLength(6);
     expect(post.images[5].mediaId).toBe(mediaId);
     expect(post.images.map((i: any) => [i.width, i.height])).toEqual([
-      [400, 400], [500, 400], [400, 400], [400, 400], [500, 400], [400, 400],
+      [400, 400],
+      [500, 400],
+      [400, 400],
+      [400, 400],
+      [500, 400],
+      [400, 400],
     ]);
     // The same source is fetched or decoded once and stored once: URL, JPEG, data URI, and the media asset.
     expect(server.requests.filter((r) => r.path === "/square.png")).toHaveLength(1);
@@ -181,7 +186,12 @@ describe("rule 8: targets must be connected to the key's owner", () => {
 describe("rule 1: every target is validated before any image work or queueing", () => {
   const refusals: Array<[string, (u: Awaited<ReturnType<typeof user>>) => Promise<unknown>, number, string]> = [
     ["an unknown account", async (u) => ({ accountIds: [u.page, "pageplatform:404"] }), 404, "ACCOUNT_NOT_FOUND"],
-    ["an account to reconnect", async (u) => ({ accountIds: [u.page, await h.seedAccount(u.userId, "photoplatform", { tokenStatus: "expired" })] }), 409, "ACCOUNT_NEEDS_RECONNECT"],
+    [
+      "an account to reconnect",
+      async (u) => ({ accountIds: [u.page, await h.seedAccount(u.userId, "photoplatform", { tokenStatus: "expired" })] }),
+      409,
+      "ACCOUNT_NEEDS_RECONNECT",
+    ],
     ["two images to photoplatform", async (u) => ({ accountIds: [u.page, u.photo], extra: 1 }), 422, "VALIDATION_FAILED"],
     ["a caption too long for photoplatform", async (u) => ({ accountIds: [u.page, u.photo], caption: "a".repeat(2201) }), 422, "VALIDATION_FAILED"],
   ];
@@ -217,7 +227,10 @@ describe("rule 1: every target is validated before any image work or queueing", 
     expect(await rowCounts(u.userId)).toEqual({ posts: 0, deliveries: 0, media: 0 });
     // pageplatform has no ratio rule; the bounds themselves are accepted for photoplatform.
     expect((await h.createPost(u.apiKey, { accountIds: u.page, images: [dataUri(wide)] })).status).toBe(202);
-    for (const [w, h2] of [[800, 1000], [1910, 1000]] as const) {
+    for (const [w, h2] of [
+      [800, 1000],
+      [1910, 1000],
+    ] as const) {
       const res = await h.createPost(u.apiKey, { accountIds: u.photo, images: [dataUri(await makePng(w, h2))] });
       expect(res.status).toBe(202);
     }
@@ -245,9 +258,21 @@ describe("rule 1: every target is validated before any image work or queueing", 
 describe("per-platform capabilities", () => {
   const cases: Array<[string, (u: Awaited<ReturnType<typeof user>>) => unknown, RegExp]> = [
     ["photoplatform text-only", (u) => ({ accountIds: u.photo, caption: "words only" }), /text-only posts are not accepted/],
-    ["photoplatform caption 2,201 with hashtags", (u) => ({ accountIds: u.photo, caption: "a".repeat(2192), hashtags: ["abcdef"], images: [dataUri(square)] }), /is 2201 characters; photoplatform accepts at most 2200/],
-    ["photoplatform 31 hashtags", (u) => ({ accountIds: u.photo, caption: "x", hashtags: Array.from({ length: 31 }, (_, i) => `t${i}`), images: [dataUri(square)] }), /at most 30 hashtags/],
-    ["photoplatform two images (a carousel)", (u) => ({ accountIds: u.photo, images: [dataUri(square), dataUri(square)] }), /at most 1 image.*carousels are not supported/],
+    [
+      "photoplatform caption 2,201 with hashtags",
+      (u) => ({ accountIds: u.photo, caption: "a".repeat(2192), hashtags: ["abcdef"], images: [dataUri(square)] }),
+      /is 2201 characters; photoplatform accepts at most 2200/,
+    ],
+    [
+      "photoplatform 31 hashtags",
+      (u) => ({ accountIds: u.photo, caption: "x", hashtags: Array.from({ length: 31 }, (_, i) => `t${i}`), images: [dataUri(square)] }),
+      /at most 30 hashtags/,
+    ],
+    [
+      "photoplatform two images (a carousel)",
+      (u) => ({ accountIds: u.photo, images: [dataUri(square), dataUri(square)] }),
+      /at most 1 image.*carousels are not supported/,
+    ],
     ["pageplatform caption 63,207", (u) => ({ accountIds: u.page, caption: "a".repeat(63_207) }), /63207 characters; pageplatform accepts at most 63206/],
   ];
   for (const [name, make, message] of cases) {
@@ -291,10 +316,25 @@ describe("rule 9: unsupported kinds are 422 saying so", () => {
     ["a video field", (u) => ({ accountIds: u.page, videoUrl: "https://cdn.example.com/a.mp4" }), /^Video posts are not supported/, "videoUrl"],
     ["a recipient (direct message)", (u) => ({ accountIds: u.page, caption: "hi", recipientId: "123" }), /^Direct messages are not supported/, "recipientId"],
     ["an image URL of an .mp4", (u) => ({ accountIds: u.page, images: ["https://cdn.example.com/clip.MP4"] }), /^Video posts are not supported/, "images.0"],
-    ["{url} of a .mov", (u) => ({ accountIds: u.page, images: [{ url: "https://cdn.example.com/clip.mov?x=1" }] }), /^Video posts are not supported/, "images.0.url"],
+    [
+      "{url} of a .mov",
+      (u) => ({ accountIds: u.page, images: [{ url: "https://cdn.example.com/clip.mov?x=1" }] }),
+      /^Video posts are not supported/,
+      "images.0.url",
+    ],
     ["a data:video URI", (u) => ({ accountIds: u.page, images: ["data:video/mp4;base64,AAAA"] }), /^Video posts are not supported/, "images.0"],
-    ["{base64, mimeType: video/mp4}", (u) => ({ accountIds: u.page, images: [{ base64: "AAAA", mimeType: "video/mp4" }] }), /^Video posts are not supported/, "images.0.mimeType"],
-    ["an image item typed as a reel", (u) => ({ accountIds: u.photo, images: [{ url: "https://cdn.example.com/a.jpg", type: "reel" }] }), /^Reel posts are not supported/, "images.0.type"],
+    [
+      "{base64, mimeType: video/mp4}",
+      (u) => ({ accountIds: u.page, images: [{ base64: "AAAA", mimeType: "video/mp4" }] }),
+      /^Video posts are not supported/,
+      "images.0.mimeType",
+    ],
+    [
+      "an image item typed as a reel",
+      (u) => ({ accountIds: u.photo, images: [{ url: "https://cdn.example.com/a.jpg", type: "reel" }] }),
+      /^Reel posts are not supported/,
+      "images.0.type",
+    ],
   ];
   for (const [name, make, message, path] of cases) {
     it(name, async () => {
@@ -329,13 +369,28 @@ describe("field rules: 422 naming the field", () => {
     ["image item a number", (u) => ({ accountIds: u.page, images: [5] }), "images.0", /https URL, a Base64/],
     ["image item with url and base64", (u) => ({ accountIds: u.page, images: [{ url: "https://a.example/x.png", base64: "AAAA" }] }), "images.0"],
     ["image mimeType image/gif", (u) => ({ accountIds: u.page, images: [{ base64: "AAAA", mimeType: "image/gif" }] }), "images.0.mimeType"],
-    ["scheduledFor without offset", (u) => ({ accountIds: u.page, caption: "x", scheduledFor: "2030-01-01T10:00:00" }), "scheduledFor", /Z or an explicit offset/],
+    [
+      "scheduledFor without offset",
+      (u) => ({ accountIds: u.page, caption: "x", scheduledFor: "2030-01-01T10:00:00" }),
+      "scheduledFor",
+      /Z or an explicit offset/,
+    ],
     ["scheduledFor a date", (u) => ({ accountIds: u.page, caption: "x", scheduledFor: "2030-01-01" }), "scheduledFor"],
     ["scheduledFor not a date", (u) => ({ accountIds: u.page, caption: "x", scheduledFor: "tomorrow" }), "scheduledFor"],
     ["scheduledFor Feb 30", (u) => ({ accountIds: u.page, caption: "x", scheduledFor: "2030-02-30T10:00:00Z" }), "scheduledFor"],
     ["scheduledFor in the past", (u) => ({ accountIds: u.page, caption: "x", scheduledFor: "2020-01-01T00:00:00Z" }), "scheduledFor", /must be in the future/],
-    ["scheduledFor now", (u) => ({ accountIds: u.page, caption: "x", scheduledFor: new Date(h.clock.now().getTime() - 1000).toISOString() }), "scheduledFor", /future/],
-    ["scheduledFor over a year ahead", (u) => ({ accountIds: u.page, caption: "x", scheduledFor: new Date(h.clock.now().getTime() + 366 * 86_400_000).toISOString() }), "scheduledFor", /one year/],
+    [
+      "scheduledFor now",
+      (u) => ({ accountIds: u.page, caption: "x", scheduledFor: new Date(h.clock.now().getTime() - 1000).toISOString() }),
+      "scheduledFor",
+      /future/,
+    ],
+    [
+      "scheduledFor over a year ahead",
+      (u) => ({ accountIds: u.page, caption: "x", scheduledFor: new Date(h.clock.now().getTime() + 366 * 86_400_000).toISOString() }),
+      "scheduledFor",
+      /one year/,
+    ],
     ["an unknown field", (u) => ({ accountIds: u.page, caption: "x", scheduledFor: future(), title: "t" }), "title", /not a known field/],
     ["a body that is an array", () => [1, 2], "(body)"],
   ];

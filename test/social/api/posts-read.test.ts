@@ -77,7 +77,13 @@ describe.each(["PGlite", "PostgreSQL"])("on %s", (database) => {
       const record = (await body(await h.get(u.apiKey, `/posts/${p.id}`))).data;
       expect(record.accounts).toEqual([
         expect.objectContaining({ accountId: u.page, status: "published", providerPostId: "123_456", publishedAt: at.toISOString(), error: null }),
-        expect.objectContaining({ accountId: u.page2, status: "failed", attempts: 2, nextAttemptAt: at.toISOString(), error: { code: "RATE_LIMITED", message: "try later" } }),
+        expect.objectContaining({
+          accountId: u.page2,
+          status: "failed",
+          attempts: 2,
+          nextAttemptAt: at.toISOString(),
+          error: { code: "RATE_LIMITED", message: "try later" },
+        }),
       ]);
       expect(record.status).toBe("queued");
     });
@@ -94,11 +100,17 @@ describe.each(["PGlite", "PostgreSQL"])("on %s", (database) => {
 
       // Every field filled: images (with and without a media id), a schedule, errors, microsecond timestamps.
       const due = new Date(Math.floor(Date.now() / 1000) * 1000 + 30 * 86_400_000 + 123).toISOString();
-      const withImages = await post(u.apiKey, { accountIds: [photo, u.page], images: ["data:image/png;base64," + (await tinyPng())], scheduledFor: due });
+      const withImages = await post(u.apiKey, { accountIds: [photo, u.page], images: [`data:image/png;base64,${await tinyPng()}`], scheduledFor: due });
       await h.db.execute(sql`update posts set images = images || '[{"url": "https://cdn.example/x.jpg", "width": 10, "height": 20}]'::jsonb,
         updated_at = '2031-01-01T00:00:00.123999Z' where id = ${withImages.id}`);
       await h.setDelivery(withImages.id, photo, { status: "failed", attempts: 3, errorCode: "INVALID_MEDIA", errorMessage: null, nextAttemptAt: null });
-      await h.setDelivery(withImages.id, u.page, { status: "published", attempts: 1, providerPostId: "1_2", publishedAt: new Date("2031-05-06T07:08:10.5Z"), errorCode: "" });
+      await h.setDelivery(withImages.id, u.page, {
+        status: "published",
+        attempts: 1,
+        providerPostId: "1_2",
+        publishedAt: new Date("2031-05-06T07:08:10.5Z"),
+        errorCode: "",
+      });
       const record = await got(withImages.id);
       expect(record.images).toEqual([withImages.images[0], { url: "https://cdn.example/x.jpg", width: 10, height: 20, mediaId: null }]);
       expect(record.images[0].mediaId).toEqual(expect.any(String));
@@ -106,8 +118,28 @@ describe.each(["PGlite", "PostgreSQL"])("on %s", (database) => {
       expect(record).toMatchObject({ scheduledFor: due, updatedAt: "2031-01-01T00:00:00.123Z", status: "partially_published" });
       expect(record.accounts).toEqual(
         [
-          { accountId: photo, platform: "photoplatform", status: "failed", attempts: 3, nextAttemptAt: null, jobId: expect.anything(), providerPostId: null, publishedAt: null, error: { code: "INVALID_MEDIA", message: "" } },
-          { accountId: u.page, platform: "pageplatform", status: "published", attempts: 1, nextAttemptAt: expect.any(String), jobId: expect.anything(), providerPostId: "1_2", publishedAt: "2031-05-06T07:08:10.500Z", error: null },
+          {
+            accountId: photo,
+            platform: "photoplatform",
+            status: "failed",
+            attempts: 3,
+            nextAttemptAt: null,
+            jobId: expect.anything(),
+            providerPostId: null,
+            publishedAt: null,
+            error: { code: "INVALID_MEDIA", message: "" },
+          },
+          {
+            accountId: u.page,
+            platform: "pageplatform",
+            status: "published",
+            attempts: 1,
+            nextAttemptAt: expect.any(String),
+            jobId: expect.anything(),
+            providerPostId: "1_2",
+            publishedAt: "2031-05-06T07:08:10.500Z",
+            error: null,
+          },
         ].sort((a, b) => (a.accountId < b.accountId ? -1 : 1)),
       );
       expect(await listed(withImages.id)).toEqual(record);
@@ -140,7 +172,13 @@ describe.each(["PGlite", "PostgreSQL"])("on %s", (database) => {
       ["one published, one publishing", false, { status: "published", attempts: 1, nextAttemptAt: null }, { status: "publishing", attempts: 1 }, "publishing"],
       ["one published, one outstanding", false, { status: "published", attempts: 1, nextAttemptAt: null }, null, "queued"],
       ["both published", false, { status: "published", nextAttemptAt: null }, { status: "published", nextAttemptAt: null }, "published"],
-      ["published and failed for good", false, { status: "published", nextAttemptAt: null }, { status: "failed", attempts: 5, nextAttemptAt: null }, "partially_published"],
+      [
+        "published and failed for good",
+        false,
+        { status: "published", nextAttemptAt: null },
+        { status: "failed", attempts: 5, nextAttemptAt: null },
+        "partially_published",
+      ],
       ["both failed for good", false, { status: "failed", nextAttemptAt: null }, { status: "failed", nextAttemptAt: null }, "failed"],
       ["scheduled, one attempt already made", true, { status: "failed", attempts: 1, nextAttemptAt: new Date() }, null, "queued"],
     ];
@@ -228,7 +266,12 @@ describe.each(["PGlite", "PostgreSQL"])("on %s", (database) => {
       for (const status of ["", "&status=queued", "&status=published", "&status=scheduled"]) {
         const all = await list(u.apiKey, `?limit=100${status}`);
         for (let run = 0; run < 7; run++) {
-          for (const [limit, offset] of [[5, 5], [7, 14], [3, 26], [20, 20]] as const) {
+          for (const [limit, offset] of [
+            [5, 5],
+            [7, 14],
+            [3, 26],
+            [20, 20],
+          ] as const) {
             const page = await list(u.apiKey, `?limit=${limit}&offset=${offset}${status}`);
             const where = `limit=${limit}&offset=${offset}${status}, run ${run}`;
             expect(page, where).toMatchObject({ total: all.total, limit, offset, hasMore: offset + limit < all.total });
@@ -259,7 +302,7 @@ describe.each(["PGlite", "PostgreSQL"])("on %s", (database) => {
     it("platform filter", async () => {
       expect((await list(u.apiKey, "?platform=pageplatform")).total).toBe(28);
       expect((await list(u.apiKey, "?platform=photoplatform")).total).toBe(0);
-      await post(u.apiKey, { accountIds: photo, images: ["data:image/png;base64," + (await tinyPng())] });
+      await post(u.apiKey, { accountIds: photo, images: [`data:image/png;base64,${await tinyPng()}`] });
       expect((await list(u.apiKey, "?platform=photoplatform")).total).toBe(1);
       const deleted = (await list(u.apiKey, "?platform=photoplatform")).items[0].id;
       ids.push(deleted);
@@ -286,7 +329,12 @@ describe.each(["PGlite", "PostgreSQL"])("on %s", (database) => {
         expect(res.status, q).toBe(200);
         return (await body(res)).data.total;
       };
-      for (const q of ["?toDate=9999-12-31", "?fromDate=0000-06-01T00:00:00Z", "?fromDate=0001-01-01T00:00:00%2B01:00", "?fromDate=0000-01-01&toDate=9999-12-31"]) {
+      for (const q of [
+        "?toDate=9999-12-31",
+        "?fromDate=0000-06-01T00:00:00Z",
+        "?fromDate=0001-01-01T00:00:00%2B01:00",
+        "?fromDate=0000-01-01&toDate=9999-12-31",
+      ]) {
         expect(await total(q), q).toBe(ids.length);
       }
       for (const q of ["?toDate=0000-01-01", "?fromDate=9999-12-31T23:59:59-23:59", "?toDate=0001-01-01T00:59:59%2B01:00"]) {

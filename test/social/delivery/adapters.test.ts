@@ -48,14 +48,18 @@ describe("pageplatform", () => {
 
   it("reconciles by text and time, skipping ids other deliveries hold and posts from before the delivery", async () => {
     const since = new Date(Date.now() - 60_000);
-    fake.on("GET", /\/1000\/feed$/, ok({
-      data: [
-        { id: "1000_new", message: "Hello\n\n#tag", created_time: graphTime(new Date()) },
-        { id: "1000_taken", message: "Hello\n\n#tag", created_time: graphTime(new Date(since.getTime() + 1000)) },
-        { id: "1000_other", message: "Other", created_time: graphTime(new Date()) },
-        { id: "1000_old", message: "Hello\n\n#tag", created_time: graphTime(new Date(since.getTime() - 3_600_000)) },
-      ],
-    }));
+    fake.on(
+      "GET",
+      /\/1000\/feed$/,
+      ok({
+        data: [
+          { id: "1000_new", message: "Hello\n\n#tag", created_time: graphTime(new Date()) },
+          { id: "1000_taken", message: "Hello\n\n#tag", created_time: graphTime(new Date(since.getTime() + 1000)) },
+          { id: "1000_other", message: "Other", created_time: graphTime(new Date()) },
+          { id: "1000_old", message: "Hello\n\n#tag", created_time: graphTime(new Date(since.getTime() - 3_600_000)) },
+        ],
+      }),
+    );
     const ctx = testContext(fake.baseUrl, { since, knownPostIds: async () => new Set(["1000_taken"]) });
     expect(await pagePlatform.reconcile(ctx)).toEqual({ providerPostId: "1000_new" });
     expect(fake.requests[0]!.params.fields).toBe("id,message,created_time");
@@ -125,7 +129,10 @@ describe("photoplatform", () => {
   it("reads the quota from the platform: used up means rate_limit and no publish", async () => {
     fake.on("POST", /\/1000\/media$/, ok({ id: "C5" }));
     fake.on("GET", /\/C5$/, ok({ id: "C5", status_code: "FINISHED" }));
-    fake.on("GET", /content_publishing_limit$/, () => ({ status: 200, body: { data: [{ quota_usage: 25, config: { quota_total: 25, quota_duration: 86400 } }] } }));
+    fake.on("GET", /content_publishing_limit$/, () => ({
+      status: 200,
+      body: { data: [{ quota_usage: 25, config: { quota_total: 25, quota_duration: 86400 } }] },
+    }));
     const err = await photoPlatform.publish(testContext(fake.baseUrl, image)).catch((e) => e);
     expect(err).toBeInstanceOf(PlatformError);
     expect(err.kind).toBe("rate_limit");

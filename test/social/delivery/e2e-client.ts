@@ -50,11 +50,19 @@ export function e2eClient(baseUrl: string, apiKey: string) {
   let jpeg: string | undefined;
   return {
     connect: (platform: "pageplatform" | "photoplatform", name = `${platform} e2e`, platformAccountId?: string) =>
-      call("POST", "/sandbox/accounts", { platform, name, platformAccountId }) as Promise<{ id: string; tokenStatus: string; canPublish: boolean; platformAccountId: string }>,
-    accounts: async () => (await (call("GET", "/api/v1/social/accounts") as Promise<{ accounts: Array<{ id: string; tokenStatus: string; canPublish: boolean }> }>)).accounts,
+      call("POST", "/sandbox/accounts", { platform, name, platformAccountId }) as Promise<{
+        id: string;
+        tokenStatus: string;
+        canPublish: boolean;
+        platformAccountId: string;
+      }>,
+    accounts: async () =>
+      (await (call("GET", "/api/v1/social/accounts") as Promise<{ accounts: Array<{ id: string; tokenStatus: string; canPublish: boolean }> }>)).accounts,
     fault: (accountId: string, kind: string, times = 1) => call("POST", "/sandbox/faults", { accountId, kind, times }),
-    sandboxPosts: async (accountId: string) => (await (call("GET", `/sandbox/posts?accountId=${encodeURIComponent(accountId)}`) as Promise<{ items: SandboxItem[] }>)).items,
-    createPost: (body: Record<string, unknown>) => call("POST", "/api/v1/social/posts", body, { "idempotency-key": crypto.randomUUID() }) as Promise<PostRecord>,
+    sandboxPosts: async (accountId: string) =>
+      (await (call("GET", `/sandbox/posts?accountId=${encodeURIComponent(accountId)}`) as Promise<{ items: SandboxItem[] }>)).items,
+    createPost: (body: Record<string, unknown>) =>
+      call("POST", "/api/v1/social/posts", body, { "idempotency-key": crypto.randomUUID() }) as Promise<PostRecord>,
     getPost: (id: string) => call("GET", `/api/v1/social/posts/${id}`) as Promise<PostRecord>,
     listPosts: async () => (await (call("GET", "/api/v1/social/posts?limit=100") as Promise<{ items: PostRecord[] }>)).items,
     cancelPost: (id: string) => call("DELETE", `/api/v1/social/posts/${id}`) as Promise<PostRecord>,
@@ -89,17 +97,26 @@ const isSettled = (post: PostRecord) =>
 
 /** The post once every target has left pending/publishing and has no retry scheduled. */
 export function settled(client: E2eClient, postId: string, timeoutMs: number): Promise<PostRecord> {
-  return waitFor(`post ${postId} to settle`, async () => {
-    const post = await client.getPost(postId);
-    return isSettled(post) ? post : undefined;
-  }, timeoutMs);
+  return waitFor(
+    `post ${postId} to settle`,
+    async () => {
+      const post = await client.getPost(postId);
+      return isSettled(post) ? post : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 /** Many posts settled, watched through one list request per poll instead of one request per post. */
 export function allSettled(client: E2eClient, postIds: readonly string[], timeoutMs: number): Promise<PostRecord[]> {
-  return waitFor(`${postIds.length} posts to settle`, async () => {
-    const byId = new Map((await client.listPosts()).map((p) => [p.id, p]));
-    const posts = postIds.map((id) => byId.get(id));
-    return posts.every((p) => p && isSettled(p)) ? (posts as PostRecord[]) : undefined;
-  }, timeoutMs, 300);
+  return waitFor(
+    `${postIds.length} posts to settle`,
+    async () => {
+      const byId = new Map((await client.listPosts()).map((p) => [p.id, p]));
+      const posts = postIds.map((id) => byId.get(id));
+      return posts.every((p) => p && isSettled(p)) ? (posts as PostRecord[]) : undefined;
+    },
+    timeoutMs,
+    300,
+  );
 }

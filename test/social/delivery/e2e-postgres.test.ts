@@ -54,14 +54,23 @@ describe("publishing on PostgreSQL, from the delivery thread", () => {
     // Each publishing call takes 1.5 s, so the signal lands while some are on the wire.
     await api.fault(page.id, "slow", 8);
     const created = await Promise.all(Array.from({ length: 8 }, (_, n) => api.createPost({ accountIds: page.id, caption: `stop ${n}` })));
-    await waitFor("a publish on the wire", async () => ((await api.getPost(created[0]!.id)).accounts[0]!.status === "publishing" ? true : undefined), 10_000, 50);
+    await waitFor(
+      "a publish on the wire",
+      async () => ((await api.getPost(created[0]!.id)).accounts[0]!.status === "publishing" ? true : undefined),
+      10_000,
+      50,
+    );
     expect(await server.kill("SIGTERM")).toBe(0);
     // Nothing was left claimed: whatever had started was recorded before the exit.
     const stranded = await scratchRows(`select count(*)::int as n from deliveries where status = 'publishing'`);
     expect(stranded).toBe(0);
 
     await server.restart();
-    const after = await allSettled(api, created.map((p) => p.id), 30_000);
+    const after = await allSettled(
+      api,
+      created.map((p) => p.id),
+      30_000,
+    );
     expect(after.map((p) => p.accounts[0]!.status)).toEqual(Array(8).fill("published"));
     expect(server.output()).not.toMatch(/released publishing claims/);
     const items = await api.sandboxPosts(page.id);

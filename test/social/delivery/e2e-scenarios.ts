@@ -61,15 +61,24 @@ export async function killedMidPublish(server: ServerProcess, api: E2eClient, se
     );
   }
   const published = async () => (await api.sandboxPosts(page.id)).length + (await api.sandboxPosts(photo.id)).length;
-  const atKill = await waitFor("a few posts to be out", async () => {
-    const n = await published();
-    return n >= 3 ? n : undefined;
-  }, 30_000, 100);
+  const atKill = await waitFor(
+    "a few posts to be out",
+    async () => {
+      const n = await published();
+      return n >= 3 ? n : undefined;
+    },
+    30_000,
+    100,
+  );
   await server.kill("SIGKILL");
   expect(atKill).toBeLessThan(20);
 
   await server.restart();
-  const after = await allSettled(api, created.map((p) => p.id), settleMs);
+  const after = await allSettled(
+    api,
+    created.map((p) => p.id),
+    settleMs,
+  );
   expect(server.output()).toMatch(/released publishing claims of a stopped publisher/);
   const pageItems = await api.sandboxPosts(page.id);
   const photoItems = await api.sandboxPosts(photo.id);

@@ -85,7 +85,12 @@ describe("faults", () => {
 
   it("the sandbox refuses an image it cannot fetch, as the platform does", async () => {
     const photo = await api.connect("photoplatform");
-    const created = await api.createPost({ accountIds: photo.id, caption: "gone", images: [await api.image()], scheduledFor: new Date(Date.now() + 1500).toISOString() });
+    const created = await api.createPost({
+      accountIds: photo.id,
+      caption: "gone",
+      images: [await api.image()],
+      scheduledFor: new Date(Date.now() + 1500).toISOString(),
+    });
     // The image disappears from the service's storage before the platform fetches it.
     await rm(join(server.dataDir, "files", new URL(created.imageUrls[0]!).pathname.replace(/^\/files\//, "")));
     const t = targetOf(await settled(api, created.id, 10_000), photo.id);
@@ -96,10 +101,14 @@ describe("faults", () => {
 });
 
 async function waitForRetry(postId: string): Promise<PostRecord> {
-  return waitFor(`post ${postId} to wait for a retry`, async () => {
-    const post = await api.getPost(postId);
-    return post.accounts[0]!.status === "failed" && post.accounts[0]!.nextAttemptAt ? post : undefined;
-  }, 15_000);
+  return waitFor(
+    `post ${postId} to wait for a retry`,
+    async () => {
+      const post = await api.getPost(postId);
+      return post.accounts[0]!.status === "failed" && post.accounts[0]!.nextAttemptAt ? post : undefined;
+    },
+    15_000,
+  );
 }
 
 // Last in the file: it kills the shared server and starts it again on the same data.

@@ -16,7 +16,9 @@ let h: Awaited<ReturnType<typeof engineApp>>;
 let page: string;
 let photo: string;
 const fast = { timeoutMs: 400, poll: { intervalMs: 10, maxWaitMs: 500 } };
-const feedOk = (id = "1000_1") => () => ({ status: 200, body: { id } });
+const feedOk =
+  (id = "1000_1") =>
+  () => ({ status: 200, body: { id } });
 const posts = () => fake.requests.filter((r) => r.method === "POST");
 
 beforeAll(async () => {
@@ -40,7 +42,15 @@ describe("claiming", () => {
     expect(outcomes.filter((o) => o.status === "skipped")).toHaveLength(9);
     expect(posts()).toHaveLength(1);
     const row = await h.delivery(deliveryIds[0]!);
-    expect(row).toMatchObject({ status: "published", attempts: 1, providerPostId: "1000_42", lockedUntil: null, nextAttemptAt: null, ambiguous: false, errorCode: null });
+    expect(row).toMatchObject({
+      status: "published",
+      attempts: 1,
+      providerPostId: "1000_42",
+      lockedUntil: null,
+      nextAttemptAt: null,
+      ambiguous: false,
+      errorCode: null,
+    });
     expect(row.publishedAt).toBeInstanceOf(Date);
     // A re-delivery of a published target is a no-op.
     expect(await publishDelivery(h.services, deliveryIds[0]!, fast)).toEqual({ status: "skipped", reason: "not_claimable" });
@@ -141,7 +151,10 @@ describe("outcomes by error class", () => {
     // The stored ciphertext changed by one character (bit rot, a bad restore): it no longer authenticates.
     const stored = (await h.accountRow(acct)).tokenCiphertext;
     const last = stored.at(-2) === "A" ? "B" : "A";
-    await h.db.update(socialAccounts).set({ tokenCiphertext: `${stored.slice(0, -2)}${last}${stored.at(-1)}` }).where(eq(socialAccounts.id, acct));
+    await h.db
+      .update(socialAccounts)
+      .set({ tokenCiphertext: `${stored.slice(0, -2)}${last}${stored.at(-1)}` })
+      .where(eq(socialAccounts.id, acct));
     expect(await publishDelivery(h.services, (await h.post([acct])).deliveryIds[0]!, fast)).toEqual({ status: "failed", errorCode: "ACCOUNT_NEEDS_RECONNECT" });
     expect(await h.accountRow(acct)).toMatchObject({ tokenStatus: "invalid", tokenError: expect.stringMatching(/cannot be read/) });
     expect(sentTokens()).toEqual(["tok-first"]);
@@ -206,7 +219,10 @@ describe("photoplatform through the engine", () => {
       if (polls++ === 0) seenInDb = (await h.db.select().from(deliveries).where(eq(deliveries.providerContainerId, "C100")))[0]?.id ?? null;
       return { status: 200, body: { status_code: polls < 2 ? "IN_PROGRESS" : "FINISHED" } };
     });
-    fake.on("GET", /content_publishing_limit$/, () => ({ status: 200, body: { data: [{ quota_usage: 1, config: { quota_total: 50, quota_duration: 86400 } }] } }));
+    fake.on("GET", /content_publishing_limit$/, () => ({
+      status: 200,
+      body: { data: [{ quota_usage: 1, config: { quota_total: 50, quota_duration: 86400 } }] },
+    }));
     fake.once("POST", /media_publish$/, () => ({ status: 500, body: GRAPH_ERROR_BODIES.transient[2]!.body }));
     fake.on("POST", /media_publish$/, () => ({ status: 200, body: { id: "M100" } }));
     const id = (await h.post([photo], { images: [{ url: "https://img.test/p.jpg", width: 800, height: 1000 }] })).deliveryIds[0]!;

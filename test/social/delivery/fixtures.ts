@@ -36,11 +36,26 @@ export async function engineApp(graphBase: string, options: TestAppOptions & { q
     const now = clock.now();
     const [row] = await db
       .insert(posts)
-      .values({ userId, caption: fields.caption ?? "Hello", hashtags: fields.hashtags ?? ["tag"], images: fields.images ?? [], createdAt: fields.createdAt ?? now })
+      .values({
+        userId,
+        caption: fields.caption ?? "Hello",
+        hashtags: fields.hashtags ?? ["tag"],
+        images: fields.images ?? [],
+        createdAt: fields.createdAt ?? now,
+      })
       .returning();
     const rows = await db
       .insert(deliveries)
-      .values(accountIds.map((accountId) => ({ postId: row!.id, userId, accountId, platform: accountId.split(":")[0]!, nextAttemptAt: fields.dueAt ?? now, createdAt: fields.createdAt ?? now })))
+      .values(
+        accountIds.map((accountId) => ({
+          postId: row!.id,
+          userId,
+          accountId,
+          platform: accountId.split(":")[0]!,
+          nextAttemptAt: fields.dueAt ?? now,
+          createdAt: fields.createdAt ?? now,
+        })),
+      )
       .returning();
     return { postId: row!.id, deliveryIds: rows.map((r) => r.id) };
   }

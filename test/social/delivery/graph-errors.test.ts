@@ -15,7 +15,11 @@ beforeAll(async () => (fake = await startGraphFake()));
 afterAll(() => fake.close());
 beforeEach(() => fake.reset());
 
-const failure = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e as PlatformError);
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => null,
+    (e: unknown) => e as PlatformError,
+  );
 
 describe("Graph error bodies", () => {
   for (const [kind, cases] of Object.entries(GRAPH_ERROR_BODIES)) {
@@ -63,7 +67,9 @@ describe("Graph error bodies", () => {
 describe("network failures", () => {
   it("no answer to the publishing call (timeout) is ambiguous", async () => {
     fake.on("POST", /\/feed$/, () => ({ fault: "hang" }));
-    const err = await failure(pagePlatform.publish(testContext(fake.baseUrl, { graph: { baseUrl: fake.baseUrl, version: "v23.0", fetch, token: "t", timeoutMs: 300 } })));
+    const err = await failure(
+      pagePlatform.publish(testContext(fake.baseUrl, { graph: { baseUrl: fake.baseUrl, version: "v23.0", fetch, token: "t", timeoutMs: 300 } })),
+    );
     expect(err!.kind).toBe("ambiguous");
     expect(err!.message).toMatch(/timed out/);
   });

@@ -47,7 +47,11 @@ afterAll(async () => {
 
 const deliveryOf = async (postId: string) => (await h.db.select().from(deliveries).where(eq(deliveries.postId, postId)))[0]!;
 const callback = (body: string, signature?: string) =>
-  fetch(`${base}${PUBLISH_CALLBACK_PATH}`, { method: "POST", headers: { "content-type": "application/json", ...(signature ? { "upstash-signature": signature } : {}) }, body });
+  fetch(`${base}${PUBLISH_CALLBACK_PATH}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(signature ? { "upstash-signature": signature } : {}) },
+    body,
+  });
 
 describe("QStash delivery", () => {
   it("queues each target as a message, and the signed callback publishes it; the job id is the message id", async () => {
@@ -98,10 +102,14 @@ describe("QStash delivery", () => {
     await api.fault(page.id, "transient");
     const created = await api.createPost({ accountIds: page.id, caption: "Retry" });
     const first = created.accounts[0]!.jobId!;
-    const retrying = await waitFor("the retry to be queued", async () => {
-      const row = await deliveryOf(created.id);
-      return row.jobId !== first && row.status === "failed" ? row : undefined;
-    }, 5000);
+    const retrying = await waitFor(
+      "the retry to be queued",
+      async () => {
+        const row = await deliveryOf(created.id);
+        return row.jobId !== first && row.status === "failed" ? row : undefined;
+      },
+      5000,
+    );
     expect(qstash.messages.get(retrying.jobId!)!.notBefore).toBeGreaterThanOrEqual(retrying.nextAttemptAt!.getTime());
     const post = await settled(api, created.id, 15_000);
     expect(post.accounts[0]).toMatchObject({ status: "published", attempts: 2, jobId: retrying.jobId });

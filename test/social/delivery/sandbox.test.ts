@@ -22,7 +22,11 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 const post = (path: string, apiKey: string | null, body: unknown) =>
-  h.app.request(path, { method: "POST", headers: { "content-type": "application/json", ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) }, body: JSON.stringify(body) });
+  h.app.request(path, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
+    body: JSON.stringify(body),
+  });
 const get = (path: string, apiKey: string) => h.app.request(path, { headers: { authorization: `Bearer ${apiKey}` } });
 const json = async (res: Response) => (await res.json()) as any;
 
@@ -61,7 +65,11 @@ describe("Graph routes", () => {
   const graph = (path: string, params: Record<string, string>, method = "POST") =>
     method === "GET"
       ? h.app.request(`/sandbox/graph/v23.0/${path}?${new URLSearchParams(params)}`)
-      : h.app.request(`/sandbox/graph/v23.0/${path}`, { method, headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(params).toString() });
+      : h.app.request(`/sandbox/graph/v23.0/${path}`, {
+          method,
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams(params).toString(),
+        });
 
   it("checks the access token: unknown is 190, another account's object is 200", async () => {
     const bad = await graph("777/feed", { message: "hi", access_token: "nope" });
@@ -163,7 +171,11 @@ describe("switched off", () => {
     const real = await createTestApp({ env: { GRAPH_API_BASE: "https://graph.example.test", META_APP_ID: "a", META_APP_SECRET: "b" } });
     try {
       const { apiKey } = await real.createUser();
-      const res = await real.app.request("/sandbox/accounts", { method: "POST", headers: real.json(apiKey), body: JSON.stringify({ platform: "pageplatform", name: "x" }) });
+      const res = await real.app.request("/sandbox/accounts", {
+        method: "POST",
+        headers: real.json(apiKey),
+        body: JSON.stringify({ platform: "pageplatform", name: "x" }),
+      });
       expect(res.status).toBe(404);
       expect((await real.app.request("/sandbox/graph/v23.0/1/feed", { method: "POST" })).status).toBe(404);
     } finally {
@@ -178,7 +190,11 @@ async function burstWithFault(app: TestApp): Promise<void> {
   const graph = (path: string, params: Record<string, string>, method = "POST") =>
     method === "GET"
       ? app.app.request(`/sandbox/graph/v23.0/${path}?${new URLSearchParams(params)}`)
-      : app.app.request(`/sandbox/graph/v23.0/${path}`, { method, headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(params).toString() });
+      : app.app.request(`/sandbox/graph/v23.0/${path}`, {
+          method,
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams(params).toString(),
+        });
   const [faulty, clean] = [newSandboxToken("pageplatform"), newSandboxToken("pageplatform")];
   await saveToken(app.db, faulty, { owner: "test", platformAccountId: "3131" });
   await saveToken(app.db, clean, { owner: "test", platformAccountId: "3232" });
@@ -190,10 +206,17 @@ async function burstWithFault(app: TestApp): Promise<void> {
     }),
   );
   const limited = burst.filter((b) => b.body.error);
-  expect(limited.map((b) => [b.account, b.body.error.code])).toEqual([["3131", 32], ["3131", 32], ["3131", 32]]);
+  expect(limited.map((b) => [b.account, b.body.error.code])).toEqual([
+    ["3131", 32],
+    ["3131", 32],
+    ["3131", 32],
+  ]);
   const created = burst.filter((b) => !b.body.error);
   expect(created).toHaveLength(37);
-  for (const [account, token] of [["3131", faulty], ["3232", clean]] as const) {
+  for (const [account, token] of [
+    ["3131", faulty],
+    ["3232", clean],
+  ] as const) {
     const feed = await json(await graph(`${account}/feed`, { access_token: token, limit: "100" }, "GET"));
     const mine = created.filter((b) => b.account === account);
     expect(feed.data.map((d: { id: string }) => d.id).sort()).toEqual(mine.map((b) => b.body.id).sort());
@@ -223,7 +246,10 @@ async function storedTogether(app: TestApp): Promise<void> {
   const items = [item("4141", "f1"), item("4242", "c1"), item("4141", "f2"), item("4141", "f3"), item("4242", "c2"), item("4141", "f4")];
   const answers = await Promise.all(items.map((i) => insertUnlessFault(app.db, i)));
   expect(answers).toEqual(["transient", null, "transient", null, null, null]);
-  const stored = await getItems(app.db, items.map((i) => i.id));
+  const stored = await getItems(
+    app.db,
+    items.map((i) => i.id),
+  );
   expect(stored.map((i) => i.caption).sort()).toEqual(["c1", "c2", "f3", "f4"]);
 
   const unpaired = item("4242", "x\ud800");

@@ -13,7 +13,9 @@ export interface FeedItem {
 /** `attached_media[i]={"media_fbid":"<id>"}` parameters of a multi-photo feed post. */
 export function attachedMediaParams(photoIds: readonly string[]): Record<string, string> {
   const params: Record<string, string> = {};
-  photoIds.forEach((id, i) => (params[`attached_media[${i}]`] = JSON.stringify({ media_fbid: id })));
+  photoIds.forEach((id, i) => {
+    params[`attached_media[${i}]`] = JSON.stringify({ media_fbid: id });
+  });
   return params;
 }
 

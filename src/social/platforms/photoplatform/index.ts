@@ -37,9 +37,13 @@ export const photoPlatform: PlatformAdapter = {
 
     const exhausted = quotaExhausted(await readPublishingLimit(graph, igUserId));
     if (exhausted) {
-      throw new PlatformError("rate_limit", `The account has used its publishing quota (${exhausted.usage} of ${exhausted.total} per ${Math.round(exhausted.durationS / 3600)} h).`, {
-        retryAfterMs: 60 * 60_000,
-      });
+      throw new PlatformError(
+        "rate_limit",
+        `The account has used its publishing quota (${exhausted.usage} of ${exhausted.total} per ${Math.round(exhausted.durationS / 3600)} h).`,
+        {
+          retryAfterMs: 60 * 60_000,
+        },
+      );
     }
     await ctx.beforePublish();
     return { providerPostId: (await publishContainer(graph, igUserId, containerId)).id };
@@ -59,7 +63,8 @@ async function waitUntilFinished(ctx: PublishContext, containerId: string): Prom
     const state = await readContainer(ctx.graph, containerId);
     const status = containerStatus(state);
     if (status === "FINISHED" || status === "PUBLISHED") return status;
-    if (status === "ERROR") throw new PlatformError("invalid", `The platform could not process the image (container status ERROR${state.status ? `: ${state.status}` : ""}).`);
+    if (status === "ERROR")
+      throw new PlatformError("invalid", `The platform could not process the image (container status ERROR${state.status ? `: ${state.status}` : ""}).`);
     if (status === "EXPIRED") {
       await ctx.saveContainer(null);
       throw new PlatformError("transient", "The media container expired before it was published; a new one is made on the next attempt.");
