@@ -33,6 +33,7 @@ fieldset.scopes{border:1px solid #dde1e6;border-radius:8px;margin:0;padding:8px 
 fieldset.scopes label{font-weight:500;margin:2px 0}
 fieldset.scopes p{margin:6px 0 0}
 fieldset.scopes label.indent{margin-left:24px}
+fieldset.scopes #key-origins{width:100%;max-width:560px}
 .flash{border-radius:10px;padding:12px 16px;margin:12px 0;border:1px solid}
 .flash.ok{background:#e8f5ec;border-color:#8cc9a0}.flash.error{background:#fdecec;border-color:#e3a1a1}
 .badge{display:inline-block;border-radius:999px;padding:1px 10px;font-size:13px;font-weight:600;border:1px solid #c5cad3;background:#f0f2f5;color:#333b47;white-space:nowrap}
