@@ -7,12 +7,11 @@
  * 1000x800 logo, still works. Against the real server (`functions/node.ts`), the refusal costs the server no
  * more memory than the streamed path costs for a non-interlaced 40 MP PNG.
  */
-import { readdirSync, readFileSync } from "node:fs";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { INTERLACED_PNG_PIXELS } from "../../src/images/limits";
 import { createTestApp, type TestApp } from "../helpers/harness";
-import { memoryMeter } from "../helpers/proc-memory";
+import { appPid, memoryMeter } from "../helpers/proc-memory";
 import { startServerProcess, type ServerProcess } from "../helpers/server-process";
 
 /** A PNG of one colour (a few hundred KB even at 40 MP), interlaced or not. */
@@ -156,21 +155,3 @@ describe("the server's memory (spawned server)", () => {
     expect(interlaced.value.body.error?.message).toMatch(REFUSAL);
   }, 120_000);
 });
-
-/** The app process of a spawned server: the one with the server's DATA_DIR whose parent (the start script) has it too. */
-function appPid(dataDir: string): number {
-  const mine = new Map<number, number>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (!readFileSync(`/proc/${entry}/environ`, "utf8").split("\0").includes(`DATA_DIR=${dataDir}`)) continue;
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      mine.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch {
-      // not ours, or gone
-    }
-  }
-  const app = [...mine].filter(([, parent]) => mine.has(parent)).map(([pid]) => pid);
-  if (app.length !== 1) throw new Error(`expected one app process for ${dataDir}, found ${app.length} (of ${mine.size})`);
-  return app[0]!;
-}

@@ -9,7 +9,6 @@
  * refusal costs the server no more memory than the streamed path costs for a 40 MP PNG, and so does a
  * corrupt 40 MP PNG, which is refused without being decoded again whole.
  */
-import { readdirSync, readFileSync } from "node:fs";
 import { deflateSync } from "node:zlib";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -17,7 +16,7 @@ import { EDGE_DECODE_LIMITS } from "../../src/edge-services";
 import { NODE_DECODE_LIMITS } from "../../src/images/limits";
 import { createTestApp, type TestApp } from "../helpers/harness";
 import { patchJpegSize, pngChunk } from "../helpers/images";
-import { memoryMeter } from "../helpers/proc-memory";
+import { appPid, memoryMeter } from "../helpers/proc-memory";
 import { startServerProcess, type ServerProcess } from "../helpers/server-process";
 
 /** A lossless WebP of one colour: a few KB even at 40 MP. */
@@ -233,21 +232,3 @@ describe("the server's memory (spawned server)", () => {
     expect(corrupt.value.body.error?.message).toMatch(/^The image data is corrupt/);
   }, 180_000);
 });
-
-/** The app process of a spawned server: the one with the server's DATA_DIR whose parent (the tsx wrapper) has it too. */
-function appPid(dataDir: string): number {
-  const mine = new Map<number, number>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (!readFileSync(`/proc/${entry}/environ`, "utf8").split("\0").includes(`DATA_DIR=${dataDir}`)) continue;
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      mine.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch {
-      // not ours, or gone
-    }
-  }
-  const app = [...mine].filter(([, parent]) => mine.has(parent)).map(([pid]) => pid);
-  if (app.length !== 1) throw new Error(`expected one app process for ${dataDir}, found ${app.length} (of ${mine.size})`);
-  return app[0]!;
-}

@@ -71,3 +71,24 @@ export function memoryMeter(pid: number): MemoryMeter {
     },
   };
 }
+
+/**
+ * The app process of a server spawned by `npm start`'s script: the process with the server's DATA_DIR in its
+ * environment whose parent (the start script) has it too.
+ */
+export function appPid(dataDir: string): number {
+  const mine = new Map<number, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (!readFileSync(`/proc/${entry}/environ`, "utf8").split("\0").includes(`DATA_DIR=${dataDir}`)) continue;
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      mine.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // not ours, or gone
+    }
+  }
+  const app = [...mine].filter(([, parent]) => mine.has(parent)).map(([pid]) => pid);
+  if (app.length !== 1) throw new Error(`expected one app process for ${dataDir}, found ${app.length} (of ${mine.size})`);
+  return app[0]!;
+}
