@@ -62,6 +62,16 @@ module.exports = {
     above("http-imports-above", "src/http imports only lower layers", HTTP, [AREAS, ...APP, ...ENTRIES]),
     above("area-imports-above", "the areas import only src/http and lower layers", AREAS, [...APP, ...ENTRIES]),
     above("app-imports-entries", "the app layer does not import functions/ or dev/", APP, ENTRIES),
+    {
+      name: "codecs-behind-their-interface",
+      comment:
+        "outside src/images, decoding and encoding go through src/images/codecs (or src/images/index.ts), never a decoder or encoder module, so no caller knows which decoder runs",
+      severity: "error",
+      from: { pathNot: "^src/images/" },
+      to: {
+        path: "^src/images/(codec|scaled|jpeg-decode|jpeg-encode|png-decode|png-rows|png|webp-decode|vp8-decode|vp8l-decode|vp8-tables|entropy-split|planes|photon-none)\\.ts$",
+      },
+    },
     areaRule("qr", []),
     areaRule("photo", []),
     // The hub's pages show and cancel area C's posts and connect its accounts, through area C's functions.

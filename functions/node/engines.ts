@@ -11,7 +11,7 @@ import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { once } from "node:events";
 import { createDeflate, deflateSync } from "node:zlib";
-import { configurePngDeflate } from "../../src/images/png";
+import { configurePngDeflate } from "../../src/images/codecs";
 import { configureBase64Decoder, configureBase64Digits, configureSha256Hex } from "../../src/lib/encoding";
 import { configureSceneDeflate } from "../../src/photo/local/png";
 import { configureTextEngine, isTextEngineConfigured } from "../../src/photo/text/engine";

@@ -9,14 +9,12 @@
  * @example
  * const text = await HEAVY_TASKS.qrDecode({ bytes }); // string or null
  */
-import { encodePng, normaliseToJpeg, resizeRgba, type DecodeLimits, type NormalisedJpeg, type RgbaImage } from "../images";
-import { encodeJpegBaseline } from "../images/jpeg-encode";
+import { normaliseToJpeg, resizeRgba, type DecodeLimits, type NormalisedJpeg, type RgbaImage } from "../images";
+import { decode, decodeLuma, encodeJpeg, encodePng, readHeader } from "../images/codecs";
 import { DEFAULT_DECODE_LIMITS } from "../images/limits";
 import { normaliseHead, normaliseTail, type JpegPart } from "../images/normalise";
 import type { PlanePipe } from "../images/plane-pipe";
-import { decodeAtLeast, decodeAtMost, decodeLumaNear, decodeNear } from "../images/scaled";
 import { uprightSize } from "../images/exif";
-import { readImageHeader } from "../images/sniff";
 import { drawTexts, fitCover, logoDrawnSize, placeLogo, prepareLogo, type PreparedLogo, type TextLayout } from "../photo/compose";
 import { encodeScenePng, LocalGenerator, renderDemoProduct } from "../photo/local";
 import type { LogoPlacement, ModelOption, SceneRequest } from "../photo/types";
@@ -46,10 +44,10 @@ export const HEAVY_TASKS = {
    * reads.
    */
   async qrDecode(input: { bytes: Uint8Array; limits?: DecodeLimits }): Promise<string | null> {
-    const near = (side: number) => decodeLumaNear(input.bytes, side, input.limits) ?? decodeNear(input.bytes, side, input.limits);
+    const near = (side: number) => decodeLuma(input.bytes, { near: side, limits: input.limits }) ?? decode(input.bytes, { near: side, limits: input.limits });
     const image = near(WORKING_SIDE);
     // Decoded at full size already (a photo under 8/7 of the working side): another decode gives nothing more.
-    const stored = readImageHeader(input.bytes);
+    const stored = readHeader(input.bytes);
     const whole = Math.max(image.width, image.height) >= Math.max(stored.width, stored.height);
     const result = await decodeQrImage(image, whole ? {} : { sharper: () => near(WORKING_SIDE * 2) });
     return result?.text ?? null;
@@ -63,7 +61,7 @@ export const HEAVY_TASKS = {
   async qrWithLogo(input: { payload: string; design: Omit<QrDesign, "logo">; logo: Uint8Array; limits?: DecodeLimits }): Promise<RenderedQr> {
     // The logo box is at most ratio x size; the scan check renders at up to ~1000 px.
     const needed = Math.ceil(input.design.logoSizeRatio * Math.max(input.design.size, 1024));
-    return renderQr(input.payload, { ...input.design, logo: decodeAtMost(input.logo, needed, input.limits) });
+    return renderQr(input.payload, { ...input.design, logo: decode(input.logo, { atMost: needed, limits: input.limits }) });
   },
 
   /** A media upload made into the platforms' JPEG (upright, sRGB, within 1440 x 1800). */
@@ -107,8 +105,8 @@ export const HEAVY_TASKS = {
    * premultiplied, so each item draws it as it is.
    */
   async photoLogo(input: { bytes: Uint8Array; canvas: { width: number; height: number }; size: number; limits?: DecodeLimits }): Promise<PreparedLogo> {
-    const drawn = logoDrawnSize(input.canvas, uprightSize(readImageHeader(input.bytes)), input.size);
-    return prepareLogo(decodeAtLeast(input.bytes, Math.max(drawn.width, drawn.height), input.limits), input.canvas, input.size, true);
+    const drawn = logoDrawnSize(input.canvas, uprightSize(readHeader(input.bytes)), input.size);
+    return prepareLogo(decode(input.bytes, { atLeast: Math.max(drawn.width, drawn.height), limits: input.limits }), input.canvas, input.size, true);
   },
 
   /**
@@ -122,7 +120,7 @@ export const HEAVY_TASKS = {
     await drawTexts(canvas, input.texts, logoBox, input.textLayout);
     const scale = THUMBNAIL_EDGE / Math.max(canvas.width, canvas.height);
     const thumb = resizeRgba(canvas, Math.max(1, Math.round(canvas.width * scale)), Math.max(1, Math.round(canvas.height * scale)));
-    return { bytes: await encodeScenePng(canvas), thumbnail: encodeJpegBaseline(thumb, 82) };
+    return { bytes: await encodeScenePng(canvas), thumbnail: encodeJpeg(thumb, 82, { alpha: "ignore" }) };
   },
 };
 

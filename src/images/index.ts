@@ -1,11 +1,11 @@
 /**
  * The shared image pipeline: safe bytes in (URL through the SafeFetcher, or Base64), sniff + header limits,
- * decode (our decoders; photon on Node for what they decline), normalise. Used by QR (logos, decoding), social (media, post images) and photo.
+ * decode (./codecs: our decoders; photon on Node for what they decline), normalise. Used by QR (logos, decoding), social (media, post images) and photo.
  *
  * @example
  * const bytes = await loadImageBytes(services.fetcher, { url });
  * const info = sniffImage(bytes);          // 413/422 before any decoding
- * const rgba = decodeImage(bytes);         // upright RGBA
+ * const rgba = decode(bytes, { atMost: 2048 }); // upright RGBA
  * const post = await normaliseToJpeg(bytes);
  */
 export {
@@ -20,7 +20,19 @@ export {
   type ImageInfo,
 } from "./sniff";
 export type { GrayImage, RgbaImage } from "./types";
-export { decodeImage, encodeJpeg, encodePng, flattenAlpha } from "./codec";
+export {
+  decode,
+  decodeLuma,
+  encodeJpeg,
+  encodePng,
+  openPhoto,
+  readHeader,
+  type DecodeOptions,
+  type DecodeSize,
+  type JpegOptions,
+  type PhotoSource,
+} from "./codecs";
+export { decodeImage, flattenAlpha } from "./codec";
 export { decodePngAtMost } from "./png-decode";
 export { DEFAULT_DECODE_LIMITS, type DecodeLimits } from "./limits";
 export { resizeGray, resizeRgba } from "./resize";

@@ -12,7 +12,7 @@
 import type { Rgb } from "./colors";
 import type { LogoPlan } from "./logo";
 import type { QrMatrix } from "./matrix";
-import { bitDepthFor, encodePng, type PaletteEntry, type PngColor } from "../images/png";
+import { bitDepthFor, encodePngRows, type PaletteEntry, type PngColor } from "../images/codecs";
 import { resizePremultiplied, unpremultiply } from "../images/alpha";
 import type { RgbaImage } from "../images/types";
 import type { ZxingImage } from "./zxing-loader";
@@ -152,10 +152,10 @@ export function drawPng(input: DrawInput): Uint8Array {
   if (logo) {
     const bitDepth = bitDepthFor(logo.palette.length);
     const writeRow = indexedRows(rows, placed, logo.indices, bitDepth, size);
-    return encodePng({ width: size, height: size, color: { kind: "indexed", bitDepth, palette: logo.palette }, writeRow });
+    return encodePngRows({ width: size, height: size, color: { kind: "indexed", bitDepth, palette: logo.palette }, writeRow });
   }
   const color: PngColor = { kind: input.transparent ? "rgba" : "rgb" };
-  return encodePng({ width: size, height: size, color, writeRow: directRows(rows, placed, [bg, fg], input.transparent ? 4 : 3, size) });
+  return encodePngRows({ width: size, height: size, color, writeRow: directRows(rows, placed, [bg, fg], input.transparent ? 4 : 3, size) });
 }
 
 /** Module index of every pixel column (-1 in the quiet zone). */
@@ -182,7 +182,7 @@ function drawWithoutLogo({ matrix, geo }: DrawInput, bg: PaletteEntry, fg: Palet
     }
     for (let r = 1; r < scale; r++) filtered[first + r * (stride + 1)] = 2;
   }
-  return encodePng({ width: size, height: size, color: { kind: "indexed", bitDepth: 1, palette: [bg, fg] }, filtered });
+  return encodePngRows({ width: size, height: size, color: { kind: "indexed", bitDepth: 1, palette: [bg, fg] }, filtered });
 }
 
 /** Palette index (0 bg, 1 fg) of every pixel of each module row, built once and shared by its pixel rows. */

@@ -13,7 +13,7 @@ import type { ImageGenerator, SceneRequest } from "../types";
 import { renderBackdrop } from "./backdrop";
 import { drawProduct, drawReflection, layoutFor } from "./compose";
 import { drawProp } from "./props";
-import { decodeAtMost, openPhoto, type PhotoSource } from "../../images/scaled";
+import { decode, openPhoto, type PhotoSource } from "../../images/codecs";
 import type { DecodeLimits } from "../../images/limits";
 import { resizePremultiplied } from "../../images";
 import { styleFromReference } from "./reference";
@@ -27,7 +27,7 @@ export { sceneStyleFor, TEMPLATE_STYLES } from "./styles";
 export { styleFromReference, dominantColours } from "./reference";
 export { renderDemoProduct } from "./demo-product";
 export { encodeScenePng } from "./png";
-export { openPhoto } from "../../images/scaled";
+export { openPhoto } from "../../images/codecs";
 export type { SceneStyle } from "./style";
 
 /** The largest product photo side worked on; bigger photos are shrunk first (memory on Workers). */
@@ -50,7 +50,7 @@ export function LocalGenerator(options: { limits?: DecodeLimits } = {}): ImageGe
       request.signal?.throwIfAborted();
       const { width: W, height: H } = request;
       let style = sceneStyleFor(request.templateId, request.prompt);
-      if (request.reference) style = styleFromReference(decodeAtMost(request.reference.bytes, 256, options.limits), style);
+      if (request.reference) style = styleFromReference(decode(request.reference.bytes, { atMost: 256, limits: options.limits }), style);
       const cut = cutOutAtDrawnSize(openPhoto(request.product.bytes, options.limits), style, W, H);
       request.signal?.throwIfAborted();
       return composeScene(cut, style, W, H, true);

@@ -16,7 +16,7 @@
  * const png = await encodeScenePng(scene); // Uint8Array, a complete PNG file
  */
 import type { RgbaImage } from "../../images";
-import { assemblePng } from "../../images/png";
+import { assemblePng } from "../../images/codecs";
 
 /** Compresses bytes, handed over in bands, as one zlib (RFC 1950) stream. */
 export type SceneDeflate = (bands: Iterable<Uint8Array<ArrayBuffer>>) => Promise<Uint8Array>;

@@ -4,7 +4,7 @@
  * kind of scene (sweep, table, material, props) stays.
  *
  * @example
- * const style = styleFromReference(decodeImage(referenceBytes), sceneStyleFor("life-kitchen", prompt));
+ * const style = styleFromReference(decode(referenceBytes), sceneStyleFor("life-kitchen", prompt));
  */
 import { resizeRgba, type RgbaImage } from "../../images";
 import { luma, mix, type Rgb } from "./raster";

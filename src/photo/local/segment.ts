@@ -15,7 +15,7 @@
  * is kept whole (foundBackground false) rather than chewed up.
  *
  * @example
- * const { image, foundBackground, x, y } = cutOut(decodeImage(bytes));
+ * const { image, foundBackground, x, y } = cutOut(decode(bytes));
  */
 import { resizeRgba, type RgbaImage } from "../../images";
 import { BorderModel } from "./border-model";

@@ -12,7 +12,7 @@
  * const scene = await generator.generateScene(request); // RgbaImage, any size; the caller fits it
  */
 import Replicate, { type Prediction } from "replicate";
-import { decodeImage, type RgbaImage } from "../../images";
+import { decode, type RgbaImage } from "../../images/codecs";
 import { DEFAULT_DECODE_LIMITS, type DecodeLimits } from "../../images/limits";
 import { readCapped } from "../../adapters/fetch/fetch-core";
 import type { Logger, Storage } from "../../services";
@@ -223,7 +223,7 @@ async function copyAndDecode(
   if (!format) throw new GenerationError("GENERATION_FAILED", "The image model returned something that is not a PNG, JPEG or WebP image; try again.", true);
   await storage.put(`photo/raw/${predictionId}.${format.ext}`, bytes, format.contentType);
   try {
-    return decodeImage(bytes, limits);
+    return decode(bytes, { limits });
   } catch (error) {
     log.warn("replicate output not decodable", { predictionId, bytes: bytes.length, error: error instanceof Error ? error.message : "unknown" });
     throw new GenerationError("GENERATION_FAILED", "The image model returned an image this service cannot read; try again, or pick a lower resolution.", true);
