@@ -36,7 +36,8 @@ async function keysPage(
     <Layout title="API keys" session={session} nav="keys" nonce={c.get("secureHeadersNonce")} flash={options.flash}>
       <h1>API keys</h1>
       <p class="muted">
-        Send a key as <code>Authorization: Bearer &lt;key&gt;</code> from your server. Keep keys out of repositories, and out of browsers unless they are for QR codes only.
+        Send a key as <code>Authorization: Bearer &lt;key&gt;</code> from your server. Keep keys out of repositories, and out of browsers unless they are for QR
+        codes only.
       </p>
       {options.created ? (
         <section class="card" aria-labelledby="new-key">
