@@ -3,13 +3,13 @@
  * PLATFORM_SANDBOX=on and no GRAPH_API_BASE_URL, the Graph base is `${PUBLIC_BASE_URL}/sandbox/graph`, served
  * by the same app (and the same database) whichever process a socket would have reached. The response is the
  * web object the HTTP path builds, so the Graph client cannot tell; what is saved is the HTTP client and server
- * on both ends (about a fifth of a publish's CPU on this machine). The call's timeout signal still bounds the
- * wait. Every other URL goes to `fallback`.
+ * on both ends, a large share of a publish's CPU (docs/performance.md). The call's timeout signal still
+ * bounds the wait. Every other URL goes to `fallback`.
  *
  * The request is an `InProcessRequest` when the call gives a URL and a string body (or none), as the Graph
  * client does: the method, URL, headers and body text Hono and the sandbox's routes read, with the web
  * `Request` (undici's, which makes a stream of the body for the route to read back) built only if something
- * asks for more. That was a tenth of the server's CPU per publish (docs/performance.md).
+ * asks for more, since building it for every call costs a publish noticeable CPU.
  *
  * @example
  * answerSandboxInProcess(services, () => app); // where the Graph base is this process's own sandbox

@@ -4,13 +4,12 @@
  *
  * The deflater is a port: by default the runtime's CompressionStream (zlib's default level 6, the only one
  * it offers; the Worker's choice), and on Node zlib at level 3 (configureSceneDeflate, set by the Node
- * service builder), which is three times as fast on a 2K scene for a file about 1.7x larger (470 KB
- * instead of 276 KB on a wood table at 1536 px, measured).
+ * service builder), which trades a somewhat larger file for a much faster encode (figures in
+ * docs/performance.md).
  *
  * Why no filter: our scenes' gradients carry an ordered dither that repeats every 4 pixels, which deflate
  * matches directly in unfiltered rows, while Sub/Up/Paeth leave small noise-like residuals that its lazy
- * matching is slow on. Measured on 1536 px scenes at level 6: None 110-210 ms and the smallest or nearly
- * smallest file; Paeth 190-1060 ms; per-row adaptive 200-570 ms.
+ * matching is slow on. So None encodes our scenes fastest, and to the smallest or nearly smallest file.
  *
  * @example
  * const png = await encodeScenePng(scene); // Uint8Array, a complete PNG file
@@ -51,9 +50,9 @@ export async function encodeScenePng(img: RgbaImage): Promise<Uint8Array> {
 
 /**
  * The image's rows as PNG scanlines (filter byte 0, None, then R, G, B per pixel), in bands of about
- * BAND_BYTES, so the whole image's scanlines (12 MB for a 2048 px scene) never exist at once: each band in a
+ * BAND_BYTES, so the whole image's scanlines (3 bytes a pixel) never exist at once: each band in a
  * buffer of its own, or with `reuse` all in one buffer (the consumer is done with a band before it asks for
- * the next), so a scene's bands are not 12 MB of garbage either (in a Worker, garbage counts against the
+ * the next), so a scene's bands do not become the whole image's worth of garbage either (in a Worker, garbage counts against the
  * isolate until V8 collects it).
  */
 function* rgbScanlineBands({ width: w, height: h, data }: RgbaImage, reuse: boolean): Generator<Uint8Array<ArrayBuffer>> {
