@@ -18,7 +18,7 @@ export function resizePremultiplied(img: RgbaImage, width: number, height: numbe
   const s = img.data;
   if (isOpaque(s)) {
     // Premultiplying changes no pixel: resize them as they are, without a premultiplied copy of the whole image
-    // (12 MB for a 3 MP photo), and still hand back an image of its own.
+    // (4 bytes a pixel), and still hand back an image of its own.
     return width === img.width && height === img.height ? { width, height, data: s.slice() } : resizeRgba(img, width, height);
   }
   const pre = premultiply(img, owned);

@@ -3,8 +3,8 @@
  * and the handshake (the decoding itself is in jpeg-decode.ts).
  *
  * Huffman-coded data cannot be entered in the middle: nothing says where a block starts. But a decoder
- * started at an arbitrary bit soon falls into step with the true block boundaries (on the photos measured,
- * within the tail's first 13 to 28 blocks), and from the first boundary it shares with a
+ * started at an arbitrary bit soon falls into step with the true block boundaries (usually within a few
+ * dozen blocks; the head looks among the first `MARKS`), and from the first boundary it shares with a
  * decoder that started at the beginning, the two read the same blocks. So the tail starts at a byte part
  * way in (`from`, 60 % of the data) as if a block of the MCU's first component began there, and records
  * where each of its first blocks began (its bit position and its place in the MCU) and every block's

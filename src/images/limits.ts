@@ -14,8 +14,7 @@
  * - an image decoded whole (WebP, interlaced PNG, and what only photon decodes: a JPEG our decoder does not
  *   take) with more pixels than that is refused from its header with 422 INVALID_IMAGE naming the limit, before any
  *   decoding (`checkDecodeLimits`, called where a request's image is first sniffed); so is a progressive
- *   CMYK JPEG, whose four full-size components' coefficients our decoder holds until the last scan (at the
- *   QR reader's scale, 83 MB for 12.5 MP);
+ *   CMYK JPEG, whose four full-size components' coefficients our decoder holds until the last scan;
  * - a PNG with more pixels than that streams through our decoder even where photon would be faster;
  * - photon never gets an image above it, even as the fallback for data our decoders find corrupt (that is a
  *   422 then, `assertWholeDecodeAllowed`); with `photon` off it gets nothing, and a JPEG only it reads
@@ -55,7 +54,7 @@ export interface DecodeLimits {
   /**
    * PNGs above this many pixels go through our streaming decoder, smaller ones to photon
    * (`wholeDecodePixels` lowers it too; without photon, every PNG goes through ours). Ours never holds the whole image and its memory is the JS heap's
-   * to give back; photon's Rust inflate is about twice as fast (2.2 MB PNG: 38 ms against 91 ms), but grows
+   * to give back; photon's Rust inflate is faster, but grows
    * a WebAssembly memory that never shrinks.
    */
   streamedPngPixels: number;
@@ -70,8 +69,8 @@ export interface DecodeLimits {
 /**
  * The decoders' own choice, for code given no deployment's limits (Replicate's outputs, whose pixel limits
  * are not an input's): every image up to the 40 MP `readImageHeader` holds them to, whole decodes of any
- * size, and PNGs up to 8 MP through photon (a 40 MP PNG costs 40 MB through our decoder instead of photon's
- * 600 MB). In a build without photon (workerd, `#photon`) photon is off, so code that uses the defaults
+ * size, and PNGs up to 8 MP through photon (photon holds the whole image and more, so its memory grows with
+ * the pixel count, while ours holds a shrunk result and a few rows). In a build without photon (workerd, `#photon`) photon is off, so code that uses the defaults
  * there never reaches for it.
  */
 export const DEFAULT_DECODE_LIMITS: DecodeLimits = {
@@ -85,7 +84,7 @@ export const DEFAULT_DECODE_LIMITS: DecodeLimits = {
  * Node's (functions/node/services.ts): the defaults, with images decoded whole held to 8 MP, the size up to
  * which Node sends every PNG to photon anyway (STREAMED_PNG_PIXELS; interlaced PNGs have the same limit).
  * An accepted WebP, progressive CMYK JPEG or 3:1-subsampled JPEG then costs no more than a PNG of its size
- * through photon, and a file of a few KB can no longer ask for a 40 MP whole decode (hundreds of MB). Above
+ * through photon, and a file of a few KB cannot ask for a 40 MP whole decode (hundreds of MB). Above
  * it, 422 from the header naming the limit; JPEGs and non-interlaced PNGs still stream up to 40 MP, and a
  * 3000x2000 WebP photo fits.
  */

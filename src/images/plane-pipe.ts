@@ -50,8 +50,8 @@ const CLAIMS = 3;
 /** Fewer output MCU rows left than this, and the head leaves them to the tail. */
 const MIN_SHARED_ROWS = 4;
 /**
- * The head's share of the rows left: it makes them about 1.5x slower per row than the tail (the resize's
- * first rows and buffers are its own, and its code for them is less warm).
+ * The head's share of the rows left, under half: it makes them more slowly per row than the tail (the
+ * resize's first rows and buffers are its own, and its code for them is less warm).
  */
 const HEAD_ROWS_SHARE = 0.4;
 const FINAL = 0x7fffffff;

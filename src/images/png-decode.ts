@@ -7,9 +7,9 @@
  * (zlib's streaming interface, through pako), each scanline is unfiltered as soon as it is complete, converted
  * to 8-bit RGBA and added into an integer box filter (png-rows.ts). Held at any time: two scanlines, one RGBA
  * row, two rows of block sums, the output, the inflater's 32 KiB window and one output buffer of at most
- * 256 KiB that every inflate call writes into. Nothing is allocated per call: in a Worker, where a 12.5 MP
- * PNG used to leave ~30 MB of short-lived buffers behind (fflate's streaming inflater copies each call's
- * output), that garbage counted against the isolate's 128 MB until V8 collected it.
+ * 256 KiB that every inflate call writes into. Nothing is allocated per call: in a Worker, short-lived
+ * buffers count against the isolate's 128 MB until V8 collects them, and an inflater that allocates per call
+ * (fflate's streaming one copies each call's output) leaves garbage that grows with the image.
  *
  * The output buffer also bounds a zlib bomb: a call stops when the buffer is full, whatever the input holds.
  *

@@ -70,8 +70,8 @@ let deflateWhole: WholeDeflate = (data, level) => deflate(data, { level });
 
 /**
  * Sets the deflater of `encodePng({ filtered })` (the QR codes' one-shot PNGs). pako's by default, which runs
- * everywhere; Node sets its own zlib, several times faster on a QR code's 33 KB of rows (the JavaScript
- * deflater's per-call set-up dominates at that size) for the same bytes within a few.
+ * everywhere; Node sets its own zlib, much faster on a QR code's few KB of rows (the JavaScript
+ * deflater's per-call set-up dominates at that size) for nearly the same bytes.
  *
  * @example
  * configurePngDeflate((data, level) => deflateSync(data, { level })); // node:zlib, in functions/node
@@ -182,10 +182,10 @@ interface ZlibWriter {
 
 /**
  * zlib's streaming interface (pako's port of it), writing into pieces of OUTPUT_PIECE bytes that become the
- * output: a write allocates nothing else. fflate's streaming deflater allocated an output buffer the size of
- * each chunk, a copy of it and 100 KB of working arrays per chunk, about five times the image's raw size in
- * short-lived buffers (88 MB for a 2000 px code with a logo), which in a Worker counted against the
- * isolate's 128 MB until V8 collected them.
+ * output: a write allocates nothing else. A deflater that allocates per chunk (fflate's streaming one takes
+ * an output buffer the size of each chunk, a copy of it and working arrays) leaves several times the image's
+ * raw size in short-lived buffers, which in a Worker count against the isolate's 128 MB until V8 collects
+ * them.
  */
 function createZlibWriter(level: DeflateLevel): ZlibWriter {
   const strm = new ZStream();

@@ -1,9 +1,9 @@
 /**
  * A VP8 key-frame decoder (RFC 6386): the lossy half of WebP, to Y, U and V planes.
  *
- * Why it exists: photon decoded WebP into WebAssembly memory that grows by the image's size and never
- * shrinks, so a Worker that had read one 2 MP WebP carried ~25 MiB into every later request (see
- * docs/architecture.md, "The edge runtime"). Here every buffer is an ordinary typed array the garbage
+ * Why it exists: photon decodes WebP into WebAssembly memory that grows by the image's size and never
+ * shrinks, so a Worker that had read one WebP would carry that memory into every later request (see
+ * docs/architecture.md, "Decisions"). Here every buffer is an ordinary typed array the garbage
  * collector gives back. The alternatives were libwebp builds for WebAssembly, whose published ones predate
  * the fix for CVE-2023-4863, and a per-decode instance of any WebAssembly decoder, which photon's bindings
  * do not allow.
