@@ -30,8 +30,8 @@ import type { DecodeLimits } from "./images/limits";
 
 /**
  * What a Worker decodes (src/images/limits.ts). Any image above `maxPixels` is refused from its header with
- * 422 naming the limit: 12.5 MP keeps a 4032x3024 phone photo and takes 17-69 MiB off the peaks of the
- * largest progressive JPEGs against 40 MP. Whole decodes the isolate affords only for small images: WebP and interlaced PNG (our decoders,
+ * 422 naming the limit: 12.5 MP keeps a 4032x3024 phone photo, and our decoders' peaks (largest for a
+ * progressive JPEG) grow with the pixel count, so 40 MP would not fit. Whole decodes the isolate affords only for small images: WebP and interlaced PNG (our decoders,
  * about 6 bytes per pixel, given back after the request) and progressive CMYK JPEGs (our decoder holds four
  * full-size components' coefficients) above `wholeDecodePixels` are refused with 422 naming that limit.
  * Photon never decodes here (`photon: false`): its WebAssembly memory grows with each decode and never
@@ -40,7 +40,7 @@ import type { DecodeLimits } from "./images/limits";
  * its header, and data our decoders find corrupt is a 422. Baseline CMYK JPEGs decode at N/8 like any
  * other JPEG, up to `maxPixels`. With these limits every image path stays under 128 MiB by V8's count with
  * the largest image of each format, and no request grows a WebAssembly memory: test/worker/edge-memory.test.ts
- * measures and asserts it in workerd; docs/architecture.md, "Memory in workerd", has the figures.
+ * measures and asserts it in workerd (docs/architecture.md, "The edge runtime").
  */
 export const EDGE_DECODE_LIMITS: DecodeLimits = { maxPixels: 12_500_000, wholeDecodePixels: 2_000_000, streamedPngPixels: 0, photon: false };
 

@@ -3,23 +3,23 @@
  * QR code to read, a QR logo, area B's product, logo and reference images) is decoded to bytes while the
  * body arrives, so neither the body's text nor the
  * parsed string of a 13 MB data URI is ever held: in a Worker's 128 MB that is the difference between fitting
- * and not (docs/architecture.md, "Memory in workerd"); on Node it saves the text decode, the parse and the
+ * and not (docs/architecture.md, "Images" and "The edge runtime"); on Node it saves the text decode, the parse and the
  * scan of the string.
  *
  * How: the body's bytes go through a small lexer that knows only what JSON.parse needs to stay the judge
  * of validity: where strings start and end, and the object keys and array indexes above each value. A string
  * value at one of the route's image paths, once longer than 256 characters, is decoded by a `Base64Stream`
  * and replaced in a skeleton of the body by a short placeholder (its data URI header, then a marker). The
- * skeleton is parsed with JSON.parse, so a malformed body is the same 400 INVALID_JSON as before, and the
- * route's schema validates the placeholder as it did the string. The image's bytes, or the error the old
- * decode would have thrown for them (bad Base64, too large, a data URI of another type), wait in
+ * skeleton is parsed with JSON.parse, so a malformed body is the 400 INVALID_JSON that parsing the whole
+ * text gives, and the route's schema validates the placeholder as it would the string. The image's bytes,
+ * or the error decoding the string would have thrown for them (bad Base64, too large, a data URI of another type), wait in
  * `InlineImages` until `loadImageBytes` asks for the placeholder (and an idempotency fingerprint counts the
  * image by its bytes' digest). Anything the lexer is unsure of (a short
  * string, a URL, non-ASCII or a bad escape near the start) stays in the skeleton as it was sent.
  *
  * Written here rather than taken from a library: the streaming JSON parsers for web streams
- * (json-stream-es, @streamparser/json) build strings a character at a time, about a hundred times slower
- * than this on a 6.5 MB image, and still need their output decoded from Base64 after.
+ * (json-stream-es, @streamparser/json) build strings a character at a time, far slower than this on a
+ * large image, and still need their output decoded from Base64 after.
  *
  * @example
  * router.openapi({ ...routes.createMedia, middleware: [inlineImageBody([{ path: [], kind: "image-or-url" }])] }, handler);
@@ -57,8 +57,8 @@ let bodySource: BodySource | null = null;
 /**
  * Where `inlineImageBody` reads bodies from, when not from the request's web stream. On Node, the socket's
  * own chunks (functions/node/drain-body.ts): @hono/node-server otherwise hands them over through two
- * web-stream layers and a copy of every chunk (Node's `Readable.toWeb`), 6.5 MB more memory for a 6.5 MB
- * upload that only the next full garbage collection gives back.
+ * web-stream layers and a copy of every chunk (Node's `Readable.toWeb`), as much memory again as the
+ * upload, which only the next full garbage collection gives back.
  *
  * @example
  * configureBodySource((env) => untouchedBody(env));

@@ -1,9 +1,9 @@
 /**
  * JSON answers that carry large Base64 values (area B's `photoDataUri`, a 2048 px PNG of 2–7 MB): the JSON
  * around them is made as usual, and each value is written into the answer as it streams out, a piece at a
- * time, from the bytes. The value never exists as a string: `c.json` of a 7 MB PNG made its Base64 as bytes,
- * as a string, the JSON text and that text's UTF-8 again, four 9 MB copies that in a Worker count against
- * the isolate's 128 MB until V8 collects them (docs/architecture.md, "The edge runtime").
+ * time, from the bytes. The value never exists as a string: `c.json` would make its Base64 as bytes, as a
+ * string, the JSON text and that text's UTF-8 again, four copies each a third larger than the image, that in
+ * a Worker count against the isolate's 128 MB until V8 collects them (docs/architecture.md, "The edge runtime").
  *
  * @example
  * return streamedJson(c, { data: { photoDataUri: new Base64Value("data:image/png;base64,", png) } }, 200);
