@@ -62,7 +62,7 @@ export async function openNodeDb(options: NodeDbOptions): Promise<DbHandle> {
 
 /**
  * Opens the pool's connections together at start-up, so the first burst of work does not wait for them one
- * by one (a first burst of 100 scheduled targets went out 35 ms sooner at the median). Best effort: a
+ * by one. Best effort: a
  * connection that fails here is opened again when a query needs it.
  */
 async function openAll(pool: pg.Pool, size: number): Promise<void> {

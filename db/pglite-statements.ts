@@ -26,8 +26,8 @@ const { serialize } = protocol;
 
 /**
  * Statements kept at most. The app's steady set is about a hundred texts (start-up's migrations add about 80
- * used once, which age out); a kept statement with its plan holds about 60 KB of PGlite's memory for a
- * large query, so the bound is about 15 MB.
+ * used once, which age out); a kept statement with its plan holds PGlite memory that grows with the query,
+ * so the number kept is bounded, well above the steady set.
  */
 export const MAX_STATEMENTS = 256;
 

@@ -1,5 +1,5 @@
 /**
- * Honest early replies on Node (issue 14). When the app answers before reading the request body (401, 404,
+ * Honest early replies on Node. When the app answers before reading the request body (401, 404,
  * 415, 429, a 413 from the declared length), Node's server and @hono/node-server tear the keep-alive socket
  * down while the client is still sending, and the client sees a socket error instead of the reply. This
  * wrapper around `app.fetch` settles the body before the reply goes out: a body nobody touched is read and

@@ -6,8 +6,8 @@
  *
  * The module is compiled from the package's own `.wasm` file on the first decode. The package's Node entry
  * compiles it when imported, from a copy inlined in its JavaScript as Base64 and decoded by a callback per
- * character: about 330 ms of every heavy-work thread's start and of the server's, against about 30 ms
- * this way, paid only by a process that decodes with photon.
+ * character, a cost every heavy-work thread's start and the server's would pay; compiling the file is
+ * several times cheaper, and paid only by a process that decodes with photon.
  *
  * Every PhotonImage lives in WebAssembly memory and must be freed; nothing here hands one out.
  */
