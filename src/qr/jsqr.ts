@@ -1,6 +1,6 @@
 /**
- * jsQR, imported on its first use: its module takes about 75 ms to load on this machine, which every
- * heavy-work thread and the server paid at start, whatever the thread went on to do (most of a thread's
+ * jsQR, imported on its first use: its module is slow to load, which every heavy-work thread and the
+ * server would otherwise pay at start, whatever the thread went on to do (most of a thread's
  * jobs never reach jsQR: media uploads, area B, and QR codes that ZXing-C++ reads first).
  *
  * @example

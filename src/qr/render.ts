@@ -30,7 +30,7 @@ export const MAX_SIZE = 4096;
 export const CHECK_SCALE = 4;
 /**
  * ...a plain code only needs its bits confirmed (colours are vetted by checkColors, geometry is fixed), which
- * ZXing's pure-symbol reader does from 1 px per module in under 0.2 ms.
+ * ZXing's pure-symbol reader does cheaply from 1 px per module.
  */
 const PLAIN_CHECK_SCALE = 1;
 /** A logo may use at most this share of any block's correction capacity; the rest is left for the camera. */

@@ -8,8 +8,8 @@
  * - Node (functions/node.ts, tests, bench): read the file the package ships, lazily:
  *   `configureZxing(() => readFile(createRequire(import.meta.url).resolve("zxing-wasm/reader/zxing_reader.wasm")))`
  *
- * We use the reader-only build (about 0.95 MB, 0.4 MB gzipped; the full build with the writer is 1.5 MB):
- * QR generation is ours, ZXing only reads.
+ * We use the reader-only build, much smaller than the full build with the writer: QR generation is ours,
+ * ZXing only reads.
  *
  * @example
  * configureZxing(wasmModule);

@@ -105,11 +105,9 @@ async function recordsOf(db: Db, userId: string, ids: readonly string[], now: Da
 
 /**
  * A post's record as JSON text is written by concatenation, not by `json_build_object`: PostgreSQL's
- * `json_build_object` looks up how to write each argument's type on every call (about 2.5 µs for nine keys,
- * against 0.75 µs for the same text concatenated), and a page of 50 posts builds about 200 objects.
- * Measured on a page of 50 posts with two targets each (PostgreSQL's CPU per statement, alternating runs):
- * 2.2–2.6 ms with `json_build_object`, 1.55–1.61 ms like this, against the peer query's 1.0 ms
- * (docs/performance.md). Every value goes through one of these, which write JSON's `null`
+ * `json_build_object` looks up how to write each argument's type on every call, several times the cost of
+ * concatenating the same text, and a page of 50 posts builds about 200 objects, so concatenation takes a
+ * large share off the page's database CPU (docs/performance.md). Every value goes through one of these, which write JSON's `null`
  * for SQL's NULL (concatenating a NULL would null the whole record).
  */
 /** A text, uuid or number column as JSON (strings escaped by `to_json`). */
@@ -170,8 +168,8 @@ function recordJson(at: SQL): SQL<string> {
 /**
  * The records (JSON text) of a user's posts given as a uuid[] parameter (`ids`), newest first, prepared once per
  * `status`: the ids drive the join, so the plan PostgreSQL keeps is a primary-key lookup per id, whatever the
- * user's history (filtered on `posts` by user and ids instead, the kept plan read all of a large user's entries
- * in the user index: 3–20 ms for a user of 100,000 posts among users of a few hundred).
+ * user's history (filtered on `posts` by user and ids instead, the kept plan would read all of a large user's
+ * entries in the user index, a cost that grows with the user's posts).
  */
 function recordsStatement(db: Db, status?: PostStatus) {
   const at = instant(sql.placeholder("now"));
@@ -232,16 +230,15 @@ const preparedList = (db: Db, status: PostStatus | undefined, firstPage: number 
  * The page sizes whose first page (offset 0, by far the most asked for) is its own statement, its LIMIT in
  * the SQL text instead of a parameter. PostgreSQL plans a statement with a LIMIT parameter as if a tenth of
  * the rows were wanted, so its generic plan for this one is a hash join over all the user's posts, and it
- * re-plans the statement on every run instead (about 0.7 ms of the 2.5 it costs); with the LIMIT written in,
+ * re-plans the statement on every run instead (a large part of what it costs); with the LIMIT written in,
  * the generic plan is the index scan of the custom one and is reused.
  *
  * Every other page of a list filtered by status alone (or not at all) is read by two prepared statements where
  * the handle names its statements: the page's ids with the total (`pageStatement`), which PostgreSQL may plan
  * again for each run's limit and offset (it decides by cost; a kept plan that sorted all of a large history's
  * posts to skip 5,000 would be far worse), but which is small and cheap to plan; then the records of those
- * ids (`recordsStatement`), whose plan is kept. As one statement, the records' large expression was planned
- * again whenever the page was: about 1.2 ms of a request's 2.2 for a page past the end of 1,000 posts
- * (docs/performance.md). The two statements read two snapshots: a post deleted in between,
+ * ids (`recordsStatement`), whose plan is kept. As one statement, the records' large expression would be
+ * planned again whenever the page is, most of such a request's cost (docs/performance.md). The two statements read two snapshots: a post deleted in between,
  * or whose status left the filter in between (the worker publishing it), is left out of the page, which
  * keeps its count. Where statements are not named (the Worker's Neon driver, a round trip per statement),
  * and for platform and date filters (built per request), it stays one statement.

@@ -1,8 +1,8 @@
 /**
  * Scan conversion of glyph outlines into anti-aliased coverage, and the layers drawn with it (halo, panel).
  *
- * Glyphs are rasterised here rather than by resvg so the Worker does not have to carry resvg's 2.4 MB wasm
- * (936 KiB gzipped) just for text: a Worker with it and the fonts would pass the 3 MB Free-plan limit. The
+ * Glyphs are rasterised here rather than by resvg so the Worker does not have to carry resvg's wasm just
+ * for text: a Worker with it and the fonts would pass the 3 MB Free-plan limit. The
  * method is exact-area coverage accumulation (as in font-rs and stb_truetype): every edge adds its signed
  * area to the cells it crosses, a running sum along each row gives the winding-weighted coverage, clamped
  * to 1 (nonzero fill, as TrueType requires). Quadratic curves are flattened adaptively. The tests compare

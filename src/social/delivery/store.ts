@@ -89,9 +89,9 @@ const jsonIds = (name: string) => sql`(select value::uuid from json_array_elemen
 /**
  * The rows a batch writes or reads, as `id = any(<uuid[] parameter>)`: the condition the primary key's index
  * answers, and one whose size PostgreSQL estimates as a handful of rows. Joined to a JSON parameter instead
- * (`json_to_recordset`, `json_array_elements_text`), the batch was estimated at 100 rows, and a scan of the
- * whole deliveries table looked cheaper than a hundred lookups in the index until the table was large (15,000
- * rows scanned for 32 under post creation, 2-7 ms a statement, growing with every post). The JSON still
+ * (`json_to_recordset`, `json_array_elements_text`), the batch is estimated at 100 rows, and a scan of the
+ * whole deliveries table looks cheaper than a hundred lookups in the index until the table is large, so each
+ * statement's cost would grow with every post. The JSON still
  * carries the per-row values; this array picks the rows.
  */
 const byIds = (name: string) => sql`${deliveries.id} = any(${sql.placeholder(name)}::uuid[])`;
