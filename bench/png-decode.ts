@@ -9,7 +9,7 @@
  * maxrss where that is unavailable) minus RSS just before the call; it includes garbage V8 has not yet
  * collected. Time is the median of the calls after that first one.
  *
- * Run: `npx tsx bench/png-decode.ts` (not part of bench/index.ts).
+ * Run alone: `npx tsx bench/png-decode.ts`; or with the others: `npm run bench -- png`.
  */
 import { spawnSync } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
