@@ -1,9 +1,9 @@
 /**
  * POST /api/v1/social/media end to end with a 12-megapixel JPEG (4000x3000, sent as Base64 JSON): auth,
  * rate limit, JSON parse, Base64 decode, sniff, decode (our JPEG decoder, scaled inside the IDCT), resize,
- * encode, storage put and the database insert, through app.request() on the embedded services. Beside it, sharp (native libvips) doing the same
- * resize + encode of the same bytes in the same process, and the ratio; plus the pipeline alone
- * (normaliseToJpeg) so the API's own overhead shows.
+ * encode, storage put and the database insert, through app.request() on the embedded services. Beside it,
+ * sharp (native libvips) doing the same resize + encode of the same bytes in the same process, and the
+ * ratio; plus the pipeline alone (normaliseToJpeg) so the API's own overhead shows.
  *
  * Run alone: `npx tsx bench/social.ts`; or with the others: `npm run bench -- social`.
  */
