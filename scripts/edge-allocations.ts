@@ -9,8 +9,8 @@
  * Why this exists: V8 starts a full collection only after external memory has grown by a large step, so
  * every buffer a request makes and drops counts against a Worker's 128 MB until then. The peak follows how
  * much a request allocates, not only what it keeps, and `npm run test:edge-memory` says how much, not where.
- * This found fflate's per-call buffers in PNG inflate and deflate and the JPEG decoder's buffer per scan
- * (docs/architecture.md, "The edge runtime").
+ * This names the call sites that allocate per call, per chunk or per scan (docs/architecture.md, "The edge
+ * runtime").
  *
  * Usage (the tracker changes the Worker's globals: a diagnostic, never a build to deploy):
  *   npm run edge:allocations -- media:png qr-logo:small product:jpeg
