@@ -76,8 +76,8 @@ module.exports = {
     areaRule("photo", []),
     // The hub's pages show and cancel area C's posts and connect its accounts, through area C's functions.
     areaRule("hub", ["^src/social/"]),
-    // The sandbox's OAuth dialog signs a person in with the hub's session, guard and page environment.
-    areaRule("social", ["^src/hub/(session|guard|env)\\.ts$"]),
+    // The sandbox's OAuth dialog signs a person in with the hub's session and page environment.
+    areaRule("social", ["^src/hub/(session|env)\\.ts$"]),
     {
       name: "not-to-unresolvable",
       comment: "an import that does not resolve (so no rule could see it)",

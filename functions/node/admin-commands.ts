@@ -19,6 +19,7 @@ import {
   revokeApiKey,
   type ApiKeyScope,
 } from "../../src/http/api-keys";
+import { mayHavePages } from "../../src/lib/scopes";
 import { usageTotals } from "../../src/photo/ledger";
 
 export interface AdminRequest {
@@ -71,8 +72,7 @@ export async function runAdminCommand(db: Db, req: AdminRequest, hub?: Pick<Serv
   };
   const origins = (keyScopes: ApiKeyScope[] | null): string[] | null => {
     if (req.origins === undefined) return null;
-    if (!(keyScopes?.length === 1 && keyScopes[0] === "qr"))
-      throw new AdminError("--origins is only for a key made with --scopes qr (a key that can publish or buy belongs on a server)");
+    if (!mayHavePages(keyScopes)) throw new AdminError("--origins is only for a key made with --scopes qr (a key that can publish or buy belongs on a server)");
     try {
       return parseOrigins(req.origins);
     } catch (err) {

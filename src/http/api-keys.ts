@@ -20,7 +20,7 @@ import type { Db } from "../../db/client";
 import { apiKeys, users } from "../../db/schema";
 import { base62Fixed, constantTimeEqual, crc32, randomBase62, sha256Hex } from "../lib/encoding";
 import type { ApiKeyCache, VerifiedKey } from "../lib/key-cache";
-import { isApiKeyScope, normaliseScopes, type ApiKeyScope } from "../lib/scopes";
+import { isApiKeyScope, mayHavePages, normaliseScopes, type ApiKeyScope } from "../lib/scopes";
 
 export { describeScopes, parseOrigins, parseScopes, type ApiKeyScope } from "../lib/scopes";
 
@@ -88,7 +88,7 @@ export async function verifyApiKey(db: Db, key: string, cache?: ApiKeyCache): Pr
   const verified: VerifiedKey = {
     userId: row.userId,
     keyId: row.id,
-    scopes: normaliseScopes(row.scopes?.filter(isApiKeyScope)),
+    scopes: storedScopes(row.scopes),
     allowedOrigins: row.allowedOrigins,
   };
   cache?.set(hash, verified, now);
@@ -132,6 +132,11 @@ export interface CreateApiKeyOptions {
   key?: string;
 }
 
+/** A key's scopes as the table stores them: names this version does not know are dropped; all of them is null. */
+function storedScopes(scopes: string[] | null): ApiKeyScope[] | null {
+  return normaliseScopes(scopes?.filter(isApiKeyScope));
+}
+
 /** A new key for the user, with every area unless `scopes` names some. */
 export async function createApiKey(
   db: Db,
@@ -143,7 +148,7 @@ export async function createApiKey(
   if (!isWellFormedApiKey(key)) throw new Error("not a well-formed API key");
   const scopes = normaliseScopes(options.scopes);
   const allowedOrigins = options.allowedOrigins?.length ? [...options.allowedOrigins] : null;
-  if (allowedOrigins && !(scopes?.length === 1 && scopes[0] === "qr")) throw new Error("allowed origins are only for a key with the qr scope alone");
+  if (allowedOrigins && !mayHavePages(scopes)) throw new Error("allowed origins are only for a key with the qr scope alone");
   const prefix = key.slice(0, DISPLAY_PREFIX_LENGTH);
   await db.insert(apiKeys).values({ userId, prefix, hash: await hashApiKey(key), name, scopes, allowedOrigins });
   return { key, prefix, scopes, allowedOrigins };
@@ -164,7 +169,7 @@ export async function listApiKeys(db: Db, userId: string): Promise<ApiKeyRecord[
   return rows.map((r) => ({
     prefix: r.prefix,
     name: r.name,
-    scopes: normaliseScopes(r.scopes?.filter(isApiKeyScope)),
+    scopes: storedScopes(r.scopes),
     allowedOrigins: r.allowedOrigins,
     createdAt: r.createdAt.toISOString(),
     lastUsedAt: r.lastUsedAt?.toISOString() ?? null,

@@ -37,18 +37,19 @@ export function requestPage(c: Context<AppEnv>): string | null {
 }
 
 /**
- * Authenticates an API key for a route of the area `scope`, sent from the page `page` (`requestPage`);
- * throws 401 when the key is malformed, unknown or revoked, and 403 when the key is limited to other areas
- * or to other pages.
+ * Authenticates an API key for a route of the area `scope`; `page` gives the page the request came from
+ * (`requestPage`), asked only of a key limited to pages. Throws 401 when the key is malformed, unknown or
+ * revoked, and 403 when the key is limited to other areas or to other pages.
  */
-export async function authenticateApiKey(services: Services, key: string, scope: ApiKeyScope, page: string | null): Promise<string> {
+export async function authenticateApiKey(services: Services, key: string, scope: ApiKeyScope, page: () => string | null): Promise<string> {
   const found = await verifyApiKey(services.db, key, services.apiKeyCache);
   if (!found) throw unauthorized("The API key is not valid or has been revoked.");
   // Last use is recorded when the database was asked anyway (at most once per cache lifetime of the key).
   if (found.fresh) services.defer(touchApiKey(services.db, found.keyId).catch((err) => services.log.warn("touch api key failed", { err: String(err) })));
   if (found.scopes && !found.scopes.includes(scope)) throw insufficientScope(scope, found.scopes);
-  if (found.allowedOrigins && !(page && found.allowedOrigins.includes(page))) {
-    throw new ApiError("ORIGIN_NOT_ALLOWED", originNotAllowedMessage(found.allowedOrigins, page));
+  if (found.allowedOrigins) {
+    const from = page();
+    if (!(from && found.allowedOrigins.includes(from))) throw new ApiError("ORIGIN_NOT_ALLOWED", originNotAllowedMessage(found.allowedOrigins, from));
   }
   return found.userId;
 }
@@ -69,7 +70,7 @@ export function requireAuth(scope: ApiKeyScope): MiddlewareHandler<AppEnv> {
     if (!token) throw unauthorized();
     const services = c.get("services");
     if (looksLikeApiKey(token)) {
-      c.set("userId", await authenticateApiKey(services, token, scope, requestPage(c)));
+      c.set("userId", await authenticateApiKey(services, token, scope, () => requestPage(c)));
       c.set("authKind", "api_key");
     } else if (token.split(".").length === 3) {
       c.set("userId", await authenticateIdToken(services, token));
@@ -94,7 +95,7 @@ export function requirePathKey(scope: ApiKeyScope, orBearer: boolean): Middlewar
     if (!looksLikeApiKey(segment)) {
       throw unauthorized(`No API key in the path: put your API key in place of {apiKey}${orBearer ? ", or send Authorization: Bearer <API key>" : ""}.`);
     }
-    c.set("userId", await authenticateApiKey(c.get("services"), segment, scope, requestPage(c)));
+    c.set("userId", await authenticateApiKey(c.get("services"), segment, scope, () => requestPage(c)));
     c.set("authKind", "api_key");
     await next();
   };

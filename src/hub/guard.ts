@@ -8,9 +8,9 @@
  * Routes anyone may call that make work for the server (starting a sign-in stores a state row) are limited
  * per client address (`limitPerClient`).
  */
-import type { Context, MiddlewareHandler } from "hono";
+import type { MiddlewareHandler } from "hono";
 import { NONCE, secureHeaders } from "hono/secure-headers";
-import ipaddr from "ipaddr.js";
+import { clientAddress, takeBudget } from "../http/rate-limit";
 import { constantTimeEqual } from "../lib/encoding";
 import type { HubEnv } from "./env";
 import { HubError } from "./errors";
@@ -81,37 +81,16 @@ export const requireSession: MiddlewareHandler<HubEnv> = async (c, next) => {
 };
 
 /**
- * The client a request came from, for rate limits without a user: on Node the connection's own remote
- * address (headers a client writes, such as X-Forwarded-For, are never read), on Workers the address
- * Cloudflare puts in CF-Connecting-IP. IPv6 addresses count by their /64, which one client usually holds
- * whole; an IPv4-mapped address counts as its IPv4 address. "unknown" when there is none.
- */
-export function clientAddress(c: Context): string {
-  const incoming = (c.env as { incoming?: { socket?: { remoteAddress?: unknown } } } | undefined)?.incoming;
-  const raw = incoming ? incoming.socket?.remoteAddress : c.req.header("cf-connecting-ip");
-  if (typeof raw !== "string" || !ipaddr.isValid(raw)) return "unknown";
-  const address = ipaddr.process(raw);
-  if (address.kind() === "ipv4") return address.toString();
-  return `${(address as ipaddr.IPv6).parts
-    .slice(0, 4)
-    .map((part) => part.toString(16))
-    .join(":")}::/64`;
-}
-
-/**
  * At most `perMinute` requests a minute per client address (`clientAddress`) to the routes it guards, in
  * the rate limiter's `bucket`; over it a 429 page with Retry-After. When the limiter cannot answer, the
  * request goes through, as the API's limits do.
  */
 export function limitPerClient(bucket: string, perMinute: number): MiddlewareHandler<HubEnv> {
   return async (c, next) => {
-    const { rateLimiter, clock, log } = c.get("services");
-    const result = await rateLimiter.limit(bucket, clientAddress(c), perMinute);
-    if (result.unknown) log.warn("rate limiter unavailable; request allowed", { bucket });
-    else if (!result.success) {
-      const seconds = Math.max(1, Math.ceil((result.reset - clock.now().getTime()) / 1000));
-      c.header("Retry-After", String(seconds));
-      throw new HubError(429, `Too many attempts from your network in the last minute. Try again in ${seconds} seconds.`);
+    const budget = await takeBudget(c.get("services"), bucket, clientAddress(c), perMinute);
+    if (budget && !budget.success) {
+      c.header("Retry-After", String(budget.seconds));
+      throw new HubError(429, `Too many attempts from your network in the last minute. Try again in ${budget.seconds} seconds.`);
     }
     return next();
   };

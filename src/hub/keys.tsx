@@ -8,7 +8,7 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import { Hono, type Context } from "hono";
 import { apiKeys } from "../../db/schema";
 import { createApiKey, describeScopes, listApiKeys } from "../http/api-keys";
-import { API_KEY_SCOPES, normaliseScopes, parseOrigins, type ApiKeyScope } from "../lib/scopes";
+import { API_KEY_SCOPES, mayHavePages, normaliseScopes, parseOrigins, type ApiKeyScope } from "../lib/scopes";
 import type { HubEnv, HubSession } from "./env";
 import { readHubForm } from "./form";
 import { formatTime, Layout, PostForm, Secret, StackTable } from "./ui/layout";
@@ -137,7 +137,7 @@ export function createKeyRoutes(): Hono<HubEnv> {
     const originsText = typeof body.origins === "string" ? body.origins.trim() : "";
     let allowedOrigins: string[] | null = null;
     if (originsText) {
-      if (!(scopes?.length === 1 && scopes[0] === "qr")) {
+      if (!mayHavePages(scopes)) {
         return keysPage(c, {
           flash: { kind: "error", text: "Pages can be set only for a key for QR codes alone: a key that can publish or buy belongs on a server." },
           status: 400,

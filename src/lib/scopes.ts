@@ -53,6 +53,11 @@ export function insufficientScopeMessage(needed: ApiKeyScope, has: readonly ApiK
   );
 }
 
+/** Whether a key with these scopes may be limited to pages: only a key for QR codes alone (the one meant for public pages). */
+export function mayHavePages(scopes: readonly ApiKeyScope[] | null): boolean {
+  return scopes?.length === 1 && scopes[0] === "qr";
+}
+
 /** At most this many pages per key. */
 export const MAX_ALLOWED_ORIGINS = 10;
 

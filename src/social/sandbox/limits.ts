@@ -4,7 +4,7 @@
  * window as the API's buckets). Over it a Graph route answers Graph's rate-limit error (code 4) and the dialog a
  * plain page, both 429 with `Retry-After`.
  *
- * The client is the hub's `clientAddress`: the socket's peer on Node (a Node request's own socket always wins,
+ * The client is `clientAddress` (src/http/rate-limit.ts): the socket's peer on Node (a Node request's own socket always wins,
  * so a header cannot be forged there), Cloudflare's `CF-Connecting-IP` on Workers, IPv6 by /64. A request
  * with neither a socket nor that header is this process calling itself (the delivery's in-process Graph calls
  * on Node, functions/node/sandbox-fetch.ts), which is not limited.
@@ -14,7 +14,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../../http/env";
-import { clientAddress } from "../../hub/guard";
+import { clientAddress, draftRateLimitHeaders, takeBudget } from "../../http/rate-limit";
 
 /** Requests one client may make to the sandbox's unauthenticated routes in a minute. */
 export const SANDBOX_REQUESTS_PER_MINUTE = 600;
@@ -32,20 +32,12 @@ export function limitPerClient(refuse: (c: Context<AppEnv>) => Response): Middle
   return async (c, next) => {
     const client = sandboxClient(c);
     if (client === null) return next();
-    const { rateLimiter, clock, log } = c.get("services");
-    const result = await rateLimiter.limit(BUCKET, client, SANDBOX_REQUESTS_PER_MINUTE);
-    if (result.unknown) {
-      log.warn("rate limiter unavailable; request allowed", { bucket: BUCKET });
-      return next();
-    }
-    const seconds = Math.max(1, Math.ceil((result.reset - clock.now().getTime()) / 1000));
-    const headers: Record<string, string> = {
-      "RateLimit-Policy": `"${BUCKET}";q=${SANDBOX_REQUESTS_PER_MINUTE};w=60`,
-      RateLimit: `"${BUCKET}";r=${result.remaining};t=${seconds}`,
-    };
-    if (!result.success) {
+    const budget = await takeBudget(c.get("services"), BUCKET, client, SANDBOX_REQUESTS_PER_MINUTE);
+    if (!budget) return next();
+    const headers = draftRateLimitHeaders(BUCKET, SANDBOX_REQUESTS_PER_MINUTE, budget);
+    if (!budget.success) {
       const res = refuse(c);
-      for (const [name, value] of Object.entries({ ...headers, "Retry-After": String(seconds) })) res.headers.set(name, value);
+      for (const [name, value] of Object.entries({ ...headers, "Retry-After": String(budget.seconds) })) res.headers.set(name, value);
       return res;
     }
     for (const [name, value] of Object.entries(headers)) c.header(name, value);
