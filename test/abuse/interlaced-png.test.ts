@@ -11,7 +11,8 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { INTERLACED_PNG_PIXELS } from "../../src/images/limits";
 import { createTestApp, type TestApp } from "../helpers/harness";
-import { appPid, memoryMeter } from "../helpers/proc-memory";
+import { imageEntryPoints } from "../helpers/images";
+import { peakGrowthOf } from "../helpers/proc-memory";
 import { startServerProcess, type ServerProcess } from "../helpers/server-process";
 
 /** A PNG of one colour (a few hundred KB even at 40 MP), interlaced or not. */
@@ -57,19 +58,7 @@ describe("interlaced PNGs through each entry point (in process)", () => {
   const post = (path: string, body: unknown) => h.app.request(path, { method: "POST", headers: h.json(apiKey), body: JSON.stringify(body) });
   const photo = (extra: Record<string, unknown>) => ({ productImages: [{ dataUrl: product }], scenePrompt: "on a wooden table", ...extra });
 
-  const entries: Array<[string, string, (image: string) => unknown, string | null]> = [
-    ["area C media upload", "/api/v1/social/media", (image) => ({ base64: image }), null],
-    ["area A QR reading", "/api/qr-code/decode", (image) => ({ base64: image }), null],
-    ["area A QR logo", "/api/qr-code/generate", (image) => ({ type: "text", value: "hello", logoUrl: image }), "logoUrl"],
-    [
-      "area B product image",
-      "/api/image/product-photography",
-      (image) => ({ productImages: [{ dataUrl: image }], scenePrompt: "on a wooden table" }),
-      "productImages.0.dataUrl",
-    ],
-    ["area B logo", "/api/image/product-photography", (image) => photo({ logoImage: image }), "logoImage"],
-    ["area B reference image", "/api/image/product-photography", (image) => photo({ referenceImage: image }), "referenceImage"],
-  ];
+  const entries = imageEntryPoints(() => product);
 
   for (const [name, path, body, field] of entries) {
     it(`${name}: a 40 MP interlaced PNG is 422 INVALID_IMAGE naming the limit`, async () => {
@@ -123,14 +112,7 @@ describe("the server's memory (spawned server)", () => {
       body: JSON.stringify({ base64: dataUri(png) }),
     });
 
-  /** The server's peak resident growth (MiB) while `work` runs, and what `work` returned. */
-  async function peakGrowth<T>(work: () => Promise<T>): Promise<{ growthMiB: number; value: T }> {
-    const meter = memoryMeter(appPid(server.dataDir));
-    if (!meter.reset()) throw new Error("the kernel does not let this process reset the server's peak (clear_refs)");
-    const before = meter.read().rssMiB;
-    const value = await work();
-    return { growthMiB: meter.read().peakMiB - before, value };
-  }
+  const peakGrowth = <T>(work: () => Promise<T>) => peakGrowthOf(server.dataDir, work);
 
   it("refuses a 40 MP interlaced PNG within the memory a 40 MP non-interlaced one costs as it streams", async () => {
     // Warm: the heavy-work thread started and its code loaded.

@@ -16,7 +16,8 @@ import { EDGE_DECODE_LIMITS } from "../../src/edge-services";
 import { NODE_DECODE_LIMITS } from "../../src/images/limits";
 import { createTestApp, type TestApp } from "../helpers/harness";
 import { patchJpegSize, pngChunk } from "../helpers/images";
-import { appPid, memoryMeter } from "../helpers/proc-memory";
+import { imageEntryPoints } from "../helpers/images";
+import { peakGrowthOf } from "../helpers/proc-memory";
 import { startServerProcess, type ServerProcess } from "../helpers/server-process";
 
 /** A lossless WebP of one colour: a few KB even at 40 MP. */
@@ -93,19 +94,7 @@ describe("images decoded whole through each entry point (in process)", () => {
     return json.error.message;
   };
 
-  const entries: Array<[string, string, (image: string) => unknown, string | null]> = [
-    ["area C media upload", "/api/v1/social/media", (image) => ({ base64: image }), null],
-    ["area A QR reading", "/api/qr-code/decode", (image) => ({ base64: image }), null],
-    ["area A QR logo", "/api/qr-code/generate", (image) => ({ type: "text", value: "hello", logoUrl: image }), "logoUrl"],
-    [
-      "area B product image",
-      "/api/image/product-photography",
-      (image) => ({ productImages: [{ dataUrl: image }], scenePrompt: "on a wooden table" }),
-      "productImages.0.dataUrl",
-    ],
-    ["area B logo", "/api/image/product-photography", (image) => photo({ logoImage: image }), "logoImage"],
-    ["area B reference image", "/api/image/product-photography", (image) => photo({ referenceImage: image }), "referenceImage"],
-  ];
+  const entries = imageEntryPoints(() => product);
 
   for (const [name, path, body, field] of entries) {
     it(`${name}: a 40 MP lossless WebP of a few KB is 422 INVALID_IMAGE naming the limit`, async () => {
@@ -190,14 +179,7 @@ describe("the server's memory (spawned server)", () => {
       body: JSON.stringify({ base64: image }),
     });
 
-  /** The server's peak resident growth (MiB) while `work` runs, and what `work` returned. */
-  async function peakGrowth<T>(work: () => Promise<T>): Promise<{ growthMiB: number; value: T }> {
-    const meter = memoryMeter(appPid(server.dataDir));
-    if (!meter.reset()) throw new Error("the kernel does not let this process reset the server's peak (clear_refs)");
-    const before = meter.read().rssMiB;
-    const value = await work();
-    return { growthMiB: meter.read().peakMiB - before, value };
-  }
+  const peakGrowth = <T>(work: () => Promise<T>) => peakGrowthOf(server.dataDir, work);
 
   const answer = async (res: Response) => ({ status: res.status, body: (await res.json()) as { error?: { code: string; message: string } } });
 

@@ -207,3 +207,25 @@ export function psnr(rgba: Uint8Array, reference: Uint8Array, channels: number):
   }
   return se === 0 ? Infinity : 10 * Math.log10((255 * 255) / (se / n));
 }
+
+/**
+ * Every route that takes an image in its body, as `[name, path, body with the image as a data URI, field
+ * named in the 422 (null where the route names none)]`; area B's logo and reference ride with the product
+ * photo `product()` gives when the body is built.
+ */
+export function imageEntryPoints(product: () => string): Array<[string, string, (image: string) => unknown, string | null]> {
+  const photo = (extra: Record<string, unknown>) => ({ productImages: [{ dataUrl: product() }], scenePrompt: "on a wooden table", ...extra });
+  return [
+    ["area C media upload", "/api/v1/social/media", (image) => ({ base64: image }), null],
+    ["area A QR reading", "/api/qr-code/decode", (image) => ({ base64: image }), null],
+    ["area A QR logo", "/api/qr-code/generate", (image) => ({ type: "text", value: "hello", logoUrl: image }), "logoUrl"],
+    [
+      "area B product image",
+      "/api/image/product-photography",
+      (image) => ({ productImages: [{ dataUrl: image }], scenePrompt: "on a wooden table" }),
+      "productImages.0.dataUrl",
+    ],
+    ["area B logo", "/api/image/product-photography", (image) => photo({ logoImage: image }), "logoImage"],
+    ["area B reference image", "/api/image/product-photography", (image) => photo({ referenceImage: image }), "referenceImage"],
+  ];
+}

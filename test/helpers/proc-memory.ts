@@ -92,3 +92,15 @@ export function appPid(dataDir: string): number {
   if (app.length !== 1) throw new Error(`expected one app process for ${dataDir}, found ${app.length} (of ${mine.size})`);
   return app[0]!;
 }
+
+/**
+ * The peak resident growth (MiB) of the server spawned on `dataDir` while `work` runs, and what `work`
+ * returned: the kernel's high-water mark (VmHWM) is reset first, so a peak between two readings counts.
+ */
+export async function peakGrowthOf<T>(dataDir: string, work: () => Promise<T>): Promise<{ growthMiB: number; value: T }> {
+  const meter = memoryMeter(appPid(dataDir));
+  if (!meter.reset()) throw new Error("the kernel does not let this process reset the server's peak (clear_refs)");
+  const before = meter.read().rssMiB;
+  const value = await work();
+  return { growthMiB: meter.read().peakMiB - before, value };
+}
