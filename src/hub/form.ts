@@ -1,7 +1,7 @@
 /**
  * The hub's one form reader. Every hub form is `application/x-www-form-urlencoded` (no file uploads), so a
- * body is read up to HUB_MAX_BODY_BYTES, counted as it streams (a declared length over it is refused from
- * its header), decoded as UTF-8 and parsed by the platform's `URLSearchParams`. What comes back is one string
+ * body is read up to HUB_MAX_BODY_BYTES by `readCapped`, the reader of every capped body (counted as it
+ * streams; a declared length over it is refused from its header), decoded as UTF-8 and parsed by the platform's `URLSearchParams`. What comes back is one string
  * per field name. A repeated name, a field or name over its size, too many fields, a NUL, bytes that are not
  * UTF-8, or another content type are refused with a HubError (4xx page), never a 500; a hub form never
  * produces any of them.
@@ -14,6 +14,7 @@
  * const name = (form.name ?? "").trim();
  */
 import type { Context } from "hono";
+import { readCapped } from "../adapters/fetch/fetch-core";
 import type { HubEnv } from "./env";
 import { HubError } from "./errors";
 
@@ -52,8 +53,6 @@ export async function readForm(request: Request, maxBytes = HUB_MAX_BODY_BYTES):
   const type = request.headers.get("content-type");
   const urlencoded = type !== null && isUrlencoded(type);
   if (type !== null && !urlencoded) throw new HubError(415, "This page takes a form, and what was sent is not one. Go back and use the form on the page.");
-  const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > maxBytes) throw tooLarge();
   const bytes = await readAtMost(request, maxBytes);
   if (bytes.length === 0) return Object.freeze(Object.create(null) as Record<string, string>);
   if (!urlencoded) throw new HubError(415, "This page takes a form, and what was sent is not one. Go back and use the form on the page.");
@@ -90,40 +89,14 @@ function isUrlencoded(contentType: string): boolean {
   return true;
 }
 
-/** The body's bytes, refused once more than `maxBytes` arrive; a body that breaks off is a 400. */
+/** The body's bytes, refused once more than `maxBytes` arrive (413); a body that breaks off is a 400. */
 async function readAtMost(request: Request, maxBytes: number): Promise<Uint8Array> {
-  if (!request.body) return new Uint8Array(0);
-  let reader: ReadableStreamDefaultReader<Uint8Array>;
   try {
-    reader = request.body.getReader();
-  } catch {
-    throw refused("The form could not be read.");
+    return await readCapped(request, maxBytes, tooLarge);
+  } catch (err) {
+    if (err instanceof HubError) throw err;
+    throw refused("The form did not arrive whole.");
   }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    let chunk: ReadableStreamReadResult<Uint8Array>;
-    try {
-      chunk = await reader.read();
-    } catch {
-      throw refused("The form did not arrive whole.");
-    }
-    if (chunk.done) break;
-    size += chunk.value.byteLength;
-    if (size > maxBytes) {
-      reader.cancel().catch(() => {});
-      throw tooLarge();
-    }
-    chunks.push(chunk.value);
-  }
-  if (chunks.length === 1) return chunks[0]!;
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return bytes;
 }
 
 /** The hub's answer to a body over its limit (also used by the hub router's body limit). */

@@ -3,6 +3,7 @@
  * streaming size cap and one deadline covering headers and body. Each twin supplies only how to send the
  * request (Workers fetch, or undici with an address-checking DNS lookup).
  */
+import { concat } from "../../lib/encoding";
 import { ApiError } from "../../lib/errors";
 import type { FetchedImage, SafeFetcher } from "../../services";
 import { MAX_IMAGE_BYTES } from "../../images/sniff";
@@ -94,13 +95,19 @@ async function fetchChecked(send: FetchLike, url: URL, maxBytes: number, control
 }
 
 /**
- * Reads a body, refusing it (the error `tooLarge` makes) as soon as it passes `maxBytes`: a missing or lying
- * Content-Length is no help, so the count is kept while streaming. `controller`, when given, aborts the fetch.
+ * Reads a body (a fetch's response, or a request's), refusing it (the error `tooLarge` makes) as soon as it
+ * passes `maxBytes`: a missing or lying Content-Length is no help, so the count is kept while streaming.
+ * `controller`, when given, aborts the fetch.
  *
  * @example
  * const bytes = await readCapped(response, 40 * 1024 * 1024, () => new Error("too large"));
  */
-export async function readCapped(response: Response, maxBytes: number, tooLarge: () => Error, controller?: AbortController): Promise<Uint8Array> {
+export async function readCapped(
+  response: Pick<Response, "headers" | "body">,
+  maxBytes: number,
+  tooLarge: () => Error,
+  controller?: AbortController,
+): Promise<Uint8Array> {
   if (Number(response.headers.get("content-length") ?? 0) > maxBytes) {
     controller?.abort();
     await discard(response);
@@ -121,17 +128,10 @@ export async function readCapped(response: Response, maxBytes: number, tooLarge:
     }
     chunks.push(value);
   }
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
+  return chunks.length === 0 ? new Uint8Array(0) : concat(chunks);
 }
 
-async function discard(response: Response): Promise<void> {
+async function discard(response: Pick<Response, "body">): Promise<void> {
   await response.body?.cancel().catch(() => undefined);
 }
 
