@@ -152,25 +152,15 @@ export function authenticatedNotFound(access: Access): [MiddlewareHandler<AppEnv
  * Operations use it through `authenticated`, which attaches the matching checks.
  */
 function withScope<R extends { responses: object }>(scope: ApiKeyScope, route: R): R {
-  const other: ApiKeyScope[] = [scope === "qr" ? "photo" : "qr"];
-  return {
-    ...route,
-    "x-required-scope": scope,
-    responses: {
-      ...route.responses,
-      403:
-        scope === "qr"
-          ? errorResponse(
-              "The API key is limited to other areas (this operation needs the `qr` scope), or to pages other than the one the request came from (its Origin or Referer).",
-              ["INSUFFICIENT_SCOPE", insufficientScopeMessage(scope, other)],
-              ["ORIGIN_NOT_ALLOWED", originNotAllowedMessage(["https://shop.example"], "https://elsewhere.example")],
-            )
-          : errorResponse(`The API key is limited to other areas; this operation needs the \`${scope}\` scope.`, [
-              "INSUFFICIENT_SCOPE",
-              insufficientScopeMessage(scope, other),
-            ]),
-    },
-  };
+  const examples: ErrorExample[] = [["INSUFFICIENT_SCOPE", insufficientScopeMessage(scope, [scope === "qr" ? "photo" : "qr"])]];
+  let description = `The API key is limited to other areas; this operation needs the \`${scope}\` scope.`;
+  // Only a qr key can be limited to pages (mayHavePages), so only area A's operations answer this one.
+  if (scope === "qr") {
+    examples.push(["ORIGIN_NOT_ALLOWED", originNotAllowedMessage(["https://shop.example"], "https://elsewhere.example")]);
+    description =
+      "The API key is limited to other areas (this operation needs the `qr` scope), or to pages other than the one the request came from (its Origin or Referer).";
+  }
+  return { ...route, "x-required-scope": scope, responses: { ...route.responses, 403: errorResponse(description, ...examples) } };
 }
 
 /** The statuses route `R` declares a JSON body for. */
