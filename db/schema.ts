@@ -214,6 +214,11 @@ export const photoJobs = pgTable(
     /** A runner holds the job until then; an expired lock (a crashed process) may be taken over. */
     lockedUntil: ts("locked_until"),
     attempts: integer("attempts").notNull().default(0),
+    /**
+     * When every item of an async job had its prediction (or its error): from then on the job is finished by
+     * the predictions' callbacks, or by the sweep reading them, and no runner holds it.
+     */
+    dispatchedAt: ts("dispatched_at"),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
     finishedAt: ts("finished_at"),
@@ -223,6 +228,50 @@ export const photoJobs = pgTable(
     index("photo_jobs_user_created_idx").on(t.userId, t.createdAt),
     index("photo_jobs_due_idx").on(t.status, t.lockedUntil),
   ],
+);
+
+/**
+ * One row per item of a photo job made by a provider's prediction: the prediction's id, stored as soon as it
+ * is created, so a restarted runner, a retried request or the sweep picks up the same prediction instead
+ * of paying for a second one; and the item's outcome once it is finished.
+ */
+export const photoJobItems = pgTable(
+  "photo_job_items",
+  {
+    jobId: uuid("job_id")
+      .notNull()
+      .references(() => photoJobs.id, { onDelete: "cascade" }),
+    itemIndex: integer("item_index").notNull(),
+    /** The provider's prediction id; null for an item that failed before one was made (a bad input). */
+    predictionId: text("prediction_id"),
+    /** predicting | finishing | succeeded | failed */
+    status: text("status").notNull().default("predicting"),
+    /**
+     * predicting: when the sweep may read the prediction whose callback has not come; finishing: when the
+     * finisher's hold on the item ends (a dead finisher's item is finished again by the sweep).
+     */
+    checkAfter: ts("check_after"),
+    /** The finished item as the job's result lists it (where its images are, or its error). */
+    result: jsonb("result").$type<Record<string, unknown>>(),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.jobId, t.itemIndex] }),
+    uniqueIndex("photo_job_items_prediction_idx").on(t.predictionId),
+    index("photo_job_items_due_idx").on(t.status, t.checkAfter),
+  ],
+);
+
+/** Webhook deliveries already taken (Standard Webhooks `webhook-id`): a replayed delivery changes nothing. */
+export const photoWebhookDeliveries = pgTable(
+  "photo_webhook_deliveries",
+  {
+    webhookId: text("webhook_id").primaryKey(),
+    predictionId: text("prediction_id"),
+    receivedAt: ts("received_at").notNull().defaultNow(),
+  },
+  (t) => [index("photo_webhook_deliveries_received_idx").on(t.receivedAt)],
 );
 
 export const generations = pgTable(

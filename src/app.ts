@@ -20,6 +20,7 @@ import { redactSecrets } from "./adapters/logger";
 import { createSocialRoutes } from "./social/routes";
 import { createQrRoutes, qrNotFoundHint } from "./qr";
 import { createPhotoRoutes } from "./photo/routes";
+import { createPredictionCallbackRoutes } from "./photo/callback";
 import { createFilesRoutes } from "./http/files";
 import { createDeliveryRoutes } from "./social/delivery/routes";
 import { createSandboxRoutes } from "./social/sandbox";
@@ -89,6 +90,7 @@ export function createApp(provider: ServicesProvider, extras: AppExtras = {}): H
   app.route("/api/image", createPhotoRoutes());
   app.route("/api/v1/social", createSocialRoutes());
   app.route("/api/internal/deliveries", createDeliveryRoutes());
+  app.route("/api/internal/photo", createPredictionCallbackRoutes());
   app.route("/sandbox", createSandboxRoutes());
   app.route("/hub", createHubRoutes());
   mountApiDocument(app);

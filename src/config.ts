@@ -133,6 +133,11 @@ export interface Config {
   replicateApiToken?: string;
   /** Replicate's API root; default https://api.replicate.com/v1 (tests point it at a fake). */
   replicateApiBase: string;
+  /**
+   * Predictions call back to `publicBaseUrl` when it was configured (PUBLIC_BASE_URL; on the Worker also its
+   * own origin): async jobs are then finished by Replicate's signed webhooks. Without it, Node polls.
+   */
+  replicateCallbacks: boolean;
   /** Area B's models and prices (config/photo-models.json, PHOTO_MODELS, USD_INR_RATE). */
   photoModels: ModelCatalog;
   /**
@@ -208,6 +213,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       : undefined,
     replicateApiToken: e.REPLICATE_API_TOKEN,
     replicateApiBase: (e.REPLICATE_API_BASE ?? "https://api.replicate.com/v1").replace(/\/+$/, ""),
+    replicateCallbacks: e.PUBLIC_BASE_URL !== undefined,
     photoModels,
     graph: {
       sandbox: e.PLATFORM_SANDBOX === "on",

@@ -123,8 +123,35 @@ export interface SceneRequest {
  * the service afterwards, so no model ever redraws them. The result may be any size: the caller fits it to
  * `width` x `height` exactly (cover crop) when it is not.
  */
+/** A provider's prediction as the service tracks it (Replicate's statuses). */
+export interface PredictionState {
+  id: string;
+  status: "starting" | "processing" | "succeeded" | "failed" | "canceled" | "aborted";
+  output?: unknown;
+  error?: unknown;
+}
+
+/**
+ * A generator whose scenes are a provider's predictions, handled one step at a time so that a job can
+ * outlive the process or request that started it: create (with a webhook where the service can be called
+ * back), read again by id, wait by polling, and turn an ended prediction into its scene.
+ */
+export interface Predictions {
+  /** Creates the prediction; with `webhook`, the provider calls that URL once it has ended. */
+  create(request: SceneRequest, options?: { webhook?: string }): Promise<PredictionState>;
+  get(id: string, signal?: AbortSignal): Promise<PredictionState>;
+  /** Polls until the prediction ends; past the generator's deadline it is canceled (GENERATION_TIMEOUT). */
+  wait(prediction: PredictionState, signal?: AbortSignal): Promise<PredictionState>;
+  /** The scene of an ended prediction (its output copied into storage, then decoded), or its failure thrown. */
+  scene(prediction: PredictionState, signal?: AbortSignal): Promise<RgbaImage>;
+  /** The secret the provider signs its webhooks with (`whsec_…`): configured, or read from the provider once. */
+  webhookSecret(): Promise<string>;
+}
+
 export interface ImageGenerator {
   readonly name: "local" | "replicate";
+  /** Present for providers whose scenes are predictions (Replicate); the local compositor has none. */
+  readonly predictions?: Predictions;
   /**
    * The local compositor's mark: its scenes are pure CPU work, made inside the heavy-work task
    * (HEAVY_TASKS.photoFinish, on a worker thread on Node) rather than by calling generateScene here.

@@ -15,7 +15,9 @@ import { scenePromptFor } from "./catalog";
 import { recordGeneration } from "./ledger";
 import { times } from "../lib/model-catalog";
 import { loadInput, type LoadedImage, type PhotoRequest } from "./request";
-import { GenerationError, type InputImage, type Price } from "./types";
+import { GenerationError, type InputImage, type Price, type SceneRequest } from "./types";
+import type { RgbaImage } from "../images/types";
+import { itemPrediction } from "./items";
 
 export interface ItemError {
   code: string;
@@ -116,68 +118,63 @@ export async function generateItems(
   inputs: Inputs,
   options: { persist: boolean; signal?: AbortSignal },
 ): Promise<{ result: GenerationResult; pngs: Map<number, Uint8Array> }> {
-  const logo = inputs.logo
-    ? await services.heavy.run(ids.userId, "photoLogo", {
-        bytes: inputs.logo.bytes,
-        canvas: { width: request.width, height: request.height },
-        size: request.logoSize,
-        limits: services.imageLimits,
-      })
-    : undefined;
+  const logo = await prepareLogo(services, ids.userId, request, inputs.logo);
   const pngs = new Map<number, Uint8Array>();
   const concurrency = services.generator.name === "local" ? 1 : 4;
   const items = await mapPool(request.products, concurrency, async (product, index): Promise<StoredItem> => {
     const input = inputs.products[index]!;
     if (isItemError(input)) return { index, label: product.label, status: "failed", error: input };
     try {
-      const png = await renderOne(services, ids.userId, request, input, inputs.reference, logo, product.prompt, options.signal);
-      let key: string | null = null;
-      let thumbKey: string | null = null;
-      if (options.persist || request.output === "url") {
-        key = `photo/out/${ids.jobId}/${index}.png`;
-        thumbKey = `photo/out/${ids.jobId}/${index}-thumb.jpg`;
-        await services.storage.put(key, png.bytes, "image/png");
-        await services.storage.put(thumbKey, png.thumbnail, "image/jpeg");
-      } else {
-        pngs.set(index, png.bytes);
-      }
-      await recordGeneration(services.db, {
-        userId: ids.userId,
-        jobId: ids.jobId,
-        itemIndex: index,
-        label: product.label,
-        model: request.model,
-        resolution: request.resolution,
-        aspectRatio: request.aspectRatio,
-        provider: services.generator.name,
-      });
-      return { index, label: product.label, status: "succeeded", key, thumbKey, width: request.width, height: request.height };
+      const sceneRequest = sceneRequestFor(request, input, inputs.reference, product.prompt);
+      options.signal?.throwIfAborted();
+      const predictions = services.generator.predictions;
+      const scene = services.generator.heavyWork
+        ? { local: sceneRequest }
+        : predictions
+          ? // The prediction's id is kept on the job's item first, so a retry with the same key picks it up.
+            {
+              image: await predictions.scene(
+                await predictions.wait(await itemPrediction(services, ids.jobId, index, sceneRequest), options.signal),
+                options.signal,
+              ),
+            }
+          : { image: await services.generator.generateScene({ ...sceneRequest, signal: options.signal }) };
+      const png = await composeScene(services, ids.userId, request, scene, logo);
+      const kept = await keepItem(services, ids, request, index, product.label, png, options.persist || request.output === "url");
+      if (!kept.key) pngs.set(index, png.bytes);
+      return kept;
     } catch (err) {
       return { index, label: product.label, status: "failed", error: itemErrorOf(services, err, ids.jobId, index) };
     }
   });
   const made = items.filter((i) => i.status === "succeeded").length;
-  return {
-    result: { output: request.output, batch: request.products.length > 1, items, cost: times(request.model.pricing[request.resolution]!, made) },
-    pngs,
-  };
+  return { result: resultOf(request, items, made), pngs };
 }
 
-/**
- * One item as heavy work: the local compositor's scene made in it, or a provider's scene fetched here
- * first; then the exact size, the logo and the texts.
- */
-async function renderOne(
-  services: Services,
-  userId: string,
+/** The job's result from its items, priced by what was made. */
+export function resultOf(request: PhotoRequest, items: StoredItem[], made = items.filter((i) => i.status === "succeeded").length): GenerationResult {
+  return { output: request.output, batch: request.products.length > 1, items, cost: times(request.model.pricing[request.resolution]!, made) };
+}
+
+/** The logo drawn at its size once per request (heavy work), or none. */
+export async function prepareLogo(services: Services, userId: string, request: PhotoRequest, logo: LoadedImage | undefined): Promise<PreparedLogo | undefined> {
+  if (!logo) return undefined;
+  return services.heavy.run(userId, "photoLogo", {
+    bytes: logo.bytes,
+    canvas: { width: request.width, height: request.height },
+    size: request.logoSize,
+    limits: services.imageLimits,
+  });
+}
+
+/** What the generator is asked for one product. */
+export function sceneRequestFor(
   request: PhotoRequest,
   product: InputImage,
   reference: InputImage | undefined,
-  logo: PreparedLogo | undefined,
   productPrompt: string | undefined,
-  signal: AbortSignal | undefined,
-): Promise<{ bytes: Uint8Array; thumbnail: Uint8Array }> {
-  const sceneRequest = {
+): SceneRequest {
+  return {
     product,
     reference,
     prompt: scenePromptFor({ template: request.template, scenePrompt: request.scenePrompt, productPrompt, hasReference: !!reference }),
@@ -188,8 +185,19 @@ async function renderOne(
     width: request.width,
     height: request.height,
   };
-  signal?.throwIfAborted();
-  const scene = services.generator.heavyWork ? { local: sceneRequest } : { image: await services.generator.generateScene({ ...sceneRequest, signal }) };
+}
+
+/**
+ * One item as heavy work: the local compositor's scene made in it, or a provider's scene; then the exact
+ * size, the logo and the texts.
+ */
+export async function composeScene(
+  services: Services,
+  userId: string,
+  request: PhotoRequest,
+  scene: { local: SceneRequest } | { image: RgbaImage },
+  logo: PreparedLogo | undefined,
+): Promise<{ bytes: Uint8Array; thumbnail: Uint8Array }> {
   return services.heavy.run(userId, "photoFinish", {
     scene,
     width: request.width,
@@ -201,6 +209,41 @@ async function renderOne(
   });
 }
 
+/**
+ * Keeps a finished item: its PNG and thumbnail in storage when they must outlive the request (under the
+ * job's and item's own keys, so doing it twice writes the same objects), then its one ledger row, keyed by
+ * (job, item), so an item finished twice is charged once.
+ */
+export async function keepItem(
+  services: Services,
+  ids: { userId: string; jobId: string },
+  request: PhotoRequest,
+  index: number,
+  label: string | null,
+  png: { bytes: Uint8Array; thumbnail: Uint8Array },
+  store: boolean,
+): Promise<Extract<StoredItem, { status: "succeeded" }>> {
+  let key: string | null = null;
+  let thumbKey: string | null = null;
+  if (store) {
+    key = `photo/out/${ids.jobId}/${index}.png`;
+    thumbKey = `photo/out/${ids.jobId}/${index}-thumb.jpg`;
+    await services.storage.put(key, png.bytes, "image/png");
+    await services.storage.put(thumbKey, png.thumbnail, "image/jpeg");
+  }
+  await recordGeneration(services.db, {
+    userId: ids.userId,
+    jobId: ids.jobId,
+    itemIndex: index,
+    label,
+    model: request.model,
+    resolution: request.resolution,
+    aspectRatio: request.aspectRatio,
+    provider: services.generator.name,
+  });
+  return { index, label, status: "succeeded", key, thumbKey, width: request.width, height: request.height };
+}
+
 /** One product that failed, or a batch in which every product failed: the request as a whole failed. */
 export function wholeFailure(result: GenerationResult): ItemError | null {
   const failed = result.items.filter((i): i is Extract<StoredItem, { status: "failed" }> => i.status === "failed");
@@ -210,7 +253,7 @@ export function wholeFailure(result: GenerationResult): ItemError | null {
     : { code: failed[0]!.error.code, message: failed.map((f) => `${f.label ?? `product ${f.index + 1}`}: ${f.error.message}`).join("; ") };
 }
 
-function itemErrorOf(services: Services, err: unknown, jobId: string, index: number): ItemError {
+export function itemErrorOf(services: Services, err: unknown, jobId: string, index: number): ItemError {
   if (err instanceof GenerationError) return { code: err.code, message: err.message };
   if (err instanceof ApiError) return { code: err.code, message: err.message };
   services.log.error("photo item failed", { jobId, index, error: err instanceof Error ? `${err.name}: ${err.message}\n${err.stack ?? ""}` : String(err) });

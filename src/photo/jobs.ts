@@ -7,7 +7,7 @@
  * const claim = await claimJob(db, { userId, key, fingerprint, async: false, request, now, lockMs });
  * if (claim.kind === "replay") return render(claim.job);
  */
-import { and, eq, inArray, lt, or, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { photoJobs } from "../../db/schema";
 import { ApiError } from "../http/errors";
@@ -16,6 +16,14 @@ export type JobRow = typeof photoJobs.$inferSelect;
 
 /** How long a runner holds a job before another may take it over. */
 export const JOB_LOCK_MS = 10 * 60_000;
+/**
+ * How long a synchronous request holds its job between heartbeats (renewed every third of it while it
+ * runs): a request that died (a client that went away on the edge, a process killed) frees its key soon, and
+ * the retry with the same Idempotency-Key takes it over and continues the stored predictions.
+ */
+export const SYNC_LOCK_MS = 30_000;
+/** How long a runner that only dispatches predictions holds an async job (creating them takes seconds). */
+export const DISPATCH_LOCK_MS = 60_000;
 /** Attempts of an async job before it is failed for good (a job that crashes its process every time). */
 export const MAX_JOB_ATTEMPTS = 3;
 const RETRY_AFTER_SECONDS = 10;
@@ -36,7 +44,7 @@ interface ClaimInput {
  * another body and 409 REQUEST_IN_PROGRESS (Retry-After: 10) while a live request holds the key.
  */
 export async function claimJob(db: Db, input: ClaimInput): Promise<Claim> {
-  const lockedUntil = new Date(input.now.getTime() + JOB_LOCK_MS);
+  const lockedUntil = new Date(input.now.getTime() + SYNC_LOCK_MS);
   for (let round = 0; round < 5; round++) {
     const [created] = await db
       .insert(photoJobs)
@@ -87,6 +95,14 @@ export async function claimJob(db: Db, input: ClaimInput): Promise<Claim> {
   });
 }
 
+/** Renews a synchronous request's hold on its job (fenced on its attempt); see SYNC_LOCK_MS. */
+export async function renewJobLock(db: Db, job: Pick<JobRow, "id" | "attempts">, now: Date): Promise<void> {
+  await db
+    .update(photoJobs)
+    .set({ lockedUntil: new Date(now.getTime() + SYNC_LOCK_MS) })
+    .where(and(eq(photoJobs.id, job.id), eq(photoJobs.attempts, job.attempts), eq(photoJobs.status, "running")));
+}
+
 /** Deletes a job that ended before any side effect (bad input), so its key can be used again. */
 export async function releaseJob(db: Db, id: string): Promise<void> {
   await db.delete(photoJobs).where(and(eq(photoJobs.id, id), inArray(photoJobs.status, ["queued", "running"])));
@@ -133,16 +149,16 @@ export async function getJob(db: Db, userId: string, id: string): Promise<JobRow
 }
 
 /** Takes an async job to run it: queued, or running under an expired lock (its runner died). */
-export async function takeAsyncJob(db: Db, id: string, now: Date): Promise<JobRow | null> {
+export async function takeAsyncJob(db: Db, id: string, now: Date, lockMs = JOB_LOCK_MS): Promise<JobRow | null> {
   const [job] = await db
     .update(photoJobs)
-    .set({ status: "running", lockedUntil: new Date(now.getTime() + JOB_LOCK_MS), attempts: sql`${photoJobs.attempts} + 1`, updatedAt: now })
+    .set({ status: "running", lockedUntil: new Date(now.getTime() + lockMs), attempts: sql`${photoJobs.attempts} + 1`, updatedAt: now })
     .where(
       and(
         eq(photoJobs.id, id),
         eq(photoJobs.async, true),
         lt(photoJobs.attempts, MAX_JOB_ATTEMPTS),
-        or(eq(photoJobs.status, "queued"), and(eq(photoJobs.status, "running"), lt(photoJobs.lockedUntil, now))),
+        or(eq(photoJobs.status, "queued"), and(eq(photoJobs.status, "running"), isNull(photoJobs.dispatchedAt), lt(photoJobs.lockedUntil, now))),
       ),
     )
     .returning();
@@ -159,7 +175,7 @@ export async function dueAsyncJobs(db: Db, now: Date, limit = 10): Promise<strin
         eq(photoJobs.async, true),
         or(
           and(eq(photoJobs.status, "queued"), lt(photoJobs.createdAt, new Date(now.getTime() - 30_000))),
-          and(eq(photoJobs.status, "running"), lt(photoJobs.lockedUntil, now)),
+          and(eq(photoJobs.status, "running"), isNull(photoJobs.dispatchedAt), lt(photoJobs.lockedUntil, now)),
         ),
       ),
     )

@@ -13,7 +13,7 @@ import { Base64Value } from "../http/streamed-json";
 import type { Services } from "../services";
 import { queueAsyncJob } from "./async-jobs";
 import { generateItems, loadInputs, prepareInputs, wholeFailure, type GenerationResult, type Inputs } from "./generate";
-import { claimJob, finishJob, getJob, releaseJob, type JobRow } from "./jobs";
+import { claimJob, finishJob, getJob, releaseJob, renewJobLock, SYNC_LOCK_MS, type JobRow } from "./jobs";
 import { checkDrawable, requestFingerprint, resolveRequest } from "./request";
 import type { PhotoRequestBody } from "./schemas";
 import type { Price } from "./types";
@@ -63,11 +63,18 @@ export async function createPhoto(
   }
 
   let generated: Awaited<ReturnType<typeof generateItems>>;
+  const heartbeat = setInterval(() => {
+    renewJobLock(services.db, job, services.clock.now()).catch((err: unknown) =>
+      services.log.warn("photo job lock not renewed", { jobId: job.id, error: String(err) }),
+    );
+  }, SYNC_LOCK_MS / 3);
   try {
     generated = await generateItems(services, { userId, jobId: job.id }, request, inputs, { persist: options.idempotencyKey !== null });
   } catch (err) {
     await releaseJob(services.db, job.id); // e.g. a logo that sniffs well but does not decode: nothing was charged
     throw err;
+  } finally {
+    clearInterval(heartbeat);
   }
   const { result, pngs } = generated;
   const failure = wholeFailure(result);

@@ -10,13 +10,24 @@
  * Behaviour is scripted per model ("owner/name", or the version id for the versioned route) or for all
  * ("*"); every request is recorded (method, path, headers, body, status) for assertions.
  *
+ * Webhooks: a prediction created with `webhook` (and `webhook_events_filter` naming "completed", or none)
+ * is delivered to that URL once it ends, signed the Standard Webhooks way (`webhook-id`,
+ * `webhook-timestamp`, `webhook-signature: v1,<HMAC-SHA256>` with `webhookSecret`, which
+ * `GET /v1/webhooks/default/secret` also serves). A delivery answered with anything but 2xx, or not at all,
+ * is retried with backoff, as Replicate does. A script can delay, drop, duplicate or replay the delivery,
+ * or sign it wrongly or with a stale timestamp; `sendWebhook` sends one by hand.
+ *
+ * The fake has its own clock: a prediction scripted with `durationMs` ends when `clock.advance` passes
+ * its end, so a "90 s prediction" takes no wall time. Without `durationMs` a prediction advances by polls
+ * (and one with a webhook ends at once).
+ *
  * @example
  * const replicate = await startReplicateFake();
  * replicate.script("*", { polls: 3, rateLimitCreates: 1, retryAfterSeconds: 2 });
  * const generator = ReplicateGenerator({ token: replicate.token, baseUrl: replicate.url, storage, log });
  * // ... replicate.requests.filter((r) => r.path.endsWith("/cancel")); await replicate.close();
  */
-import { randomBytes } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import sharp from "sharp";
@@ -50,6 +61,40 @@ export interface ReplicateBehaviour {
   image?: Uint8Array;
   /** Long edge of the output per `resolution` input ("" = none given); defaults 1K 1024, 2K 2048, 4K 4096, "" 1024. */
   longEdge?: Record<string, number>;
+  /** The prediction runs this long on the fake's clock (`clock.advance`), whatever the polls. */
+  durationMs?: number;
+  /** How the "completed" webhook is delivered. */
+  webhook?: WebhookBehaviour;
+}
+
+/** What happens to a prediction's webhook. Every field is optional; the default is one good delivery at once. */
+export interface WebhookBehaviour {
+  /** Wall-clock wait before the first delivery. */
+  delayMs?: number;
+  /** Never deliver (a lost callback). */
+  drop?: boolean;
+  /** Deliver the same message twice (the same webhook-id: a redelivery). */
+  replay?: boolean;
+  /** Also deliver the event again under a second webhook-id (a duplicated event). */
+  duplicate?: boolean;
+  /** Sign with another secret. */
+  badSignature?: boolean;
+  /** Add this to the webhook-timestamp (e.g. -600: ten minutes old). */
+  timestampOffsetSeconds?: number;
+  /** Deliveries after a failed one (non-2xx or no answer), waiting 250 ms doubling. Default 8. */
+  retries?: number;
+}
+
+/** One webhook delivery attempt. */
+export interface WebhookDelivery {
+  predictionId: string;
+  webhookId: string;
+  url: string;
+  attempt: number;
+  /** The HTTP status answered, 0 when the target did not answer. */
+  status: number;
+  /** The response body (first 500 characters). */
+  body: string;
 }
 
 export interface RecordedRequest {
@@ -76,6 +121,13 @@ export interface FakePrediction {
   canceled: boolean;
   /** Why the prediction failed when `fetchInputs` could not load an input. */
   inputError?: string;
+  /** The fake clock's time at creation, and when it ends (durationMs), in ms. */
+  createdAt: number;
+  endsAt?: number;
+  /** Where and whether to call back. */
+  webhook?: string;
+  /** Set once its webhook was scheduled. */
+  notified: boolean;
 }
 
 export interface ReplicateFake {
@@ -89,6 +141,22 @@ export interface ReplicateFake {
   inputFetches: Array<{ url: string; status: number; contentType: string | null }>;
   /** Sets the behaviour for a model id ("owner/name" or a version id) or for every model ("*"). */
   script(modelOrAll: string, behaviour: ReplicateBehaviour): void;
+  /** The secret webhooks are signed with (`whsec_…`). */
+  webhookSecret: string;
+  /** Every webhook delivery attempt, in order. */
+  webhooks: WebhookDelivery[];
+  /**
+   * The fake's clock. `advance` moves it and ends the predictions whose time has come; it resolves once
+   * their webhooks' first deliveries (delays included) are answered.
+   */
+  clock: { now(): number; advance(ms: number): Promise<void> };
+  /**
+   * Sends a webhook for a prediction by hand and answers the HTTP status (0: no answer). Default: a fresh
+   * webhook-id, a good signature, the current time.
+   */
+  sendWebhook(predictionId: string, options?: { webhookId?: string; badSignature?: boolean; timestampOffsetSeconds?: number }): Promise<number>;
+  /** Webhook deliveries still scheduled or retrying. */
+  pendingWebhooks(): number;
   /** Forgets scripts, predictions and recorded requests (between tests). */
   reset(): void;
   close(): Promise<void>;
@@ -115,6 +183,13 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
   const scripts = new Map<string, ReplicateBehaviour>();
   const createsSeen = new Map<string, number>();
   const inputFetches: ReplicateFake["inputFetches"] = [];
+  const webhookSecret = `whsec_${randomBytes(24).toString("base64")}`;
+  const wrongSecret = `whsec_${randomBytes(24).toString("base64")}`;
+  const webhooks: WebhookDelivery[] = [];
+  let clockOffset = 0;
+  const now = () => Date.now() + clockOffset;
+  let pending = 0;
+  let closed = false;
   let origin = "";
 
   const behaviourFor = (model: string) => scripts.get(model) ?? scripts.get("*") ?? {};
@@ -137,18 +212,100 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
         : null,
       source: "api",
       status: p.status,
-      created_at: new Date().toISOString(),
+      created_at: new Date(p.createdAt).toISOString(),
+      webhook: p.webhook ?? null,
       urls: { get: `${origin}/v1/predictions/${p.id}`, cancel: `${origin}/v1/predictions/${p.id}/cancel`, web: `${origin}/p/${p.id}` },
       metrics: p.status === "succeeded" ? { predict_time: 1.5 } : {},
     };
   };
 
+  const end = (p: FakePrediction) => {
+    const { outcome = "succeeded" } = p.behaviour;
+    p.status = outcome === "succeeded" || outcome === "canceled" ? outcome : "failed";
+  };
+
+  /** A GET: a timed prediction follows the clock, another moves on by one poll. */
   const advance = (p: FakePrediction) => {
     if (p.status !== "starting" && p.status !== "processing") return;
     p.polls += 1;
     const { polls = 1, outcome = "succeeded" } = p.behaviour;
-    if (outcome === "never" || p.polls <= polls) p.status = "processing";
-    else p.status = outcome === "succeeded" || outcome === "canceled" ? outcome : "failed";
+    if (outcome === "never") p.status = "processing";
+    else if (p.endsAt !== undefined) {
+      if (now() >= p.endsAt) end(p);
+      else p.status = "processing";
+    } else if (p.polls <= polls) p.status = "processing";
+    else end(p);
+    if (p.status !== "processing") void notify(p);
+  };
+
+  const sign = (secret: string, id: string, timestamp: string, body: string) =>
+    `v1,${createHmac("sha256", Buffer.from(secret.slice("whsec_".length), "base64"))
+      .update(`${id}.${timestamp}.${body}`)
+      .digest("base64")}`;
+
+  /** One delivery attempt; answers the status (0 when nothing answered). */
+  const deliver = async (p: FakePrediction, webhookId: string, attempt: number, options: { badSignature?: boolean; timestampOffsetSeconds?: number }) => {
+    const body = JSON.stringify(view(p));
+    const timestamp = String(Math.floor(Date.now() / 1000) + (options.timestampOffsetSeconds ?? 0));
+    let status = 0;
+    let text = "";
+    try {
+      const res = await fetch(p.webhook!, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "webhook-id": webhookId,
+          "webhook-timestamp": timestamp,
+          "webhook-signature": sign(options.badSignature ? wrongSecret : webhookSecret, webhookId, timestamp, body),
+        },
+        body,
+        signal: AbortSignal.timeout(30_000),
+      });
+      status = res.status;
+      text = (await res.text()).slice(0, 500);
+    } catch {
+      status = 0;
+    }
+    webhooks.push({ predictionId: p.id, webhookId, url: p.webhook!, attempt, status, body: text });
+    return status;
+  };
+
+  /** Delivers one message until it is taken (2xx) or the retries run out; `onFirst` after the first answer. */
+  const deliverWithRetries = async (p: FakePrediction, webhookId: string, behaviour: WebhookBehaviour, onFirst: () => void) => {
+    const retries = behaviour.retries ?? 8;
+    let wait = 250;
+    for (let attempt = 1; attempt <= retries + 1 && !closed; attempt++) {
+      const status = await deliver(p, webhookId, attempt, behaviour);
+      if (attempt === 1) onFirst();
+      if (status >= 200 && status < 300) return;
+      await new Promise((r) => setTimeout(r, wait));
+      wait *= 2;
+    }
+  };
+
+  /** Schedules the prediction's webhook once it has ended; resolves when its first delivery is answered. */
+  const notify = (p: FakePrediction): Promise<void> => {
+    if (!p.webhook || p.notified) return Promise.resolve();
+    p.notified = true;
+    const behaviour = p.behaviour.webhook ?? {};
+    if (behaviour.drop) return Promise.resolve();
+    pending += 1;
+    return new Promise<void>((resolveFirst) => {
+      const run = async () => {
+        const id = `msg_${randomBytes(12).toString("hex")}`;
+        await deliverWithRetries(p, id, behaviour, resolveFirst);
+        if (behaviour.replay) await deliverWithRetries(p, id, behaviour, () => {});
+        if (behaviour.duplicate) await deliverWithRetries(p, `msg_${randomBytes(12).toString("hex")}`, behaviour, () => {});
+      };
+      setTimeout(() => {
+        run()
+          .catch(() => undefined)
+          .finally(() => {
+            pending -= 1;
+            resolveFirst();
+          });
+      }, behaviour.delayMs ?? 0);
+    });
   };
 
   /** Replicate fetches inputs itself; an input it cannot load fails the prediction. */
@@ -184,6 +341,9 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
     if (!body.input || typeof body.input !== "object")
       return send(res, 422, { title: "Input validation failed", detail: "- input: Invalid type. Expected: object", status: 422 });
     const id = randomBytes(13).toString("hex").slice(0, 26);
+    const filter = Array.isArray(body.webhook_events_filter) ? body.webhook_events_filter : ["completed"];
+    const webhook = typeof body.webhook === "string" && filter.includes("completed") ? body.webhook : undefined;
+    const durationMs = behaviour.durationMs ?? (webhook ? 0 : undefined);
     const p: FakePrediction = {
       id,
       model: model || "acme/versioned",
@@ -194,13 +354,25 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
       errorsServed: 0,
       behaviour,
       canceled: false,
+      createdAt: now(),
+      endsAt: durationMs === undefined ? undefined : now() + durationMs,
+      webhook,
+      notified: false,
     };
     if (behaviour.fetchInputs) {
       p.inputError = await loadInputs(p.input);
       if (p.inputError) p.status = "failed";
     }
     predictions.set(id, p);
-    return send(res, 201, view(p));
+    const status = send(res, 201, view(p));
+    // A prediction already over (an input that did not load, no duration) calls back after its create's answer.
+    if (p.status === "failed" || (durationMs === 0 && behaviour.outcome !== "never")) {
+      setTimeout(() => {
+        if (p.status === "starting") end(p);
+        void notify(p);
+      }, 5);
+    }
+    return status;
   };
 
   const route = async (req: IncomingMessage, res: ServerResponse, path: string, body: string): Promise<number> => {
@@ -226,6 +398,7 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
         return send(res, 400, { title: "Bad request", detail: "The request body is not valid JSON.", status: 400 });
       }
     }
+    if (method === "GET" && path === "/v1/webhooks/default/secret") return send(res, 200, { key: webhookSecret });
     const official = /^\/v1\/models\/([\w.-]+\/[\w.-]+)\/predictions$/.exec(path);
     if (method === "POST" && official) return create(official[1]!, "", json, res);
     if (method === "POST" && path === "/v1/predictions") {
@@ -245,7 +418,10 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
     }
     if (method === "POST" && one[2]) {
       p.canceled = true;
-      if (p.status === "starting" || p.status === "processing") p.status = "canceled";
+      if (p.status === "starting" || p.status === "processing") {
+        p.status = "canceled";
+        void notify(p);
+      }
       return send(res, 200, view(p));
     }
     return send(res, 405, { detail: "Method not allowed." });
@@ -278,8 +454,31 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
     requests,
     predictions,
     inputFetches,
+    webhookSecret,
+    webhooks,
+    clock: {
+      now,
+      async advance(ms) {
+        clockOffset += ms;
+        const firsts: Promise<void>[] = [];
+        for (const p of predictions.values()) {
+          if ((p.status === "starting" || p.status === "processing") && p.endsAt !== undefined && now() >= p.endsAt && p.behaviour.outcome !== "never") {
+            end(p);
+            firsts.push(notify(p));
+          }
+        }
+        await Promise.all(firsts);
+      },
+    },
+    async sendWebhook(predictionId, options = {}) {
+      const p = predictions.get(predictionId);
+      if (!p?.webhook) throw new Error(`prediction ${predictionId} has no webhook`);
+      return deliver(p, options.webhookId ?? `msg_${randomBytes(12).toString("hex")}`, 1, options);
+    },
+    pendingWebhooks: () => pending,
     script: (model, behaviour) => void scripts.set(model, behaviour),
     reset() {
+      webhooks.length = 0;
       scripts.clear();
       createsSeen.clear();
       predictions.clear();
@@ -288,6 +487,7 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
     },
     close: () =>
       new Promise<void>((resolve, reject) => {
+        closed = true;
         server.closeAllConnections();
         server.close((error) => (error ? reject(error) : resolve()));
       }),

@@ -15,7 +15,7 @@ import Replicate, { type Prediction } from "replicate";
 import { decode, type RgbaImage } from "../../images/codecs";
 import { DEFAULT_DECODE_LIMITS, type DecodeLimits } from "../../images/limits";
 import { readCapped } from "../../adapters/fetch/fetch-core";
-import type { Logger, Storage } from "../../services";
+import type { Logger, PredictionState, Predictions, Storage } from "../../services";
 import { GenerationError, type ImageGenerator, type SceneRequest } from "../types";
 import { GenerationClock, ReplicateFetch } from "./replicate-fetch";
 import { errorText, failureError, isRefusal, outputUrl, predictionTarget, rawFormat, sceneInput } from "./replicate-input";
@@ -44,6 +44,8 @@ export interface ReplicateGeneratorOptions {
    * pixel limits (a 4K output has more pixels than the edge takes as input).
    */
   imageLimits?: DecodeLimits;
+  /** The webhook signing secret when configured (REPLICATE_WEBHOOK_SECRET); else read from the API and cached. */
+  webhookSecret?: string;
 }
 
 /** Largest output we download; a 4096 px PNG is well under this. */
@@ -157,7 +159,118 @@ export function ReplicateGenerator(options: ReplicateGeneratorOptions): ImageGen
     }
   }
 
-  return { name: "replicate", generateScene };
+  const context = (request: SceneRequest) => ({ model: request.model.modelId, resolution: request.resolution, aspectRatio: request.aspectRatio });
+  /** A client for one step, with its own deadline for rate-limit waits and retries. */
+  const stepClient = (stepMs: number, signal: AbortSignal) => {
+    const clock = GenerationClock(options.sleep ?? realSleep, stepMs, signal);
+    const { fetch: apiFetch, stats } = ReplicateFetch({ fetch: fetchImpl, clock, log, maxRateLimitWaitMs: options.maxRateLimitWaitMs ?? 30_000 });
+    const client = new Replicate({ auth: options.token, baseUrl: options.baseUrl, fetch: apiFetch, fileEncodingStrategy: "default", useFileOutput: false });
+    return { client, clock, stats };
+  };
+
+  const predictions: Predictions = {
+    async create(request, { webhook } = {}) {
+      const target = predictionTarget(request.model.modelId);
+      // The step's clock sets Cancel-After: Replicate stops the prediction at the generation's deadline.
+      const { client, stats } = stepClient(timeoutMs, request.signal ?? new AbortController().signal);
+      try {
+        const created = await client.predictions.create({
+          ...target,
+          input: sceneInput(request),
+          ...(webhook ? { webhook, webhook_events_filter: ["completed"] } : {}),
+          signal: request.signal,
+        });
+        log.info("replicate prediction created", { ...context(request), predictionId: created.id, status: created.status, webhook: !!webhook });
+        return stateOf(created);
+      } catch (error) {
+        throw classify(error, { ...context(request), requests: stats.requests, rateLimited: stats.rateLimited }, log);
+      }
+    },
+
+    async get(id, signal) {
+      const { client, stats } = stepClient(60_000, signal ?? new AbortController().signal);
+      try {
+        return stateOf(await client.predictions.get(id, { signal }));
+      } catch (error) {
+        throw classify(error, { predictionId: id, requests: stats.requests }, log);
+      }
+    },
+
+    async wait(prediction, signal) {
+      if (TERMINAL.has(prediction.status)) return prediction;
+      const controller = new AbortController();
+      const onAbort = () => controller.abort(new Expired("aborted by the caller"));
+      if (signal?.aborted) onAbort();
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const timer = setTimeout(() => controller.abort(new Expired("deadline")), timeoutMs);
+      const { client, clock } = stepClient(timeoutMs, controller.signal);
+      let latest = prediction as Prediction | PredictionState;
+      try {
+        const done = await awaitPrediction(client, latest as Prediction, clock, poll, controller.signal, (p) => {
+          latest = p;
+        });
+        return stateOf(done);
+      } catch (error) {
+        if (error instanceof GenerationError) throw error;
+        if (clock.expired()) {
+          // Our deadline, not the caller's going away: the prediction would go on costing money, so stop it.
+          const byCaller = signal?.aborted === true;
+          if (!byCaller) await cancelQuietly(client, prediction.id, log);
+          log.warn("replicate prediction stopped", { predictionId: prediction.id, reason: byCaller ? "caller aborted" : "deadline" });
+          throw timeoutError(byCaller, timeoutMs);
+        }
+        throw classify(error, { predictionId: prediction.id }, log);
+      } finally {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+      }
+    },
+
+    async scene(prediction, signal) {
+      if (prediction.status !== "succeeded") {
+        log.warn("replicate prediction not succeeded", { predictionId: prediction.id, status: prediction.status, error: errorText(prediction.error) });
+        if (prediction.status === "failed") throw failureError(prediction.error);
+        if (prediction.status === "canceled" || prediction.status === "aborted") {
+          // Cancel-After stops a prediction at the generation's deadline; someone else (the dashboard) otherwise.
+          throw new GenerationError("GENERATION_TIMEOUT", "The image model did not finish in time, or its provider stopped it; try again.", true);
+        }
+        throw new GenerationError("GENERATION_FAILED", "The image model has not finished this scene.", true);
+      }
+      const url = outputUrl(prediction.output);
+      if (!url) {
+        log.warn("replicate prediction without output", { predictionId: prediction.id });
+        throw new GenerationError("GENERATION_FAILED", "The image model finished without an image; try again, or change the prompt.", true);
+      }
+      return copyAndDecode(
+        { fetch: fetchImpl, storage: options.storage, log, timeoutMs, limits: outputLimits(options.imageLimits) },
+        prediction.id,
+        url,
+        signal,
+      );
+    },
+
+    async webhookSecret() {
+      if (options.webhookSecret) return options.webhookSecret;
+      const key = `${options.baseUrl ?? ""} ${options.token}`;
+      let secret = secrets.get(key);
+      if (!secret) {
+        const { client } = stepClient(30_000, new AbortController().signal);
+        secret = client.webhooks.default.secret.get().then((s) => s.key);
+        secrets.set(key, secret);
+        secret.catch(() => secrets.delete(key));
+      }
+      return secret;
+    },
+  };
+
+  return { name: "replicate", generateScene, predictions };
+}
+
+/** The webhook signing secret read from Replicate, per API root and token, for the life of the process or isolate. */
+const secrets = new Map<string, Promise<string>>();
+
+function stateOf(p: Prediction): PredictionState {
+  return { id: p.id, status: p.status as PredictionState["status"], output: p.output, error: p.error };
 }
 
 function timeoutError(byCaller: boolean, timeoutMs: number): GenerationError {
