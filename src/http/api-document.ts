@@ -80,7 +80,79 @@ export function apiDocument(app: OpenAPIHono<AppEnv>, config: Pick<Config, "publ
     ],
   });
   const paths = Object.fromEntries(Object.entries(doc.paths ?? {}).map(([path, item]) => [documentPath(path), item]));
-  return { ...doc, paths };
+  return withDefaultedRequestBodiesInline({ ...doc, paths });
+}
+
+type JsonNode = { [key: string]: unknown };
+const COMPONENT_SCHEMA = "#/components/schemas/";
+
+/**
+ * The document with every request body whose schema has a `default` (at any depth) written in place instead of
+ * as a `$ref` to a shared component schema; a component no reference is left to is dropped.
+ *
+ * Why: a defaulted request field is optional (it is not in `required`), but generators read a `default` in a
+ * shared component as "always present in an answer" and type the field as required there (openapi-typescript's
+ * default `defaultNonNullable` does, except under `requestBody` and `parameters`). Written in place under the
+ * operation's `requestBody`, the schema reads as input to every generator, and `{ type: "url", value }` is a
+ * whole QR request. Components without defaults stay shared.
+ */
+export function withDefaultedRequestBodiesInline<D extends { paths?: object; components?: { schemas?: object } }>(doc: D): D {
+  const schemas = (doc.components?.schemas ?? {}) as Record<string, unknown>;
+  const defaulted = new Map<string, boolean>();
+  const refName = (node: JsonNode) =>
+    typeof node.$ref === "string" && node.$ref.startsWith(COMPONENT_SCHEMA) ? node.$ref.slice(COMPONENT_SCHEMA.length) : undefined;
+  // Walks schemas: `properties` maps names to schemas (a field may be called "default"); examples are values.
+  const hasDefault = (node: unknown): boolean => {
+    if (Array.isArray(node)) return node.some(hasDefault);
+    if (!node || typeof node !== "object") return false;
+    const name = refName(node as JsonNode);
+    if (name !== undefined) {
+      if (!defaulted.has(name)) {
+        defaulted.set(name, false); // a schema that refers back to itself adds nothing on the way round
+        defaulted.set(name, hasDefault(schemas[name]));
+      }
+      return defaulted.get(name)!;
+    }
+    return Object.entries(node).some(([key, value]) =>
+      key === "default"
+        ? true
+        : key === "properties"
+          ? Object.values(value as JsonNode).some(hasDefault)
+          : key !== "examples" && key !== "example" && hasDefault(value),
+    );
+  };
+  const inline = (node: unknown, trail: string[]): unknown => {
+    if (Array.isArray(node)) return node.map((item) => inline(item, trail));
+    if (!node || typeof node !== "object") return node;
+    const name = refName(node as JsonNode);
+    if (name !== undefined) return hasDefault(node) && !trail.includes(name) ? inline(schemas[name], [...trail, name]) : node;
+    return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, key === "examples" || key === "example" ? value : inline(value, trail)]));
+  };
+
+  const paths = Object.fromEntries(
+    Object.entries(doc.paths ?? {}).map(([path, item]) => [
+      path,
+      Object.fromEntries(
+        Object.entries(item as Record<string, JsonNode>).map(([method, op]) => {
+          const content = (op?.requestBody as JsonNode | undefined)?.content as Record<string, JsonNode> | undefined;
+          if (!content || !Object.values(content).some((media) => hasDefault(media.schema))) return [method, op];
+          const inlined = Object.fromEntries(Object.entries(content).map(([type, media]) => [type, { ...media, schema: inline(media.schema, []) }]));
+          return [method, { ...op, requestBody: { ...(op.requestBody as JsonNode), content: inlined } }];
+        }),
+      ),
+    ]),
+  );
+  const withPaths = { ...doc, paths };
+  const inlinedAway = new Set([...defaulted].filter(([, yes]) => yes).map(([name]) => name));
+  if (inlinedAway.size === 0) return withPaths;
+  // What is still referenced: from the document outside the component schemas, and from every kept schema.
+  const referenced = (node: unknown) => [...JSON.stringify(node).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]!);
+  const reached = new Set(referenced({ ...withPaths, components: { ...withPaths.components, schemas: {} } }));
+  const pending = Object.keys(schemas).filter((name) => !inlinedAway.has(name) || reached.has(name));
+  for (let name = pending.pop(); name !== undefined; name = pending.pop())
+    for (const next of referenced(schemas[name])) if (!reached.has(next)) reached.add(next), pending.push(next);
+  const kept = Object.fromEntries(Object.entries(schemas).filter(([name]) => !inlinedAway.has(name) || reached.has(name)));
+  return { ...withPaths, components: { ...withPaths.components, schemas: kept } };
 }
 
 /**
