@@ -45,11 +45,20 @@ export interface ClientOptions {
   headers?: Record<string, string>;
 }
 
-/** The client: `GET`, `POST`, `DELETE`, … of each documented path, typed from the document. */
-export type ShopkitClient = Client<paths, "application/json">;
+/** The paths whose POST creates something that must exist once however often the request is sent. */
+const IDEMPOTENT_CREATIONS = new Set<string>(["/api/v1/social/posts"] satisfies IdempotentCreation[]);
+type IdempotentCreation = "/api/v1/social/posts";
 
-/** The operations whose POST creates something that must exist once however often the request is sent. */
-const IDEMPOTENT_CREATIONS = new Set<string>(["/api/v1/social/posts"]);
+/** An operation whose required `Idempotency-Key` header the client supplies, so the caller may leave it out. */
+type KeySupplied<Op> = Op extends { parameters: { header: infer H extends { "Idempotency-Key": string } } }
+  ? Omit<Op, "parameters"> & { parameters: Omit<Op["parameters"], "header"> & { header?: Omit<H, "Idempotency-Key"> & { "Idempotency-Key"?: string } } }
+  : Op;
+
+/** The document's paths as the client takes them: the API requires the key of a post creation; the client makes it. */
+export type ClientPaths = { [P in keyof paths]: P extends IdempotentCreation ? Omit<paths[P], "post"> & { post: KeySupplied<paths[P]["post"]> } : paths[P] };
+
+/** The client: `GET`, `POST`, `DELETE`, … of each documented path, typed from the document. */
+export type ShopkitClient = Client<ClientPaths, "application/json">;
 
 const idempotencyKeys: Middleware = {
   onRequest({ request, schemaPath }) {
@@ -69,7 +78,7 @@ const idempotencyKeys: Middleware = {
  */
 export function createClient(options: ClientOptions): ShopkitClient {
   const send = options.fetch ?? ((request: Request) => globalThis.fetch(request));
-  const client = createFetchClient<paths>({
+  const client = createFetchClient<ClientPaths>({
     baseUrl: options.baseUrl.replace(/\/+$/, ""),
     headers: { ...options.headers, ...(options.apiKey ? { Authorization: `Bearer ${options.apiKey}` } : {}) },
     fetch: retryingFetch(send, options.retry),
