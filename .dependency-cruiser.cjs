@@ -6,7 +6,7 @@
  *   base      src/images, src/adapters, db, src/config.ts, src/services.ts (the ports), src/heavy/index.ts
  *             (the heavy-work limiter and its port)
  *   http      src/http
- *   areas     src/qr, src/photo, src/social, src/hub: none imports another, except the edges allowed below
+ *   areas     src/qr, src/photo, src/social, src/hub, src/webhooks: none imports another, except the edges allowed below
  *   app       src/app.ts, src/edge-services.ts, src/sandbox-app.ts, src/heavy/tasks.ts and src/heavy/wire.ts
  *             (the heavy-task registry names every area's tasks)
  *   entries   functions, dev: may import anything; so may test, bench and scripts, which are not checked
@@ -17,7 +17,7 @@
 const LIB = "^src/lib/";
 const BASE = ["^src/(images|adapters)/", "^db/", "^src/(config|services)\\.ts$", "^src/heavy/index\\.ts$"];
 const HTTP = "^src/http/";
-const AREAS = "^src/(qr|photo|social|hub)/";
+const AREAS = "^src/(qr|photo|social|hub|webhooks)/";
 const APP = ["^src/(app|edge-services|sandbox-app)\\.ts$", "^src/heavy/(tasks|wire)\\.ts$"];
 const ENTRIES = ["^functions/", "^dev/"];
 
@@ -39,7 +39,7 @@ const areaRule = (area, allowed) => ({
   comment: `src/${area} imports another area; areas are independent (allowed: ${allowed.length ? allowed.join(", ") : "none"})`,
   severity: "error",
   from: { path: `^src/${area}/` },
-  to: { path: "^src/(qr|photo|social|hub)/", pathNot: [`^src/${area}/`, ...allowed] },
+  to: { path: "^src/(qr|photo|social|hub|webhooks)/", pathNot: [`^src/${area}/`, ...allowed] },
 });
 
 module.exports = {
@@ -75,7 +75,9 @@ module.exports = {
     areaRule("qr", []),
     areaRule("photo", []),
     // The hub's pages show and cancel area C's posts and connect its accounts, through area C's functions.
-    areaRule("hub", ["^src/social/"]),
+    areaRule("hub", ["^src/social/", "^src/webhooks/"]),
+    // A webhook message carries area C's post or account and area B's job, read through those areas' functions.
+    areaRule("webhooks", ["^src/social/(post-record|accounts|schemas)\\.ts$", "^src/photo/(service|schemas)\\.ts$"]),
     // The sandbox's OAuth dialog signs a person in with the hub's session and page environment.
     areaRule("social", ["^src/hub/(session|env)\\.ts$"]),
     {

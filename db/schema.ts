@@ -403,3 +403,96 @@ export const oauthStates = pgTable("oauth_states", {
   createdAt: ts("created_at").notNull().defaultNow(),
   expiresAt: ts("expires_at").notNull(),
 });
+
+/**
+ * A user's webhook endpoints (at most 10 each). The signing secret is stored encrypted (the token cipher), as
+ * it must be read back to sign; after a rotation the previous secret also signs until `previousSecretUntil`.
+ */
+export const webhookEndpoints = pgTable(
+  "webhook_endpoints",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    url: text("url").notNull(),
+    /** The event types sent here; null means every type. */
+    events: text("events").array(),
+    description: text("description").notNull().default(""),
+    enabled: boolean("enabled").notNull().default(true),
+    /** Why it is disabled: manual | gone (the receiver answered 410) | failing (every attempt failed for 5 days). */
+    disabledReason: text("disabled_reason"),
+    secretCiphertext: text("secret_ciphertext").notNull(),
+    previousSecretCiphertext: text("previous_secret_ciphertext"),
+    previousSecretUntil: ts("previous_secret_until"),
+    /** The first failed attempt since the last success; null while the endpoint answers. */
+    failingSince: ts("failing_since"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [index("webhook_endpoints_user_idx").on(t.userId, t.createdAt)],
+);
+
+/**
+ * The outbox: one row per event, written by triggers in the transaction of the state change that causes it
+ * (the `webhooks` migration), only for users with an endpoint that takes the event. `payload` is the message's JSON
+ * text, made at its first send and then kept, so every retry and replay sends the same bytes.
+ */
+export const webhookMessages = pgTable(
+  "webhook_messages",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    type: text("type").notNull(),
+    /** The resource the event is about: a post, a photo job, an account or an endpoint (webhook.test). */
+    subjectId: text("subject_id").notNull(),
+    /** post.target.* events: the target's account id. */
+    accountId: text("account_id"),
+    payload: text("payload"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [index("webhook_messages_user_idx").on(t.userId, t.createdAt)],
+);
+
+/** One message to one endpoint: its state, the claim fence (`attempts`) and the log of attempts. */
+export const webhookDeliveries = pgTable(
+  "webhook_deliveries",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    messageId: uuid("message_id")
+      .notNull()
+      .references(() => webhookMessages.id, { onDelete: "cascade" }),
+    endpointId: uuid("endpoint_id")
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: "cascade" }),
+    userId: uuid("user_id").notNull(),
+    /** pending | sending | delivered | failed */
+    status: text("status").notNull().default("pending"),
+    /** Attempts started; a claim's number is its fence, as for post deliveries. */
+    attempts: integer("attempts").notNull().default(0),
+    /** Attempts of the current round (a replay starts a new round of the retry schedule). */
+    roundAttempts: integer("round_attempts").notNull().default(0),
+    nextAttemptAt: ts("next_attempt_at"),
+    lockedUntil: ts("locked_until"),
+    jobId: text("job_id"),
+    /** Every attempt: `{at, status, error, durationMs}`, the newest last. */
+    log: jsonb("log").$type<WebhookAttempt[]>().notNull().default(sql`'[]'::jsonb`),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [
+    index("webhook_deliveries_due_idx").on(t.status, t.nextAttemptAt),
+    index("webhook_deliveries_endpoint_idx").on(t.endpointId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    index("webhook_deliveries_message_idx").on(t.messageId),
+  ],
+);
+
+export interface WebhookAttempt {
+  at: string;
+  /** The receiver's HTTP status; null when no answer came (the error says why). */
+  status: number | null;
+  error: string | null;
+  durationMs: number;
+}

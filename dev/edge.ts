@@ -64,7 +64,13 @@ async function main(): Promise<void> {
       s3: { dir: join(config.dataDir, "edge-s3"), publicBaseUrl: `${config.publicBaseUrl}/files` },
       host: config.host,
       port: config.port,
-      bindings: (standard) => ({ ...standard, ...passed, PUBLIC_BASE_URL: config.publicBaseUrl, PLATFORM_SANDBOX: sandbox }),
+      bindings: (standard) => ({
+        ...standard,
+        ...passed,
+        PUBLIC_BASE_URL: config.publicBaseUrl,
+        PLATFORM_SANDBOX: sandbox,
+        WEBHOOK_ALLOW_LOOPBACK: passed.WEBHOOK_ALLOW_LOOPBACK ?? "on",
+      }),
     });
   } catch (err) {
     await db.close();

@@ -40,6 +40,9 @@ export const LOCAL_ONLY: Record<string, string> = {
   HEAVY_QUEUE_PER_USER: "sized for Node's thread pool; a Worker isolate keeps the default",
   HEAVY_QUEUE: "sized for Node's thread pool; a Worker isolate keeps the default",
   HEAVY_IDLE_SECONDS: "how long an idle Node image thread lives",
+  WEBHOOK_ALLOW_LOOPBACK: "accepts webhook endpoints on this machine's loopback addresses; local development only",
+  WEBHOOK_RETRY_SCHEDULE: "shortens the webhook retry schedule for tests",
+  WEBHOOK_ROTATION_OVERLAP_SECONDS: "shortens a rotated webhook secret's overlap for tests",
 };
 
 type Inputs = { wrangler: WranglerInputs; secrets: SecretList } | undefined;

@@ -25,6 +25,8 @@ import { createFilesRoutes } from "./http/files";
 import { createDeliveryRoutes } from "./social/delivery/routes";
 import { createSandboxRoutes } from "./social/sandbox";
 import { createHubRoutes } from "./hub";
+import { createWebhookCallbackRoutes, createWebhookRoutes } from "./webhooks/routes";
+import { registerWebhookEvents } from "./webhooks/openapi";
 import { checkHealth, frontDoor, serviceRoutes } from "./http/front-door";
 import { mountApiDocument } from "./http/api-document";
 import { validationHook } from "./http/validate";
@@ -89,10 +91,13 @@ export function createApp(provider: ServicesProvider, extras: AppExtras = {}): H
   app.route("/api/qr-code", createQrRoutes());
   app.route("/api/image", createPhotoRoutes());
   app.route("/api/v1/social", createSocialRoutes());
+  app.route("/api/v1/webhooks", createWebhookRoutes());
   app.route("/api/internal/deliveries", createDeliveryRoutes());
   app.route("/api/internal/photo", createPredictionCallbackRoutes());
+  app.route("/api/internal/webhooks", createWebhookCallbackRoutes());
   app.route("/sandbox", createSandboxRoutes());
   app.route("/hub", createHubRoutes());
+  registerWebhookEvents(app);
   mountApiDocument(app);
   extras.mount?.(app);
 

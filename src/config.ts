@@ -87,6 +87,19 @@ const EnvSchema = z.object({
   RATE_LIMIT_SOCIAL_READ: positiveInt(300),
   RATE_LIMIT_SOCIAL_WRITE: positiveInt(60),
   RETENTION_DAYS: positiveInt(90, 3650),
+  WEBHOOK_ALLOW_LOOPBACK: optionalString
+    .transform((v) => v ?? "off")
+    .refine((v) => v === "on" || v === "off", { message: 'must be "on" or "off" (unset means off)' }),
+  WEBHOOK_RETRY_SCHEDULE: optionalString.transform((v, ctx) => {
+    if (v === undefined) return undefined;
+    const delays = v.split(",").map((s) => Number(s.trim()));
+    if (delays.length < 1 || delays.length > 20 || delays.some((d) => !Number.isFinite(d) || d < 0 || d > 7 * 86_400)) {
+      ctx.addIssue({ code: "custom", message: `must be 1 to 20 comma-separated delays in seconds (0 to 604800), got "${v}"` });
+      return z.NEVER;
+    }
+    return delays.map((d) => Math.round(d * 1000));
+  }),
+  WEBHOOK_ROTATION_OVERLAP_SECONDS: positiveInt(86_400, 30 * 86_400),
   HEAVY_THREADS: wholeNumber(0, 64),
   HEAVY_JOBS_PER_USER: positiveInt(2, 64),
   HEAVY_QUEUE_PER_USER: wholeNumber(0, 1000),
@@ -108,6 +121,9 @@ const GROUPS: Array<{ name: string; vars: Array<keyof z.infer<typeof EnvSchema>>
   { name: "the real platforms", vars: ["GRAPH_API_BASE", "META_APP_ID", "META_APP_SECRET"] },
   { name: "OpenID Connect sign-in to the hub", vars: ["OIDC_ISSUER", "OIDC_CLIENT_ID", "OIDC_CLIENT_SECRET"] },
 ];
+
+/** At once, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: the Standard Webhooks senders' schedule. */
+export const WEBHOOK_RETRY_SCHEDULE_MS = [0, 5, 300, 1800, 7200, 18_000, 36_000, 36_000].map((s) => s * 1000);
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
@@ -160,6 +176,13 @@ export interface Config {
    */
   heavy: { threads?: number; perUser: number; queuePerUser: number; queue: number; idleSeconds: number };
   retentionDays: number;
+  /**
+   * Webhook delivery. `allowLoopback`: WEBHOOK_ALLOW_LOOPBACK=on accepts http://127.0.0.1:<port> and
+   * http://localhost:<port> endpoints (local development only; `npm start` on embedded defaults turns it on).
+   * `retryScheduleMs`: the delay before each attempt of a message, the first included (WEBHOOK_RETRY_SCHEDULE,
+   * seconds). `rotationOverlapMs`: how long a rotated secret keeps signing beside the new one.
+   */
+  webhooks: { allowLoopback: boolean; retryScheduleMs: number[]; rotationOverlapMs: number };
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
 }
 
@@ -241,6 +264,11 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       idleSeconds: e.HEAVY_IDLE_SECONDS,
     },
     retentionDays: e.RETENTION_DAYS,
+    webhooks: {
+      allowLoopback: e.WEBHOOK_ALLOW_LOOPBACK === "on",
+      retryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE ?? WEBHOOK_RETRY_SCHEDULE_MS,
+      rotationOverlapMs: e.WEBHOOK_ROTATION_OVERLAP_SECONDS * 1000,
+    },
     logLevel: e.LOG_LEVEL as Config["logLevel"],
   };
 }

@@ -26,6 +26,7 @@ import { S3Storage } from "./adapters/storage/s3";
 import { createEdgeFetcher } from "./adapters/fetch/edge";
 import { AesGcmTokenCipher } from "./adapters/token-cipher";
 import { createGenerator } from "./photo/providers";
+import { webhookKicker } from "./webhooks/dispatch";
 import type { DecodeLimits } from "./images/limits";
 
 /**
@@ -133,13 +134,13 @@ export function buildEdgeServices(env: Record<string, unknown>, ctx: EdgeContext
   };
 
   const storage = S3Storage(config.s3);
-  return {
+  const services: EdgeServices = {
     config,
     db: db.db,
     rateLimiter: rateLimiterFor(config),
     queue,
     storage,
-    fetcher: createEdgeFetcher(),
+    fetcher: createEdgeFetcher({ allowLoopbackWebhooks: config.webhooks.allowLoopback }),
     clock: { now: () => new Date() },
     log,
     tokens: AesGcmTokenCipher(config.tokenEncryptionKey),
@@ -153,6 +154,8 @@ export function buildEdgeServices(env: Record<string, unknown>, ctx: EdgeContext
       await db.close();
     },
   };
+  services.kickWebhooks = webhookKicker(services);
+  return services;
 }
 
 /**

@@ -35,6 +35,11 @@ export interface Queue {
   enqueue(deliveryId: string, notBefore?: Date): Promise<string | null>;
   /** Best-effort cancellation of a job. */
   cancel(jobId: string): Promise<void>;
+  /**
+   * Ask for the webhook delivery `webhookDeliveryId` to be sent at `notBefore`: a QStash message (its job id),
+   * or, for the poller, the process's webhook sender told when it is due (null).
+   */
+  enqueueWebhook(webhookDeliveryId: string, notBefore: Date): Promise<string | null>;
   /** "qstash" or "poller": the poller finds due deliveries itself, so nothing needs enqueuing. */
   readonly kind: "qstash" | "poller";
 }
@@ -64,6 +69,25 @@ export interface FetchedImage {
  */
 export interface SafeFetcher {
   fetchBytes(url: string, options?: { maxBytes?: number; timeoutMs?: number }): Promise<FetchedImage>;
+  /**
+   * POSTs one webhook message by the same URL rules (loopback endpoints too when WEBHOOK_ALLOW_LOOPBACK is on),
+   * redirects not followed, within `timeoutMs` for the answer's headers. Resolves with the receiver's status
+   * whatever it is; throws an Error whose message says why no answer came (refused URL, network, timeout).
+   */
+  postWebhook(request: WebhookRequest): Promise<WebhookAnswer>;
+}
+
+export interface WebhookRequest {
+  url: string;
+  body: string;
+  headers: Record<string, string>;
+  timeoutMs: number;
+}
+
+export interface WebhookAnswer {
+  status: number;
+  /** The answer's Retry-After header, as sent. */
+  retryAfter: string | null;
 }
 
 export interface Clock {
@@ -178,6 +202,13 @@ export interface Services {
   generator: ImageGenerator;
   /** CPU-heavy image work, fairly shared between users (worker threads on Node; the isolate on Workers). */
   heavy: HeavyWork;
+  /**
+   * Says that webhook messages may have been written (the outbox rows of a state change just committed, a
+   * test, a replay): the poller's sender looks at once; with QStash the new messages are queued. Optional, so
+   * services built for one purpose (a thread, a tool) may leave it out; the sweep and the sender's own poll
+   * find every message anyway.
+   */
+  kickWebhooks?: () => void;
   /** Verified API keys for a few seconds (Node); absent on Workers, whose services live for one request. */
   apiKeyCache?: ApiKeyCache;
   /**

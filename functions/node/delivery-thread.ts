@@ -41,6 +41,10 @@ export function startDeliveryThread(queue: PollerQueue, log: Pick<Logger, "error
       worker = thread;
       alive = true;
       thread.once("message", () => resolve());
+      // The thread's state changes wrote webhook messages: this thread's sender sends them.
+      thread.on("message", (m: { webhooks?: number }) => {
+        if (typeof m?.webhooks === "number") queue.kickWebhooks(m.webhooks ? new Date(m.webhooks) : undefined);
+      });
       thread.once("error", (err) => {
         log.error("delivery thread failed", { error: String(err) });
         reject(err);

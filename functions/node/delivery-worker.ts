@@ -2,7 +2,8 @@
  * The delivery thread's entry (started by ./delivery-thread.ts): its own services on the server's
  * configuration (its own node-postgres pool, the same DATA_DIR secrets and files), an app of only the
  * platform sandbox's routes, reached in process, and a scheduler that only claims and publishes; the
- * server's own scheduler keeps the sweep. Messages from the server: `{ due }` (a delivery due at that
+ * server's own scheduler keeps the sweep; its webhook kicks go to the server (`{ webhooks }`), whose sender
+ * sends the messages. Messages from the server: `{ due }` (a delivery due at that
  * epoch ms was created or re-queued there) and `{ stop: true }` (stop claiming, finish what is in flight,
  * close, answer `{ stopped: true }`).
  */
@@ -22,6 +23,8 @@ const { services } = node;
 answerSandboxInProcess(services, () => createSandboxApp(services));
 const scheduler = startScheduler(services, { publish: true, housekeeping: false });
 const queue = services.queue as PollerQueue;
+// Webhook messages are sent by the server's thread (functions/node/webhook-sender.ts): tell it when they may be due.
+queue.watchWebhooks((due) => port.postMessage({ webhooks: due?.getTime() ?? 0 }));
 
 port.on("message", (message: { due?: number; stop?: boolean }) => {
   if (typeof message.due === "number") void queue.enqueue("", new Date(message.due));

@@ -26,12 +26,14 @@ export const DEV_EMAIL = "dev@localhost";
 
 /**
  * `npm start` on the embedded database (no DATABASE_URL) and without the real platforms turns the platform
- * sandbox on explicitly, so the README works with no account and no network. Anywhere else it stays as
- * configured: PLATFORM_SANDBOX unset means off.
+ * sandbox on explicitly, so the README works with no account and no network, and with it webhook endpoints on
+ * this machine (WEBHOOK_ALLOW_LOOPBACK, unless set). Anywhere else both stay as configured: unset means off.
  */
 export function embeddedDefaults(env: Record<string, string | undefined>): Record<string, string | undefined> {
   const unset = (name: string) => (env[name] ?? "").trim() === "";
-  if (unset("PLATFORM_SANDBOX") && unset("DATABASE_URL") && unset("GRAPH_API_BASE")) return { ...env, PLATFORM_SANDBOX: "on" };
+  if (unset("PLATFORM_SANDBOX") && unset("DATABASE_URL") && unset("GRAPH_API_BASE")) {
+    return { ...env, PLATFORM_SANDBOX: "on", WEBHOOK_ALLOW_LOOPBACK: unset("WEBHOOK_ALLOW_LOOPBACK") ? "on" : env.WEBHOOK_ALLOW_LOOPBACK };
+  }
   return env;
 }
 

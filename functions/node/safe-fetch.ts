@@ -39,9 +39,14 @@ export function createNodeFetcher(options: NodeFetcherOptions = {}): NodeFetcher
 
   const lookup = (hostname: string, lookupOptions: dns.LookupOptions, callback: LookupCallback): void => {
     resolve(hostname).then(
-      (answers) => {
+      (resolved) => {
+        let answers = resolved;
         if (answers.length === 0) return callback(notFound(hostname), []);
-        if (!allowedHosts.has(hostname)) {
+        // `localhost` reaches this lookup only as a webhook endpoint allowed by WEBHOOK_ALLOW_LOOPBACK (the URL
+        // rules refuse it everywhere else), and then only its loopback addresses are used.
+        const loopbackOnly = options.allowLoopbackWebhooks === true && hostname === "localhost";
+        if (loopbackOnly) answers = answers.filter((a) => addressProblem(a.address) === "a loopback address");
+        if (!allowedHosts.has(hostname) && !loopbackOnly) {
           for (const answer of answers) {
             const problem = addressProblem(answer.address);
             if (problem) {

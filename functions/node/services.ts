@@ -22,6 +22,7 @@ import { prepareDataDir } from "./data-dir";
 import { DeferredSet } from "./deferred";
 import { stdoutLine } from "./log-sink";
 import { createNodeFetcher } from "./safe-fetch";
+import { webhookKicker } from "../../src/webhooks/dispatch";
 import { createGenerator } from "../../src/photo/providers";
 import { configureNodeEngines } from "./engines";
 import { configureBodySource } from "../../src/http/inline-images";
@@ -79,7 +80,10 @@ export async function buildNodeServices(config: Config, options: NodeServicesOpt
     rateLimiter: config.upstash ? UpstashRateLimiter(config.upstash) : MemoryRateLimiter(),
     queue: config.qstash ? (await import("../../src/adapters/queue/qstash")).QStashQueue(config) : PollerQueue(),
     storage,
-    fetcher: createNodeFetcher(options.fetcherTestAllow ? { testAllow: options.fetcherTestAllow } : {}),
+    fetcher: createNodeFetcher({
+      allowLoopbackWebhooks: config.webhooks.allowLoopback,
+      ...(options.fetcherTestAllow ? { testAllow: options.fetcherTestAllow } : {}),
+    }),
     clock: { now: () => new Date() },
     log,
     tokens: AesGcmTokenCipher(tokenKey),
@@ -93,6 +97,7 @@ export async function buildNodeServices(config: Config, options: NodeServicesOpt
     ...options.overrides,
   };
 
+  services.kickWebhooks ??= webhookKicker(services);
   return {
     services,
     db,

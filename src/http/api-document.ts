@@ -76,6 +76,11 @@ export function apiDocument(app: OpenAPIHono<AppEnv>, config: Pick<Config, "publ
       { name: "Accounts", description: "Area C: accounts connected in the social hub." },
       { name: "Media", description: "Area C: images prepared for posting." },
       { name: "Posts", description: "Area C: idempotent creation, delivery status, listing and cancellation." },
+      {
+        name: "Webhooks",
+        description:
+          "Signed status messages (Standard Webhooks) to your endpoints, instead of polling: the endpoints, their deliveries, and in the document's `webhooks` section every event's message.",
+      },
       { name: "Service", description: "The service itself: what it is and whether it is healthy." },
     ],
   });

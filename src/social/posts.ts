@@ -633,6 +633,7 @@ export async function cancelPost(services: Services, userId: string, id: string)
     }
     return cancelled.flatMap((c) => (c.jobId ? [c.jobId] : []));
   });
+  services.kickWebhooks?.();
   const results = await Promise.allSettled(jobs.map((jobId) => services.queue.cancel(jobId)));
   results.forEach((r, i) => {
     if (r.status === "rejected") services.log.warn("cancelling a queue job failed; the delivery claim will skip it", { jobId: jobs[i], err: String(r.reason) });

@@ -13,6 +13,7 @@ import { serviceRoutes } from "../../src/http/front-door";
 import { photoRoutes } from "../../src/photo/openapi";
 import { qrRoutes } from "../../src/qr/openapi";
 import { routes as socialRoutes } from "../../src/social/openapi";
+import { routes as webhookRoutes } from "../../src/webhooks/openapi";
 import { createTestApp, type TestApp } from "../helpers/harness";
 import { documentSchemas, type DocumentSchemas } from "../helpers/openapi";
 
@@ -167,6 +168,7 @@ describe("request examples and the validators", () => {
     ...Object.values(qrRoutes),
     ...Object.values(photoRoutes),
     ...Object.values(socialRoutes),
+    ...Object.values(webhookRoutes),
     ...Object.values(serviceRoutes),
   ] as RouteConfig[];
 
@@ -206,6 +208,8 @@ function documentPathOf(route: RouteConfig): string {
       ? "/api/image"
       : Object.values(socialRoutes).includes(route as never)
         ? "/api/v1/social"
-        : "";
+        : Object.values(webhookRoutes).includes(route as never)
+          ? "/api/v1/webhooks"
+          : "";
   return `${prefix}${route.path}`.replace(/\{([A-Za-z_]\w*)\{[^/]*\}\}/g, "{$1}").replace(/(.)\/$/, "$1");
 }

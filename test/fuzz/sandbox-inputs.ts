@@ -100,7 +100,10 @@ let world: Promise<World> | undefined;
 
 async function buildWorld(): Promise<World> {
   const config = parseConfig({ PLATFORM_SANDBOX: "on", LOG_LEVEL: "silent", RATE_LIMIT_SOCIAL_WRITE: "1000000", RATE_LIMIT_SOCIAL_READ: "1000000" });
-  const refusing = { fetchBytes: () => Promise.reject(new ApiError("INVALID_IMAGE_URL", "The fuzzer fetches nothing.")) };
+  const refusing = {
+    fetchBytes: () => Promise.reject(new ApiError("INVALID_IMAGE_URL", "The fuzzer fetches nothing.")),
+    postWebhook: () => Promise.reject(new Error("The fuzzer sends no webhooks.")),
+  };
   const noHeavy = { run: () => Promise.reject(new Error("no heavy work in the sandbox")), load: () => ({ running: 0, waiting: 0 }) };
   const { services } = await buildNodeServices(config, { inMemory: true, overrides: { fetcher: refusing, heavy: noHeavy as never } });
   const app = createApp(services);

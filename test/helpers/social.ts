@@ -44,6 +44,9 @@ export function recordingQueue(log: QueueLog, kind: "qstash" | "poller" = "qstas
       log.enqueued.push({ deliveryId, notBefore, jobId });
       return jobId;
     },
+    async enqueueWebhook() {
+      return null;
+    },
     async cancel(jobId) {
       log.cancelled.push(jobId);
     },

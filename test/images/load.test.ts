@@ -23,6 +23,7 @@ afterAll(() => server?.close());
 
 const never: SafeFetcher = {
   fetchBytes: () => Promise.reject(new Error("must not fetch")),
+  postWebhook: () => Promise.reject(new Error("must not send")),
 };
 
 describe("loadImageBytes", () => {

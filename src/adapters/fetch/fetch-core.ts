@@ -5,9 +5,9 @@
  */
 import { concat } from "../../lib/encoding";
 import { ApiError } from "../../lib/errors";
-import type { FetchedImage, SafeFetcher } from "../../services";
+import type { FetchedImage, SafeFetcher, WebhookAnswer, WebhookRequest } from "../../services";
 import { MAX_IMAGE_BYTES } from "../../images/sniff";
-import { allowedOrigins, checkImageUrl, type TestAllowance } from "./url-policy";
+import { allowedOrigins, checkImageUrl, checkWebhookUrl, type TestAllowance } from "./url-policy";
 
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
 
@@ -18,6 +18,8 @@ export interface SafeFetchOptions {
   timeoutMs?: number;
   /** Test-only allowance; see TestAllowance. */
   testAllow?: TestAllowance;
+  /** Webhook endpoints on loopback addresses are allowed (WEBHOOK_ALLOW_LOOPBACK). */
+  allowLoopbackWebhooks?: boolean;
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -57,7 +59,45 @@ export function createSafeFetcher(send: FetchLike, options: SafeFetchOptions = {
         clearTimeout(timer);
       }
     },
+    postWebhook: (request) => postWebhook(send, request, options.allowLoopbackWebhooks ?? false),
   };
+}
+
+/** A receiver's answer body is read (so the connection can be reused) up to this much, then dropped. */
+const WEBHOOK_ANSWER_BYTES = 64 * 1024;
+
+async function postWebhook(send: FetchLike, request: WebhookRequest, allowLoopback: boolean): Promise<WebhookAnswer> {
+  let url: URL;
+  try {
+    url = checkWebhookUrl(request.url, allowLoopback);
+  } catch (err) {
+    throw new Error(err instanceof Error ? err.message : "the URL is not allowed");
+  }
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, request.timeoutMs);
+  try {
+    const response = await send(url.href, {
+      method: "POST",
+      redirect: "manual",
+      signal: controller.signal,
+      headers: { "content-type": "application/json", "user-agent": "shopkit-webhooks/1", ...request.headers },
+      body: request.body,
+    });
+    const status = response.type === "opaqueredirect" ? 302 : response.status;
+    const retryAfter = response.headers.get("retry-after");
+    await readCapped(response, WEBHOOK_ANSWER_BYTES, () => new Error("answer too large"), controller).catch(() => undefined);
+    return { status, retryAfter };
+  } catch (err) {
+    if (timedOut) throw new Error(`no answer within ${formatSeconds(request.timeoutMs)}`);
+    const cause = toApiError(err);
+    throw new Error(cause.message.replace("The image URL could not be fetched: ", "").replace(/^The image URL's host/, "the host"));
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function fetchChecked(send: FetchLike, url: URL, maxBytes: number, controller: AbortController): Promise<FetchedImage> {

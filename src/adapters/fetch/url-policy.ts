@@ -117,6 +117,41 @@ export function checkImageUrl(raw: string, allowed: Set<string> = new Set()): UR
   return url;
 }
 
+/**
+ * Parses and checks a webhook endpoint's URL by the same rules as every outbound URL (https on port 443, no
+ * credentials, public hosts only); with `allowLoopback` (WEBHOOK_ALLOW_LOOPBACK, local development) also
+ * `http://127.0.0.1:<port>` and `http://localhost:<port>`. Throws a 422 naming the field `url`.
+ *
+ * @example
+ * checkWebhookUrl("https://shop.example/hooks");         // URL
+ * checkWebhookUrl("https://10.0.0.5/hooks");             // throws: the host is a private network address
+ * checkWebhookUrl("http://127.0.0.1:9000/h", true);      // URL
+ */
+export function checkWebhookUrl(raw: string, allowLoopback = false): URL {
+  const refuse = (message: string) => new ApiError("VALIDATION_FAILED", `url: ${message}`, { details: [{ path: "url", message }] });
+  if (raw.length > MAX_URL_LENGTH) throw refuse(`must be at most ${MAX_URL_LENGTH} characters long`);
+  // eslint-disable-next-line no-control-regex
+  if (/[\s\u0000-\u001f\u007f]/.test(raw)) throw refuse("must not contain spaces, line breaks or control characters");
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw refuse("is not a valid absolute URL");
+  }
+  if (url.username || url.password) throw refuse("must not contain credentials (user:password@host)");
+  if (allowLoopback && isLoopbackEndpoint(url)) return url;
+  if (url.protocol !== "https:") throw refuse(`must use https (it uses ${url.protocol.replace(/:$/, "").slice(0, 20)})`);
+  if (url.port !== "") throw refuse(`port ${url.port} is not allowed; webhooks are sent to port 443`);
+  const problem = hostProblem(url.hostname);
+  if (problem) throw refuse(`the host ${problem.replace("may be fetched", "may receive webhooks")}`);
+  return url;
+}
+
+/** `http(s)://127.0.0.1:<port>` or `http(s)://localhost:<port>`: a receiver on this machine. */
+export function isLoopbackEndpoint(url: URL): boolean {
+  return (url.protocol === "http:" || url.protocol === "https:") && (url.hostname === "127.0.0.1" || url.hostname === "localhost");
+}
+
 /** Why a URL hostname (as WHATWG prints it) is not acceptable, or null. */
 function hostProblem(hostname: string): string | null {
   const host = hostname.toLowerCase().replace(/\.+$/, "");

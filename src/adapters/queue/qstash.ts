@@ -14,12 +14,18 @@ import type { Config } from "../../config";
 import type { Queue } from "../../services";
 
 export const PUBLISH_CALLBACK_PATH = "/api/internal/deliveries/publish";
+/** Where QStash brings a webhook delivery's message: body `{"webhookDeliveryId": ...}`. */
+export const WEBHOOK_CALLBACK_PATH = "/api/internal/webhooks/send";
 
 /** How often QStash itself re-delivers when our route answers non-2xx (an infrastructure failure only). */
 const DELIVERY_RETRIES = 3;
 
 export function publishCallbackUrl(config: Pick<Config, "publicBaseUrl">): string {
   return `${config.publicBaseUrl}${PUBLISH_CALLBACK_PATH}`;
+}
+
+export function webhookCallbackUrl(config: Pick<Config, "publicBaseUrl">): string {
+  return `${config.publicBaseUrl}${WEBHOOK_CALLBACK_PATH}`;
 }
 
 export function QStashQueue(config: Config): Queue {
@@ -33,6 +39,7 @@ export function QStashQueue(config: Config): Queue {
     retry: { retries: 2, backoff: (n) => 100 * 2 ** n },
   });
   const url = publishCallbackUrl(config);
+  const webhookUrl = webhookCallbackUrl(config);
   return {
     kind: "qstash",
     async enqueue(deliveryId, notBefore) {
@@ -42,6 +49,17 @@ export function QStashQueue(config: Config): Queue {
         body: { deliveryId },
         notBefore: seconds,
         deduplicationId: `${deliveryId}-${seconds ?? "now"}`,
+        retries: DELIVERY_RETRIES,
+      });
+      return (res as { messageId?: string }).messageId ?? null;
+    },
+    async enqueueWebhook(webhookDeliveryId, notBefore) {
+      const seconds = Math.ceil(notBefore.getTime() / 1000);
+      const res = await client.publishJSON({
+        url: webhookUrl,
+        body: { webhookDeliveryId },
+        notBefore: seconds > Date.now() / 1000 ? seconds : undefined,
+        deduplicationId: `wh-${webhookDeliveryId}-${seconds}`,
         retries: DELIVERY_RETRIES,
       });
       return (res as { messageId?: string }).messageId ?? null;

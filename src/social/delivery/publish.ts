@@ -133,6 +133,8 @@ export async function publishClaimed(services: Services, claim: store.Claim, opt
     return await recordError(services, claim, kind, err, uncertain, options);
   } finally {
     clearInterval(heartbeat);
+    // The outcome's webhook messages (written with it, by the outbox triggers) may be sent now.
+    services.kickWebhooks?.();
   }
 }
 

@@ -1,0 +1,65 @@
+/**
+ * A message's body: `{"type", "timestamp", "data"}` with `data` the resource as the API answers it now (the
+ * post record of area C, the account as listed, the job of area B), read through those areas' own functions.
+ * Null when the resource no longer exists.
+ */
+import { and, eq } from "drizzle-orm";
+import { socialAccounts, type webhookMessages } from "../../db/schema";
+import { loadPostRecords } from "../social/post-record";
+import { toAccountRecord } from "../social/accounts";
+import { jobStatus } from "../photo/service";
+import { ApiError } from "../http/errors";
+import { Base64Value } from "../http/streamed-json";
+import { base64FromBytes } from "../lib/encoding";
+import type { Services } from "../services";
+import type { WebhookEventType } from "./events";
+
+type MessageRow = typeof webhookMessages.$inferSelect;
+
+export async function buildPayload(services: Services, message: MessageRow): Promise<string | null> {
+  const data = await dataOf(services, message);
+  if (data === null) return null;
+  // A job's PNG given as a data URI is a Base64Value (written from its bytes when the API streams it).
+  return JSON.stringify({ type: message.type, timestamp: message.createdAt.toISOString(), data }, (_key, value: unknown) =>
+    value instanceof Base64Value ? value.prefix + base64FromBytes(value.bytes) : value,
+  );
+}
+
+async function dataOf(services: Services, message: MessageRow): Promise<unknown> {
+  const { db, clock } = services;
+  const type = message.type as WebhookEventType;
+  switch (type) {
+    case "post.published":
+    case "post.partially_published":
+    case "post.failed":
+    case "post.cancelled": {
+      const [post] = await loadPostRecords(db, message.userId, [message.subjectId], clock.now());
+      return post ?? null;
+    }
+    case "post.target.published":
+    case "post.target.failed": {
+      const [post] = await loadPostRecords(db, message.userId, [message.subjectId], clock.now());
+      const target = post?.accounts.find((a) => a.accountId === message.accountId);
+      return post && target ? { target, post } : null;
+    }
+    case "account.reconnect_required": {
+      const [row] = await db
+        .select()
+        .from(socialAccounts)
+        .where(and(eq(socialAccounts.userId, message.userId), eq(socialAccounts.id, message.subjectId)));
+      return row ? toAccountRecord(row) : null;
+    }
+    case "photo.job.succeeded":
+    case "photo.job.failed":
+      try {
+        return await jobStatus(services, message.userId, message.subjectId);
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 404) return null;
+        throw err;
+      }
+    case "webhook.test":
+      return { endpointId: message.subjectId, message: "A test message from Shopkit: the endpoint receives and verifies webhooks." };
+    default:
+      return null;
+  }
+}

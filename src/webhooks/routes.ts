@@ -1,0 +1,75 @@
+/**
+ * The webhooks router, mounted at /api/v1/webhooks: the operations of openapi.ts (each validated by the house
+ * hook), `Cache-Control: no-store` on every answer, and for any other path the credential check, then 404.
+ * `createWebhookCallbackRoutes` is QStash's signed callback that sends one message (/api/internal/webhooks).
+ *
+ * @example
+ * app.route("/api/v1/webhooks", createWebhookRoutes());
+ */
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { Hono, type MiddlewareHandler } from "hono";
+import { Receiver } from "@upstash/qstash";
+import type { AppEnv } from "../http/env";
+import { ApiError } from "../http/errors";
+import { authenticatedNotFound } from "../http/openapi";
+import { validationHook } from "../http/validate";
+import { webhookCallbackUrl } from "../adapters/queue/qstash";
+import * as handlers from "./handlers";
+import { routes } from "./openapi";
+import { sendWebhookDelivery } from "./send";
+
+const noStore: MiddlewareHandler<AppEnv> = async (c, next) => {
+  await next();
+  c.res.headers.set("Cache-Control", "no-store");
+};
+
+export function createWebhookRoutes(): OpenAPIHono<AppEnv> {
+  const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
+  router.use("*", noStore);
+  router.openapi(routes.createWebhook, handlers.createWebhook, validationHook(routes.createWebhook));
+  router.openapi(routes.listWebhooks, handlers.listWebhooks, validationHook(routes.listWebhooks));
+  router.openapi(routes.getWebhook, handlers.getWebhook, validationHook(routes.getWebhook));
+  router.openapi(routes.updateWebhook, handlers.updateWebhook, validationHook(routes.updateWebhook));
+  router.openapi(routes.deleteWebhook, handlers.deleteWebhook, validationHook(routes.deleteWebhook));
+  router.openapi(routes.rotateWebhookSecret, handlers.rotateWebhookSecret, validationHook(routes.rotateWebhookSecret));
+  router.openapi(routes.testWebhook, handlers.testWebhook, validationHook(routes.testWebhook));
+  router.openapi(routes.listWebhookDeliveries, handlers.listWebhookDeliveries, validationHook(routes.listWebhookDeliveries));
+  router.openapi(routes.replayWebhookDelivery, handlers.replayWebhookDelivery, validationHook(routes.replayWebhookDelivery));
+  router.all("*", ...authenticatedNotFound({ scope: "social", rateLimit: { read: "social-read", write: "social-write" } }));
+  return router;
+}
+
+/**
+ * `POST /api/internal/webhooks/send`, body `{"webhookDeliveryId": "..."}`: QStash's message for one delivery,
+ * verified as the publish callback is (the Receiver, both signing keys, the raw body, this URL). It answers
+ * 2xx once the attempt is recorded, whatever the receiver said (the retry is a new QStash message), and 5xx
+ * only when the attempt could not be made or recorded, so QStash brings it again.
+ */
+export function createWebhookCallbackRoutes(): Hono<AppEnv> {
+  const router = new Hono<AppEnv>();
+  router.post("/send", async (c) => {
+    const services = c.get("services");
+    const qstash = services.config.qstash;
+    if (!qstash) throw new ApiError("NOT_FOUND", "No route matches this method and path.");
+    const signature = c.req.header("upstash-signature");
+    const raw = await c.req.text();
+    if (!signature) throw new ApiError("UNAUTHORIZED", "Missing Upstash-Signature.");
+    const receiver = new Receiver({ currentSigningKey: qstash.currentSigningKey, nextSigningKey: qstash.nextSigningKey, devMode: false });
+    try {
+      await receiver.verify({ signature, body: raw, url: webhookCallbackUrl(services.config), clockTolerance: 5 });
+    } catch (err) {
+      services.log.warn("qstash signature refused", { reason: err instanceof Error ? err.message.slice(0, 200) : "invalid" });
+      throw new ApiError("UNAUTHORIZED", "The Upstash-Signature is not valid for this request.");
+    }
+    let id: unknown;
+    try {
+      id = (JSON.parse(raw) as { webhookDeliveryId?: unknown })?.webhookDeliveryId;
+    } catch {
+      id = undefined;
+    }
+    if (typeof id !== "string") return c.json({ data: { outcome: "ignored" } });
+    const outcome = await sendWebhookDelivery(services, id);
+    return c.json({ data: { webhookDeliveryId: id, outcome: outcome?.status ?? "skipped" } });
+  });
+  return router;
+}

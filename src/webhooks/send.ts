@@ -1,0 +1,273 @@
+/**
+ * Sending one webhook message to one endpoint: claim the delivery (a fenced claim, as for post deliveries:
+ * `status = 'sending'` and `attempts + 1`, every later write requires both), make the message's body once
+ * (kept on the message, so every retry and replay sends the same bytes), sign it with the endpoint's
+ * secret(s), POST it within 15 s without following redirects, and record the outcome:
+ *
+ * - 2xx: delivered; the endpoint is no longer failing.
+ * - 410 Gone: the endpoint is disabled at once (`gone`); nothing more is sent to it.
+ * - anything else, or no answer: the next attempt of the round after the schedule's delay (at once, 5 s,
+ *   5 min, 30 min, 2 h, 5 h, 10 h, 10 h by default) with up to 20 % jitter, or later when the receiver's
+ *   Retry-After asks for it (capped at 24 h); failed once the schedule is spent. An endpoint whose attempts
+ *   have all failed for 5 days is disabled (`failing`).
+ *
+ * A disabled endpoint's pending messages are parked (no due time) and become due when it is enabled again.
+ *
+ * @example
+ * const [claim] = await claimDueWebhooks(services.db, new Date(), 1);
+ * await sendClaimed(services, claim); // { status: "delivered", httpStatus: 200 }
+ */
+import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
+import { webhookDeliveries, webhookEndpoints, webhookMessages, type WebhookAttempt } from "../../db/schema";
+import type { Db } from "../../db/client";
+import { isUuid, uuidArray } from "../lib/encoding";
+import type { Services } from "../services";
+import { buildPayload } from "./payloads";
+import { signedHeaders, webhookIdOf } from "./signing";
+
+export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
+
+/** A receiver has this long to answer. */
+export const SEND_TIMEOUT_MS = 15_000;
+/** A claim's lock: the timeout and a margin. A sender that dies leaves it to expire, then it is due again. */
+export const SEND_LOCK_MS = SEND_TIMEOUT_MS + 5_000;
+/** An endpoint failing every attempt for this long is disabled. */
+export const DISABLE_AFTER_MS = 5 * 24 * 60 * 60_000;
+/** The longest wait a Retry-After may ask for. */
+const RETRY_AFTER_CAP_MS = 24 * 60 * 60_000;
+/** The attempts a delivery's log keeps (the newest). */
+const LOG_KEEP = 50;
+/** How much of the due queue one claim looks at. */
+const CLAIM_SCAN = 2000;
+
+export type SendOutcome =
+  | { status: "delivered"; httpStatus: number }
+  | { status: "retry"; nextAttemptAt: Date }
+  | { status: "failed"; reason: string }
+  | { status: "parked" }
+  | { status: "lost_claim" };
+
+/**
+ * Claims up to `limit` due deliveries of enabled endpoints, oldest first, at most `perEndpoint` of any one
+ * endpoint and none of the endpoints in `busy` (those with enough in flight already), so one slow endpoint
+ * never holds up the others.
+ */
+export async function claimDueWebhooks(
+  db: Db,
+  now: Date,
+  limit: number,
+  options: { perEndpoint?: number; busy?: readonly string[] } = {},
+): Promise<WebhookDeliveryRow[]> {
+  const at = sql`${now.toISOString()}::timestamptz`;
+  const due = sql`(select x.id from (
+      select c.id, c.next_attempt_at, row_number() over (partition by c.endpoint_id order by c.next_attempt_at, c.id) as rn
+        from (select w.id, w.endpoint_id, w.next_attempt_at from ${webhookDeliveries} w
+               where w.status = 'pending' and w.next_attempt_at <= ${at} and not (w.endpoint_id = any(${uuidArray(options.busy ?? [])}::uuid[]))
+               order by w.next_attempt_at limit ${CLAIM_SCAN}) c
+        join ${webhookEndpoints} e on e.id = c.endpoint_id and e.enabled
+    ) x where x.rn <= ${options.perEndpoint ?? limit} order by x.next_attempt_at limit ${limit})`;
+  return db
+    .update(webhookDeliveries)
+    .set(claimSet(now))
+    .where(and(sql`${webhookDeliveries.id} = any(array${due})`, eq(webhookDeliveries.status, "pending"), sql`${webhookDeliveries.nextAttemptAt} <= ${at}`))
+    .returning();
+}
+
+/** Claims one delivery by id (a queue message), when it is due. */
+export async function claimWebhook(db: Db, id: string, now: Date): Promise<WebhookDeliveryRow | null> {
+  if (!isUuid(id)) return null;
+  const [row] = await db
+    .update(webhookDeliveries)
+    .set(claimSet(now))
+    .where(
+      and(
+        eq(webhookDeliveries.id, id),
+        eq(webhookDeliveries.status, "pending"),
+        sql`${webhookDeliveries.nextAttemptAt} <= ${now.toISOString()}::timestamptz`,
+        sql`exists (select 1 from ${webhookEndpoints} e where e.id = ${webhookDeliveries.endpointId} and e.enabled)`,
+      ),
+    )
+    .returning();
+  return row ?? null;
+}
+
+const claimSet = (now: Date) => ({
+  status: "sending",
+  attempts: sql`${webhookDeliveries.attempts} + 1`,
+  roundAttempts: sql`${webhookDeliveries.roundAttempts} + 1`,
+  lockedUntil: new Date(now.getTime() + SEND_LOCK_MS),
+  updatedAt: now,
+});
+
+/** Claims and sends one delivery (the QStash callback's work); null when it was not claimable. */
+export async function sendWebhookDelivery(services: Services, id: string): Promise<SendOutcome | null> {
+  const claim = await claimWebhook(services.db, id, services.clock.now());
+  return claim ? sendClaimed(services, claim) : null;
+}
+
+export interface SendOptions {
+  random?: () => number;
+}
+
+export async function sendClaimed(services: Services, claim: WebhookDeliveryRow, options: SendOptions = {}): Promise<SendOutcome> {
+  const { db, clock, log } = services;
+  const [found] = await db
+    .select({ endpoint: webhookEndpoints, message: webhookMessages })
+    .from(webhookEndpoints)
+    .innerJoin(webhookMessages, eq(webhookMessages.id, claim.messageId))
+    .where(eq(webhookEndpoints.id, claim.endpointId));
+  if (!found) return { status: "lost_claim" }; // the endpoint was deleted, and its deliveries with it
+  const { endpoint, message } = found;
+  if (!endpoint.enabled) {
+    await write(db, claim, { status: "pending", nextAttemptAt: null, lockedUntil: null, roundAttempts: claim.roundAttempts - 1 });
+    return { status: "parked" };
+  }
+
+  let body = message.payload;
+  if (body === null) {
+    const made = await buildPayload(services, message);
+    if (made === null) {
+      await record(services, claim, { at: clock.now().toISOString(), status: null, error: "the resource no longer exists", durationMs: 0 }, "failed");
+      return { status: "failed", reason: "the resource no longer exists" };
+    }
+    // The first body made is the message's for good, whoever made it.
+    const [kept] = await db
+      .update(webhookMessages)
+      .set({ payload: sql`coalesce(${webhookMessages.payload}, ${made})` })
+      .where(eq(webhookMessages.id, message.id))
+      .returning({ payload: webhookMessages.payload });
+    body = kept?.payload ?? made;
+  }
+
+  const now = clock.now();
+  const secrets = [await services.tokens.decrypt(endpoint.secretCiphertext)];
+  if (endpoint.previousSecretCiphertext && endpoint.previousSecretUntil && endpoint.previousSecretUntil.getTime() > now.getTime()) {
+    secrets.push(await services.tokens.decrypt(endpoint.previousSecretCiphertext));
+  }
+  const headers = signedHeaders(webhookIdOf(message.id), now, body, secrets);
+  const started = Date.now();
+  let httpStatus: number | null = null;
+  let retryAfter: string | null = null;
+  let error: string | null = null;
+  try {
+    const answer = await services.fetcher.postWebhook({ url: endpoint.url, body, headers, timeoutMs: SEND_TIMEOUT_MS });
+    httpStatus = answer.status;
+    retryAfter = answer.retryAfter;
+  } catch (err) {
+    error = (err instanceof Error ? err.message : String(err)).slice(0, 300);
+  }
+  const attempt: WebhookAttempt = { at: now.toISOString(), status: httpStatus, error, durationMs: Date.now() - started };
+  const done = clock.now();
+
+  if (httpStatus !== null && httpStatus >= 200 && httpStatus < 300) {
+    if (!(await record(services, claim, attempt, "delivered"))) return { status: "lost_claim" };
+    if (endpoint.failingSince) await db.update(webhookEndpoints).set({ failingSince: null }).where(eq(webhookEndpoints.id, endpoint.id));
+    return { status: "delivered", httpStatus };
+  }
+
+  const failingSince = endpoint.failingSince ?? done;
+  const disableAs = httpStatus === 410 ? "gone" : done.getTime() - failingSince.getTime() >= DISABLE_AFTER_MS ? "failing" : null;
+  if (disableAs) {
+    if (!(await record(services, claim, attempt, "failed"))) return { status: "lost_claim" };
+    await disableEndpoint(db, endpoint.id, disableAs, done);
+    log.warn("webhook endpoint disabled", { endpointId: endpoint.id, reason: disableAs });
+    return { status: "failed", reason: disableAs };
+  }
+  if (!endpoint.failingSince) {
+    await db
+      .update(webhookEndpoints)
+      .set({ failingSince: done })
+      .where(and(eq(webhookEndpoints.id, endpoint.id), isNull(webhookEndpoints.failingSince)));
+  }
+  const schedule = services.config.webhooks.retryScheduleMs;
+  if (claim.roundAttempts >= schedule.length) {
+    if (!(await record(services, claim, attempt, "failed"))) return { status: "lost_claim" };
+    return { status: "failed", reason: "every attempt of the schedule failed" };
+  }
+  const jitter = 1 + (options.random ?? Math.random)() * 0.2;
+  const delay = Math.max(Math.round(schedule[claim.roundAttempts]! * jitter), retryAfterMs(retryAfter, done) ?? 0);
+  const nextAttemptAt = new Date(done.getTime() + delay);
+  if (!(await record(services, claim, attempt, "pending", nextAttemptAt))) return { status: "lost_claim" };
+  await announce(services, claim.id, nextAttemptAt);
+  return { status: "retry", nextAttemptAt };
+}
+
+/** The attempt's outcome, under the claim; false when the claim was lost. */
+async function record(services: Services, claim: WebhookDeliveryRow, attempt: WebhookAttempt, status: string, nextAttemptAt: Date | null = null) {
+  return write(services.db, claim, {
+    status,
+    nextAttemptAt,
+    lockedUntil: null,
+    log: [...claim.log, attempt].slice(-LOG_KEEP),
+    updatedAt: services.clock.now(),
+  });
+}
+
+async function write(db: Db, claim: WebhookDeliveryRow, values: Partial<WebhookDeliveryRow>): Promise<boolean> {
+  const rows = await db
+    .update(webhookDeliveries)
+    .set(values)
+    .where(and(eq(webhookDeliveries.id, claim.id), eq(webhookDeliveries.status, "sending"), eq(webhookDeliveries.attempts, claim.attempts)))
+    .returning({ id: webhookDeliveries.id });
+  return rows.length === 1;
+}
+
+/** Disables an endpoint and parks its pending messages. */
+export async function disableEndpoint(db: Db, endpointId: string, reason: "manual" | "gone" | "failing", now: Date): Promise<void> {
+  await db.transaction(async (tx) => {
+    await tx.update(webhookEndpoints).set({ enabled: false, disabledReason: reason, updatedAt: now }).where(eq(webhookEndpoints.id, endpointId));
+    await tx
+      .update(webhookDeliveries)
+      .set({ nextAttemptAt: null, jobId: null, updatedAt: now })
+      .where(and(eq(webhookDeliveries.endpointId, endpointId), eq(webhookDeliveries.status, "pending")));
+  });
+}
+
+/** Pending messages of an endpoint enabled again are due now. */
+export async function unparkEndpoint(db: Db, endpointId: string, now: Date): Promise<void> {
+  await db
+    .update(webhookDeliveries)
+    .set({ nextAttemptAt: now, updatedAt: now })
+    .where(and(eq(webhookDeliveries.endpointId, endpointId), eq(webhookDeliveries.status, "pending"), isNull(webhookDeliveries.nextAttemptAt)));
+}
+
+/** Retry-After as seconds or an HTTP date, in ms from `now`, capped; null when absent or unreadable. */
+export function retryAfterMs(value: string | null, now: Date): number | null {
+  if (!value) return null;
+  const trimmed = value.trim();
+  const ms = /^\d+$/.test(trimmed) ? Number(trimmed) * 1000 : Date.parse(trimmed) - now.getTime();
+  return Number.isFinite(ms) ? Math.min(Math.max(0, ms), RETRY_AFTER_CAP_MS) : null;
+}
+
+/** Tells the queue a delivery is due at `at`: a QStash message, or the poller's sender waking. */
+async function announce(services: Services, id: string, at: Date): Promise<void> {
+  try {
+    const jobId = await services.queue.enqueueWebhook(id, at);
+    if (jobId)
+      await services.db
+        .update(webhookDeliveries)
+        .set({ jobId })
+        .where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.nextAttemptAt, at)));
+  } catch (err) {
+    services.log.warn("could not queue the webhook retry; the sweep will", { deliveryId: id, error: String(err) });
+  }
+}
+
+/** Claims whose sender stopped (their lock expired) are due again; with `all`, every claim (a database this process owns alone). */
+export async function releaseWebhookClaims(db: Db, now: Date, all = false): Promise<number> {
+  const rows = await db
+    .update(webhookDeliveries)
+    .set({ status: "pending", lockedUntil: null, nextAttemptAt: now, updatedAt: now })
+    .where(and(eq(webhookDeliveries.status, "sending"), all ? undefined : or(isNull(webhookDeliveries.lockedUntil), lt(webhookDeliveries.lockedUntil, now))))
+    .returning({ id: webhookDeliveries.id });
+  return rows.length;
+}
+
+/** When the next pending delivery of an enabled endpoint is due, or null. */
+export async function nextWebhookDueAt(db: Db): Promise<Date | null> {
+  const [row] = await db
+    .select({ at: sql<string | Date | null>`min(${webhookDeliveries.nextAttemptAt})` })
+    .from(webhookDeliveries)
+    .where(eq(webhookDeliveries.status, "pending"));
+  return row?.at ? new Date(row.at) : null;
+}
