@@ -329,10 +329,601 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description Oldest first; never the secrets.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Add a webhook endpoint
+         * @description Registers a URL to receive the chosen events (every event when `events` is left out). At most 10 endpoints per user. The answer holds the signing `secret`, shown only here. Every message is a POST with a JSON body `{type, timestamp, data}` (the `webhooks` section of this document gives each event's schema) and the Standard Webhooks headers: `webhook-id` (the same on every retry and replay: de-duplicate on it), `webhook-timestamp` (unix seconds) and `webhook-signature`: `v1,<Base64 of HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}` keyed with the Base64-decoded secret after `whsec_`>`; two signatures, space-separated, for 24 hours after a rotation. Verify with any Standard Webhooks library (`new Webhook(secret).verify(body, headers)` of the npm package `standardwebhooks`) and refuse timestamps more than 5 minutes away. Answer 2xx within 15 seconds. Anything else is retried at once, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (with jitter; a `Retry-After` is honoured up to 24 h); `410 Gone` disables the endpoint at once; an endpoint whose every attempt fails for 5 days is disabled. Redirects are not followed.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a webhook endpoint */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description The endpoint and its delivery log are removed; nothing more is sent to it.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Changes the URL, the events, the description, or pauses (`enabled: false`) and resumes it. Enabling an endpoint disabled by 410 or by failures clears the reason, and the messages that waited are sent.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate an endpoint's signing secret
+         * @description Makes a new secret, shown only in this answer. For 24 hours both the previous and the new secret sign every message (two signatures in `webhook-signature`), then only the new one.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test message
+         * @description Sends a `webhook.test` message to this endpoint at once, whatever events it takes. Follow it in the deliveries.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an endpoint's deliveries
+         * @description Newest first: each message's event type, `webhook-id`, state (pending, delivered, failed), every attempt (time, the receiver's HTTP status or why no answer came, duration) and the next attempt.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries/{deliveryId}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a message again
+         * @description Sends the message again now, with the same `webhook-id` and body, through a new round of the retry schedule.
+         */
+        post: operations["replayWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "post.published": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * post.published
+         * @description Every target of a post is published. `data` is the post as GET /api/v1/social/posts/{id} returns it.
+         *
+         *     Every message is a POST with a JSON body `{type, timestamp, data}` (the `webhooks` section of this document gives each event's schema) and the Standard Webhooks headers: `webhook-id` (the same on every retry and replay: de-duplicate on it), `webhook-timestamp` (unix seconds) and `webhook-signature`: `v1,<Base64 of HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}` keyed with the Base64-decoded secret after `whsec_`>`; two signatures, space-separated, for 24 hours after a rotation. Verify with any Standard Webhooks library (`new Webhook(secret).verify(body, headers)` of the npm package `standardwebhooks`) and refuse timestamps more than 5 minutes away. Answer 2xx within 15 seconds. Anything else is retried at once, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (with jitter; a `Retry-After` is honoured up to 24 h); `410 Gone` disables the endpoint at once; an endpoint whose every attempt fails for 5 days is disabled. Redirects are not followed.
+         */
+        post: operations["post_published_event"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "post.partially_published": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * post.partially_published
+         * @description Every target of a post is final and some, not all, are published. `data` is the post.
+         *
+         *     Every message is a POST with a JSON body `{type, timestamp, data}` (the `webhooks` section of this document gives each event's schema) and the Standard Webhooks headers: `webhook-id` (the same on every retry and replay: de-duplicate on it), `webhook-timestamp` (unix seconds) and `webhook-signature`: `v1,<Base64 of HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}` keyed with the Base64-decoded secret after `whsec_`>`; two signatures, space-separated, for 24 hours after a rotation. Verify with any Standard Webhooks library (`new Webhook(secret).verify(body, headers)` of the npm package `standardwebhooks`) and refuse timestamps more than 5 minutes away. Answer 2xx within 15 seconds. Anything else is retried at once, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (with jitter; a `Retry-After` is honoured up to 24 h); `410 Gone` disables the endpoint at once; an endpoint whose every attempt fails for 5 days is disabled. Redirects are not followed.
+         */
+        post: operations["post_partially_published_event"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "post.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * post.failed
+         * @description Every target of a post failed for good. `data` is the post.
+         *
+         *     Every message is a POST with a JSON body `{type, timestamp, data}` (the `webhooks` section of this document gives each event's schema) and the Standard Webhooks headers: `webhook-id` (the same on every retry and replay: de-duplicate on it), `webhook-timestamp` (unix seconds) and `webhook-signature`: `v1,<Base64 of HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}` keyed with the Base64-decoded secret after `whsec_`>`; two signatures, space-separated, for 24 hours after a rotation. Verify with any Standard Webhooks library (`new Webhook(secret).verify(body, headers)` of the npm package `standardwebhooks`) and refuse timestamps more than 5 minutes away. Answer 2xx within 15 seconds. Anything else is retried at once, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (with jitter; a `Retry-After` is honoured up to 24 h); `410 Gone` disables the endpoint at once; an endpoint whose every attempt fails for 5 days is disabled. Redirects are not followed.
+         */
+        post: operations["post_failed_event"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "post.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * post.cancelled
+         * @description A post was cancelled with none of its targets published. `data` is the post.
+         *
+         *     Every message is a POST with a JSON body `{type, timestamp, data}` (the `webhooks` section of this document gives each event's schema) and the Standard Webhooks headers: `webhook-id` (the same on every retry and replay: de-duplicate on it), `webhook-timestamp` (unix seconds) and `webhook-signature`: `v1,<Base64 of HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}` keyed with the Base64-decoded secret after `whsec_`>`; two signatures, space-separated, for 24 hours after a rotation. Verify with any Standard Webhooks library (`new Webhook(secret).verify(body, headers)` of the npm package `standardwebhooks`) and refuse timestamps more than 5 minutes away. Answer 2xx within 15 seconds. Anything else is retried at once, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (with jitter; a `Retry-After` is honoured up to 24 h); `410 Gone` disables the endpoint at once; an endpoint whose every attempt fails for 5 days is disabled. Redirects are not followed.
+         */
+        post: operations["post_cancelled_event"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "post.target.published": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * post.target.published
+         * @description One target of a post is published. `data` holds the target (with its platform post id) and the post.
+         *
+         *     Every message is a POST with a JSON body `{type, timestamp, data}` (the `webhooks` section of this document gives each event's schema) and the Standard Webhooks headers: `webhook-id` (the same on every retry and replay: de-duplicate on it), `webhook-timestamp` (unix seconds) and `webhook-signature`: `v1,<Base64 of HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}` keyed with the Base64-decoded secret after `whsec_`>`; two signatures, space-separated, for 24 hours after a rotation. Verify with any Standard Webhooks library (`new Webhook(secret).verify(body, headers)` of the npm package `standardwebhooks`) and refuse timestamps more than 5 minutes away. Answer 2xx within 15 seconds. Anything else is retried at once, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (with jitter; a `Retry-After` is honoured up to 24 h); `410 Gone` disables the endpoint at once; an endpoint whose every attempt fails for 5 days is disabled. Redirects are not followed.
+         */
+        post: operations["post_target_published_event"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "post.target.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * post.target.failed
+         * @description One target of a post failed for good (no retry follows). `data` holds the target, whose `error` has the code and message, and the post.
+         *
+         *     Every message is a POST with a JSON body `{type, timestamp, data}` (the `webhooks` section of this document gives each event's schema) and the Standard Webhooks headers: `webhook-id` (the same on every retry and replay: de-duplicate on it), `webhook-timestamp` (unix seconds) and `webhook-signature`: `v1,<Base64 of HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}` keyed with the Base64-decoded secret after `whsec_`>`; two signatures, space-separated, for 24 hours after a rotation. Verify with any Standard Webhooks library (`new Webhook(secret).verify(body, headers)` of the npm package `standardwebhooks`) and refuse timestamps more than 5 minutes away. Answer 2xx within 15 seconds. Anything else is retried at once, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (with jitter; a `Retry-After` is honoured up to 24 h); `410 Gone` disables the endpoint at once; an endpoint whose every attempt fails for 5 days is disabled. Redirects are not followed.
+         */
+        post: operations["post_target_failed_event"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "account.reconnect_required": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * account.reconnect_required
+         * @description A connected account's token expired or was revoked; publishing to it needs a reconnect in the hub. `data` is the account as GET /api/v1/social/accounts lists it.
+         *
+         *     Every message is a POST with a JSON body `{type, timestamp, data}` (the `webhooks` section of this document gives each event's schema) and the Standard Webhooks headers: `webhook-id` (the same on every retry and replay: de-duplicate on it), `webhook-timestamp` (unix seconds) and `webhook-signature`: `v1,<Base64 of HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}` keyed with the Base64-decoded secret after `whsec_`>`; two signatures, space-separated, for 24 hours after a rotation. Verify with any Standard Webhooks library (`new Webhook(secret).verify(body, headers)` of the npm package `standardwebhooks`) and refuse timestamps more than 5 minutes away. Answer 2xx within 15 seconds. Anything else is retried at once, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (with jitter; a `Retry-After` is honoured up to 24 h); `410 Gone` disables the endpoint at once; an endpoint whose every attempt fails for 5 days is disabled. Redirects are not followed.
+         */
+        post: operations["account_reconnect_required_event"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "photo.job.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * photo.job.succeeded
+         * @description An asynchronous product-photography job (Prefer: respond-async) succeeded. `data` is the job as GET /api/image/product-photography/jobs/{id} returns it, result included.
+         *
+         *     Every message is a POST with a JSON body `{type, timestamp, data}` (the `webhooks` section of this document gives each event's schema) and the Standard Webhooks headers: `webhook-id` (the same on every retry and replay: de-duplicate on it), `webhook-timestamp` (unix seconds) and `webhook-signature`: `v1,<Base64 of HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}` keyed with the Base64-decoded secret after `whsec_`>`; two signatures, space-separated, for 24 hours after a rotation. Verify with any Standard Webhooks library (`new Webhook(secret).verify(body, headers)` of the npm package `standardwebhooks`) and refuse timestamps more than 5 minutes away. Answer 2xx within 15 seconds. Anything else is retried at once, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (with jitter; a `Retry-After` is honoured up to 24 h); `410 Gone` disables the endpoint at once; an endpoint whose every attempt fails for 5 days is disabled. Redirects are not followed.
+         */
+        post: operations["photo_job_succeeded_event"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "photo.job.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * photo.job.failed
+         * @description An asynchronous product-photography job failed. `data` is the job, with its error.
+         *
+         *     Every message is a POST with a JSON body `{type, timestamp, data}` (the `webhooks` section of this document gives each event's schema) and the Standard Webhooks headers: `webhook-id` (the same on every retry and replay: de-duplicate on it), `webhook-timestamp` (unix seconds) and `webhook-signature`: `v1,<Base64 of HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}` keyed with the Base64-decoded secret after `whsec_`>`; two signatures, space-separated, for 24 hours after a rotation. Verify with any Standard Webhooks library (`new Webhook(secret).verify(body, headers)` of the npm package `standardwebhooks`) and refuse timestamps more than 5 minutes away. Answer 2xx within 15 seconds. Anything else is retried at once, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (with jitter; a `Retry-After` is honoured up to 24 h); `410 Gone` disables the endpoint at once; an endpoint whose every attempt fails for 5 days is disabled. Redirects are not followed.
+         */
+        post: operations["photo_job_failed_event"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.test
+         * @description Sent by POST /api/v1/webhooks/{id}/test, to this endpoint only, whatever events it takes.
+         *
+         *     Every message is a POST with a JSON body `{type, timestamp, data}` (the `webhooks` section of this document gives each event's schema) and the Standard Webhooks headers: `webhook-id` (the same on every retry and replay: de-duplicate on it), `webhook-timestamp` (unix seconds) and `webhook-signature`: `v1,<Base64 of HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}` keyed with the Base64-decoded secret after `whsec_`>`; two signatures, space-separated, for 24 hours after a rotation. Verify with any Standard Webhooks library (`new Webhook(secret).verify(body, headers)` of the npm package `standardwebhooks`) and refuse timestamps more than 5 minutes away. Answer 2xx within 15 seconds. Anything else is retried at once, after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (with jitter; a `Retry-After` is honoured up to 24 h); `410 Gone` disables the endpoint at once; an endpoint whose every attempt fails for 5 days is disabled. Redirects are not followed.
+         */
+        post: operations["webhook_test_event"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
+        /** @description Every target of a post is published. `data` is the post as GET /api/v1/social/posts/{id} returns it. */
+        PostPublishedEvent: {
+            /** @enum {string} */
+            type: "post.published";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Post"];
+        };
+        Post: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description Derived from the targets: scheduled, queued, publishing, published, partially_published, failed, cancelled.
+             * @enum {string}
+             */
+            status: "scheduled" | "queued" | "publishing" | "published" | "partially_published" | "failed" | "cancelled";
+            caption: string;
+            /** @description Without the leading #. */
+            hashtags: string[];
+            imageUrls: string[];
+            images: components["schemas"]["PostImage"][];
+            /** Format: date-time */
+            scheduledFor: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /** Format: date-time */
+            cancelledAt: string | null;
+            accounts: components["schemas"]["Delivery"][];
+        };
+        PostImage: {
+            url: string;
+            width: number;
+            height: number;
+            mediaId: string | null;
+        };
+        Delivery: {
+            accountId: string;
+            /** @enum {string} */
+            platform: "pageplatform" | "photoplatform";
+            /** @enum {string} */
+            status: "pending" | "publishing" | "published" | "failed" | "cancelled";
+            attempts: number;
+            /**
+             * Format: date-time
+             * @description When the target is next due; null once final.
+             */
+            nextAttemptAt: string | null;
+            jobId: string | null;
+            providerPostId: string | null;
+            /** Format: date-time */
+            publishedAt: string | null;
+            error: {
+                code: string;
+                message: string;
+            } | null;
+        };
+        /** @description Every target of a post is final and some, not all, are published. `data` is the post. */
+        PostPartiallyPublishedEvent: {
+            /** @enum {string} */
+            type: "post.partially_published";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Post"];
+        };
+        /** @description Every target of a post failed for good. `data` is the post. */
+        PostFailedEvent: {
+            /** @enum {string} */
+            type: "post.failed";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Post"];
+        };
+        /** @description A post was cancelled with none of its targets published. `data` is the post. */
+        PostCancelledEvent: {
+            /** @enum {string} */
+            type: "post.cancelled";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Post"];
+        };
+        /** @description One target of a post is published. `data` holds the target (with its platform post id) and the post. */
+        PostTargetPublishedEvent: {
+            /** @enum {string} */
+            type: "post.target.published";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["PostTargetEventData"];
+        };
+        PostTargetEventData: {
+            target: components["schemas"]["Delivery"] & unknown;
+            post: components["schemas"]["Post"];
+        };
+        /** @description One target of a post failed for good (no retry follows). `data` holds the target, whose `error` has the code and message, and the post. */
+        PostTargetFailedEvent: {
+            /** @enum {string} */
+            type: "post.target.failed";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["PostTargetEventData"];
+        };
+        /** @description A connected account's token expired or was revoked; publishing to it needs a reconnect in the hub. `data` is the account as GET /api/v1/social/accounts lists it. */
+        AccountReconnectRequiredEvent: {
+            /** @enum {string} */
+            type: "account.reconnect_required";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Account"];
+        };
+        Account: {
+            /**
+             * @description `<platform>:<platform_account_id>`; stable across reconnection.
+             * @example pageplatform:104238472
+             */
+            id: string;
+            /** @enum {string} */
+            platform: "pageplatform" | "photoplatform";
+            platformAccountId: string;
+            /** @description Human label; never an identifier. */
+            name: string;
+            selected: boolean;
+            /** @description Connection readiness; the platform may still refuse a publish. */
+            canPublish: boolean;
+            /** @example active */
+            tokenStatus: string;
+            capabilities: components["schemas"]["Capabilities"];
+        };
+        Capabilities: {
+            /** @description Whether a post without images is accepted. */
+            text: boolean;
+            maxImages: number;
+            /** @description Characters (Unicode code points), hashtags included. */
+            maxCaptionLength: number;
+        };
+        /** @description An asynchronous product-photography job (Prefer: respond-async) succeeded. `data` is the job as GET /api/image/product-photography/jobs/{id} returns it, result included. */
+        PhotoJobSucceededEvent: {
+            /** @enum {string} */
+            type: "photo.job.succeeded";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["ProductPhotographyJob"];
+        };
+        ProductPhotographyJob: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "succeeded" | "failed";
+            createdAt: string;
+            finishedAt: string | null;
+            result?: components["schemas"]["ProductPhotographyResult"];
+            error?: {
+                code: string;
+                message: string;
+            };
+        };
+        ProductPhotographyResult: {
+            imageUrl: string;
+            thumbnailUrl: string;
+            width: number;
+            height: number;
+            cost: components["schemas"]["Money"];
+        } | {
+            photoDataUri: string;
+            width: number;
+            height: number;
+            cost: components["schemas"]["Money"];
+        } | {
+            images: components["schemas"]["ProductPhotoItem"][];
+            cost: components["schemas"]["Money"];
+        };
+        Money: {
+            credits: number;
+            usd: number;
+            inr: number;
+        };
+        ProductPhotoItem: {
+            label: string | null;
+            /** @enum {string} */
+            status: "succeeded" | "failed";
+            imageUrl?: string;
+            thumbnailUrl?: string;
+            photoDataUri?: string;
+            width?: number;
+            height?: number;
+            error?: {
+                code: string;
+                message: string;
+            };
+        };
+        /** @description An asynchronous product-photography job failed. `data` is the job, with its error. */
+        PhotoJobFailedEvent: {
+            /** @enum {string} */
+            type: "photo.job.failed";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["ProductPhotographyJob"];
+        };
+        /** @description Sent by POST /api/v1/webhooks/{id}/test, to this endpoint only, whatever events it takes. */
+        WebhookTestEvent: {
+            /** @enum {string} */
+            type: "webhook.test";
+            /**
+             * Format: date-time
+             * @description When the change happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["WebhookTestData"];
+        };
+        WebhookTestData: {
+            /** Format: uuid */
+            endpointId: string;
+            message: string;
+        };
         Error: {
             error: {
                 /**
@@ -456,53 +1047,6 @@ export interface components {
                 "4K"?: components["schemas"]["Money"];
             };
         };
-        Money: {
-            credits: number;
-            usd: number;
-            inr: number;
-        };
-        ProductPhotographyResult: {
-            imageUrl: string;
-            thumbnailUrl: string;
-            width: number;
-            height: number;
-            cost: components["schemas"]["Money"];
-        } | {
-            photoDataUri: string;
-            width: number;
-            height: number;
-            cost: components["schemas"]["Money"];
-        } | {
-            images: components["schemas"]["ProductPhotoItem"][];
-            cost: components["schemas"]["Money"];
-        };
-        ProductPhotoItem: {
-            label: string | null;
-            /** @enum {string} */
-            status: "succeeded" | "failed";
-            imageUrl?: string;
-            thumbnailUrl?: string;
-            photoDataUri?: string;
-            width?: number;
-            height?: number;
-            error?: {
-                code: string;
-                message: string;
-            };
-        };
-        ProductPhotographyJob: {
-            /** Format: uuid */
-            id: string;
-            /** @enum {string} */
-            status: "queued" | "running" | "succeeded" | "failed";
-            createdAt: string;
-            finishedAt: string | null;
-            result?: components["schemas"]["ProductPhotographyResult"];
-            error?: {
-                code: string;
-                message: string;
-            };
-        };
         ProductPhotographyRequest: {
             productImages: components["schemas"]["ProductImage"][];
             /**
@@ -565,31 +1109,6 @@ export interface components {
                 accounts: components["schemas"]["Account"][];
             };
         };
-        Account: {
-            /**
-             * @description `<platform>:<platform_account_id>`; stable across reconnection.
-             * @example pageplatform:104238472
-             */
-            id: string;
-            /** @enum {string} */
-            platform: "pageplatform" | "photoplatform";
-            platformAccountId: string;
-            /** @description Human label; never an identifier. */
-            name: string;
-            selected: boolean;
-            /** @description Connection readiness; the platform may still refuse a publish. */
-            canPublish: boolean;
-            /** @example active */
-            tokenStatus: string;
-            capabilities: components["schemas"]["Capabilities"];
-        };
-        Capabilities: {
-            /** @description Whether a post without images is accepted. */
-            text: boolean;
-            maxImages: number;
-            /** @description Characters (Unicode code points), hashtags included. */
-            maxCaptionLength: number;
-        };
         MediaResponse: {
             data: components["schemas"]["Media"];
         };
@@ -626,56 +1145,6 @@ export interface components {
         PostResponse: {
             data: components["schemas"]["Post"];
         };
-        Post: {
-            /** Format: uuid */
-            id: string;
-            /**
-             * @description Derived from the targets: scheduled, queued, publishing, published, partially_published, failed, cancelled.
-             * @enum {string}
-             */
-            status: "scheduled" | "queued" | "publishing" | "published" | "partially_published" | "failed" | "cancelled";
-            caption: string;
-            /** @description Without the leading #. */
-            hashtags: string[];
-            imageUrls: string[];
-            images: components["schemas"]["PostImage"][];
-            /** Format: date-time */
-            scheduledFor: string | null;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            updatedAt: string;
-            /** Format: date-time */
-            cancelledAt: string | null;
-            accounts: components["schemas"]["Delivery"][];
-        };
-        PostImage: {
-            url: string;
-            width: number;
-            height: number;
-            mediaId: string | null;
-        };
-        Delivery: {
-            accountId: string;
-            /** @enum {string} */
-            platform: "pageplatform" | "photoplatform";
-            /** @enum {string} */
-            status: "pending" | "publishing" | "published" | "failed" | "cancelled";
-            attempts: number;
-            /**
-             * Format: date-time
-             * @description When the target is next due; null once final.
-             */
-            nextAttemptAt: string | null;
-            jobId: string | null;
-            providerPostId: string | null;
-            /** Format: date-time */
-            publishedAt: string | null;
-            error: {
-                code: string;
-                message: string;
-            } | null;
-        };
         PostCreate: {
             /** @description One account id or 1 to 20 distinct ids from GET /accounts. */
             accountIds: string | string[];
@@ -705,6 +1174,157 @@ export interface components {
         PostList: {
             data: {
                 items: components["schemas"]["Post"][];
+                total: number;
+                hasMore: boolean;
+                limit: number;
+                offset: number;
+            };
+        };
+        WebhookCreated: {
+            data: components["schemas"]["WebhookEndpointWithSecret"];
+        };
+        WebhookEndpointWithSecret: {
+            /** Format: uuid */
+            id: string;
+            url: string;
+            /** @description null: every event type. */
+            events: components["schemas"]["WebhookEventType"][] | null;
+            description: string;
+            enabled: boolean;
+            /**
+             * @description Why the endpoint is disabled: manual (PATCH enabled false), gone (the receiver answered 410 Gone), failing (every attempt failed for 5 days); null while enabled.
+             * @enum {string|null}
+             */
+            disabledReason: "manual" | "gone" | "failing" | null;
+            /**
+             * Format: date-time
+             * @description The first failed attempt since the endpoint last answered 2xx.
+             */
+            failingSince: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+            /**
+             * @description The signing secret, `whsec_` + Base64 of 32 random bytes. Shown only in this answer: keep it.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8Aqe2BRMn3o=
+             */
+            secret: string;
+        };
+        /** @enum {string} */
+        WebhookEventType: "post.published" | "post.partially_published" | "post.failed" | "post.cancelled" | "post.target.published" | "post.target.failed" | "account.reconnect_required" | "photo.job.succeeded" | "photo.job.failed" | "webhook.test";
+        WebhookCreate: {
+            /**
+             * @description Where messages are POSTed: https on port 443 to a public host; redirects are not followed. With WEBHOOK_ALLOW_LOOPBACK=on (local development only) also http://127.0.0.1:<port>/… and http://localhost:<port>/….
+             * @example https://shop.example.com/hooks/shopkit
+             */
+            url: string;
+            /** @description The event types sent to this endpoint; null or left out: every type. */
+            events?: components["schemas"]["WebhookEventType"][] | null;
+            /**
+             * @description At most 500 characters.
+             * @example Order system
+             */
+            description?: string;
+        };
+        WebhookList: {
+            data: {
+                items: components["schemas"]["WebhookEndpoint"][];
+            };
+        };
+        WebhookEndpoint: {
+            /** Format: uuid */
+            id: string;
+            url: string;
+            /** @description null: every event type. */
+            events: components["schemas"]["WebhookEventType"][] | null;
+            description: string;
+            enabled: boolean;
+            /**
+             * @description Why the endpoint is disabled: manual (PATCH enabled false), gone (the receiver answered 410 Gone), failing (every attempt failed for 5 days); null while enabled.
+             * @enum {string|null}
+             */
+            disabledReason: "manual" | "gone" | "failing" | null;
+            /**
+             * Format: date-time
+             * @description The first failed attempt since the endpoint last answered 2xx.
+             */
+            failingSince: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        WebhookResponse: {
+            data: components["schemas"]["WebhookEndpoint"];
+        };
+        WebhookUpdate: {
+            /**
+             * @description Where messages are POSTed: https on port 443 to a public host; redirects are not followed. With WEBHOOK_ALLOW_LOOPBACK=on (local development only) also http://127.0.0.1:<port>/… and http://localhost:<port>/….
+             * @example https://shop.example.com/hooks/shopkit
+             */
+            url?: string;
+            /** @description The event types sent to this endpoint; null or left out: every type. */
+            events?: components["schemas"]["WebhookEventType"][] | null;
+            /**
+             * @description At most 500 characters.
+             * @example Order system
+             */
+            description?: string;
+            /** @description false pauses the endpoint; true enables it again and clears the reason it was disabled. */
+            enabled?: boolean;
+        };
+        WebhookSecret: {
+            data: {
+                /** Format: uuid */
+                id: string;
+                /**
+                 * @description The signing secret, `whsec_` + Base64 of 32 random bytes. Shown only in this answer: keep it.
+                 * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw8Aqe2BRMn3o=
+                 */
+                secret: string;
+                /**
+                 * Format: date-time
+                 * @description Until then the previous secret also signs every message.
+                 */
+                previousSecretExpiresAt: string;
+            };
+        };
+        WebhookDeliveryResponse: {
+            data: components["schemas"]["WebhookDelivery"];
+        };
+        WebhookDelivery: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description The message's `webhook-id` header: the same on every retry and replay.
+             * @example msg_2b1c0e7f9a4d4e6b8c3f5a7d9e1b3c5d
+             */
+            webhookId: string;
+            eventType: components["schemas"]["WebhookEventType"];
+            /** @enum {string} */
+            status: "pending" | "delivered" | "failed";
+            attempts: components["schemas"]["WebhookAttempt"][];
+            /**
+             * Format: date-time
+             * @description When the next attempt is due; null once delivered or failed.
+             */
+            nextAttemptAt: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        WebhookAttempt: {
+            /** Format: date-time */
+            at: string;
+            /** @description The receiver's HTTP status; null when no answer came. */
+            status: number | null;
+            /** @description Why the attempt failed when no answer came (timeout, connection refused, …). */
+            error: string | null;
+            durationMs: number;
+        };
+        WebhookDeliveryList: {
+            data: {
+                items: components["schemas"]["WebhookDelivery"][];
                 total: number;
                 hasMore: boolean;
                 limit: number;
@@ -2111,6 +2731,1142 @@ export interface operations {
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user's endpoints. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is limited to other areas; this operation needs the `social` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An invalid field, or a URL that is not allowed (not https on port 443, a private or loopback address, a local name). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The per-user request budget is used up; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An internal failure; retry the same request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookCreate"];
+            };
+        };
+        responses: {
+            /** @description The endpoint, with its secret (shown once). */
+            201: {
+                headers: {
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookCreated"];
+                };
+            };
+            /** @description The body is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is limited to other areas; this operation needs the `social` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The user has the most endpoints allowed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An invalid field, or a URL that is not allowed (not https on port 443, a private or loopback address, a local name). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The per-user request budget is used up; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An internal failure; retry the same request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A UUID; ids of other users' resources are not found (404).
+                 * @example 6f1c2b9a-0d3e-4f5a-8b7c-9d0e1f2a3b4c
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is limited to other areas; this operation needs the `social` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such endpoint for the key's owner. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An invalid field, or a URL that is not allowed (not https on port 443, a private or loopback address, a local name). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The per-user request budget is used up; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An internal failure; retry the same request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A UUID; ids of other users' resources are not found (404).
+                 * @example 6f1c2b9a-0d3e-4f5a-8b7c-9d0e1f2a3b4c
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is limited to other areas; this operation needs the `social` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such endpoint for the key's owner. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An invalid field, or a URL that is not allowed (not https on port 443, a private or loopback address, a local name). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The per-user request budget is used up; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An internal failure; retry the same request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A UUID; ids of other users' resources are not found (404).
+                 * @example 6f1c2b9a-0d3e-4f5a-8b7c-9d0e1f2a3b4c
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookUpdate"];
+            };
+        };
+        responses: {
+            /** @description The endpoint as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookResponse"];
+                };
+            };
+            /** @description The body is not valid JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is limited to other areas; this operation needs the `social` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such endpoint for the key's owner. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An invalid field, or a URL that is not allowed (not https on port 443, a private or loopback address, a local name). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The per-user request budget is used up; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An internal failure; retry the same request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A UUID; ids of other users' resources are not found (404).
+                 * @example 6f1c2b9a-0d3e-4f5a-8b7c-9d0e1f2a3b4c
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecret"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is limited to other areas; this operation needs the `social` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such endpoint for the key's owner. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An invalid field, or a URL that is not allowed (not https on port 443, a private or loopback address, a local name). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The per-user request budget is used up; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An internal failure; retry the same request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A UUID; ids of other users' resources are not found (404).
+                 * @example 6f1c2b9a-0d3e-4f5a-8b7c-9d0e1f2a3b4c
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test message, on its way. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is limited to other areas; this operation needs the `social` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such endpoint for the key's owner. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The endpoint is disabled. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An invalid field, or a URL that is not allowed (not https on port 443, a private or loopback address, a local name). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The per-user request budget is used up; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An internal failure; retry the same request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description 1 to 100; default 20.
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description 0 to 10000; default 0.
+                 * @example 0
+                 */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description A UUID; ids of other users' resources are not found (404).
+                 * @example 6f1c2b9a-0d3e-4f5a-8b7c-9d0e1f2a3b4c
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of deliveries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is limited to other areas; this operation needs the `social` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such endpoint for the key's owner. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An invalid field, or a URL that is not allowed (not https on port 443, a private or loopback address, a local name). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The per-user request budget is used up; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An internal failure; retry the same request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    replayWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A UUID; ids of other users' resources are not found (404).
+                 * @example 6f1c2b9a-0d3e-4f5a-8b7c-9d0e1f2a3b4c
+                 */
+                id: string;
+                /**
+                 * @description A UUID; ids of other users' resources are not found (404).
+                 * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+                 */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, due at once. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryResponse"];
+                };
+            };
+            /** @description Missing or invalid credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is limited to other areas; this operation needs the `social` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such endpoint or delivery for the key's owner. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The endpoint is disabled. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An invalid field, or a URL that is not allowed (not https on port 443, a private or loopback address, a local name). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The per-user request budget is used up; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An internal failure; retry the same request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    post_published_event: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message's id: the same on every retry and replay. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `v1,<signature>`, one per signing secret, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PostPublishedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 15 seconds acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The endpoint is disabled; nothing more is sent to it. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    post_partially_published_event: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message's id: the same on every retry and replay. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `v1,<signature>`, one per signing secret, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PostPartiallyPublishedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 15 seconds acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The endpoint is disabled; nothing more is sent to it. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    post_failed_event: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message's id: the same on every retry and replay. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `v1,<signature>`, one per signing secret, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PostFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 15 seconds acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The endpoint is disabled; nothing more is sent to it. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    post_cancelled_event: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message's id: the same on every retry and replay. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `v1,<signature>`, one per signing secret, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PostCancelledEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 15 seconds acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The endpoint is disabled; nothing more is sent to it. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    post_target_published_event: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message's id: the same on every retry and replay. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `v1,<signature>`, one per signing secret, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PostTargetPublishedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 15 seconds acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The endpoint is disabled; nothing more is sent to it. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    post_target_failed_event: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message's id: the same on every retry and replay. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `v1,<signature>`, one per signing secret, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PostTargetFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 15 seconds acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The endpoint is disabled; nothing more is sent to it. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    account_reconnect_required_event: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message's id: the same on every retry and replay. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `v1,<signature>`, one per signing secret, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountReconnectRequiredEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 15 seconds acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The endpoint is disabled; nothing more is sent to it. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    photo_job_succeeded_event: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message's id: the same on every retry and replay. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `v1,<signature>`, one per signing secret, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PhotoJobSucceededEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 15 seconds acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The endpoint is disabled; nothing more is sent to it. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    photo_job_failed_event: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message's id: the same on every retry and replay. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `v1,<signature>`, one per signing secret, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PhotoJobFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 15 seconds acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The endpoint is disabled; nothing more is sent to it. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_test_event: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message's id: the same on every retry and replay. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt. */
+                "webhook-timestamp": string;
+                /** @description `v1,<signature>`, one per signing secret, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookTestEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 15 seconds acknowledges the message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The endpoint is disabled; nothing more is sent to it. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }
