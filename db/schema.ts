@@ -58,6 +58,8 @@ export const socialAccounts = pgTable(
     /** active | invalid | expired */
     tokenStatus: text("token_status").notNull().default("active"),
     tokenError: text("token_error"),
+    /** For a photoplatform account connected through a page: that page's account id (`pageplatform:…`); else null. */
+    pageAccountId: text("page_account_id"),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
@@ -374,6 +376,8 @@ export const hubSessions = pgTable(
       .references(() => users.id, { onDelete: "cascade" }),
     /** Synchronizer token every state-changing hub form must carry. */
     csrfToken: text("csrf_token").notNull(),
+    /** The message the next page shows once (AES-GCM ciphertext: it may hold a new API key), or null. */
+    flash: text("flash"),
     createdAt: ts("created_at").notNull().defaultNow(),
     expiresAt: ts("expires_at").notNull(),
   },

@@ -2,7 +2,8 @@
  * The API reference page (GET /docs), rendered on the server from the same OpenAPI document the API serves
  * at /openapi.json: the overview, then one section per operation, grouped by tag, with its parameters,
  * request body, responses and examples; last, every error code with its status. Plain HTML and inline CSS,
- * no scripts, so it works offline, in workerd, and under a strict CSP.
+ * no scripts, so it works offline, in workerd, and under a strict CSP. On a phone's width nothing but a wide
+ * table's own frame scrolls sideways.
  *
  * @example
  * app.get("/docs", (c) => c.html(renderDocsPage(document)));
@@ -29,7 +30,16 @@ code,pre{font-family:ui-monospace,monospace;font-size:13px}pre{background:#f4f4f
 table{border-collapse:collapse;width:100%}td,th{border-top:1px solid #eee;padding:4px 8px;text-align:left;vertical-align:top}
 .muted{color:#666}
 details{margin:6px 0}summary{cursor:pointer}
+h3 code,p code,td code{overflow-wrap:anywhere}
+@media (max-width:640px){
+main{padding:12px}nav ul{columns:1;padding-left:0;list-style:none}nav li{margin:4px 0}
+section.op{padding:10px 12px}
+table{display:block;overflow-x:auto}
+}
 `;
+
+/** The hub's icon (src/hub/ui/styles.ts serves it; this layer does not import the hub). */
+const ICON_PATH = "/hub/assets/favicon.svg";
 
 export function renderDocsPage(doc: Json): Html {
   const operations = collectOperations(doc);
@@ -46,6 +56,7 @@ export function renderDocsPage(doc: Json): Html {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${info.title} reference</title>
+<link rel="icon" href="${ICON_PATH}" type="image/svg+xml">
 <style>${raw(STYLE)}</style>
 </head>
 <body><main>

@@ -140,12 +140,12 @@ export async function finishConnect(c: Context<HubEnv>): Promise<ConnectResult> 
       result.skipped.push(page.name);
       continue;
     }
-    await saveAccount(services, session.userId, "pageplatform", page.id, page.name, page.access_token);
+    await saveAccount(services, session.userId, "pageplatform", page.id, page.name, page.access_token, null);
     result.connected.push(page.name);
     const photo = page.instagram_business_account;
     if (photo?.id) {
       const name = photo.username ? `@${photo.username}` : (photo.name ?? `${page.name} (photoplatform)`);
-      await saveAccount(services, session.userId, "photoplatform", photo.id, name, page.access_token);
+      await saveAccount(services, session.userId, "photoplatform", photo.id, name, page.access_token, accountIdOf("pageplatform", page.id));
       result.connected.push(name);
     }
   }
@@ -160,6 +160,8 @@ async function saveAccount(
   platformAccountId: string,
   name: string,
   token: string,
+  /** The page a photoplatform account comes with (shown under it in the hub); null for a page. */
+  pageAccountId: string | null,
 ) {
   if (!/^\d{1,30}$/.test(platformAccountId)) throw new HubError(502, "pageplatform answered with an account id that is not a number.");
   const values = {
@@ -167,6 +169,7 @@ async function saveAccount(
     tokenCiphertext: await services.tokens.encrypt(token),
     tokenStatus: "active",
     tokenError: null,
+    pageAccountId,
     updatedAt: services.clock.now(),
   };
   await services.db

@@ -7,6 +7,8 @@ export interface HubSession {
   userId: string;
   email: string;
   csrfToken: string;
+  /** The sealed message waiting for the next page (src/hub/flash.ts), or null. */
+  flash: string | null;
 }
 
 /** Hono environment of the hub router: the app's variables plus the session (null when signed out). */

@@ -22,12 +22,15 @@ export function hubSecurityHeaders(): MiddlewareHandler<HubEnv> {
   return async (c, next) => {
     const dialog = c.get("services").config.graph.dialogBaseUrl;
     const formAction = ["'self'", ...(dialog ? [new URL(dialog).origin] : [])];
+    // Post images are shown from where media are stored: this origin (/files) or the bucket's public URL.
+    const storage = c.get("services").config.s3?.publicBaseUrl;
+    const imgSrc = ["'self'", "data:", ...(storage ? [new URL(storage).origin] : [])];
     return secureHeaders({
       contentSecurityPolicy: {
         defaultSrc: ["'self'"],
         scriptSrc: [NONCE],
         styleSrc: ["'self'"],
-        imgSrc: ["'self'", "data:"],
+        imgSrc,
         fontSrc: ["'self'"],
         connectSrc: ["'self'"],
         objectSrc: ["'none'"],

@@ -17,7 +17,7 @@ import { createKeyRoutes } from "./keys";
 import { createPostRoutes } from "./posts";
 import { createSignInRoutes } from "./signin";
 import { createStartRoutes } from "./start";
-import { HUB_CSS } from "./ui/styles";
+import { FAVICON_PATH, FAVICON_SVG, HUB_CSS } from "./ui/styles";
 
 export function createHubRoutes(): Hono<AppEnv> {
   const hub = new Hono<HubEnv>();
@@ -25,6 +25,10 @@ export function createHubRoutes(): Hono<AppEnv> {
   hub.get("/assets/hub.css", (c) => {
     c.header("Cache-Control", "public, max-age=3600");
     return c.body(HUB_CSS, 200, { "Content-Type": "text/css; charset=utf-8" });
+  });
+  hub.get(FAVICON_PATH.slice("/hub".length), (c) => {
+    c.header("Cache-Control", "public, max-age=86400");
+    return c.body(FAVICON_SVG, 200, { "Content-Type": "image/svg+xml" });
   });
   hub.use("*", noStore);
   // Before anything reads a body: a declared length over 64 KB is refused from its header, a chunked body is

@@ -1,7 +1,8 @@
 /**
  * API keys page: the user's keys (name, prefix, scopes, created, last used, state), a form that creates one
- * with the areas it may call and shows the full key once (on the POST's own answer, never stored, never shown
- * again), and revoke buttons.
+ * with the areas it may call, and revoking with a confirmation step. Every form answers 303 to the page
+ * (src/hub/flash.ts): a new key travels to it sealed in the session and is shown once, on the first load
+ * after the POST, never in a URL; a reload shows it no more and creates nothing.
  * A revoked key is refused by the API from the next request on (the API checks revocation on every call).
  */
 import { and, eq, isNull, sql } from "drizzle-orm";
@@ -10,10 +11,10 @@ import { apiKeys } from "../../db/schema";
 import { createApiKey, describeScopes, listApiKeys } from "../http/api-keys";
 import { API_KEY_SCOPES, mayHavePages, normaliseScopes, parseOrigins, type ApiKeyScope } from "../lib/scopes";
 import type { HubEnv, HubSession } from "./env";
+import { HubError } from "./errors";
+import { redirectWithFlash, takeFlash } from "./flash";
 import { readHubForm } from "./form";
-import { formatTime, Layout, PostForm, Secret, StackTable } from "./ui/layout";
-
-type Flash = { kind: "ok" | "error"; text: string } | null;
+import { Confirm, formatTime, Layout, PostForm, Secret, StackTable } from "./ui/layout";
 
 /** What each scope's checkbox says; one checkbox a scope, named `scope_<name>`, so the form repeats no field. */
 const SCOPE_LABELS: Record<ApiKeyScope, string> = {
@@ -22,36 +23,34 @@ const SCOPE_LABELS: Record<ApiKeyScope, string> = {
   social: "Social publishing (area C, posts to your pages)",
 };
 
-async function keysPage(
-  c: Context<HubEnv>,
-  options: {
-    created?: { key: string; name: string; scopes: ApiKeyScope[] | null; allowedOrigins: string[] | null };
-    flash?: Flash;
-    status?: 200 | 201 | 400 | 404;
-  } = {},
-) {
+async function keysPage(c: Context<HubEnv>) {
   const session = c.get("session") as HubSession;
+  const flash = await takeFlash(c);
+  const created = flash?.newKey;
   const keys = await listApiKeys(c.get("services").db, session.userId);
   return c.html(
-    <Layout title="API keys" session={session} nav="keys" nonce={c.get("secureHeadersNonce")} flash={options.flash}>
+    <Layout title="API keys" session={session} nav="keys" nonce={c.get("secureHeadersNonce")} flash={flash}>
       <h1>API keys</h1>
       <p class="muted">
         Send a key as <code>Authorization: Bearer &lt;key&gt;</code> from your server. Keep keys out of repositories, and out of browsers unless they are for QR
         codes only.
       </p>
-      {options.created ? (
+      {created ? (
         <section class="card" aria-labelledby="new-key">
-          <h2 id="new-key">Your new key “{options.created.name}”</h2>
+          <h2 id="new-key">Your new key “{created.name}”</h2>
           <p>
-            Copy it now: this is the only time it is shown. It may call: <strong>{describeScopes(options.created.scopes)}</strong>
-            {options.created.allowedOrigins ? (
+            Copy it now: this is the only time it is shown. It may call: <strong>{describeScopes(created.scopes)}</strong>
+            {created.allowedOrigins ? (
               <>
-                , from pages on <strong>{options.created.allowedOrigins.join(", ")}</strong>
+                , from pages on <strong>{created.allowedOrigins.join(", ")}</strong>
               </>
             ) : null}
             .
           </p>
-          <Secret id="new-key-value" value={options.created.key} label="Copy the new API key" />
+          <Secret id="new-key-value" value={created.key} label="Copy the new API key" />
+          <p class="next small">
+            Next: <a href="/hub/start">Getting started</a> shows a QR code, a product photo and a post made with it.
+          </p>
         </section>
       ) : null}
       <section class="card" aria-labelledby="create">
@@ -102,11 +101,9 @@ async function keysPage(
               <td data-label="State">{k.revokedAt ? <span class="badge revoked">revoked</span> : <span class="badge live">live</span>}</td>
               <td>
                 {k.revokedAt ? null : (
-                  <PostForm action={`/hub/keys/${k.prefix}/revoke`} session={session}>
-                    <button type="submit" class="danger" aria-label={`Revoke key ${k.name} (${k.prefix})`}>
-                      Revoke
-                    </button>
-                  </PostForm>
+                  <a class="button danger" href={`/hub/keys/${k.prefix}/revoke`} aria-label={`Revoke key ${k.name} (${k.prefix})`}>
+                    Revoke
+                  </a>
                 )}
               </td>
             </tr>
@@ -114,8 +111,15 @@ async function keysPage(
         </StackTable>
       )}
     </Layout>,
-    options.status ?? 200,
   );
+}
+
+/** The user's live key with this prefix, or a 404 page. */
+async function liveKey(c: Context<HubEnv>, prefix: string) {
+  const keys = await listApiKeys(c.get("services").db, c.get("session")!.userId);
+  const key = keys.find((k) => k.prefix === prefix && !k.revokedAt);
+  if (!key) throw new HubError(404, "No live key of yours has that prefix: it may be revoked already.");
+  return key;
 }
 
 export function createKeyRoutes(): Hono<HubEnv> {
@@ -124,37 +128,59 @@ export function createKeyRoutes(): Hono<HubEnv> {
 
   router.post("/", async (c) => {
     const body = await readHubForm(c);
+    const refuse = (text: string) => redirectWithFlash(c, "/hub/keys", { kind: "error", text });
     const name = typeof body.name === "string" ? body.name.trim() : "";
-    if (name.length < 1 || name.length > 100) {
-      return keysPage(c, { flash: { kind: "error", text: "Give the key a name of 1 to 100 characters." }, status: 400 });
-    }
+    if (name.length < 1 || name.length > 100) return refuse("Give the key a name of 1 to 100 characters.");
     // "All areas" unless the form says "only these" (a form without the field makes an all-areas key, as the CLI does).
     const chosen = body.access === "some" ? API_KEY_SCOPES.filter((scope) => body[`scope_${scope}`] === "on") : null;
-    if (chosen && chosen.length === 0) {
-      return keysPage(c, { flash: { kind: "error", text: "Choose at least one area the key may call, or All areas." }, status: 400 });
-    }
+    if (chosen && chosen.length === 0) return refuse("Choose at least one area the key may call, or All areas.");
     const scopes = normaliseScopes(chosen);
     const originsText = typeof body.origins === "string" ? body.origins.trim() : "";
     let allowedOrigins: string[] | null = null;
     if (originsText) {
-      if (!mayHavePages(scopes)) {
-        return keysPage(c, {
-          flash: { kind: "error", text: "Pages can be set only for a key for QR codes alone: a key that can publish or buy belongs on a server." },
-          status: 400,
-        });
-      }
+      if (!mayHavePages(scopes)) return refuse("Pages can be set only for a key for QR codes alone: a key that can publish or buy belongs on a server.");
       try {
         allowedOrigins = parseOrigins(originsText);
       } catch (err) {
-        return keysPage(c, { flash: { kind: "error", text: `Pages: ${(err as Error).message}.` }, status: 400 });
+        return refuse(`Pages: ${(err as Error).message}.`);
       }
     }
     const created = await createApiKey(c.get("services").db, c.get("session")!.userId, name, { scopes, allowedOrigins });
-    return keysPage(c, { created: { key: created.key, name, scopes: created.scopes, allowedOrigins: created.allowedOrigins }, status: 201 });
+    return redirectWithFlash(c, "/hub/keys", {
+      kind: "ok",
+      text: `Key “${name}” is created.`,
+      newKey: { key: created.key, name, scopes: created.scopes, allowedOrigins: created.allowedOrigins },
+    });
+  });
+
+  router.get("/:prefix/revoke", async (c) => {
+    const session = c.get("session") as HubSession;
+    const prefix = c.req.param("prefix");
+    const key = await liveKey(c, prefix);
+    return c.html(
+      <Layout title="Revoke key" session={session} nav="keys">
+        <Confirm
+          session={session}
+          question={`Revoke the key “${key.name}”?`}
+          action={`/hub/keys/${prefix}/revoke`}
+          button="Yes, revoke it"
+          back="/hub/keys"
+          backLabel="No, keep it"
+        >
+          <p>
+            <code>{prefix}…</code> may call: {describeScopes(key.scopes)}.{" "}
+            {key.lastUsedAt ? `It was last used ${formatTime(key.lastUsedAt)}.` : "It was never used."}
+          </p>
+          <p>Anything that still sends it (your server, a shop page showing QR codes) is refused from the next request on. This cannot be undone.</p>
+        </Confirm>
+      </Layout>,
+    );
   });
 
   router.post("/:prefix/revoke", async (c) => {
     const prefix = c.req.param("prefix");
+    // Without the confirmation page's field this is a first step: show the question.
+    if ((await readHubForm(c)).confirm !== "yes") return c.redirect(`/hub/keys/${encodeURIComponent(prefix)}/revoke`, 303);
     const rows = await c
       .get("services")
       .db.update(apiKeys)
@@ -162,10 +188,13 @@ export function createKeyRoutes(): Hono<HubEnv> {
       .where(and(eq(apiKeys.prefix, prefix), eq(apiKeys.userId, c.get("session")!.userId), isNull(apiKeys.revokedAt)))
       .returning({ name: apiKeys.name });
     if (rows[0]) c.get("services").apiKeyCache?.clear();
-    const flash: Flash = rows[0]
-      ? { kind: "ok", text: `Key “${rows[0].name}” (${prefix}…) is revoked. The API refuses it from now on.` }
-      : { kind: "error", text: "No live key of yours has that prefix." };
-    return keysPage(c, { flash, status: rows[0] ? 200 : 404 });
+    return redirectWithFlash(
+      c,
+      "/hub/keys",
+      rows[0]
+        ? { kind: "ok", text: `Key “${rows[0].name}” (${prefix}…) is revoked. The API refuses it from now on.` }
+        : { kind: "error", text: "No live key of yours has that prefix: it may be revoked already." },
+    );
   });
   return router;
 }

@@ -43,7 +43,7 @@ export async function loadSession(services: Services, cookie: string | undefined
   if (!cookie || !/^[0-9A-Za-z]{20,100}$/.test(cookie)) return null;
   const idHash = await sha256Hex(cookie);
   const [row] = await services.db
-    .select({ idHash: hubSessions.idHash, userId: hubSessions.userId, csrfToken: hubSessions.csrfToken, email: users.email })
+    .select({ idHash: hubSessions.idHash, userId: hubSessions.userId, csrfToken: hubSessions.csrfToken, flash: hubSessions.flash, email: users.email })
     .from(hubSessions)
     .innerJoin(users, eq(users.id, hubSessions.userId))
     .where(and(eq(hubSessions.idHash, idHash), gt(hubSessions.expiresAt, services.clock.now())))

@@ -1,6 +1,6 @@
 /**
  * Signing in and out: one-time links (printed by `npm start` and `npm run admin -- login-link`), the OIDC
- * provider when configured, and sign-out, which deletes the session row.
+ * provider when configured, and sign-out, which deletes the session row. Every form answers 303.
  * A link opens a confirmation page and signs in on its POST, so a mail scanner that fetches the link does
  * not use it up.
  */
@@ -33,8 +33,10 @@ export function createSignInRoutes(): Hono<HubEnv> {
 
   router.get("/signin", (c) => {
     const oidc = Boolean(c.get("services").config.oidc);
+    // Sign-out sends here with ?signed-out: a notice only, so it may sit in the URL.
+    const signedOut = c.req.query("signed-out") !== undefined && !c.get("session");
     return c.html(
-      <Layout title="Sign in" session={c.get("session")}>
+      <Layout title="Sign in" session={c.get("session")} flash={signedOut ? { kind: "ok", text: "You are signed out." } : null}>
         <h1>Sign in</h1>
         <div class="card">
           {oidc ? (
@@ -83,17 +85,7 @@ export function createSignInRoutes(): Hono<HubEnv> {
     if (session) await endSession(c.get("services"), session.idHash);
     clearSessionCookie(c);
     c.set("session", null);
-    return c.html(
-      <Layout title="Signed out" session={null}>
-        <h1>Signed out</h1>
-        <p class="flash ok" role="status">
-          You are signed out.
-        </p>
-        <p>
-          <a href="/hub/signin">Sign in again</a>
-        </p>
-      </Layout>,
-    );
+    return c.redirect("/hub/signin?signed-out", 303);
   });
 
   // Each start stores a state row for anyone who asks, so it is limited per client address.

@@ -2,6 +2,7 @@
  * Connecting accounts through the hub: against the built-in sandbox (its consent page) and against a Graph
  * fake speaking the platform's OAuth endpoints (real HTTP). The area C API lists what was connected;
  * reconnecting keeps ids and restores canPublish; select, unselect and disconnect act on the same rows.
+ * The callback always answers 303 to the accounts page, which says once what happened.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq } from "drizzle-orm";
@@ -30,7 +31,14 @@ describe("with the built-in sandbox", () => {
       expect.arrayContaining(["pages_manage_posts", "instagram_content_publish", "pages_show_list"]),
     );
     const done = await b.connectSandbox(["1010000000000001", "1010000000000003"]);
+    // The callback answers 303 to the accounts page, which says what happened once; the code is gone from the address.
+    expect(done.hops).toEqual([{ status: 303, location: "/hub/accounts" }]);
     expect(done.html).toContain("Connected: Sandbox Bakery, @sandbox.bakery, Sandbox Garage.");
+    expect((await b.page("/hub/accounts")).html).not.toContain("Connected: Sandbox Bakery");
+    // The photo account is listed under the page it came with.
+    const linked = /<ul class="linked" aria-label="Linked to Sandbox Bakery">([\s\S]*?)<\/ul>/.exec(done.html)?.[1] ?? "";
+    expect(linked).toContain("@sandbox.bakery");
+    expect(linked).not.toContain("Sandbox Garage");
     const accounts = await apiAccounts(t, apiKey);
     expect(accounts.map((a) => a.id).sort()).toEqual(["pageplatform:1010000000000001", "pageplatform:1010000000000003", "photoplatform:1780000000000001"]);
     const photo = accounts.find((a) => a.platform === "photoplatform")!;
@@ -51,8 +59,9 @@ describe("with the built-in sandbox", () => {
       { ...hidden, page: "1010000000000001", decision: "deny" },
       { csrf: null },
     );
-    const back = await b.page(denied.res.headers.get("location")!);
-    expect(back.res.status).toBe(400);
+    const back = await b.follow(await b.page(denied.res.headers.get("location")!));
+    expect(back.hops).toEqual([{ status: 303, location: "/hub/accounts" }]);
+    expect(back.html).toContain('class="flash error"');
     expect(back.html).toContain("cancelled");
     expect(await apiAccounts(t, apiKey)).toEqual([]);
   });
@@ -81,12 +90,14 @@ describe("with the built-in sandbox", () => {
     expect((await apiAccounts(t, apiKey)).find((a) => a.id === "pageplatform:1010000000000002")!.selected).toBe(false);
     await b.post(`/hub/accounts/${encodeURIComponent("pageplatform:1010000000000002")}/select`, { selected: "true" });
     expect((await apiAccounts(t, apiKey)).find((a) => a.id === "pageplatform:1010000000000002")!.selected).toBe(true);
-    const gone = await b.post(`/hub/accounts/${encodeURIComponent("photoplatform:1780000000000002")}/disconnect`, {});
+    const gone = await b.submit(`/hub/accounts/${encodeURIComponent("photoplatform:1780000000000002")}/disconnect`, { confirm: "yes" });
     expect(gone.html).toContain("disconnected");
     expect((await apiAccounts(t, apiKey)).map((a) => a.id)).toEqual(["pageplatform:1010000000000002"]);
     const other = t.browser();
     await other.signIn((await t.h.createUser()).userId);
-    expect((await other.post(`/hub/accounts/${encodeURIComponent("pageplatform:1010000000000002")}/disconnect`, {})).res.status).toBe(404);
+    const refused = await other.submit(`/hub/accounts/${encodeURIComponent("pageplatform:1010000000000002")}/disconnect`, { confirm: "yes" });
+    expect(refused.html).toContain("No connected account of yours has that id");
+    expect((await apiAccounts(t, apiKey)).map((a) => a.id)).toEqual(["pageplatform:1010000000000002"]);
   });
 });
 
@@ -121,7 +132,8 @@ describe("with the platform's Graph API (a fake on loopback)", () => {
     expect(dialog.searchParams.get("client_id")).toBe("app-1");
     expect(dialog.searchParams.get("redirect_uri")).toBe("http://127.0.0.1:8787/hub/accounts/callback");
     const consented = await fetch(dialog, { redirect: "manual" });
-    const done = await b.page(consented.headers.get("location")!);
+    const done = await b.follow(await b.page(consented.headers.get("location")!));
+    expect(done.hops).toEqual([{ status: 303, location: "/hub/accounts" }]);
     expect(done.res.status).toBe(200);
     expect(done.html).toContain("Connected: Shop One, @shop.one, Shop Two.");
     expect(done.html).toContain("Agency Page");
@@ -157,7 +169,7 @@ describe("with the platform's Graph API (a fake on loopback)", () => {
     await b.signIn(userId);
     const start = await b.post("/hub/accounts/connect", {});
     const consented = await fetch(start.res.headers.get("location")!, { redirect: "manual" });
-    const done = await b.page(consented.headers.get("location")!);
+    const done = await b.follow(await b.page(consented.headers.get("location")!));
     expect(done.html).toContain("Connected: Shop One, @shop.one.");
     expect(done.html).toContain("Permissions not granted: instagram_content_publish");
     expect(done.html).toContain('class="flash error"');
@@ -171,8 +183,9 @@ describe("with the platform's Graph API (a fake on loopback)", () => {
     const consented = await fetch(start.res.headers.get("location")!, { redirect: "manual" });
     const callback = new URL(consented.headers.get("location")!);
     callback.searchParams.set("code", "fake-code-999");
-    const res = await b.page(callback.toString());
-    expect(res.res.status).toBe(502);
+    const res = await b.follow(await b.page(callback.toString()));
+    expect(res.hops).toEqual([{ status: 303, location: "/hub/accounts" }]);
+    expect(res.html).toContain('class="flash error"');
     expect(res.html).toContain("expired or has been used");
     expect(await apiAccounts(t, apiKey)).toEqual([]);
   });

@@ -74,6 +74,27 @@ export class HubBrowser {
 
   csrf: string | null = null;
 
+  /**
+   * Follows a hub answer's redirects within this service (GET, as a browser does after a 303), returning the
+   * page they lead to and each hop's status and Location; an answer that is not a redirect is returned as it is.
+   */
+  async follow(first: { res: Response; html: string }): Promise<{ res: Response; html: string; hops: Array<{ status: number; location: string }> }> {
+    const hops: Array<{ status: number; location: string }> = [];
+    let current = first;
+    while ([301, 302, 303].includes(current.res.status) && hops.length < 5) {
+      const location = current.res.headers.get("location")!;
+      hops.push({ status: current.res.status, location });
+      if (location.startsWith("http") && !location.startsWith(BASE)) break;
+      current = await this.page(location);
+    }
+    return { ...current, hops };
+  }
+
+  /** Posts a form and follows its redirect to the page that answers it (post/redirect/get). */
+  async submit(path: string, form: Record<string, string | string[]>, init: { origin?: string | null; csrf?: string | null } = {}) {
+    return this.follow(await this.post(path, form, init));
+  }
+
   /** Signs in through a fresh one-time link, as a person clicking it would. */
   async signIn(userId: string): Promise<void> {
     const link = await createLoginLink(this.t.services, userId);
@@ -91,8 +112,11 @@ export class HubBrowser {
     return this.csrf;
   }
 
-  /** Runs "Connect pageplatform" through the sandbox consent page, granting `pageIds` (all when omitted). */
-  async connectSandbox(pageIds?: string[]): Promise<{ res: Response; html: string; callback: string }> {
+  /**
+   * Runs "Connect pageplatform" through the sandbox consent page, granting `pageIds` (all when omitted); answers
+   * the accounts page the callback's 303 leads to, with that 303 (`hops`) and the callback URL.
+   */
+  async connectSandbox(pageIds?: string[]): Promise<{ res: Response; html: string; callback: string; hops: Array<{ status: number; location: string }> }> {
     const start = await this.post("/hub/accounts/connect", {});
     const dialog = start.res.headers.get("location")!;
     const consent = await this.page(dialog);
@@ -100,7 +124,7 @@ export class HubBrowser {
     const offered = [...consent.html.matchAll(/name="page" value="(\d+)"/g)].map((m) => m[1]!);
     const granted = await this.post(new URL(dialog).pathname, { ...hidden, page: pageIds ?? offered, decision: "allow" }, { csrf: null });
     const callback = granted.res.headers.get("location")!;
-    return { ...(await this.page(callback)), callback };
+    return { ...(await this.follow(await this.page(callback))), callback };
   }
 }
 

@@ -209,7 +209,9 @@ describe("the hub in workerd against the platform's OAuth", () => {
     const dialog = new URL(start.res.headers.get("location")!);
     expect(dialog.origin).toBe(graph.baseUrl);
     const consented = await fetch(dialog, { redirect: "manual" });
-    const done = await browse(consented.headers.get("location")!);
+    const back = await browse(consented.headers.get("location")!);
+    expect([back.res.status, back.res.headers.get("location")]).toEqual([303, "/hub/accounts"]);
+    const done = await browse("/hub/accounts");
     expect(done.res.status).toBe(200);
     expect(done.html).toContain("Connected: Shop One, @shop.one.");
 

@@ -5,6 +5,7 @@
  */
 import type { Child } from "hono/jsx";
 import type { HubSession } from "../env";
+import { FAVICON_PATH } from "./styles";
 
 export type NavKey = "keys" | "accounts" | "posts" | "start" | "reference" | null;
 
@@ -37,6 +38,7 @@ export function Layout(props: LayoutProps) {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         {props.refreshSeconds ? <meta http-equiv="refresh" content={String(props.refreshSeconds)} /> : null}
         <title>{`${props.title} · Hub`}</title>
+        <link rel="icon" href={FAVICON_PATH} type="image/svg+xml" />
         <link rel="stylesheet" href="/hub/assets/hub.css" />
       </head>
       <body>
@@ -46,6 +48,7 @@ export function Layout(props: LayoutProps) {
         <header class="top">
           <div class="bar">
             <a class="brand" href="/hub">
+              <img src={FAVICON_PATH} alt="" width={22} height={22} />
               Shopkit hub
             </a>
             {session ? (
@@ -91,6 +94,29 @@ export function PostForm(props: { action: string; session: HubSession; class?: s
       <input type="hidden" name="_csrf" value={props.session.csrfToken} />
       {props.children}
     </form>
+  );
+}
+
+/**
+ * The second step of an action that cannot be undone (revoke, disconnect, cancel): a page that says what
+ * will happen, a POST form carrying `confirm=yes`, and a link back that does nothing. No script needed; the
+ * POST routes treat a form without `confirm=yes` as a first step and send it here.
+ */
+export function Confirm(props: { session: HubSession; question: string; action: string; button: string; back: string; backLabel: string; children?: Child }) {
+  return (
+    <section class="card confirm" aria-labelledby="confirm-q">
+      <h1 id="confirm-q">{props.question}</h1>
+      {props.children}
+      <PostForm action={props.action} session={props.session} class="row">
+        <input type="hidden" name="confirm" value="yes" />
+        <button type="submit" class="danger">
+          {props.button}
+        </button>
+        <a class="button secondary" href={props.back}>
+          {props.backLabel}
+        </a>
+      </PostForm>
+    </section>
   );
 }
 

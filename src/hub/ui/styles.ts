@@ -1,3 +1,7 @@
+/** The hub's icon (also linked by /docs): a navy tile with a code's four corner squares. */
+export const FAVICON_PATH = "/hub/assets/favicon.svg";
+export const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#14213d"/><rect x="6" y="6" width="9" height="9" rx="2" fill="#fca311"/><rect x="17" y="6" width="9" height="9" rx="2" fill="#fff"/><rect x="6" y="17" width="9" height="9" rx="2" fill="#fff"/><rect x="17" y="17" width="9" height="9" rx="2" fill="#fca311"/></svg>`;
+
 /** The hub's one stylesheet, served at /hub/assets/hub.css (no inline styles, so the CSP needs no 'unsafe-inline'). */
 export const HUB_CSS = `
 *{box-sizing:border-box}
@@ -6,7 +10,8 @@ a{color:#0b57d0}a:focus-visible,button:focus-visible,input:focus-visible{outline
 .skip{position:absolute;left:-999px}.skip:focus{left:8px;top:8px;background:#fff;padding:6px;z-index:2}
 header.top{background:#14213d;color:#fff}
 header.top .bar{max-width:1040px;margin:0 auto;padding:10px 16px;display:flex;flex-wrap:wrap;align-items:center;gap:8px 18px}
-header.top .brand{font-weight:700;color:#fff;text-decoration:none;margin-right:auto}
+header.top .brand{font-weight:700;color:#fff;text-decoration:none;margin-right:auto;display:inline-flex;align-items:center;gap:8px}
+header.top .brand img{width:22px;height:22px}
 header.top nav ul{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap;gap:4px 14px}
 header.top nav a{color:#fff;text-decoration:none;padding:2px 0;border-bottom:2px solid transparent}
 header.top nav a[aria-current=page]{border-bottom-color:#fca311}
@@ -23,7 +28,17 @@ th{font-size:13px;text-transform:uppercase;letter-spacing:.03em;color:#4a5260;ba
 .table-wrap table{border:0}
 button,.button{display:inline-block;font:inherit;font-size:15px;border-radius:8px;border:1px solid #0b57d0;background:#0b57d0;color:#fff;padding:6px 14px;cursor:pointer;text-decoration:none}
 button.secondary,.button.secondary{background:#fff;color:#0b57d0}
-button.danger{background:#fff;color:#a61b1b;border-color:#a61b1b}
+button.danger,.button.danger{background:#fff;color:#a61b1b;border-color:#a61b1b}
+.confirm{max-width:640px}.confirm h1{font-size:1.35rem}
+details.raw{margin-top:4px}details.raw summary{cursor:pointer;color:#4a5260;font-size:14px}
+details.raw code{display:block;white-space:pre-wrap;overflow-wrap:anywhere;background:#f0f2f5;border-radius:6px;padding:6px 8px;margin-top:4px}
+.thumbs{display:flex;flex-wrap:wrap;gap:6px;margin:6px 0 0}
+.thumbs img{width:56px;height:56px;object-fit:cover;border-radius:6px;border:1px solid #dde1e6;background:#f0f2f5}
+.thumbs.large img{width:120px;height:120px}
+.post-cell{display:flex;gap:10px;align-items:flex-start}.post-cell .thumbs{margin:0;flex:none}
+ul.linked{list-style:none;margin:8px 0 0 20px;padding:0 0 0 14px;border-left:3px solid #dde1e6;flex-basis:100%}
+ul.linked li.account{padding:6px 0;border:0}
+.next{margin:10px 0 0}
 header.top button{background:transparent;border-color:#d6dbe4;color:#fff;padding:2px 10px;font-size:14px}
 form.inline{display:inline}
 label{display:block;font-weight:600;margin:0 0 4px}

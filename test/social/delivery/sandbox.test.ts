@@ -159,8 +159,8 @@ describe("switched off", () => {
       }
       const b = hub.browser();
       await b.signIn((await off.createUser()).userId);
-      const connect = await b.post("/hub/accounts/connect", {});
-      expect(connect.res.status).toBe(503);
+      const connect = await b.follow(await b.post("/hub/accounts/connect", {}));
+      expect(connect.hops).toEqual([{ status: 303, location: "/hub/accounts" }]);
       expect(connect.html).toContain("META_APP_ID");
     } finally {
       await off.close();
