@@ -50,7 +50,7 @@ export function createSignInRoutes(): Hono<HubEnv> {
             {oidc ? "Or use" : "Use"} a one-time sign-in link. On an embedded server, <code>npm start</code> prints one for the first user; an operator makes
             one for any user with:
           </p>
-          <pre>npm run admin -- login-link --email you@example.com</pre>
+          <pre class="wrap">npm run admin -- login-link --email you@example.com</pre>
           <p class="muted small">A link works once and expires 15 minutes after it was made.</p>
         </div>
       </Layout>,

@@ -28,20 +28,21 @@ function steps(base: string, accountIds: string[]): Step[] {
   return [
     {
       title: "1. A QR code for your shop",
-      intro: "Makes qr.png, a code that opens your shop's page (put your own address after generate/-/, URL-encoded).",
-      text: `curl -sS -o qr.png ${AUTH} \\\n  "${base}/api/qr-code/generate/-/https%3A%2F%2Fshop.example%2F?size=400"`,
+      intro:
+        "Makes qr.png, a code that opens your shop's page: put your own address at the end, URL-encoded. This address holds your key, so it is for your terminal; a code shown on a public page needs a key for QR codes only.",
+      text: `curl -sS -o qr.png \\\n  "${base}/api/qr-code/generate/$SHOPKIT_API_KEY/https%3A%2F%2Fshop.example%2F?size=400"`,
     },
     {
       title: "2. A product photo",
       intro:
         "Save a photo of your product on a plain background as product.jpg in this folder. This puts it into a white studio scene and saves photo.png; it spends the credits the answer's cost shows.",
-      text: `printf '{"productImages":[{"dataUrl":"data:image/jpeg;base64,%s"}],"promptId":"studio-white-sweep","model":"standard","aspectRatio":"4:5"}' \\\n  "$(base64 -w0 product.jpg)" > photo.json\ncurl -sS ${AUTH} ${JSON_TYPE} \\\n  -d @photo.json ${base}/api/image/product-photography \\\n  | sed -E 's/.*"data:image\\/png;base64,([^"]+)".*/\\1/' | base64 -d > photo.png`,
+      text: `printf '{"productImages":[{"dataUrl":"data:image/jpeg;base64,%s"}],"promptId":"studio-white-sweep","model":"standard","aspectRatio":"1:1"}' \\\n  "$(base64 -w0 product.jpg)" > photo.json\ncurl -sS ${AUTH} ${JSON_TYPE} \\\n  -d @photo.json ${base}/api/image/product-photography \\\n  | sed -E 's/.*"data:image\\/png;base64,([^"]+)".*/\\1/' | base64 -d > photo.png`,
     },
     {
       title: "3. Post the photo",
       intro:
         "Uploads photo.png and posts it with a caption to your accounts. The Idempotency-Key makes sending the same post again safe: with the same key, nothing is posted twice.",
-      text: `printf '{"base64":"%s"}' "$(base64 -w0 photo.png)" > media.json\nMEDIA_ID=$(curl -sS ${AUTH} ${JSON_TYPE} \\\n  -d @media.json ${base}/api/v1/social/media | sed 's/.*"id":"\\([^"]*\\)".*/\\1/')\nPOST_KEY="first-post-$(date +%Y%m%d%H%M%S)"\nPOST_ID=$(curl -sS ${AUTH} ${JSON_TYPE} -H "Idempotency-Key: $POST_KEY" \\\n  -d "{\\"accountIds\\":${targets},\\"caption\\":\\"New in the shop\\",\\"images\\":[{\\"mediaId\\":\\"$MEDIA_ID\\"}]}" \\\n  ${base}/api/v1/social/posts | sed 's/^{"data":{"id":"\\([^"]*\\)".*/\\1/')\necho "$POST_ID"`,
+      text: `printf '{"base64":"%s"}' "$(base64 -w0 photo.png)" > media.json\nMEDIA_ID=$(curl -sS ${AUTH} ${JSON_TYPE} \\\n  -d @media.json ${base}/api/v1/social/media | sed 's/.*"id":"\\([^"]*\\)".*/\\1/')\nPOST_KEY="first-post-$(date +%Y%m%d%H%M%S)"\nPOST_ID=$(curl -sS ${AUTH} ${JSON_TYPE} \\\n  -H "Idempotency-Key: $POST_KEY" \\\n  -d "{\\"accountIds\\":${targets},\\"caption\\":\\"New in the shop\\",\\"images\\":[{\\"mediaId\\":\\"$MEDIA_ID\\"}]}" \\\n  ${base}/api/v1/social/posts | sed 's/^{"data":{"id":"\\([^"]*\\)".*/\\1/')\necho "$POST_ID"`,
     },
     {
       title: "4. See it go out",
@@ -82,12 +83,16 @@ export function createStartRoutes(): Hono<HubEnv> {
         </ol>
         <h2>0. Your key</h2>
         <p class="small muted">Paste your whole key between the quotes.</p>
-        <pre id="cmd-0">{keyLine}</pre>
+        <pre id="cmd-0" tabindex={0}>
+          {keyLine}
+        </pre>
         {steps(base, accounts.length ? accounts.map((a) => a.id) : ["pageplatform:YOUR_PAGE_ID"]).map((step, i) => (
           <section>
             <h2>{step.title}</h2>
             <p class="small muted">{step.intro}</p>
-            <pre id={`cmd-${i + 1}`}>{step.text}</pre>
+            <pre id={`cmd-${i + 1}`} tabindex={0}>
+              {step.text}
+            </pre>
             <button type="button" class="secondary" data-copy={`cmd-${i + 1}`} hidden aria-label={`Copy step ${i + 1}`}>
               Copy
             </button>

@@ -251,7 +251,7 @@ describe.sequential("the hub in a browser", { timeout: 90_000, skip: !haveChromi
     const dir = mkdtempSync(join(tmpdir(), "hub-start-"));
     copyFileSync(join(ROOT, "docs/photo/product.jpg"), join(dir, "product.jpg"));
     const steps = (await page.locator("pre[id^=cmd-]:not(#cmd-0)").allTextContents()).join("\n");
-    const { stdout } = await promisify(execFile)("bash", ["-euo", "pipefail", "-c", steps], {
+    const { stdout } = await promisify(execFile)("bash", ["-c", `set -euo pipefail\n${steps}`], {
       cwd: dir,
       env: { PATH: process.env.PATH, SHOPKIT_API_KEY: server.apiKey },
       maxBuffer: 64 * 1024 * 1024,

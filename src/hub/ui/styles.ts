@@ -26,7 +26,7 @@ th,td{text-align:left;padding:8px 10px;border-bottom:1px solid #e6e8eb;vertical-
 th{font-size:13px;text-transform:uppercase;letter-spacing:.03em;color:#4a5260;background:#f0f2f5}
 .table-wrap{overflow-x:auto;border:1px solid #dde1e6;border-radius:10px}
 .table-wrap table{border:0}
-button,.button{display:inline-block;font:inherit;font-size:15px;border-radius:8px;border:1px solid #0b57d0;background:#0b57d0;color:#fff;padding:6px 14px;cursor:pointer;text-decoration:none}
+button,.button{display:inline-block;font:inherit;font-size:15px;line-height:1.4;border-radius:8px;border:1px solid #0b57d0;background:#0b57d0;color:#fff;padding:6px 14px;cursor:pointer;text-decoration:none}
 button.secondary,.button.secondary{background:#fff;color:#0b57d0}
 button.danger,.button.danger{background:#fff;color:#a61b1b;border-color:#a61b1b}
 .confirm{max-width:640px}.confirm h1{font-size:1.35rem}
@@ -58,6 +58,7 @@ fieldset.scopes #key-origins{width:100%;max-width:560px}
 .badge.cancelled{background:#eceef1;color:#4a5260}
 code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:14px}
 pre{background:#0f172a;color:#e2e8f0;padding:12px 14px;border-radius:8px;overflow-x:auto;white-space:pre}
+pre.wrap{white-space:pre-wrap;overflow-wrap:anywhere}
 .secret{display:flex;flex-wrap:wrap;gap:8px;align-items:center}
 .secret code{background:#fff8e1;border:1px solid #e5c06a;border-radius:6px;padding:6px 8px;word-break:break-all}
 .card>h2:first-child{margin-top:0}
@@ -70,6 +71,7 @@ td ul.plain li+li{padding-top:6px}
 .account{display:flex;flex-wrap:wrap;gap:8px 18px;align-items:center;justify-content:space-between}
 .account .who-is{min-width:240px;flex:1 1 260px}
 .account .state,.account .actions{display:flex;flex-wrap:wrap;gap:8px;align-items:center}
+.account .actions form{margin:0;display:flex}
 .account .note{flex-basis:100%;margin:0}
 .consent{max-width:560px;margin:0 auto}
 .consent fieldset{border:1px solid #dde1e6;border-radius:8px;margin:12px 0}
