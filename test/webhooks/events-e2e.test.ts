@@ -31,7 +31,11 @@ const json = (apiKey: string) => ({ authorization: `Bearer ${apiKey}`, "content-
 
 describe("events on npm start", () => {
   it("every state change arrives once, signed, valid against its schema, carrying the resource", async () => {
-    const created = await fetch(`${server.baseUrl}/api/v1/webhooks`, { method: "POST", headers: json(server.apiKey), body: JSON.stringify({ url: receiver.url }) });
+    const created = await fetch(`${server.baseUrl}/api/v1/webhooks`, {
+      method: "POST",
+      headers: json(server.apiKey),
+      body: JSON.stringify({ url: receiver.url }),
+    });
     expect(created.status).toBe(201);
     const endpoint = ((await created.json()) as { data: { id: string; secret: string } }).data;
 
@@ -57,7 +61,12 @@ describe("events on npm start", () => {
     const job = await fetch(`${server.baseUrl}/api/image/product-photography`, {
       method: "POST",
       headers: { ...json(server.apiKey), prefer: "respond-async" },
-      body: JSON.stringify({ productImages: [{ dataUrl: `data:image/jpeg;base64,${product}` }], promptId: "studio-white-sweep", resolution: "1K", outputResult: "url" }),
+      body: JSON.stringify({
+        productImages: [{ dataUrl: `data:image/jpeg;base64,${product}` }],
+        promptId: "studio-white-sweep",
+        resolution: "1K",
+        outputResult: "url",
+      }),
     });
     expect(job.status).toBe(202);
     const jobId = ((await job.json()) as { data: { id: string } }).data.id;
@@ -112,7 +121,9 @@ describe("events on npm start", () => {
     expect(one(`account.reconnect_required ${expired.id}`).data).toMatchObject({ id: expired.id, canPublish: false });
     expect(one(`photo.job.succeeded ${jobId}`).data).toMatchObject({ id: jobId, status: "succeeded", result: { imageUrl: expect.any(String) } });
     // The message's target is the one whose change it reports, as the post record shows it.
-    const targetPublished = one(`post.target.published ${published.id} ${photo.id}`).data as { target: { accountId: string; status: string; providerPostId: string } };
+    const targetPublished = one(`post.target.published ${published.id} ${photo.id}`).data as {
+      target: { accountId: string; status: string; providerPostId: string };
+    };
     expect(targetPublished.target).toMatchObject({ accountId: photo.id, status: "published", providerPostId: expect.any(String) });
   }, 150_000);
 });
