@@ -164,6 +164,12 @@ export interface Predictions {
   /** Creates the prediction; with `webhook`, the provider calls that URL once it has ended. */
   create(request: SceneRequest, options?: { webhook?: string }): Promise<PredictionState>;
   get(id: string, signal?: AbortSignal): Promise<PredictionState>;
+  /**
+   * The prediction made for this request since `since` whose id we never learnt (the process died between
+   * the create and storing its answer), found among the account's recent predictions by its product input;
+   * null when there is none.
+   */
+  find(request: SceneRequest, since: Date): Promise<PredictionState | null>;
   /** Polls until the prediction ends; past the generator's deadline it is canceled (GENERATION_TIMEOUT). */
   wait(prediction: PredictionState, signal?: AbortSignal): Promise<PredictionState>;
   /** The scene of an ended prediction (its output copied into storage, then decoded), or its failure thrown. */

@@ -35,10 +35,10 @@ import {
   type StoredItem,
 } from "./generate";
 import { DISPATCH_LOCK_MS, dueAsyncJobs, finishJob, JOB_LOCK_MS, MAX_JOB_ATTEMPTS, takeAsyncJob, type JobRow } from "./jobs";
-import { claimFinish, ENDED, failItem, itemPrediction, jobItems, predictionCallbackUrl, recordItem, takeDueItems } from "./items";
+import { claimFinish, ENDED, failItem, itemPrediction, jobItems, predictionCallbackUrl, recordItem, releaseItem, takeDueItems } from "./items";
 import { resolveRequest, type PhotoRequest } from "./request";
 import type { PhotoRequestBody } from "./schemas";
-import type { InputImage } from "./types";
+import { GenerationError, type InputImage } from "./types";
 
 interface StoredImage {
   key: string;
@@ -199,12 +199,32 @@ export async function finishItem(services: Services, jobId: string, index: numbe
     const png = await composeScene(services, job.userId, request, { image: scene }, logo);
     item = await keepItem(services, { userId: job.userId, jobId }, request, index, label, png, true);
   } catch (err) {
+    if (passing(err) && services.clock.now().getTime() - held.createdAt.getTime() < OUTPUT_KEPT_MS) {
+      await releaseItem(services.db, held, new Date(services.clock.now().getTime() + RETRY_SOON_MS));
+      services.log.warn("photo item finish deferred", { jobId, index, predictionId: prediction.id, error: err instanceof Error ? err.message : String(err) });
+      throw err;
+    }
     item = { index, label, status: "failed", error: itemErrorOf(services, err, jobId, index) };
   }
   const recorded = await recordItem(services.db, held, item.status, item as unknown as Record<string, unknown>, services.clock.now());
   services.log.info("photo item finished", { jobId, index, predictionId: prediction.id, status: item.status, recorded });
   await completeJobIfDone(services, jobId);
   return recorded;
+}
+
+/** Replicate keeps a prediction's output this long; past it a failed download will not succeed later. */
+const OUTPUT_KEPT_MS = 50 * 60_000;
+/** When an item given back after a passing fault is looked at again (by the sweep, if no callback comes first). */
+const RETRY_SOON_MS = 5_000;
+
+/**
+ * A fault that passes: the heavy-work queue full, the provider or storage unreachable, our own database or
+ * code failing. What the model made or refused is not one.
+ */
+function passing(err: unknown): boolean {
+  if (err instanceof GenerationError) return err.code === "UPSTREAM_UNAVAILABLE" || err.code === "UPSTREAM_RATE_LIMITED";
+  if (err instanceof ApiError) return err.code === "RATE_LIMITED" || err.status >= 500;
+  return true;
 }
 
 async function withBytes<T extends { key?: string; bytes: Uint8Array }>(services: Services, image: T): Promise<T> {

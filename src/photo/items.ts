@@ -50,37 +50,49 @@ export async function itemByPrediction(db: Db, predictionId: string): Promise<It
  */
 export async function itemPrediction(services: Services, jobId: string, index: number, request: SceneRequest, webhook?: string): Promise<PredictionState> {
   const predictions = services.generator.predictions!;
-  const [row] = await services.db
-    .select()
-    .from(photoJobItems)
-    .where(and(eq(photoJobItems.jobId, jobId), eq(photoJobItems.itemIndex, index)))
-    .limit(1);
+  const where = and(eq(photoJobItems.jobId, jobId), eq(photoJobItems.itemIndex, index));
+  const [row] = await services.db.select().from(photoJobItems).where(where).limit(1);
   if (row?.predictionId) {
     const stored = await predictions.get(row.predictionId, request.signal);
     if (!RESTARTABLE.has(stored.status)) return stored;
     services.log.info("photo item gets a new prediction", { jobId, index, predictionId: stored.id, status: stored.status });
+  } else if (row) {
+    // A create was sent and its answer never stored (the process died in between): find that prediction.
+    const lost = await predictions.find(request, row.updatedAt);
+    if (lost && !RESTARTABLE.has(lost.status) && (await storePrediction(services.db, jobId, index, null, lost.id, services.clock.now()))) return lost;
   }
-  const created = await predictions.create(request, { webhook });
+  // The row says a create is under way before it is sent, so a runner that dies before storing the answer
+  // leaves a trace for the next one to look for.
   const now = services.clock.now();
-  const checkAfter = new Date(now.getTime() + RECHECK_MS);
-  const [kept] = await services.db
+  await services.db
     .insert(photoJobItems)
-    .values({ jobId, itemIndex: index, predictionId: created.id, status: "predicting", checkAfter })
+    .values({ jobId, itemIndex: index, predictionId: null, status: "predicting", checkAfter: new Date(now.getTime() + RECHECK_MS), updatedAt: now })
     .onConflictDoUpdate({
       target: [photoJobItems.jobId, photoJobItems.itemIndex],
-      set: { predictionId: created.id, status: "predicting", checkAfter, result: null, updatedAt: now },
-      // Fenced on what was read: another runner's newer prediction is never overwritten.
+      set: { updatedAt: now },
       setWhere: row?.predictionId ? eq(photoJobItems.predictionId, row.predictionId) : sql`${photoJobItems.predictionId} is null`,
-    })
-    .returning({ predictionId: photoJobItems.predictionId });
-  if (kept) return created;
+    });
+  const created = await predictions.create(request, { webhook });
+  if (await storePrediction(services.db, jobId, index, row?.predictionId ?? null, created.id, services.clock.now())) return created;
   // Another runner stored its prediction for this item first: continue that one.
   services.log.warn("photo item prediction raced; the stored one is kept", { jobId, index, predictionId: created.id });
-  const [winner] = await services.db
-    .select({ predictionId: photoJobItems.predictionId })
-    .from(photoJobItems)
-    .where(and(eq(photoJobItems.jobId, jobId), eq(photoJobItems.itemIndex, index)));
+  const [winner] = await services.db.select({ predictionId: photoJobItems.predictionId }).from(photoJobItems).where(where);
   return winner?.predictionId ? predictions.get(winner.predictionId, request.signal) : created;
+}
+
+/** Stores the item's prediction id, fenced on the one read before (null: none yet). */
+async function storePrediction(db: Db, jobId: string, index: number, previous: string | null, predictionId: string, now: Date): Promise<boolean> {
+  const checkAfter = new Date(now.getTime() + RECHECK_MS);
+  const [kept] = await db
+    .insert(photoJobItems)
+    .values({ jobId, itemIndex: index, predictionId, status: "predicting", checkAfter })
+    .onConflictDoUpdate({
+      target: [photoJobItems.jobId, photoJobItems.itemIndex],
+      set: { predictionId, status: "predicting", checkAfter, result: null, updatedAt: now },
+      setWhere: previous ? eq(photoJobItems.predictionId, previous) : sql`${photoJobItems.predictionId} is null`,
+    })
+    .returning({ predictionId: photoJobItems.predictionId });
+  return !!kept;
 }
 
 /** Records an item that ended without a prediction's image (a bad input, a failed prediction). */
@@ -137,6 +149,24 @@ export async function recordItem(
     )
     .returning({ jobId: photoJobItems.jobId });
   return rows.length > 0;
+}
+
+/**
+ * Gives an item back after a finisher met a passing fault (the heavy-work queue full, the output's download
+ * or the database failing): it is finished again by the next delivery of its callback or by the sweep.
+ */
+export async function releaseItem(db: Db, held: Pick<ItemRow, "jobId" | "itemIndex" | "checkAfter">, retryAt: Date): Promise<void> {
+  await db
+    .update(photoJobItems)
+    .set({ status: "predicting", checkAfter: retryAt, updatedAt: new Date() })
+    .where(
+      and(
+        eq(photoJobItems.jobId, held.jobId),
+        eq(photoJobItems.itemIndex, held.itemIndex),
+        eq(photoJobItems.status, "finishing"),
+        held.checkAfter ? eq(photoJobItems.checkAfter, held.checkAfter) : sql`true`,
+      ),
+    );
 }
 
 /**

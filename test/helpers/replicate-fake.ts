@@ -1,7 +1,7 @@
 /**
  * A test-only Replicate on 127.0.0.1, speaking the HTTP API the real `replicate` client uses:
  * `POST /v1/models/{owner}/{name}/predictions` (official models), `POST /v1/predictions` (with `version`),
- * `GET /v1/predictions/{id}`, `POST /v1/predictions/{id}/cancel`, plus `GET /files/{id}.png` serving each
+ * `GET /v1/predictions` (the list), `GET /v1/predictions/{id}`, `POST /v1/predictions/{id}/cancel`, plus `GET /files/{id}.png` serving each
  * output (what replicate.delivery does). Every /v1 request needs `Authorization: Bearer <token>` (401 with
  * Replicate's problem body otherwise). Predictions go starting → processing → a terminal status as they are
  * polled, and each output is a real PNG at the size the input asks for (aspect_ratio, resolution 1K/2K/4K
@@ -399,6 +399,9 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
       }
     }
     if (method === "GET" && path === "/v1/webhooks/default/secret") return send(res, 200, { key: webhookSecret });
+    // The account's predictions, newest first, in one page (Replicate pages by `next`).
+    if (method === "GET" && path === "/v1/predictions")
+      return send(res, 200, { next: null, previous: null, results: [...predictions.values()].reverse().map(view) });
     const official = /^\/v1\/models\/([\w.-]+\/[\w.-]+)\/predictions$/.exec(path);
     if (method === "POST" && official) return create(official[1]!, "", json, res);
     if (method === "POST" && path === "/v1/predictions") {

@@ -58,13 +58,15 @@ export interface ServerProcessOptions {
   entry?: string;
   /** How long to wait for the "listening" line; default 60 s. */
   startTimeoutMs?: number;
+  /** The port to listen on (default: a free one); a test that must name the URL in PUBLIC_BASE_URL picks it first. */
+  port?: number;
   /** Flags for node itself, e.g. ["--cpu-prof"] for a profile of the server (a benchmark's BENCH_NODE_ARGS). */
   nodeArgs?: string[];
 }
 
 export async function startServerProcess(options: ServerProcessOptions = {}): Promise<ServerProcess> {
   const dataDir = await mkdtemp(join(tmpdir(), "shopkit-e2e-"));
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   let out = "";
   let child: ChildProcess;
   let exited: Promise<number | null>;

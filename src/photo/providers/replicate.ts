@@ -196,6 +196,30 @@ export function ReplicateGenerator(options: ReplicateGeneratorOptions): ImageGen
       }
     },
 
+    async find(request, since) {
+      const { client, stats } = stepClient(60_000, request.signal ?? new AbortController().signal);
+      // Replicate's clock and ours may differ a little.
+      const from = since.getTime() - 60_000;
+      try {
+        let pages = 0;
+        for await (const page of client.paginate(() => client.predictions.list())) {
+          for (const p of page) {
+            const images = (p.input as { image_input?: unknown } | undefined)?.image_input;
+            if (Array.isArray(images) && images[0] === request.product.url && Date.parse(p.created_at) >= from) {
+              log.info("replicate prediction found again", { ...context(request), predictionId: p.id, status: p.status });
+              return stateOf(p);
+            }
+          }
+          // Newest first: a page reaching back before `since` is the last one worth reading.
+          const oldest = page.at(-1);
+          if (++pages >= MAX_LIST_PAGES || !oldest || Date.parse(oldest.created_at) < from) break;
+        }
+        return null;
+      } catch (error) {
+        throw classify(error, { ...context(request), requests: stats.requests }, log);
+      }
+    },
+
     async wait(prediction, signal) {
       if (TERMINAL.has(prediction.status)) return prediction;
       const controller = new AbortController();
@@ -265,6 +289,9 @@ export function ReplicateGenerator(options: ReplicateGeneratorOptions): ImageGen
 
   return { name: "replicate", generateScene, predictions };
 }
+
+/** Pages of the prediction list read to find a prediction whose create's answer was lost. */
+const MAX_LIST_PAGES = 3;
 
 /** The webhook signing secret read from Replicate, per API root and token, for the life of the process or isolate. */
 const secrets = new Map<string, Promise<string>>();
