@@ -3,17 +3,18 @@
  * scratch project in a temporary folder, type-checked with `--strict` under moduleResolution node16 and bundler
  * (the repository's TypeScript), then run with Node against a real server (`npm start` on a scratch DATA_DIR):
  * one operation of each area, a post created without an Idempotency-Key of its own, a wrong key's typed
- * error, and a webhook message signed by the `standardwebhooks` package verified by the packed build. The
- * consumer also holds calls the types must refuse (`@ts-expect-error`), so looser types fail the check.
+ * error, and a webhook endpoint whose messages (a test and the post's post.published) the packed build's
+ * verifyWebhook accepts. The consumer also holds calls the types must refuse (`@ts-expect-error`) and a
+ * receiver that must handle every documented event type, so looser or stale types fail the check.
  */
 import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startServerProcess, type ServerProcess } from "../helpers/server-process";
+import { startReceiver, type Receiver, verified, waitUntil } from "../helpers/webhook-receiver";
 
 const run = promisify(execFile);
 const ROOT = new URL("../..", import.meta.url).pathname;
@@ -61,6 +62,13 @@ if (!connected.ok) throw new Error("sandbox: " + connected.status);
 const accounts = await api.GET("/api/v1/social/accounts");
 if (accounts.error) throw new Error(accounts.error.error.code);
 const accountIds = accounts.data.data.accounts.map((a) => a.id);
+
+// Webhooks: an endpoint for the post below (the test's receiver), and a test message to it.
+const endpoint = await api.POST("/api/v1/webhooks", { body: { url: process.env.SHOPKIT_RECEIVER_URL!, events: ["post.published"] } });
+if (endpoint.error) throw new Error(endpoint.error.error.code);
+const test = await api.POST("/api/v1/webhooks/{id}/test", { params: { path: { id: endpoint.data.data.id } } });
+if (test.error) throw new Error(test.error.error.code);
+
 const created = await api.POST("/api/v1/social/posts", { body: { accountIds, caption: "New in store", hashtags: ["sale"] } });
 if (created.error) throw new Error(created.error.error.code);
 const post = await api.GET("/api/v1/social/posts/{id}", { params: { path: { id: created.data.data.id } } });
@@ -70,11 +78,32 @@ if (post.error) throw new Error(post.error.error.code);
 const wrong = await createClient({ baseUrl, apiKey: "sk_wrong" }).GET("/api/v1/social/accounts");
 const envelope: ApiError | undefined = wrong.error;
 
-// A webhook message.
-const message = JSON.parse(process.env.SHOPKIT_WEBHOOK!) as { body: string; headers: Record<string, string>; secret: string };
-const event: WebhookEvent = await verifyWebhook(message.body, message.headers, message.secret);
-let forged = "accepted";
-await verifyWebhook(message.body + " ", message.headers, message.secret).catch((e: Error) => (forged = e.name));
+// What a receiver does with a message: the event is a union narrowed by its type (every type handled, or this
+// does not compile).
+export async function received(body: string, headers: Headers | Record<string, string>, secret: string): Promise<string> {
+  const event: WebhookEvent = await verifyWebhook(body, headers, secret);
+  switch (event.type) {
+    case "post.published":
+    case "post.partially_published":
+    case "post.failed":
+    case "post.cancelled":
+      return event.type + " " + event.data.id + " " + event.data.status;
+    case "post.target.published":
+    case "post.target.failed":
+      return event.type + " " + event.data.post.id + " " + event.data.target.accountId;
+    case "account.reconnect_required":
+      return event.type + " " + event.data.id;
+    case "photo.job.succeeded":
+    case "photo.job.failed":
+      return event.type + " " + event.data.id + " " + event.data.status;
+    case "webhook.test":
+      return event.type + " " + event.data.endpointId;
+    default: {
+      const unknownType: never = event;
+      return unknownType;
+    }
+  }
+}
 
 console.log(JSON.stringify({
   qrCodeDataUrl: qrCodeDataUrl.slice(0, 22),
@@ -83,8 +112,8 @@ console.log(JSON.stringify({
   postId: post.data.data.id,
   postStatus: post.data.data.status,
   wrongKey: [wrong.response.status, envelope?.error.code],
-  webhook: event.type,
-  forged,
+  endpointId: endpoint.data.data.id,
+  secret: endpoint.data.data.secret,
 }));
 `;
 
@@ -92,6 +121,7 @@ const base = { strict: true, target: "ES2022", lib: ["ES2022", "DOM"], types: []
 
 let scratch: string;
 let server: ServerProcess;
+let receiver: Receiver;
 
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), "shopkit-client-consumer-"));
@@ -112,9 +142,11 @@ beforeAll(async () => {
     startServerProcess(),
   ]);
   server = started;
+  receiver = await startReceiver();
 }, 300_000);
 
 afterAll(async () => {
+  await receiver?.close();
   await server?.dispose();
   if (scratch) await rm(scratch, { recursive: true, force: true });
 });
@@ -136,18 +168,10 @@ describe("the packed client in a scratch project", () => {
     }
   }, 120_000);
 
-  it("calls one operation of each area, verifies a webhook message, and types the error envelope", async () => {
-    const secret = `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64")}`;
-    const body = JSON.stringify({ type: "webhook.test", timestamp: new Date().toISOString(), data: {} });
-    const at = new Date();
-    const headers = {
-      "webhook-id": "msg_packed",
-      "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
-      "webhook-signature": new Webhook(secret).sign("msg_packed", at, body),
-    };
+  it("calls one operation of each area, registers a webhook endpoint, and types the error envelope", async () => {
     const { stdout } = await run(process.execPath, ["dist/main.js"], {
       cwd: scratch,
-      env: { ...childEnv(), SHOPKIT_BASE_URL: server.baseUrl, SHOPKIT_API_KEY: server.apiKey, SHOPKIT_WEBHOOK: JSON.stringify({ body, headers, secret }) },
+      env: { ...childEnv(), SHOPKIT_BASE_URL: server.baseUrl, SHOPKIT_API_KEY: server.apiKey, SHOPKIT_RECEIVER_URL: receiver.url },
     });
     const out = JSON.parse(stdout);
     expect(out.qrCodeDataUrl).toBe("data:image/png;base64,");
@@ -156,7 +180,22 @@ describe("the packed client in a scratch project", () => {
     expect(out.postId).toMatch(/^[0-9a-f-]{36}$/);
     expect(["queued", "publishing", "published"]).toContain(out.postStatus);
     expect(out.wrongKey).toEqual([401, "UNAUTHORIZED"]);
-    expect(out.webhook).toBe("webhook.test");
-    expect(out.forged).toBe("WebhookVerificationError");
-  }, 60_000);
+    expect(out.secret).toMatch(/^whsec_/);
+
+    // The server's messages, verified by the packed build (and by the standardwebhooks package).
+    const packed = (await import(join(scratch, "node_modules/@shopkit/client/dist/index.js"))) as typeof import("../../packages/client/src/index");
+    const test = await waitUntil("the webhook.test message", () => receiver.ofType("webhook.test")[0]);
+    const published = await waitUntil("the post.published message", () => receiver.ofType("post.published")[0], 30_000);
+    for (const message of [test, published]) expect(verified(message, out.secret).type).toBe(JSON.parse(message.body).type);
+    const headersOf = (m: typeof test) => Object.fromEntries(Object.entries(m.headers).map(([k, v]) => [k, String(v)]));
+    await expect(packed.verifyWebhook(test.body, headersOf(test), out.secret)).resolves.toMatchObject({
+      type: "webhook.test",
+      data: { endpointId: out.endpointId },
+    });
+    await expect(packed.verifyWebhook(published.body, headersOf(published), out.secret)).resolves.toMatchObject({
+      type: "post.published",
+      data: { id: out.postId, status: "published" },
+    });
+    await expect(packed.verifyWebhook(`${test.body} `, headersOf(test), out.secret)).rejects.toThrow(packed.WebhookVerificationError);
+  }, 90_000);
 });
