@@ -30,7 +30,7 @@ code,pre{font-family:ui-monospace,monospace;font-size:13px}pre{background:#f4f4f
 table{border-collapse:collapse;width:100%}td,th{border-top:1px solid #eee;padding:4px 8px;text-align:left;vertical-align:top}
 .muted{color:#666}
 details{margin:6px 0}summary{cursor:pointer}
-h3 code,p code,td code{overflow-wrap:anywhere}
+code{overflow-wrap:anywhere}
 @media (max-width:640px){
 main{padding:12px}nav ul{columns:1;padding-left:0;list-style:none}nav li{margin:4px 0}
 section.op{padding:10px 12px}
