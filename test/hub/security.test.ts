@@ -222,6 +222,19 @@ describe("isolation and secrecy", () => {
       expect(res.headers.get("referrer-policy"), path).toBe("same-origin");
       expect(res.headers.get("cache-control"), path).toBe("no-store");
     }
+    expect((await b.request("/hub/posts")).headers.get("content-security-policy")).toMatch(/img-src 'self' data:;/);
+    // With media in a bucket, post thumbnails come from its public URL, and from nowhere else.
+    const s3 = {
+      endpoint: "http://127.0.0.1:9",
+      region: "auto",
+      bucket: "m",
+      accessKeyId: "a",
+      secretAccessKey: "s",
+      publicBaseUrl: "https://media.example.test/shop",
+    };
+    const bucketApp = createApp({ ...t.h.services, config: { ...t.h.services.config, s3 } });
+    const csp = (await bucketApp.request("/hub/signin")).headers.get("content-security-policy")!;
+    expect(csp).toMatch(/img-src 'self' data: https:\/\/media\.example\.test;/);
     // The API reference is /docs, the service's own script-free page; the hub's old address sends there.
     const reference = await b.request("/hub/reference");
     expect([reference.status, reference.headers.get("location")]).toEqual([301, "/docs"]);
