@@ -3,7 +3,7 @@
  * Money is kept in exact numerics, never floats. Timestamps are `timestamptz`.
  */
 import { sql } from "drizzle-orm";
-import { bigint, boolean, index, integer, jsonb, numeric, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { bigint, boolean, check, index, integer, jsonb, numeric, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 
@@ -300,6 +300,109 @@ export const generations = pgTable(
     createdAt: ts("created_at").notNull().defaultNow(),
   },
   (t) => [index("generations_user_idx").on(t.userId, t.createdAt), uniqueIndex("generations_job_item_idx").on(t.jobId, t.itemIndex)],
+);
+
+/**
+ * A user's AI generation credits (area B): `balance` is the sum of the user's `credit_movements`, `reserved`
+ * the part held by `credit_holds` for images being made. Every change is one conditional statement on this
+ * row, so concurrent requests queue on it and the checks hold: nothing is reserved beyond the balance, and
+ * the balance never goes below what is reserved (nor below zero).
+ */
+export const creditAccounts = pgTable(
+  "credit_accounts",
+  {
+    userId: uuid("user_id")
+      .primaryKey()
+      .references(() => users.id, { onDelete: "cascade" }),
+    balance: integer("balance").notNull().default(0),
+    reserved: integer("reserved").notNull().default(0),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [check("credit_accounts_within_balance", sql`${t.reserved} >= 0 and ${t.balance} >= ${t.reserved}`)],
+);
+
+/**
+ * The credit ledger: every change of a balance (`grant`: the sign-up grant and the operator's top-ups, with a
+ * note; `charge`: one delivered image, keyed by its job and item so it is charged once), with the balance
+ * after it. A user's rows sum to `credit_accounts.balance`.
+ */
+export const creditMovements = pgTable(
+  "credit_movements",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    /** grant | charge */
+    kind: text("kind").notNull(),
+    amount: integer("amount").notNull(),
+    balanceAfter: integer("balance_after").notNull(),
+    jobId: uuid("job_id"),
+    itemIndex: integer("item_index"),
+    model: text("model"),
+    resolution: text("resolution"),
+    note: text("note"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [index("credit_movements_user_idx").on(t.userId, t.id), uniqueIndex("credit_movements_charge_idx").on(t.jobId, t.itemIndex)],
+);
+
+/**
+ * Credits held for one item of a product-photography job between the check and the image: `held` counts in
+ * `credit_accounts.reserved`; `settled` became a charge; `released` went back (the item failed, or its
+ * runner died and the sweep let it go). No foreign key to the job: a hold outlives the job row of a refused
+ * request only long enough to be released.
+ */
+export const creditHolds = pgTable(
+  "credit_holds",
+  {
+    jobId: uuid("job_id").notNull(),
+    itemIndex: integer("item_index").notNull(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    amount: integer("amount").notNull(),
+    /** held | settled | released */
+    state: text("state").notNull().default("held"),
+    expiresAt: ts("expires_at").notNull(),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.jobId, t.itemIndex] }), index("credit_holds_held_idx").on(t.expiresAt).where(sql`state = 'held'`)],
+);
+
+/**
+ * The user's gallery: one row per generated image (area B), with what made it and where its PNG and
+ * thumbnail are in storage. Keyed by job and item, so a resumed job adds no second row.
+ */
+export const galleryItems = pgTable(
+  "gallery_items",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    jobId: uuid("job_id").notNull(),
+    itemIndex: integer("item_index").notNull(),
+    label: text("label"),
+    templateId: text("template_id"),
+    scenePrompt: text("scene_prompt"),
+    model: text("model").notNull(),
+    resolution: text("resolution").notNull(),
+    aspectRatio: text("aspect_ratio").notNull(),
+    width: integer("width").notNull(),
+    height: integer("height").notNull(),
+    credits: integer("credits").notNull(),
+    usd: numeric("usd", { precision: 12, scale: 4 }).notNull(),
+    inr: numeric("inr", { precision: 12, scale: 2 }).notNull(),
+    storageKey: text("storage_key").notNull(),
+    thumbKey: text("thumb_key").notNull(),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("gallery_items_job_item_idx").on(t.jobId, t.itemIndex),
+    index("gallery_items_user_created_idx").on(t.userId, t.createdAt.desc(), t.id.desc()),
+  ],
 );
 
 /** The built-in platform sandbox: what the fake platforms "published". */

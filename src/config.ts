@@ -63,6 +63,7 @@ const EnvSchema = z.object({
   REPLICATE_API_TOKEN: optionalString,
   REPLICATE_API_BASE: url(["http:", "https:"]),
   PHOTO_MODELS: optionalString,
+  PHOTO_SIGNUP_CREDITS: wholeNumber(0, 1_000_000),
   USD_INR_RATE: optionalString,
   GRAPH_API_BASE: url(["http:", "https:"]),
   PLATFORM_SANDBOX: optionalString
@@ -124,6 +125,8 @@ const GROUPS: Array<{ name: string; vars: Array<keyof z.infer<typeof EnvSchema>>
 
 /** At once, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: the Standard Webhooks senders' schedule. */
 export const WEBHOOK_RETRY_SCHEDULE_MS = [0, 5, 300, 1800, 7200, 18_000, 36_000, 36_000].map((s) => s * 1000);
+/** The sign-up grant when PHOTO_SIGNUP_CREDITS is unset: enough for the README's area B examples. */
+export const DEFAULT_SIGNUP_CREDITS = 100;
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
@@ -156,6 +159,8 @@ export interface Config {
   replicateCallbacks: boolean;
   /** Area B's models and prices (config/photo-models.json, PHOTO_MODELS, USD_INR_RATE). */
   photoModels: ModelCatalog;
+  /** Credits every user is granted when area B first meets them (PHOTO_SIGNUP_CREDITS; 100). */
+  photoSignupCredits: number;
   /**
    * The platforms' Graph API. `sandbox`: PLATFORM_SANDBOX=on, the built-in sandbox at /sandbox stands in for the
    * platforms (off unless turned on: a deployment never serves it because a variable is missing). `baseUrl`:
@@ -238,6 +243,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     replicateApiBase: (e.REPLICATE_API_BASE ?? "https://api.replicate.com/v1").replace(/\/+$/, ""),
     replicateCallbacks: e.PUBLIC_BASE_URL !== undefined,
     photoModels,
+    photoSignupCredits: e.PHOTO_SIGNUP_CREDITS ?? DEFAULT_SIGNUP_CREDITS,
     graph: {
       sandbox: e.PLATFORM_SANDBOX === "on",
       baseUrl: e.GRAPH_API_BASE?.replace(/\/+$/, ""),

@@ -21,6 +21,8 @@ import {
 } from "../../src/http/api-keys";
 import { mayHavePages } from "../../src/lib/scopes";
 import { usageTotals } from "../../src/photo/ledger";
+import { creditState, grantCredits, openAccount } from "../../src/photo/credits";
+import { DEFAULT_SIGNUP_CREDITS } from "../../src/config";
 
 export interface AdminRequest {
   command: string;
@@ -31,6 +33,10 @@ export interface AdminRequest {
   scopes?: string;
   /** Comma-separated origins of the pages a `qr` key may be used from; absent: any. */
   origins?: string;
+  /** `credits`: how many credits to grant (a whole number from 1 to 1,000,000). */
+  add?: string;
+  /** `credits`: why, kept on the ledger's movement. */
+  note?: string;
 }
 
 export interface AdminResult {
@@ -40,7 +46,7 @@ export interface AdminResult {
 }
 
 /** The command names runAdminCommand knows; the CLI refuses any other, with the usage, before it opens anything. */
-export const ADMIN_COMMANDS = ["user:create", "key:create", "key:revoke", "key:list", "login-link", "usage"] as const;
+export const ADMIN_COMMANDS = ["user:create", "key:create", "key:revoke", "key:list", "login-link", "usage", "credits"] as const;
 
 export const ADMIN_USAGE = `usage: npm run admin -- <command>
   user:create --email E [--scopes S]
@@ -54,7 +60,10 @@ export const ADMIN_USAGE = `usage: npm run admin -- <command>
   key:revoke  --prefix P           revoke the key whose prefix (first 11 characters) is P
   key:list    --email E            list the user's keys (prefix, name, scopes, pages, created, last used, state)
   login-link  --email E            print a one-time hub sign-in link for the user (valid 15 minutes)
-  usage       --email E            the user's product-photography usage: images, credits, USD and INR, per model`;
+  usage       --email E            the user's product-photography usage: images, credits, USD and INR, per model
+  credits     --email E [--add N [--note T]]
+                                   grant N AI generation credits (with a note on the ledger), or
+                                   without --add show the balance; prints balance and reserved`;
 
 /** `hub`: what sign-in links need (the service's public base URL, a clock); without it, login-link is refused. */
 export async function runAdminCommand(db: Db, req: AdminRequest, hub?: Pick<Services, "config" | "clock" | "apiKeyCache">): Promise<AdminResult> {
@@ -128,6 +137,23 @@ export async function runAdminCommand(db: Db, req: AdminRequest, hub?: Pick<Serv
         ok: true,
         output: ["model\tresolution\timages\tcredits\tusd\tinr", ...lines, ["total", "", u.images, u.credits, u.usd, u.inr].join("\t")].join("\n"),
       };
+    }
+    case "credits": {
+      const user = await findUserByEmail(db, needEmail());
+      if (!user) throw new AdminError(`no user with e-mail ${req.email}`);
+      const signup = hub?.config.photoSignupCredits ?? DEFAULT_SIGNUP_CREDITS;
+      if (req.note !== undefined && req.add === undefined) throw new AdminError("--note goes with --add");
+      if (req.add !== undefined) {
+        const amount = Number(req.add);
+        if (!/^\d{1,7}$/.test(req.add) || amount < 1 || amount > 1_000_000) throw new AdminError("--add must be a whole number of credits from 1 to 1000000");
+        const note = req.note?.trim() || null;
+        if (note && note.length > 200) throw new AdminError("--note must be at most 200 characters");
+        await grantCredits(db, user.userId, amount, note, signup);
+      } else {
+        await openAccount(db, user.userId, signup);
+      }
+      const state = await creditState(db, user.userId);
+      return { ok: true, output: `balance\t${state.balance}\nreserved\t${state.reserved}\navailable\t${state.available}` };
     }
     case "login-link": {
       const user = await findUserByEmail(db, needEmail());

@@ -1,5 +1,5 @@
 /**
- * `npm run admin -- <command> [--email E] [--name N] [--prefix P] [--scopes S] [--origins O]`
+ * `npm run admin -- <command> [--email E] [--name N] [--prefix P] [--scopes S] [--origins O] [--add N] [--note T]`
  * Goes through the running server when one holds DATA_DIR (DATA_DIR/admin.json), else opens the database.
  * Every failure is one or two sentences on stderr, never a stack: exit 2 for a usage error (no command, an
  * unknown option, an option without its value), 1 for anything else. An unknown command exits 1 with the
@@ -36,7 +36,16 @@ async function main(): Promise<number> {
   if (!command) throw usageError("No command given.");
   if (!(ADMIN_COMMANDS as readonly string[]).includes(command)) throw usageError(`Unknown command "${command}".`, 1);
   const config = parseConfig(process.env);
-  const request: AdminRequest = { command, email: values.email, name: values.name, prefix: values.prefix, scopes: values.scopes, origins: values.origins };
+  const request: AdminRequest = {
+    command,
+    email: values.email,
+    name: values.name,
+    prefix: values.prefix,
+    scopes: values.scopes,
+    origins: values.origins,
+    add: values.add,
+    note: values.note,
+  };
 
   const viaServer = config.databaseUrl ? null : await sendToRunningServer(config.dataDir, request);
   const result = viaServer ?? (await runDirect(config, join(config.dataDir, "pg"), request));
@@ -54,6 +63,8 @@ function parseCommandLine() {
         prefix: { type: "string" },
         scopes: { type: "string" },
         origins: { type: "string" },
+        add: { type: "string" },
+        note: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });

@@ -189,7 +189,7 @@ function startHousekeeping(services: Services, options: HousekeepingOptions): ()
     if (now - lastSweep >= options.sweepMs) {
       lastSweep = lastLockCheck = now;
       await runSweep(services, { publishDue: false, releaseAllLocks: first && options.releaseAllLocksFirst });
-      await resumePhotoJobs(services);
+      await resumePhotoJobs(services, { takeOverAll: first && options.releaseAllLocksFirst });
       await purgeExpiredStates(services);
       first = false;
     } else if (now - lastLockCheck >= options.lockCheckMs) {

@@ -39,6 +39,7 @@ import { claimFinish, ENDED, failItem, itemPrediction, jobItems, predictionCallb
 import { resolveRequest, type PhotoRequest } from "./request";
 import type { PhotoRequestBody } from "./schemas";
 import { GenerationError, type InputImage } from "./types";
+import { creditState, releaseExpiredHolds, releaseItemHold, releaseJobHolds } from "./credits";
 
 interface StoredImage {
   key: string;
@@ -98,6 +99,7 @@ export async function runAsyncJob(services: Services, jobId: string): Promise<vo
       { status: "failed", result: null, responseStatus: err instanceof ApiError ? err.status : 500, error },
       services.clock.now(),
     );
+    await releaseJobHolds(services.db, job.id);
   }
 }
 
@@ -123,7 +125,7 @@ async function loadJob(services: Services, job: JobRow, withBytes: boolean): Pro
 
 async function runTaken(services: Services, job: JobRow): Promise<void> {
   const { request, inputs } = await loadJob(services, job, true);
-  const { result } = await generateItems(services, { userId: job.userId, jobId: job.id }, request, inputs, { persist: true });
+  const { result } = await generateItems(services, { userId: job.userId, jobId: job.id }, request, inputs);
   const failure = wholeFailure(result);
   await finishJob(
     services.db,
@@ -151,6 +153,7 @@ async function dispatch(services: Services, job: JobRow): Promise<void> {
     const input = inputs.products[index]!;
     if (isItemError(input)) {
       await failItem(services.db, job.id, index, { index, label: product.label, status: "failed", error: input }, services.clock.now());
+      await releaseItemHold(services.db, job.id, index);
       return;
     }
     try {
@@ -159,6 +162,7 @@ async function dispatch(services: Services, job: JobRow): Promise<void> {
     } catch (err) {
       const error = itemErrorOf(services, err, job.id, index);
       await failItem(services.db, job.id, index, { index, label: product.label, status: "failed", error }, services.clock.now());
+      await releaseItemHold(services.db, job.id, index);
     }
   });
   // Every item has its prediction or its error: the job is no runner's any more.
@@ -197,7 +201,7 @@ export async function finishItem(services: Services, jobId: string, index: numbe
     const scene = await services.generator.predictions!.scene(prediction);
     const logo = inputs.logo ? await prepareLogo(services, job.userId, request, await withBytes(services, inputs.logo)) : undefined;
     const png = await composeScene(services, job.userId, request, { image: scene }, logo);
-    item = await keepItem(services, { userId: job.userId, jobId }, request, index, label, png, true);
+    item = await keepItem(services, { userId: job.userId, jobId }, request, index, label, png);
   } catch (err) {
     if (passing(err) && services.clock.now().getTime() - held.createdAt.getTime() < OUTPUT_KEPT_MS) {
       await releaseItem(services.db, held, new Date(services.clock.now().getTime() + RETRY_SOON_MS));
@@ -205,6 +209,7 @@ export async function finishItem(services: Services, jobId: string, index: numbe
       throw err;
     }
     item = { index, label, status: "failed", error: itemErrorOf(services, err, jobId, index) };
+    await releaseItemHold(services.db, jobId, index);
   }
   const recorded = await recordItem(services.db, held, item.status, item as unknown as Record<string, unknown>, services.clock.now());
   services.log.info("photo item finished", { jobId, index, predictionId: prediction.id, status: item.status, recorded });
@@ -247,6 +252,7 @@ export async function completeJobIfDone(services: Services, jobId: string): Prom
   const result = resultOf(
     request,
     rows.map((r) => r.result as unknown as StoredItem),
+    (await creditState(services.db, job.userId)).balance,
   );
   const failure = wholeFailure(result);
   const now = services.clock.now();
@@ -272,10 +278,19 @@ export async function completeJobIfDone(services: Services, jobId: string): Prom
  * The sweep's part for area B: restarts async jobs that were never picked up or whose runner died before
  * dispatching, fails for good the ones that used up their attempts, reads the predictions whose callback
  * has not come (finishing the items that ended), and finishes jobs whose last item was recorded by a
- * finisher that died before finishing the job.
+ * finisher that died before finishing the job. Credits held by requests whose runner died go back
+ * (credits.ts releaseExpiredHolds), as do those of jobs failed for good. `takeOverAll` (a process that holds
+ * the database alone, at its start) restarts every undispatched job at once.
  */
-export async function resumePhotoJobs(services: Services): Promise<number> {
+export async function resumePhotoJobs(services: Services, options: { takeOverAll?: boolean } = {}): Promise<number> {
   const now = services.clock.now();
+  if (options.takeOverAll) {
+    // The database is this process's alone (embedded PGlite at its start): every running job's runner is dead.
+    await services.db
+      .update(photoJobs)
+      .set({ lockedUntil: new Date(now.getTime() - 1) })
+      .where(and(eq(photoJobs.async, true), eq(photoJobs.status, "running"), isNull(photoJobs.dispatchedAt)));
+  }
   const exhausted = await services.db
     .update(photoJobs)
     .set({
@@ -297,7 +312,8 @@ export async function resumePhotoJobs(services: Services): Promise<number> {
       ),
     )
     .returning({ id: photoJobs.id });
-  const due = await dueAsyncJobs(services.db, now);
+  for (const { id } of exhausted) await releaseJobHolds(services.db, id);
+  const due = await dueAsyncJobs(services.db, now, options.takeOverAll ? 1000 : 10, options.takeOverAll);
   for (const id of due) services.defer(runAsyncJob(services, id));
 
   let read = 0;
@@ -333,7 +349,10 @@ export async function resumePhotoJobs(services: Services): Promise<number> {
     .limit(10);
   for (const job of unfinished) await completeJobIfDone(services, job.id);
   await services.db.delete(photoWebhookDeliveries).where(lt(photoWebhookDeliveries.receivedAt, new Date(now.getTime() - WEBHOOK_MEMORY_MS)));
-  return due.length + exhausted.length + read + unfinished.length;
+  // Taking over everything, every lock is dead: what a request that will not run again held goes back now.
+  const later = new Date(now.getTime() + 365 * 86_400_000);
+  const released = options.takeOverAll ? await releaseExpiredHolds(services.db, later, later) : await releaseExpiredHolds(services.db, now);
+  return due.length + exhausted.length + read + unfinished.length + released;
 }
 
 /** How long a webhook-id is remembered: longer than Replicate goes on retrying a delivery. */

@@ -1,17 +1,19 @@
 /**
  * Running one product-photography request: load and check the inputs, then for each product (bounded
  * concurrency) ask the generator for the scene, fit it to the exact size, draw the logo and the texts,
- * encode the PNG, keep it (storage) when it must outlive the request, and record the image in the ledger.
- * A product that fails is reported in its own item with its own code; it never fails the others.
+ * encode the PNG, keep it (storage, the gallery), charge it, and record it in the usage ledger. A product that
+ * fails is reported in its own item with its own code and its held credits go back; it never fails the others.
  *
  * @example
  * const inputs = await loadInputs(services, request);
- * const result = await generateItems(services, { userId, jobId }, request, await prepareInputs(services, inputs, needUrls), { persist: true });
+ * const result = await generateItems(services, { userId, jobId }, request, await prepareInputs(services, inputs, needUrls));
  */
 import { ApiError } from "../http/errors";
 import type { PreparedLogo } from "./compose";
 import type { Services } from "../services";
 import { scenePromptFor } from "./catalog";
+import { creditState, releaseItemHold, settleItem } from "./credits";
+import { galleryInsert } from "./gallery";
 import { recordGeneration } from "./ledger";
 import { times } from "../lib/model-catalog";
 import { loadInput, type LoadedImage, type PhotoRequest } from "./request";
@@ -41,7 +43,12 @@ export interface GenerationResult {
   /** One product: the contract's flat shape; several: `{images: [...]}`. */
   batch: boolean;
   items: StoredItem[];
+  /** What the delivered images were charged. */
   cost: Price;
+  /** What the failed items had held and got back (absent on results kept before credits existed). */
+  refunded?: Price;
+  /** The user's credit balance once the request's items were settled. */
+  balance?: number;
 }
 
 /** File extension of each accepted input type, for storage keys. */
@@ -108,22 +115,26 @@ export function isItemError(value: unknown): value is ItemError {
 }
 
 /**
- * Generates every product. `persist` stores the PNGs (url output, idempotent replays, async jobs); without
- * it the PNGs come back in `pngs` for an immediate base64 answer.
+ * Generates every product. Each image is kept (keepItem: storage, the gallery, its charge); a product that
+ * fails has its hold released at once. For a base64 answer the PNGs also come back in `pngs`, so the answer
+ * is written without reading them back.
  */
 export async function generateItems(
   services: Services,
   ids: { userId: string; jobId: string },
   request: PhotoRequest,
   inputs: Inputs,
-  options: { persist: boolean; signal?: AbortSignal },
+  options: { signal?: AbortSignal } = {},
 ): Promise<{ result: GenerationResult; pngs: Map<number, Uint8Array> }> {
   const logo = await prepareLogo(services, ids.userId, request, inputs.logo);
   const pngs = new Map<number, Uint8Array>();
   const concurrency = services.generator.name === "local" ? 1 : 4;
   const items = await mapPool(request.products, concurrency, async (product, index): Promise<StoredItem> => {
     const input = inputs.products[index]!;
-    if (isItemError(input)) return { index, label: product.label, status: "failed", error: input };
+    if (isItemError(input)) {
+      await releaseItemHold(services.db, ids.jobId, index);
+      return { index, label: product.label, status: "failed", error: input };
+    }
     try {
       const sceneRequest = sceneRequestFor(request, input, inputs.reference, product.prompt);
       options.signal?.throwIfAborted();
@@ -140,20 +151,29 @@ export async function generateItems(
             }
           : { image: await services.generator.generateScene({ ...sceneRequest, signal: options.signal }) };
       const png = await composeScene(services, ids.userId, request, scene, logo);
-      const kept = await keepItem(services, ids, request, index, product.label, png, options.persist || request.output === "url");
-      if (!kept.key) pngs.set(index, png.bytes);
+      const kept = await keepItem(services, ids, request, index, product.label, png);
+      if (request.output === "base64") pngs.set(index, png.bytes);
       return kept;
     } catch (err) {
+      await releaseItemHold(services.db, ids.jobId, index);
       return { index, label: product.label, status: "failed", error: itemErrorOf(services, err, ids.jobId, index) };
     }
   });
-  const made = items.filter((i) => i.status === "succeeded").length;
-  return { result: resultOf(request, items, made), pngs };
+  return { result: resultOf(request, items, (await creditState(services.db, ids.userId)).balance), pngs };
 }
 
-/** The job's result from its items, priced by what was made. */
-export function resultOf(request: PhotoRequest, items: StoredItem[], made = items.filter((i) => i.status === "succeeded").length): GenerationResult {
-  return { output: request.output, batch: request.products.length > 1, items, cost: times(request.model.pricing[request.resolution]!, made) };
+/** The job's result from its items: the delivered ones' cost, what the failed ones got back, and the balance after. */
+export function resultOf(request: PhotoRequest, items: StoredItem[], balance?: number): GenerationResult {
+  const price = request.model.pricing[request.resolution]!;
+  const made = items.filter((i) => i.status === "succeeded").length;
+  return {
+    output: request.output,
+    batch: request.products.length > 1,
+    items,
+    cost: times(price, made),
+    refunded: times(price, items.length - made),
+    ...(balance === undefined ? {} : { balance }),
+  };
 }
 
 /** The logo drawn at its size once per request (heavy work), or none. */
@@ -210,9 +230,9 @@ export async function composeScene(
 }
 
 /**
- * Keeps a finished item: its PNG and thumbnail in storage when they must outlive the request (under the
- * job's and item's own keys, so doing it twice writes the same objects), then its one ledger row, keyed by
- * (job, item), so an item finished twice is charged once.
+ * Keeps a finished item: its PNG and thumbnail in storage (under the job's and item's own keys, so doing it
+ * twice writes the same objects), then its gallery item and its charge in one statement (credits.ts
+ * settleItem), and its usage row; all keyed by (job, item), so an item finished twice is charged once.
  */
 export async function keepItem(
   services: Services,
@@ -221,16 +241,29 @@ export async function keepItem(
   index: number,
   label: string | null,
   png: { bytes: Uint8Array; thumbnail: Uint8Array },
-  store: boolean,
 ): Promise<Extract<StoredItem, { status: "succeeded" }>> {
-  let key: string | null = null;
-  let thumbKey: string | null = null;
-  if (store) {
-    key = `photo/out/${ids.jobId}/${index}.png`;
-    thumbKey = `photo/out/${ids.jobId}/${index}-thumb.jpg`;
-    await services.storage.put(key, png.bytes, "image/png");
-    await services.storage.put(thumbKey, png.thumbnail, "image/jpeg");
-  }
+  const key = `photo/out/${ids.jobId}/${index}.png`;
+  const thumbKey = `photo/out/${ids.jobId}/${index}-thumb.jpg`;
+  await services.storage.put(key, png.bytes, "image/png");
+  await services.storage.put(thumbKey, png.thumbnail, "image/jpeg");
+  const gallery = galleryInsert({
+    userId: ids.userId,
+    jobId: ids.jobId,
+    itemIndex: index,
+    label,
+    templateId: request.template?.id ?? null,
+    scenePrompt: request.scenePrompt ?? null,
+    model: request.model.model,
+    resolution: request.resolution,
+    aspectRatio: request.aspectRatio,
+    width: request.width,
+    height: request.height,
+    price: request.model.pricing[request.resolution]!,
+    storageKey: key,
+    thumbKey,
+  });
+  const charged = await settleItem(services.db, { jobId: ids.jobId, itemIndex: index, model: request.model.model, resolution: request.resolution }, gallery);
+  if (charged === null) services.log.warn("photo item delivered without a new charge", { jobId: ids.jobId, index });
   await recordGeneration(services.db, {
     userId: ids.userId,
     jobId: ids.jobId,

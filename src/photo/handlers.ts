@@ -16,6 +16,8 @@ import { listTemplates as templates } from "./catalog";
 import { demoImage as demo } from "./demo";
 import { photoRoutes } from "./openapi";
 import { createPhoto as create, jobStatus } from "./service";
+import { creditsView, galleryPage } from "./account";
+import { deleteGalleryItem as removeItem, galleryView, getGalleryItem as findItem } from "./gallery";
 
 /** The public lists: cacheable for an hour; the route's etag() gives them a strong ETag and answers 304. */
 const PUBLIC_CACHE = "public, max-age=3600";
@@ -58,4 +60,26 @@ export const getJob: RouteHandler<typeof photoRoutes.getJob, AppEnv> = async (c)
   c.header("Cache-Control", "no-store");
   const data = await jobStatus(c.get("services"), c.get("userId"), c.req.valid("param").id);
   return declaredJson(photoRoutes.getJob, streamedJson(c, { data }, 200), 200);
+};
+
+export const getCredits: RouteHandler<typeof photoRoutes.getCredits, AppEnv> = async (c) => {
+  c.header("Cache-Control", "no-store");
+  return c.json({ data: await creditsView(c.get("services"), c.get("userId"), c.req.valid("query")) }, 200);
+};
+
+export const listGallery: RouteHandler<typeof photoRoutes.listGallery, AppEnv> = async (c) => {
+  c.header("Cache-Control", "no-store");
+  return c.json({ data: await galleryPage(c.get("services"), c.get("userId"), c.req.valid("query")) }, 200);
+};
+
+export const getGalleryItem: RouteHandler<typeof photoRoutes.getGalleryItem, AppEnv> = async (c) => {
+  c.header("Cache-Control", "no-store");
+  const services = c.get("services");
+  return c.json({ data: galleryView(services, await findItem(services, c.get("userId"), c.req.valid("param").id)) }, 200);
+};
+
+export const deleteGalleryItem: RouteHandler<typeof photoRoutes.deleteGalleryItem, AppEnv> = async (c) => {
+  const id = c.req.valid("param").id;
+  const { filesKept } = await removeItem(c.get("services"), c.get("userId"), id);
+  return c.json({ data: { id, deleted: true as const, filesKept } }, 200);
 };

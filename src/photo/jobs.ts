@@ -165,8 +165,11 @@ export async function takeAsyncJob(db: Db, id: string, now: Date, lockMs = JOB_L
   return job ?? null;
 }
 
-/** Async jobs a sweep should (re)start: queued ones not picked up, and running ones whose runner died. */
-export async function dueAsyncJobs(db: Db, now: Date, limit = 10): Promise<string[]> {
+/**
+ * Async jobs a sweep should (re)start: queued ones not picked up (after 30 s, or at once with `anyAge`), and
+ * running ones whose runner died.
+ */
+export async function dueAsyncJobs(db: Db, now: Date, limit = 10, anyAge = false): Promise<string[]> {
   const rows = await db
     .select({ id: photoJobs.id })
     .from(photoJobs)
@@ -174,7 +177,7 @@ export async function dueAsyncJobs(db: Db, now: Date, limit = 10): Promise<strin
       and(
         eq(photoJobs.async, true),
         or(
-          and(eq(photoJobs.status, "queued"), lt(photoJobs.createdAt, new Date(now.getTime() - 30_000))),
+          and(eq(photoJobs.status, "queued"), lt(photoJobs.createdAt, new Date(now.getTime() - (anyAge ? 0 : 30_000)))),
           and(eq(photoJobs.status, "running"), isNull(photoJobs.dispatchedAt), lt(photoJobs.lockedUntil, now)),
         ),
       ),

@@ -16,7 +16,19 @@ import { inlineImageBody } from "../http/inline-images";
 import { isJsonContentType } from "../http/json";
 import { authenticated, errorResponse, internalError, json, type ErrorExample } from "../http/openapi";
 import { NoQuerySchema } from "../http/validate";
-import { JobSchema, ModelOptionSchema, PhotoRequestSchema, PhotoResultSchema, TemplateSchema } from "./schemas";
+import {
+  CreditsSchema,
+  GalleryDeletedSchema,
+  GalleryItemSchema,
+  GalleryListSchema,
+  GalleryQuerySchema,
+  JobSchema,
+  ModelOptionSchema,
+  PageQuerySchema,
+  PhotoRequestSchema,
+  PhotoResultSchema,
+  TemplateSchema,
+} from "./schemas";
 
 export const PHOTO_BASE_PATH = "/api/image";
 
@@ -68,6 +80,58 @@ const noQuery: ErrorExample = [
 const unauthorized = errorResponse("Missing or invalid Bearer credentials.", [
   "UNAUTHORIZED",
   "Missing or invalid credentials: send Authorization: Bearer <API key>.",
+]);
+
+const insufficientCredits = errorResponse(
+  "The request's price (every item of a batch, priced up front) is more than the credits available; nothing was generated.",
+  [
+    "INSUFFICIENT_CREDITS",
+    "This request costs 60 credits (4 images of pro at 2K, 15 each) and 45 of your 45 credits are available. Ask the service's operator for more credits; GET /api/image/credits shows your balance.",
+    [
+      { path: "cost", message: "60 credits" },
+      { path: "balance", message: "45 credits, 45 available" },
+    ],
+  ],
+);
+const imageRemoved = errorResponse("A replay or job whose base64 image was deleted from the gallery since.", [
+  "ORIGINAL_REMOVED",
+  "An image of this request was deleted from the gallery; its answer cannot be given again.",
+]);
+const GALLERY_ID = "3f6c2a1e-8b4d-4e7f-9a2b-5c1d0e9f8a7b";
+const GALLERY_ID_MESSAGE = "must be a gallery item id: the UUID `id` of GET /api/image/gallery";
+const galleryItem = {
+  id: GALLERY_ID,
+  label: "serum",
+  templateId: "studio-plinth",
+  scenePrompt: null,
+  model: "pro",
+  resolution: "2K",
+  aspectRatio: "4:5",
+  width: 1229,
+  height: 1536,
+  cost: cost(15, 0.15, 13.28),
+  imageUrl: `${BASE}/files/photo/out/${JOB_ID}/0.png`,
+  thumbnailUrl: `${BASE}/files/photo/out/${JOB_ID}/0-thumb.jpg`,
+  createdAt: "2030-05-01T09:30:41.000Z",
+};
+const galleryIdParams = z.object({
+  id: z
+    .string()
+    .uuid({ error: GALLERY_ID_MESSAGE })
+    .openapi({ param: { name: "id", in: "path", example: GALLERY_ID } }),
+});
+const galleryNotFound = errorResponse("No gallery item with this id for this key's owner.", [
+  "GALLERY_ITEM_NOT_FOUND",
+  `No gallery item "${GALLERY_ID}" for this key's owner.`,
+]);
+const badGalleryId = errorResponse("The id is not a UUID, or a query parameter was given.", [
+  "VALIDATION_FAILED",
+  `id: ${GALLERY_ID_MESSAGE}`,
+  [{ path: "id", message: GALLERY_ID_MESSAGE }],
+]);
+const readLimited = errorResponse("Rate limit reached; wait Retry-After seconds.", [
+  "RATE_LIMITED",
+  "Rate limit of 300 requests per minute reached; retry in 8 s.",
 ]);
 
 /** The contract says a non-JSON body is 415; Hono's json validator would otherwise skip it. */
@@ -209,13 +273,18 @@ export const photoRoutes = {
         200: {
           description: "The generated image(s).",
           content: json(z.object({ data: PhotoResultSchema }), {
-            url: { summary: "One product, outputResult url", value: { data: { ...image(1), width: 2048, height: 2048, cost: cost(24, 0.24, 21.22) } } },
+            url: {
+              summary: "One product, outputResult url",
+              value: { data: { ...image(1), width: 2048, height: 2048, cost: cost(15, 0.15, 13.28), balance: 85 } },
+            },
             base64: {
               summary: "One product, outputResult base64 (shortened)",
-              value: { data: { photoDataUri: "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAA", width: 1024, height: 1024, cost: cost(4, 0.039, 3.45) } },
+              value: {
+                data: { photoDataUri: "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAA", width: 1024, height: 1024, cost: cost(4, 0.039, 3.45), balance: 96 },
+              },
             },
             batch: {
-              summary: "Several products; one failed and was not charged",
+              summary: "Several products; one failed, was not charged and got its credits back",
               value: {
                 data: {
                   images: [
@@ -228,6 +297,8 @@ export const photoRoutes = {
                     },
                   ],
                   cost: cost(8, 0.078, 6.9),
+                  refunded: cost(4, 0.039, 3.45),
+                  balance: 92,
                 },
               },
             },
@@ -245,11 +316,13 @@ export const photoRoutes = {
           ["IDEMPOTENCY_KEY_REQUIRED", "The Idempotency-Key header must be 1 to 255 visible ASCII characters (no spaces or control characters)."],
         ),
         401: unauthorized,
+        402: insufficientCredits,
         409: errorResponse(
           "Idempotency-Key reused with another body or the other Prefer: respond-async mode, or still in progress (Retry-After).",
           ["IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was used with a different request body; use a new key for a new request."],
           ["REQUEST_IN_PROGRESS", "A request with this Idempotency-Key is still being processed; retry in 10 seconds."],
         ),
+        410: imageRemoved,
         413: errorResponse("An image over 10 MB or a body over 20 MB.", ["PAYLOAD_TOO_LARGE", "The image is 12.4 MB; images may be at most 10 MB."]),
         415: errorResponse("The body is not JSON.", ["UNSUPPORTED_MEDIA_TYPE", "Send the body as JSON with Content-Type: application/json."]),
         422: errorResponse(
@@ -370,12 +443,158 @@ export const photoRoutes = {
         },
         401: unauthorized,
         404: errorResponse("No such job for this key's owner.", ["JOB_NOT_FOUND", "No product-photography job with this id for this key's owner."]),
+        410: imageRemoved,
         422: errorResponse("The id is not a UUID, or a query parameter was given.", [
           "VALIDATION_FAILED",
           `id: ${JOB_ID_MESSAGE}`,
           [{ path: "id", message: JOB_ID_MESSAGE }],
         ]),
         429: errorResponse("Rate limit reached; wait Retry-After seconds.", ["RATE_LIMITED", "Rate limit of 300 requests per minute reached; retry in 8 s."]),
+        500: internalError,
+      },
+    }),
+  ),
+  getCredits: authenticated(
+    { scope: "photo", rateLimit: "photo-read" },
+    createRoute({
+      method: "get",
+      path: "/credits",
+      operationId: "getCredits",
+      tags: ["Product photography"],
+      summary: "Your credit balance and its movements",
+      description:
+        "The AI generation credits each image draws on (its model's `credits` at its resolution, from GET /api/image/image-model-options): the balance, what is held for images being made, what is available, and the movements (grants and charges), newest first, paginated.",
+      security,
+      request: { query: PageQuerySchema },
+      responses: {
+        200: {
+          description: "The balance and a page of movements.",
+          content: json(z.object({ data: CreditsSchema }), {
+            credits: {
+              summary: "After a sign-up grant and one image",
+              value: {
+                data: {
+                  balance: 85,
+                  reserved: 0,
+                  available: 85,
+                  movements: {
+                    items: [
+                      {
+                        id: 2,
+                        kind: "charge",
+                        amount: -15,
+                        balanceAfter: 85,
+                        jobId: JOB_ID,
+                        model: "pro",
+                        resolution: "2K",
+                        note: null,
+                        createdAt: "2030-05-01T09:30:41.000Z",
+                      },
+                      {
+                        id: 1,
+                        kind: "grant",
+                        amount: 100,
+                        balanceAfter: 100,
+                        jobId: null,
+                        model: null,
+                        resolution: null,
+                        note: "sign-up grant",
+                        createdAt: "2030-05-01T09:29:00.000Z",
+                      },
+                    ],
+                    total: 2,
+                    hasMore: false,
+                    limit: 20,
+                    offset: 0,
+                  },
+                },
+              },
+            },
+          }),
+        },
+        401: unauthorized,
+        422: errorResponse("A bad limit or offset, or an unknown query parameter.", [
+          "VALIDATION_FAILED",
+          "limit: must be a whole number from 1 to 100",
+          [{ path: "limit", message: "must be a whole number from 1 to 100" }],
+        ]),
+        429: readLimited,
+        500: internalError,
+      },
+    }),
+  ),
+  listGallery: authenticated(
+    { scope: "photo", rateLimit: "photo-read" },
+    createRoute({
+      method: "get",
+      path: "/gallery",
+      operationId: "listGallery",
+      tags: ["Product photography"],
+      summary: "List your generated images",
+      description:
+        "Every image area B made for you (base64 answers included), newest first; filter by template and creation date, paginate with limit and offset.",
+      security,
+      request: { query: GalleryQuerySchema },
+      responses: {
+        200: {
+          description: "A page of gallery items.",
+          content: json(z.object({ data: GalleryListSchema }), {
+            page: { summary: "One item", value: { data: { items: [galleryItem], total: 1, hasMore: false, limit: 20, offset: 0 } } },
+          }),
+        },
+        401: unauthorized,
+        422: errorResponse("A bad filter or page, or an unknown query parameter.", [
+          "VALIDATION_FAILED",
+          "fromDate: must be an ISO-8601 date (2030-05-01) or timestamp with Z or an offset",
+          [{ path: "fromDate", message: "must be an ISO-8601 date (2030-05-01) or timestamp with Z or an offset" }],
+        ]),
+        429: readLimited,
+        500: internalError,
+      },
+    }),
+  ),
+  getGalleryItem: authenticated(
+    { scope: "photo", rateLimit: "photo-read" },
+    createRoute({
+      method: "get",
+      path: "/gallery/{id}",
+      operationId: "getGalleryItem",
+      tags: ["Product photography"],
+      summary: "One generated image",
+      description: "A gallery item of yours; another user's id is 404.",
+      security,
+      request: { query: NoQuerySchema, params: galleryIdParams },
+      responses: {
+        200: { description: "The item.", content: json(z.object({ data: GalleryItemSchema }), { item: { value: { data: galleryItem } } }) },
+        401: unauthorized,
+        404: galleryNotFound,
+        422: badGalleryId,
+        429: readLimited,
+        500: internalError,
+      },
+    }),
+  ),
+  deleteGalleryItem: authenticated(
+    { scope: "photo", rateLimit: "photo" },
+    createRoute({
+      method: "delete",
+      path: "/gallery/{id}",
+      operationId: "deleteGalleryItem",
+      tags: ["Product photography"],
+      summary: "Delete a generated image",
+      description:
+        "Removes the item and its image and thumbnail files, unless a post names them (`filesKept`). A post made from the item (`{galleryId}` in POST /api/v1/social/posts) holds its own copy and is not affected.",
+      security,
+      request: { query: NoQuerySchema, params: galleryIdParams },
+      responses: {
+        200: {
+          description: "Deleted.",
+          content: json(z.object({ data: GalleryDeletedSchema }), { deleted: { value: { data: { id: GALLERY_ID, deleted: true, filesKept: false } } } }),
+        },
+        401: unauthorized,
+        404: galleryNotFound,
+        422: badGalleryId,
+        429: errorResponse("Rate limit reached; wait Retry-After seconds.", ["RATE_LIMITED", "Rate limit of 20 requests per minute reached; retry in 31 s."]),
         500: internalError,
       },
     }),

@@ -5,6 +5,8 @@
  * - POST /product-photography                generate (Bearer; Idempotency-Key and Prefer: respond-async optional)
  * - GET  /product-photography/jobs/{id}      an async job (Bearer, owner only)
  * - GET  /demo/{templateId}.png              a template's demo image, made by the local compositor
+ * - GET  /credits                            the credit balance and its movements (Bearer)
+ * - GET  /gallery, GET|DELETE /gallery/{id}  the user's generated images (Bearer, owner only)
  * - GET  /openapi.json                       moved: 301 to the API's one document, /openapi.json
  *
  * Each operation is its definition (openapi.ts: schemas, access, middleware), its handler (handlers.ts) and
@@ -30,8 +32,15 @@ export function createPhotoRoutes(): OpenAPIHono<AppEnv> {
   router.openapi(photoRoutes.listModels, handlers.listModels, validationHook(photoRoutes.listModels));
   router.openapi(photoRoutes.createPhoto, handlers.createPhoto, validationHook(photoRoutes.createPhoto));
   router.openapi(photoRoutes.getJob, handlers.getJob, validationHook(photoRoutes.getJob));
+  router.openapi(photoRoutes.getCredits, handlers.getCredits, validationHook(photoRoutes.getCredits));
+  router.openapi(photoRoutes.listGallery, handlers.listGallery, validationHook(photoRoutes.listGallery));
+  router.openapi(photoRoutes.getGalleryItem, handlers.getGalleryItem, validationHook(photoRoutes.getGalleryItem));
+  router.openapi(photoRoutes.deleteGalleryItem, handlers.deleteGalleryItem, validationHook(photoRoutes.deleteGalleryItem));
   // Other methods on the generation path, and other paths under the jobs, want the same key first.
   router.all("/product-photography", ...authenticatedNotFound({ scope: "photo", rateLimit: "photo" }));
   router.all("/product-photography/jobs/*", ...authenticatedNotFound({ scope: "photo", rateLimit: "photo-read" }));
+  router.all("/credits", ...authenticatedNotFound({ scope: "photo", rateLimit: "photo-read" }));
+  router.all("/gallery", ...authenticatedNotFound({ scope: "photo", rateLimit: "photo-read" }));
+  router.all("/gallery/*", ...authenticatedNotFound({ scope: "photo", rateLimit: "photo-read" }));
   return router;
 }

@@ -8,7 +8,7 @@
  * const body = PhotoRequestSchema.parse(json);
  */
 import { z } from "@hono/zod-openapi";
-import { WELL_FORMED } from "../http/validate";
+import { WELL_FORMED, wholeNumberParam } from "../http/validate";
 import { ASPECT_RATIOS, LOGO_PLACEMENTS, MODEL_SLUGS, RESOLUTIONS } from "./types";
 
 /** 10 MB of image as Base64 plus a data-URI prefix; the 20 MB body limit bounds the sum. */
@@ -141,11 +141,14 @@ export const PhotoItemSchema = z
   })
   .openapi("ProductPhotoItem");
 
+const BalanceAfter = z.number().int().optional().openapi({ description: "Your credit balance after this request was charged." });
+const Refunded = Money.optional().openapi({ description: "What the failed items had held and got back at once (they are not charged)." });
+
 export const PhotoResultSchema = z
   .union([
-    z.object({ imageUrl: z.string(), thumbnailUrl: z.string(), width: z.number().int(), height: z.number().int(), cost: Money }),
-    z.object({ photoDataUri: z.string(), width: z.number().int(), height: z.number().int(), cost: Money }),
-    z.object({ images: z.array(PhotoItemSchema), cost: Money }),
+    z.object({ imageUrl: z.string(), thumbnailUrl: z.string(), width: z.number().int(), height: z.number().int(), cost: Money, balance: BalanceAfter }),
+    z.object({ photoDataUri: z.string(), width: z.number().int(), height: z.number().int(), cost: Money, balance: BalanceAfter }),
+    z.object({ images: z.array(PhotoItemSchema), cost: Money, refunded: Refunded, balance: BalanceAfter }),
   ])
   .openapi("ProductPhotographyResult");
 
@@ -159,3 +162,104 @@ export const JobSchema = z
     error: ItemError.optional(),
   })
   .openapi("ProductPhotographyJob");
+
+// ---------------------------------------------------------------- credits and gallery
+
+export const PAGE_DEFAULT_LIMIT = 20;
+export const PAGE_MAX_LIMIT = 100;
+export const PAGE_MAX_OFFSET = 10_000;
+
+const pageParams = {
+  limit: wholeNumberParam(1, PAGE_MAX_LIMIT)
+    .optional()
+    .openapi({
+      type: "integer",
+      minimum: 1,
+      maximum: PAGE_MAX_LIMIT,
+      description: `1 to ${PAGE_MAX_LIMIT}; default ${PAGE_DEFAULT_LIMIT}.`,
+      param: { example: 20 },
+    }),
+  offset: wholeNumberParam(0, PAGE_MAX_OFFSET)
+    .optional()
+    .openapi({ type: "integer", minimum: 0, maximum: PAGE_MAX_OFFSET, description: `0 to ${PAGE_MAX_OFFSET}; default 0.`, param: { example: 0 } }),
+};
+
+export const PageQuerySchema = z.strictObject(pageParams);
+
+function isDateOrTimestamp(value: string): boolean {
+  if (/^\d{4}-\d{2}-\d{2}$/.test(value)) return z.iso.date().safeParse(value).success;
+  return z.iso.datetime({ offset: true }).safeParse(value).success;
+}
+
+const DateFilter = z.string().refine(isDateOrTimestamp, { error: "must be an ISO-8601 date (2030-05-01) or timestamp with Z or an offset" }).optional();
+
+export const GalleryQuerySchema = z.strictObject({
+  templateId: z
+    .string()
+    .max(64, { error: "must be at most 64 characters" })
+    .optional()
+    .openapi({ param: { example: "studio-plinth" }, description: "Only images made from this template." }),
+  fromDate: DateFilter.openapi({
+    description: "ISO-8601 date or timestamp with Z or an offset; inclusive; compared with createdAt. A date means its start (UTC).",
+    param: { example: "2030-05-01" },
+  }),
+  toDate: DateFilter.openapi({
+    description: "ISO-8601 date or timestamp with Z or an offset; inclusive; a date means its whole day (UTC).",
+    param: { example: "2030-05-31" },
+  }),
+  ...pageParams,
+});
+export type GalleryQueryInput = z.infer<typeof GalleryQuerySchema>;
+
+const Page = { total: z.number().int(), hasMore: z.boolean(), limit: z.number().int(), offset: z.number().int() };
+
+export const MovementSchema = z
+  .object({
+    id: z.number().int(),
+    kind: z.enum(["grant", "charge"]).openapi({ description: "grant: sign-up grant or top-up; charge: one delivered image." }),
+    amount: z.number().int().openapi({ description: "Credits; negative for a charge." }),
+    balanceAfter: z.number().int(),
+    jobId: z.string().nullable(),
+    model: z.string().nullable(),
+    resolution: z.string().nullable(),
+    note: z.string().nullable(),
+    createdAt: z.string().openapi({ format: "date-time" }),
+  })
+  .openapi("CreditMovement");
+
+export const CreditsSchema = z
+  .object({
+    balance: z.number().int().openapi({ description: "Credits: the sum of the movements." }),
+    reserved: z.number().int().openapi({ description: "Held for images being made; charged or given back when each is done." }),
+    available: z.number().int().openapi({ description: "balance - reserved: what a new request may spend." }),
+    movements: z.object({ items: z.array(MovementSchema), ...Page }),
+  })
+  .openapi("Credits");
+
+export const GalleryItemSchema = z
+  .object({
+    id: z.string().uuid(),
+    label: z.string().nullable(),
+    templateId: z.string().nullable(),
+    scenePrompt: z.string().nullable(),
+    model: z.string(),
+    resolution: z.string(),
+    aspectRatio: z.string(),
+    width: z.number().int(),
+    height: z.number().int(),
+    cost: Money,
+    imageUrl: z.string(),
+    thumbnailUrl: z.string(),
+    createdAt: z.string().openapi({ format: "date-time" }),
+  })
+  .openapi("GalleryItem");
+
+export const GalleryListSchema = z.object({ items: z.array(GalleryItemSchema), ...Page }).openapi("GalleryList");
+
+export const GalleryDeletedSchema = z
+  .object({
+    id: z.string().uuid(),
+    deleted: z.literal(true),
+    filesKept: z.boolean().openapi({ description: "true when a post names the image's URL, so its files stay." }),
+  })
+  .openapi("GalleryItemDeleted");

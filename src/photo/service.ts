@@ -13,6 +13,7 @@ import { Base64Value } from "../http/streamed-json";
 import type { Services } from "../services";
 import { queueAsyncJob } from "./async-jobs";
 import { generateItems, loadInputs, prepareInputs, wholeFailure, type GenerationResult, type Inputs } from "./generate";
+import { releaseJobHolds, reserveCredits } from "./credits";
 import { claimJob, finishJob, getJob, releaseJob, renewJobLock, SYNC_LOCK_MS, type JobRow } from "./jobs";
 import { checkDrawable, requestFingerprint, resolveRequest } from "./request";
 import type { PhotoRequestBody } from "./schemas";
@@ -48,12 +49,30 @@ export async function createPhoto(
   }
   const job = claim.job;
 
+  // The whole price is held before anything is loaded or any model is called; a 402 frees the key.
+  const price = request.model.pricing[request.resolution]!.credits;
+  const items = request.products.length;
+  try {
+    await reserveCredits(services.db, {
+      userId,
+      jobId: job.id,
+      items,
+      price,
+      expiresAt: job.lockedUntil ?? new Date(services.clock.now().getTime() + SYNC_LOCK_MS),
+      signupCredits: services.config.photoSignupCredits,
+      describe: `${items} image${items === 1 ? "" : "s"} of ${request.model.model} at ${request.resolution}`,
+    });
+  } catch (err) {
+    await releaseJob(services.db, job.id);
+    throw err;
+  }
+
   let inputs: Inputs;
   try {
     const loaded = await loadInputs(services, request);
     inputs = await prepareInputs(services, loaded, options.respondAsync || services.generator.name !== "local");
   } catch (err) {
-    await releaseJob(services.db, job.id); // bad input: nothing was done, the key may be used again
+    await abandon(services, job.id); // bad input: nothing was done, the key may be used again
     throw err;
   }
 
@@ -69,9 +88,9 @@ export async function createPhoto(
     );
   }, SYNC_LOCK_MS / 3);
   try {
-    generated = await generateItems(services, { userId, jobId: job.id }, request, inputs, { persist: options.idempotencyKey !== null });
+    generated = await generateItems(services, { userId, jobId: job.id }, request, inputs);
   } catch (err) {
-    await releaseJob(services.db, job.id); // e.g. a logo that sniffs well but does not decode: nothing was charged
+    await abandon(services, job.id); // e.g. a logo that sniffs well but does not decode: nothing was charged
     throw err;
   } finally {
     clearInterval(heartbeat);
@@ -80,11 +99,17 @@ export async function createPhoto(
   const failure = wholeFailure(result);
   if (failure) {
     // Nothing was made and nothing charged: the key is released so the same request may be retried.
-    await releaseJob(services.db, job.id);
+    await abandon(services, job.id);
     throw new ApiError(failure.code as ConstructorParameters<typeof ApiError>[0], failure.message);
   }
   await finishJob(services.db, job, { status: "succeeded", result: result as unknown as Record<string, unknown>, responseStatus: 200 }, services.clock.now());
   return { status: 200, body: { data: await renderResult(services, result, pngs) }, headers: {} };
+}
+
+/** A request that ends before any image: what it held goes back, and its job row (the key) is freed. */
+async function abandon(services: Services, jobId: string): Promise<void> {
+  await releaseJobHolds(services.db, jobId);
+  await releaseJob(services.db, jobId);
 }
 
 function asyncAccepted(job: JobRow): PhotoAnswer {
@@ -119,7 +144,8 @@ function jobView(job: JobRow) {
 
 /**
  * The response `data`: one product flat (`imageUrl`/`thumbnailUrl` or `photoDataUri`), several as
- * `{images: [...]}`; both with the cost of what was made. PNGs come from `pngs` or from storage.
+ * `{images: [...]}` with what the failed items got back (`refunded`); both with the cost of what was made and
+ * the credit balance after it. PNGs come from `pngs` or from storage.
  */
 export async function renderResult(services: Services, result: GenerationResult, pngs = new Map<number, Uint8Array>()): Promise<Record<string, unknown>> {
   const money = (p: Price) => ({ credits: p.credits, usd: Number(p.usd), inr: Number(p.inr) });
@@ -139,16 +165,17 @@ export async function renderResult(services: Services, result: GenerationResult,
       let bytes = pngs.get(item.index);
       if (!bytes) {
         const stored = item.key ? await services.storage.get(item.key) : null;
-        if (!stored) throw new ApiError("INTERNAL", "A stored image of this request is missing.");
+        if (!stored) throw new ApiError("ORIGINAL_REMOVED", "An image of this request was deleted from the gallery; its answer cannot be given again.");
         bytes = stored.bytes;
       }
       // Written into the answer from the bytes as it streams out (src/http/streamed-json.ts).
       return { label: item.label, status: item.status, photoDataUri: new Base64Value("data:image/png;base64,", bytes), ...size };
     }),
   );
+  const balance = result.balance === undefined ? {} : { balance: result.balance };
   if (!result.batch) {
     const { label: _label, status: _status, ...flat } = items[0]! as Record<string, unknown>;
-    return { ...flat, cost: money(result.cost) };
+    return { ...flat, cost: money(result.cost), ...balance };
   }
-  return { images: items, cost: money(result.cost) };
+  return { images: items, cost: money(result.cost), ...(result.refunded ? { refunded: money(result.refunded) } : {}), ...balance };
 }

@@ -168,7 +168,9 @@ describe("the server's memory (spawned server)", () => {
   let server: ServerProcess;
 
   beforeAll(async () => {
-    server = await startServerProcess({ env: { HEAVY_THREADS: "1", HEAVY_IDLE_SECONDS: "600", RATE_LIMIT_SOCIAL_WRITE: "1000", RATE_LIMIT_QR: "1000" } });
+    server = await startServerProcess({
+      env: { PHOTO_SIGNUP_CREDITS: "1000000", HEAVY_THREADS: "1", HEAVY_IDLE_SECONDS: "600", RATE_LIMIT_SOCIAL_WRITE: "1000", RATE_LIMIT_QR: "1000" },
+    });
   }, 120_000);
   afterAll(() => server?.dispose());
 

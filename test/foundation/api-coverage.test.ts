@@ -78,7 +78,7 @@ describe("the OpenAPI document covers the app", () => {
         "GET /health",
       ]),
     );
-    expect(mounted.length).toBe(27); // 2 service, 4 QR, 5 photography, 7 social, 9 webhooks
+    expect(mounted.length).toBe(31); // 2 service, 4 QR, 9 photography (credits and gallery among them), 7 social, 9 webhooks
   });
 
   it("the excluded prefixes hold routes the app really mounts (the exclusions are not stale)", () => {

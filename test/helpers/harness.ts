@@ -45,7 +45,8 @@ function steadyRateLimiter() {
 export async function createTestApp(options: TestAppOptions = {}) {
   // The sandbox is on, as `npm start` turns it on, unless the test configures the platforms itself.
   const sandbox = options.env?.GRAPH_API_BASE || options.env?.PLATFORM_SANDBOX !== undefined ? {} : { PLATFORM_SANDBOX: "on" };
-  const config = parseConfig({ LOG_LEVEL: options.logLines ? "debug" : "silent", ...sandbox, ...options.env });
+  // Suites not about credits are not bounded by them: every user starts with ample credits unless the test says.
+  const config = parseConfig({ LOG_LEVEL: options.logLines ? "debug" : "silent", PHOTO_SIGNUP_CREDITS: "1000000", ...sandbox, ...options.env });
   const logger: Logger | undefined = options.logLines ? captureLogger(options.logLines) : undefined;
   const built = await buildNodeServices(config, {
     inMemory: true,

@@ -44,6 +44,8 @@ export interface ReplicateBehaviour {
   outcome?: "succeeded" | "failed" | "refused" | "canceled" | "never";
   /** The prediction's `error` for "failed" (and "refused"). */
   error?: string;
+  /** Predictions whose prompt contains this text fail ("failed"), the others end as `outcome` says: one bad item of a batch. */
+  failPromptContaining?: string;
   /** Answer the first N creates with 429 and Retry-After. Default 0. */
   rateLimitCreates?: number;
   /** Retry-After seconds on those 429s (and "~Ns" in the body). Default 1; null sends no header. */
@@ -220,7 +222,8 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
   };
 
   const end = (p: FakePrediction) => {
-    const { outcome = "succeeded" } = p.behaviour;
+    const { failPromptContaining } = p.behaviour;
+    const outcome = failPromptContaining && String(p.input.prompt ?? "").includes(failPromptContaining) ? "failed" : (p.behaviour.outcome ?? "succeeded");
     p.status = outcome === "succeeded" || outcome === "canceled" ? outcome : "failed";
   };
 

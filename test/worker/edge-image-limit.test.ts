@@ -78,7 +78,12 @@ beforeAll(async () => {
     databaseUrl: scratch.url,
     fetchMock,
     bindings: (standard, wranglerVars) => {
-      production = { ...wranglerVars, NEON_WS_PROXY: standard.NEON_WS_PROXY!, ...Object.fromEntries(secrets.required.map((n) => [n, standard[n]!])) };
+      production = {
+        ...wranglerVars,
+        PHOTO_SIGNUP_CREDITS: "1000000",
+        NEON_WS_PROXY: standard.NEON_WS_PROXY!,
+        ...Object.fromEntries(secrets.required.map((n) => [n, standard[n]!])),
+      };
       return production;
     },
   });

@@ -175,7 +175,14 @@ beforeAll(async () => {
     inspectorPort,
     fetchMock,
     stdio: trace.stdio,
-    vars: { LOG_LEVEL: "warn", PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, RATE_LIMIT_PHOTO: "1000", RATE_LIMIT_QR: "1000", RATE_LIMIT_SOCIAL_WRITE: "1000" },
+    vars: {
+      LOG_LEVEL: "warn",
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      RATE_LIMIT_PHOTO: "1000",
+      PHOTO_SIGNUP_CREDITS: "1000000",
+      RATE_LIMIT_QR: "1000",
+      RATE_LIMIT_SOCIAL_WRITE: "1000",
+    },
   });
   meter = memoryMeter(childProcessNamed("workerd"));
   for (const file of (await readdir(edge.outDir)).filter((f) => f.endsWith(".wasm"))) {

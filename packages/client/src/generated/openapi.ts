@@ -221,6 +221,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/image/credits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your credit balance and its movements
+         * @description The AI generation credits each image draws on (its model's `credits` at its resolution, from GET /api/image/image-model-options): the balance, what is held for images being made, what is available, and the movements (grants and charges), newest first, paginated.
+         */
+        get: operations["getCredits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/image/gallery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your generated images
+         * @description Every image area B made for you (base64 answers included), newest first; filter by template and creation date, paginate with limit and offset.
+         */
+        get: operations["listGallery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/image/gallery/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One generated image
+         * @description A gallery item of yours; another user's id is 404.
+         */
+        get: operations["getGalleryItem"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a generated image
+         * @description Removes the item and its image and thumbnail files, unless a post names them (`filesKept`). A post made from the item (`{galleryId}` in POST /api/v1/social/posts) holds its own copy and is not affected.
+         */
+        delete: operations["deleteGalleryItem"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/social/accounts": {
         parameters: {
             query?: never;
@@ -869,14 +933,21 @@ export interface components {
             width: number;
             height: number;
             cost: components["schemas"]["Money"];
+            /** @description Your credit balance after this request was charged. */
+            balance?: number;
         } | {
             photoDataUri: string;
             width: number;
             height: number;
             cost: components["schemas"]["Money"];
+            /** @description Your credit balance after this request was charged. */
+            balance?: number;
         } | {
             images: components["schemas"]["ProductPhotoItem"][];
             cost: components["schemas"]["Money"];
+            refunded?: components["schemas"]["Money"] & unknown;
+            /** @description Your credit balance after this request was charged. */
+            balance?: number;
         };
         Money: {
             credits: number;
@@ -1101,6 +1172,70 @@ export interface components {
             label?: string;
             /** @description Extra instructions for this product only. */
             prompt?: string;
+        };
+        Credits: {
+            /** @description Credits: the sum of the movements. */
+            balance: number;
+            /** @description Held for images being made; charged or given back when each is done. */
+            reserved: number;
+            /** @description balance - reserved: what a new request may spend. */
+            available: number;
+            movements: {
+                items: components["schemas"]["CreditMovement"][];
+                total: number;
+                hasMore: boolean;
+                limit: number;
+                offset: number;
+            };
+        };
+        CreditMovement: {
+            id: number;
+            /**
+             * @description grant: sign-up grant or top-up; charge: one delivered image.
+             * @enum {string}
+             */
+            kind: "grant" | "charge";
+            /** @description Credits; negative for a charge. */
+            amount: number;
+            balanceAfter: number;
+            jobId: string | null;
+            model: string | null;
+            resolution: string | null;
+            note: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        GalleryList: {
+            items: components["schemas"]["GalleryItem"][];
+            total: number;
+            hasMore: boolean;
+            limit: number;
+            offset: number;
+        };
+        GalleryItem: {
+            /** Format: uuid */
+            id: string;
+            label: string | null;
+            templateId: string | null;
+            scenePrompt: string | null;
+            model: string;
+            resolution: string;
+            aspectRatio: string;
+            width: number;
+            height: number;
+            cost: components["schemas"]["Money"];
+            imageUrl: string;
+            thumbnailUrl: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        GalleryItemDeleted: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {boolean} */
+            deleted: true;
+            /** @description true when a post names the image's URL, so its files stay. */
+            filesKept: boolean;
         };
         AccountsResponse: {
             data: {
@@ -2235,6 +2370,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The request's price (every item of a batch, priced up front) is more than the credits available; nothing was generated. */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The API key is limited to other areas; this operation needs the `photo` scope. */
             403: {
                 headers: {
@@ -2246,6 +2390,15 @@ export interface operations {
             };
             /** @description Idempotency-Key reused with another body or the other Prefer: respond-async mode, or still in progress (Retry-After). */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A replay or job whose base64 image was deleted from the gallery since. */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2369,6 +2522,344 @@ export interface operations {
                 };
             };
             /** @description No such job for this key's owner. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A replay or job whose base64 image was deleted from the gallery since. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The id is not a UUID, or a query parameter was given. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit reached; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An internal failure; retry the same request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCredits: {
+        parameters: {
+            query?: {
+                /**
+                 * @description 1 to 100; default 20.
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description 0 to 10000; default 0.
+                 * @example 0
+                 */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The balance and a page of movements. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Credits"];
+                    };
+                };
+            };
+            /** @description Missing or invalid Bearer credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is limited to other areas; this operation needs the `photo` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bad limit or offset, or an unknown query parameter. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit reached; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An internal failure; retry the same request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listGallery: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only images made from this template.
+                 * @example studio-plinth
+                 */
+                templateId?: string;
+                /**
+                 * @description ISO-8601 date or timestamp with Z or an offset; inclusive; compared with createdAt. A date means its start (UTC).
+                 * @example 2030-05-01
+                 */
+                fromDate?: string;
+                /**
+                 * @description ISO-8601 date or timestamp with Z or an offset; inclusive; a date means its whole day (UTC).
+                 * @example 2030-05-31
+                 */
+                toDate?: string;
+                /**
+                 * @description 1 to 100; default 20.
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description 0 to 10000; default 0.
+                 * @example 0
+                 */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of gallery items. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["GalleryList"];
+                    };
+                };
+            };
+            /** @description Missing or invalid Bearer credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is limited to other areas; this operation needs the `photo` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A bad filter or page, or an unknown query parameter. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit reached; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An internal failure; retry the same request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getGalleryItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f6c2a1e-8b4d-4e7f-9a2b-5c1d0e9f8a7b */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The item. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["GalleryItem"];
+                    };
+                };
+            };
+            /** @description Missing or invalid Bearer credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is limited to other areas; this operation needs the `photo` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No gallery item with this id for this key's owner. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The id is not a UUID, or a query parameter was given. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit reached; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An internal failure; retry the same request. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteGalleryItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 3f6c2a1e-8b4d-4e7f-9a2b-5c1d0e9f8a7b */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["GalleryItemDeleted"];
+                    };
+                };
+            };
+            /** @description Missing or invalid Bearer credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key is limited to other areas; this operation needs the `photo` scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No gallery item with this id for this key's owner. */
             404: {
                 headers: {
                     [name: string]: unknown;
