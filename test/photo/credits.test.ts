@@ -165,7 +165,7 @@ describe("the sign-up grant", () => {
     } finally {
       await h.close();
     }
-  });
+  }, 90_000);
 
   it("the default grant covers the README's area B examples, and the admin command refuses a bad amount", async () => {
     const h = await createTestApp({ env: { PHOTO_SIGNUP_CREDITS: "" } });
@@ -178,7 +178,7 @@ describe("the sign-up grant", () => {
     } finally {
       await h.close();
     }
-  });
+  }, 90_000);
 });
 
 describe("credits with an image model (the Replicate fake)", () => {
