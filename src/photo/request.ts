@@ -83,15 +83,18 @@ export function resolveRequest(body: PhotoRequestBody, catalog: ModelCatalog): P
 }
 
 /**
- * Exact pixels: the long edge from the resolution, the short edge from the ratio, rounded to the nearest pixel.
+ * Exact pixels: the long edge from the resolution, the short edge from the ratio, rounded up. An image is
+ * then never more elongated than its named ratio, so a 4:5 photo (819.2 px wide at 1K) is 820 wide and
+ * within photoplatform's 4:5 bound, which a platform compares exactly.
  *
  * @example
  * outputSize("2K", "16:9"); // { width: 1536, height: 864 }
+ * outputSize("1K", "4:5"); // { width: 820, height: 1024 }
  */
 export function outputSize(resolution: Resolution, aspectRatio: AspectRatio): { width: number; height: number } {
   const [w, h] = aspectRatio.split(":").map(Number) as [number, number];
   const long = LONG_EDGE[resolution];
-  return w >= h ? { width: long, height: Math.round((long * h) / w) } : { width: Math.round((long * w) / h), height: long };
+  return w >= h ? { width: long, height: Math.ceil((long * h) / w) } : { width: Math.ceil((long * w) / h), height: long };
 }
 
 /**

@@ -197,7 +197,7 @@ describe("the Worker in workerd", () => {
       publicBaseUrl: `${edge.s3.endpoint}/media`,
     }).get(new URL(body.data.imageUrl).pathname.replace(/^\/media\//, ""));
     const meta = await sharp(Buffer.from(stored!.bytes)).metadata();
-    expect([meta.width, meta.height]).toEqual([819, 1024]);
+    expect([meta.width, meta.height]).toEqual([820, 1024]);
   });
 
   it("serves /files/<key> from the S3 bucket", async () => {
