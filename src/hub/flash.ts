@@ -3,7 +3,7 @@
  * session (`hub_sessions.flash`) and answers 303 to a page; that page's GET takes the message and shows it
  * once. A reload of the page shows it no more, and repeats no POST.
  *
- * The message may hold a secret shown once (a new API key), so it is stored encrypted with the token key
+ * The message may hold a secret shown once (a new API key, a webhook signing secret), so it is stored encrypted with the token key
  * (`services.tokens`), never put in a URL, and taken by a conditional UPDATE: of two loads at once only one
  * shows it. An untaken message is dropped after FLASH_TTL_MS (and with its session at sign-out).
  *
@@ -32,6 +32,8 @@ export interface Flash {
   kind: "ok" | "error";
   text: string;
   newKey?: NewKey;
+  /** A webhook endpoint's signing secret, just made or rotated, shown once on its page. */
+  webhookSecret?: string;
 }
 
 /** Stores `flash` in the signed-in session, for the next page that takes it. */

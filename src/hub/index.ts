@@ -1,6 +1,6 @@
 /**
- * The web hub at /hub: server-rendered pages (Hono JSX) for signing in, API keys, connected accounts, posts
- * and getting started. Cookies are read here only; the API under /api keeps requiring a Bearer credential.
+ * The web hub at /hub: server-rendered pages (Hono JSX) for signing in, API keys, connected accounts, posts,
+ * webhooks and getting started. Cookies are read here only; the API under /api keeps requiring a Bearer credential.
  *
  * @example
  * app.route("/hub", createHubRoutes());
@@ -17,6 +17,7 @@ import { createKeyRoutes } from "./keys";
 import { createPostRoutes } from "./posts";
 import { createSignInRoutes } from "./signin";
 import { createStartRoutes } from "./start";
+import { createWebhookHubRoutes } from "./webhooks";
 import { FAVICON_PATH, FAVICON_SVG, HUB_CSS } from "./ui/styles";
 
 export function createHubRoutes(): Hono<AppEnv> {
@@ -38,10 +39,12 @@ export function createHubRoutes(): Hono<AppEnv> {
   hub.use("*", csrfGuard);
 
   hub.route("/", createSignInRoutes());
-  for (const path of ["/keys", "/keys/*", "/accounts", "/accounts/*", "/posts", "/posts/*", "/start"]) hub.use(path, requireSession);
+  for (const path of ["/keys", "/keys/*", "/accounts", "/accounts/*", "/posts", "/posts/*", "/webhooks", "/webhooks/*", "/start"])
+    hub.use(path, requireSession);
   hub.route("/keys", createKeyRoutes());
   hub.route("/accounts", createAccountRoutes());
   hub.route("/posts", createPostRoutes());
+  hub.route("/webhooks", createWebhookHubRoutes());
   hub.route("/", createStartRoutes());
   hub.all("*", () => {
     throw new HubError(404, "There is no hub page at this address.");

@@ -7,7 +7,7 @@ import type { Child } from "hono/jsx";
 import type { HubSession } from "../env";
 import { FAVICON_PATH } from "./styles";
 
-export type NavKey = "keys" | "accounts" | "posts" | "start" | "reference" | null;
+export type NavKey = "keys" | "accounts" | "posts" | "webhooks" | "start" | "reference" | null;
 
 export interface LayoutProps {
   title: string;
@@ -23,6 +23,7 @@ const NAV: Array<{ key: Exclude<NavKey, null>; href: string; label: string }> = 
   { key: "keys", href: "/hub/keys", label: "API keys" },
   { key: "accounts", href: "/hub/accounts", label: "Accounts" },
   { key: "posts", href: "/hub/posts", label: "Posts" },
+  { key: "webhooks", href: "/hub/webhooks", label: "Webhooks" },
   { key: "start", href: "/hub/start", label: "Getting started" },
   { key: "reference", href: "/docs", label: "API reference" },
 ];

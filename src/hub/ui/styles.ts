@@ -42,13 +42,17 @@ ul.linked li.account{padding:6px 0;border:0}
 header.top button{background:transparent;border-color:#d6dbe4;color:#fff;padding:2px 10px;font-size:14px}
 form.inline{display:inline}
 label{display:block;font-weight:600;margin:0 0 4px}
-input[type=text],input[type=email]{font:inherit;padding:6px 10px;border:1px solid #8a929e;border-radius:8px;width:100%;max-width:340px}
+input[type=text],input[type=email],input[type=url]{font:inherit;padding:6px 10px;border:1px solid #8a929e;border-radius:8px;width:100%;max-width:340px}
 .row{display:flex;flex-wrap:wrap;gap:10px;align-items:flex-end}
 fieldset.scopes{border:1px solid #dde1e6;border-radius:8px;margin:0;padding:8px 12px;flex-basis:100%}
 fieldset.scopes label{font-weight:500;margin:2px 0}
 fieldset.scopes p{margin:6px 0 0}
 fieldset.scopes label.indent{margin-left:24px}
 fieldset.scopes #key-origins{width:100%;max-width:560px}
+#webhook-url{max-width:560px}
+.endpoint-actions{align-items:center;margin:12px 0}
+.endpoint-actions form,.endpoint-actions .button{margin:0}
+ol.attempts{margin:0;padding-left:20px;font-size:14px}
 .flash{border-radius:10px;padding:12px 16px;margin:12px 0;border:1px solid}
 .flash.ok{background:#e8f5ec;border-color:#8cc9a0}.flash.error{background:#fdecec;border-color:#e3a1a1}
 .badge{display:inline-block;border-radius:999px;padding:1px 10px;font-size:13px;font-weight:600;border:1px solid #c5cad3;background:#f0f2f5;color:#333b47;white-space:nowrap}
