@@ -41,11 +41,11 @@ afterAll(async () => {
 });
 
 describe("publishing on PostgreSQL, from the delivery thread", () => {
-  it("an immediate post reaches published on a page and a photo account within seconds, once each, as written", async () => {
+  it("an immediate post reaches published on a page and a photo account, once each, as written", async () => {
     await immediateToBoth(api);
   });
 
-  it("a post scheduled 3 s ahead is not published before its time, and is within 2 s after", async () => {
+  it("a post scheduled 3 s ahead is not published before its time, and is published once after it", async () => {
     await scheduledOnTime(api);
   });
 
