@@ -111,8 +111,8 @@ describe("the typed client", () => {
   });
 
   it("hands back the API's own 429 at once when its Retry-After is longer than the client waits", async () => {
-    // The limiter's window has half a minute to run; the client waits at most a second.
-    const { api, sent } = await clientOf({}, { maxDelayMs: 1000 });
+    // The API's Retry-After is whole seconds, at least 1; this client waits at most half a second.
+    const { api, sent } = await clientOf({}, { maxDelayMs: 500 });
     const body = { type: "text", value: "hello" } as const;
     await api.POST("/api/qr-code/generate", { body });
     await api.POST("/api/qr-code/generate", { body });

@@ -185,7 +185,7 @@ describe("the packed client in a scratch project", () => {
     // The server's messages, verified by the packed build (and by the standardwebhooks package).
     const packed = (await import(join(scratch, "node_modules/@shopkit/client/dist/index.js"))) as typeof import("../../packages/client/src/index");
     const test = await waitUntil("the webhook.test message", () => receiver.ofType("webhook.test")[0]);
-    const published = await waitUntil("the post.published message", () => receiver.ofType("post.published")[0], 30_000);
+    const published = await waitUntil("the post.published message", () => receiver.ofType("post.published")[0], 60_000);
     for (const message of [test, published]) expect(verified(message, out.secret).type).toBe(JSON.parse(message.body).type);
     const headersOf = (m: typeof test) => Object.fromEntries(Object.entries(m.headers).map(([k, v]) => [k, String(v)]));
     await expect(packed.verifyWebhook(test.body, headersOf(test), out.secret)).resolves.toMatchObject({
@@ -197,5 +197,5 @@ describe("the packed client in a scratch project", () => {
       data: { id: out.postId, status: "published" },
     });
     await expect(packed.verifyWebhook(`${test.body} `, headersOf(test), out.secret)).rejects.toThrow(packed.WebhookVerificationError);
-  }, 90_000);
+  }, 120_000);
 });
