@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
-import { generations } from "../../db/schema";
+import { generations, photoJobItems } from "../../db/schema";
 import { startReplicateFake, type ReplicateFake } from "../helpers/replicate-fake";
 import { bboxOf, decodePng, logoDataUrl, MAGENTA, photoHarness, productDataUrl, type PhotoHarness } from "./fixtures";
 
@@ -76,6 +76,28 @@ describe("area B on Replicate", () => {
     replicate.script("*", { polls: 0 });
     expect((await h.post(body, { "Idempotency-Key": "rep-1" })).status).toBe(200);
   });
+
+  it("without PUBLIC_BASE_URL an async job's prediction has no webhook: the runner polls it, with its id stored first", async () => {
+    replicate.script("*", { polls: 2 });
+    const res = await h.post(
+      { productImages: [{ dataUrl: product }], scenePrompt: "on a beach", model: "standard", outputResult: "url" },
+      { Prefer: "respond-async" },
+    );
+    expect(res.status).toBe(202);
+    const { data } = (await res.json()) as { data: { id: string } };
+    let status = "running";
+    for (let i = 0; i < 600 && status === "running"; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      const job = await h.app.request(`/api/image/product-photography/jobs/${data.id}`, { headers: h.auth(h.apiKey) });
+      status = ((await job.json()) as { data: { status: string } }).data.status;
+    }
+    expect(status).toBe("succeeded");
+    const create = replicate.requests.find((r) => r.method === "POST" && r.path.endsWith("/predictions"))!;
+    expect(JSON.parse(create.body).webhook).toBeUndefined();
+    expect(replicate.requests.filter((r) => r.method === "GET" && r.path.startsWith("/v1/predictions/")).length).toBeGreaterThanOrEqual(2);
+    const [item] = await h.db.select().from(photoJobItems).where(eq(photoJobItems.jobId, data.id));
+    expect(item).toMatchObject({ predictionId: [...replicate.predictions.keys()][0], status: "succeeded" });
+  }, 90_000);
 
   it("a safety refusal is 422 GENERATION_REFUSED", async () => {
     replicate.script("*", { polls: 0, outcome: "refused" });
