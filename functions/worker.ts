@@ -23,6 +23,7 @@ import { runSweep } from "../src/social/delivery/sweep";
 import { resumePhotoJobs } from "../src/photo/async-jobs";
 import { purgeExpiredStates } from "../src/hub/oauth-states";
 import { withSandboxApp } from "../src/social/sandbox/app-secret";
+import { sweepWebhooks } from "../src/webhooks/dispatch";
 
 /** Vars from wrangler.toml and secrets from `wrangler secret put`: all strings, named as src/config.ts reads them. */
 export type Env = Record<string, string | undefined>;
@@ -95,7 +96,8 @@ export default {
       const result = await runSweep(services);
       const photoJobs = await resumePhotoJobs(services);
       const expiredStates = await purgeExpiredStates(services);
-      services.log.info("sweep", { cron: controller.cron, scheduledTime: controller.scheduledTime, ...result, photoJobs, expiredStates });
+      const webhooks = await sweepWebhooks(services);
+      services.log.info("sweep", { cron: controller.cron, scheduledTime: controller.scheduledTime, ...result, photoJobs, expiredStates, webhooks });
     } finally {
       ctx.waitUntil(services.close());
     }

@@ -6,7 +6,8 @@
  * the scheduler with slots of its own), never wait for it. It wakes when told (`PollerQueue.kickWebhooks`: a
  * state change committed in this process or its delivery thread, a test, a replay, a retry's due time), at
  * the next due time it reads, and at least every `pollMs` (messages another process wrote). Every `lockCheckMs`
- * it releases claims whose sender died; at start, on a database of its own (PGlite), every claim.
+ * it releases claims whose sender died (at start, on a database of its own (PGlite), every claim), and every
+ * minute it removes messages past RETENTION_DAYS with nothing left to send.
  * `stop()` waits for the sends in flight.
  *
  * @example
@@ -15,7 +16,10 @@
  */
 import type { PollerQueue } from "../../src/adapters/queue/poller";
 import type { Services } from "../../src/services";
-import { claimDueWebhooks, nextWebhookDueAt, releaseWebhookClaims, sendClaimed } from "../../src/webhooks/send";
+import { claimDueWebhooks, nextWebhookDueAt, purgeOldWebhookMessages, releaseWebhookClaims, sendClaimed } from "../../src/webhooks/send";
+
+/** Old messages are purged this often. */
+const PURGE_EVERY_MS = 60_000;
 
 export interface WebhookSenderOptions {
   /** Sends in flight at most, across endpoints (default 128). */
@@ -49,6 +53,7 @@ export function startWebhookSender(services: Services, options: WebhookSenderOpt
   let running: Promise<void> | null = null;
   let again = false;
   let lastLockCheck = 0;
+  let lastPurge = 0;
   let firstRelease = options.exclusiveDb ?? false;
 
   const schedule = (ms: number) => {
@@ -78,6 +83,10 @@ export function startWebhookSender(services: Services, options: WebhookSenderOpt
           lastLockCheck = now.getTime();
           await releaseWebhookClaims(services.db, now, firstRelease);
           firstRelease = false;
+        }
+        if (now.getTime() - lastPurge >= PURGE_EVERY_MS) {
+          lastPurge = now.getTime();
+          await purgeOldWebhookMessages(services.db, now, services.config.retentionDays);
         }
         const free = concurrency - inflight.size;
         if (free > 0) {

@@ -10,7 +10,7 @@
 import { and, eq, isNotNull, isNull, lte, or } from "drizzle-orm";
 import { webhookDeliveries } from "../../db/schema";
 import type { Services } from "../services";
-import { claimDueWebhooks, releaseWebhookClaims, sendClaimed } from "./send";
+import { claimDueWebhooks, purgeOldWebhookMessages, releaseWebhookClaims, sendClaimed } from "./send";
 
 const BATCH = 100;
 /** A due message untouched this long has lost its queue message. */
@@ -67,15 +67,17 @@ export async function dispatchWebhooks(services: Services, options: { orphansToo
 
 /**
  * The webhooks' part of the sweep (the Worker's cron; Node's sender does its own): claims of a stopped
- * sender are released, messages QStash lost are queued again, and without QStash due messages are sent here.
+ * sender are released, messages QStash lost are queued again, without QStash due messages are sent here, and
+ * messages past RETENTION_DAYS with nothing left to send are removed.
  */
-export async function sweepWebhooks(services: Services): Promise<{ released: number; queued: number; sent: number }> {
+export async function sweepWebhooks(services: Services): Promise<{ released: number; queued: number; sent: number; purged: number }> {
   const released = await releaseWebhookClaims(services.db, services.clock.now());
+  const purged = await purgeOldWebhookMessages(services.db, services.clock.now(), services.config.retentionDays);
   const queued = await dispatchWebhooks(services, { orphansToo: true });
   let sent = 0;
   if (services.queue.kind === "poller") {
     const claims = await claimDueWebhooks(services.db, services.clock.now(), 25, { perEndpoint: 5 });
     await Promise.all(claims.map(async (claim) => ((await sendClaimed(services, claim)).status === "delivered" ? sent++ : 0)));
   }
-  return { released, queued, sent };
+  return { released, queued, sent, purged };
 }

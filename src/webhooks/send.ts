@@ -271,3 +271,18 @@ export async function nextWebhookDueAt(db: Db): Promise<Date | null> {
     .where(eq(webhookDeliveries.status, "pending"));
   return row?.at ? new Date(row.at) : null;
 }
+
+/** Messages older than the retention period with nothing left to send are removed, their deliveries with them. */
+export async function purgeOldWebhookMessages(db: Db, now: Date, retentionDays: number): Promise<number> {
+  const cutoff = new Date(now.getTime() - retentionDays * 24 * 60 * 60_000);
+  const rows = await db
+    .delete(webhookMessages)
+    .where(
+      and(
+        lt(webhookMessages.createdAt, cutoff),
+        sql`not exists (select 1 from ${webhookDeliveries} d where d.message_id = ${webhookMessages.id} and d.status in ('pending', 'sending'))`,
+      ),
+    )
+    .returning({ id: webhookMessages.id });
+  return rows.length;
+}
