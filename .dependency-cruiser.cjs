@@ -75,11 +75,13 @@ module.exports = {
     areaRule("qr", []),
     areaRule("photo", []),
     // The hub's pages show and cancel area C's posts and connect its accounts, through area C's functions.
-    areaRule("hub", ["^src/social/", "^src/webhooks/"]),
+    // The hub's Credits and Gallery pages read area B's account through area B's functions.
+    areaRule("hub", ["^src/social/", "^src/webhooks/", "^src/photo/(account|credits|gallery|schemas)\\.ts$"]),
     // A webhook message carries area C's post or account and area B's job, read through those areas' functions.
     areaRule("webhooks", ["^src/social/(post-record|accounts|schemas)\\.ts$", "^src/photo/(service|schemas)\\.ts$"]),
-    // The sandbox's OAuth dialog signs a person in with the hub's session and page environment.
-    areaRule("social", ["^src/hub/(session|env)\\.ts$"]),
+    // The sandbox's OAuth dialog signs a person in with the hub's session and page environment; a post's
+    // `{galleryId}` image is read through area B's gallery.
+    areaRule("social", ["^src/hub/(session|env)\\.ts$", "^src/photo/gallery\\.ts$"]),
     {
       name: "not-to-unresolvable",
       comment: "an import that does not resolve (so no rule could see it)",

@@ -46,10 +46,11 @@ const ERROR_RESPONSES = {
     examples: [["UNAUTHORIZED", "Missing or invalid credentials: send Authorization: Bearer <API key>."]],
   },
   NotFound: {
-    description: "404: the account, media or post is not found for the key's owner.",
+    description: "404: the account, media, gallery item or post is not found for the key's owner.",
     examples: [
       ["POST_NOT_FOUND", 'No post with id "0b9f7a52-4c53-4c5e-9d0e-5d7c0f6a8e11" belongs to this API key\'s owner.'],
       ["MEDIA_NOT_FOUND", 'No media with id "3d6f1a2b-8c4e-4f5a-9b7c-1e2d3f4a5b6c" belongs to this API key\'s owner.'],
+      ["GALLERY_ITEM_NOT_FOUND", 'No gallery item "3f6c2a1e-8b4d-4e7f-9a2b-5c1d0e9f8a7b" for this key\'s owner.'],
       [
         "ACCOUNT_NOT_FOUND",
         'No connected account "pageplatform:999" for this API key\'s owner; use ids from GET /api/v1/social/accounts.',
@@ -314,6 +315,10 @@ export const routes = {
               value: { accountIds: [PAGE, PHOTO], caption: "Summer sale starts today", hashtags: ["summer", "sale"], images: [{ mediaId: MEDIA_ID }] },
             },
             text: { summary: "A text post to one page", value: { accountIds: PAGE, caption: "We are open until 9 pm tonight." } },
+            gallery: {
+              summary: "An image of your gallery (area B), copied into media",
+              value: { accountIds: [PAGE, PHOTO], caption: "Our serum, new this week", images: [{ galleryId: "3f6c2a1e-8b4d-4e7f-9a2b-5c1d0e9f8a7b" }] },
+            },
             scheduled: {
               summary: "Scheduled, with an image URL",
               value: {

@@ -25,6 +25,7 @@ import type { Services } from "../services";
 import { platformOfAccountId, type Platform } from "./accounts";
 import { bareHashtag, checkPlatformRules, photoplatformAspectOk } from "./caption";
 import { claimKey, completeKey, fingerprint, KEY_LOCK_MS, readKey, releaseKey, requestInProgressError, type KeyLock } from "./idempotency";
+import { galleryImageBytes } from "../photo/gallery";
 import { findOwnedMedia, loadSource, mediaNotFound, sourceOfString, storeNormalised, type ImageSource, type MediaRow } from "./media";
 import { listPostRecords, loadPostRecords, shownStatus, toPostRecord, type ListFilter } from "./post-record";
 import { LIST_DEFAULT_LIMIT, type PostCreate, type PostListQuery, type PostRecord, type PostStatus } from "./schemas";
@@ -32,7 +33,7 @@ import { LIST_DEFAULT_LIMIT, type PostCreate, type PostListQuery, type PostRecor
 /** Furthest ahead a post may be scheduled. */
 export const MAX_SCHEDULE_AHEAD_MS = 365 * 24 * 3600 * 1000;
 
-export type ImageSpec = ImageSource | { mediaId: string };
+export type ImageSpec = ImageSource | { mediaId: string } | { galleryId: string };
 
 /** A valid body in one canonical shape; its fingerprint is the idempotency fingerprint. */
 export interface Submission {
@@ -69,6 +70,7 @@ export function normaliseSubmission(body: PostCreate): Submission {
     images: (body.images ?? []).map((item): ImageSpec => {
       if (typeof item === "string") return sourceOfString(item);
       if ("mediaId" in item) return { mediaId: item.mediaId };
+      if ("galleryId" in item) return { galleryId: item.galleryId };
       if ("url" in item) return { url: item.url };
       return { base64: item.base64 };
     }),
@@ -382,7 +384,10 @@ interface Prepared {
   image: NormalisedJpeg;
 }
 
-/** Fetches (each distinct source once), sniffs, checks photoplatform's ratio, then normalises (heavy work). */
+/**
+ * Fetches (each distinct source once; a gallery item's PNG from storage, as its owner's), sniffs, checks
+ * photoplatform's ratio, then normalises (heavy work) into a media asset of the post's own.
+ */
 async function prepareImages(services: Services, userId: string, s: Submission, targets: Target[]): Promise<Prepared[]> {
   const inline = s.images.flatMap((img, index) => ("mediaId" in img ? [] : [{ index, source: img }]));
   if (inline.length === 0) return [];
@@ -391,7 +396,7 @@ async function prepareImages(services: Services, userId: string, s: Submission, 
   const keys = await Promise.all(inline.map(async ({ source }) => JSON.stringify(await withImageDigests(source, services.inlineImages))));
   const bytesOf = inline.map(({ source }, i) => {
     const k = keys[i]!;
-    if (!loads.has(k)) loads.set(k, loadSource(services, source));
+    if (!loads.has(k)) loads.set(k, "galleryId" in source ? galleryImageBytes(services, userId, source.galleryId) : loadSource(services, source));
     return loads.get(k)!;
   });
   // Settle every load before reporting, so no fetch is left running after the request is answered.

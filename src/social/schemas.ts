@@ -95,6 +95,14 @@ const MediaIdImageSchema = z
   .strictObject({ mediaId: z.string().min(1, { error: "must not be empty" }).openapi({ description: "Id of a media asset of the same owner (POST /media)." }) })
   .openapi("MediaIdImage");
 
+const GalleryIdImageSchema = z
+  .strictObject({
+    galleryId: z.string().min(1, { error: "must not be empty" }).openapi({
+      description: "Id of an image of your gallery (GET /api/image/gallery); copied into media, so deleting the item later does not change the post.",
+    }),
+  })
+  .openapi("GalleryIdImage");
+
 export const MediaCreateSchema = z
   .union(
     [
@@ -127,8 +135,9 @@ export const ImageItemSchema = z
       UrlImageSchema,
       Base64ImageSchema,
       MediaIdImageSchema,
+      GalleryIdImageSchema,
     ],
-    { error: "must be an https URL, a Base64 or data URI string, {url}, {base64, mimeType?} or {mediaId}" },
+    { error: "must be an https URL, a Base64 or data URI string, {url}, {base64, mimeType?}, {mediaId} or {galleryId}" },
   )
   .openapi("ImageItem");
 export type ImageItem = z.infer<typeof ImageItemSchema>;

@@ -105,7 +105,7 @@ describe("area C in GET /openapi.json", () => {
     expect(schema.required).toEqual(["accountIds"]);
     expect(Object.keys(schema.properties).sort()).toEqual(Object.keys(PostCreateSchema.shape).sort());
     expect(schema.properties.images.maxItems).toBe(10);
-    expect(doc.components.schemas.ImageItem.anyOf).toHaveLength(4);
+    expect(doc.components.schemas.ImageItem.anyOf).toHaveLength(5); // a string, {url}, {base64}, {mediaId}, {galleryId}
     const list = doc.paths[`${SOCIAL}/posts`].get.parameters.map((p: any) => p.name).sort();
     expect(list).toEqual(["fromDate", "limit", "offset", "platform", "status", "toDate"]);
   });

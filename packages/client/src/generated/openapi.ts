@@ -1301,10 +1301,14 @@ export interface components {
              */
             scheduledFor?: string;
         };
-        ImageItem: string | components["schemas"]["UrlImage"] | components["schemas"]["Base64Image"] | components["schemas"]["MediaIdImage"];
+        ImageItem: string | components["schemas"]["UrlImage"] | components["schemas"]["Base64Image"] | components["schemas"]["MediaIdImage"] | components["schemas"]["GalleryIdImage"];
         MediaIdImage: {
             /** @description Id of a media asset of the same owner (POST /media). */
             mediaId: string;
+        };
+        GalleryIdImage: {
+            /** @description Id of an image of your gallery (GET /api/image/gallery); copied into media, so deleting the item later does not change the post. */
+            galleryId: string;
         };
         PostList: {
             data: {
@@ -1488,7 +1492,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description 404: the account, media or post is not found for the key's owner. */
+        /** @description 404: the account, media, gallery item or post is not found for the key's owner. */
         NotFound: {
             headers: {
                 [name: string]: unknown;
