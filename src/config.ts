@@ -62,6 +62,9 @@ const EnvSchema = z.object({
   S3_PUBLIC_BASE_URL: url(["http:", "https:"]),
   REPLICATE_API_TOKEN: optionalString,
   REPLICATE_API_BASE: url(["http:", "https:"]),
+  REPLICATE_WEBHOOK_SECRET: optionalString.refine((v) => v === undefined || /^whsec_[A-Za-z0-9+/]{16,}={0,2}$/.test(v), {
+    message: 'must be the webhook signing secret Replicate gives ("whsec_" then Base64)',
+  }),
   PHOTO_MODELS: optionalString,
   PHOTO_SIGNUP_CREDITS: wholeNumber(0, 1_000_000),
   USD_INR_RATE: optionalString,
@@ -153,6 +156,11 @@ export interface Config {
   /** Replicate's API root; default https://api.replicate.com/v1 (tests point it at a fake). */
   replicateApiBase: string;
   /**
+   * Replicate's webhook signing secret (`whsec_…`) when configured; otherwise it is read from Replicate's API
+   * (`GET /webhooks/default/secret`) once per process or isolate.
+   */
+  replicateWebhookSecret?: string;
+  /**
    * Predictions call back to `publicBaseUrl` when it was configured (PUBLIC_BASE_URL; on the Worker also its
    * own origin): async jobs are then finished by Replicate's signed webhooks. Without it, Node polls.
    */
@@ -241,6 +249,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       : undefined,
     replicateApiToken: e.REPLICATE_API_TOKEN,
     replicateApiBase: (e.REPLICATE_API_BASE ?? "https://api.replicate.com/v1").replace(/\/+$/, ""),
+    replicateWebhookSecret: e.REPLICATE_WEBHOOK_SECRET,
     replicateCallbacks: e.PUBLIC_BASE_URL !== undefined,
     photoModels,
     photoSignupCredits: e.PHOTO_SIGNUP_CREDITS ?? DEFAULT_SIGNUP_CREDITS,

@@ -235,3 +235,42 @@ describe("a synchronous request retried with the same Idempotency-Key", () => {
     expect(creates()).toHaveLength(1);
   });
 });
+
+describe("REPLICATE_WEBHOOK_SECRET", () => {
+  it("a configured secret is used without asking Replicate for it; a callback signed otherwise is 401", async () => {
+    const port = await freePort();
+    const other = `whsec_${Buffer.from(crypto.getRandomValues(new Uint8Array(24))).toString("base64")}`;
+    for (const [secret, expected] of [
+      [replicate.webhookSecret, 200],
+      [other, 401],
+    ] as const) {
+      replicate.reset();
+      replicate.script("*", { durationMs: 1_000, webhook: { retries: 0 } });
+      const c = await photoHarness({
+        env: {
+          REPLICATE_API_TOKEN: replicate.token,
+          REPLICATE_API_BASE: replicate.url,
+          PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+          REPLICATE_WEBHOOK_SECRET: secret,
+        },
+      });
+      const listener = await new Promise<ReturnType<typeof serve>>((resolve) => {
+        const s = serve({ fetch: c.app.fetch, port, hostname: "127.0.0.1" }, () => resolve(s));
+      });
+      try {
+        const res = await c.post(
+          { productImages: [{ dataUrl: product }], scenePrompt: "on a desk", model: "standard", outputResult: "url" },
+          { Prefer: "respond-async" },
+        );
+        expect(res.status).toBe(202);
+        await c.drain();
+        await replicate.clock.advance(1_000);
+        expect(replicate.webhooks.map((w) => w.status)).toEqual([expected]);
+        expect(replicate.requests.filter((r) => r.path === "/v1/webhooks/default/secret")).toHaveLength(0);
+      } finally {
+        await new Promise<void>((r) => listener.close(() => r()));
+        await c.close();
+      }
+    }
+  }, 120_000);
+});

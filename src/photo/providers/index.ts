@@ -30,5 +30,6 @@ export function createGenerator(config: Config, deps: GeneratorDeps): ImageGener
     log: deps.log,
     fetch: deps.fetch,
     imageLimits: deps.imageLimits,
+    webhookSecret: config.replicateWebhookSecret,
   });
 }
