@@ -32,7 +32,7 @@ beforeAll(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   h = await photoHarness({
-    env: { REPLICATE_API_TOKEN: replicate.token, REPLICATE_API_BASE: replicate.url, PUBLIC_BASE_URL: base },
+    env: { REPLICATE_API_TOKEN: replicate.token, REPLICATE_API_BASE: replicate.url, PUBLIC_BASE_URL: base, PHOTO_SIGNUP_CREDITS: "100000" },
     overrides: { clock: { now: () => new Date(Date.now() + skewMs) } },
     logLines,
   });
@@ -252,6 +252,7 @@ describe("REPLICATE_WEBHOOK_SECRET", () => {
           REPLICATE_API_BASE: replicate.url,
           PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
           REPLICATE_WEBHOOK_SECRET: secret,
+          PHOTO_SIGNUP_CREDITS: "1000",
         },
       });
       const listener = await new Promise<ReturnType<typeof serve>>((resolve) => {

@@ -8,8 +8,8 @@
  * server died, retried with the same Idempotency-Key: the retry continues the one prediction.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { count, eq, inArray } from "drizzle-orm";
-import { generations, photoJobItems } from "../../db/schema";
+import { and, count, eq, inArray } from "drizzle-orm";
+import { creditMovements, generations, photoJobItems } from "../../db/schema";
 import { openNodeDb } from "../../db/node";
 import type { DbHandle } from "../../db/client";
 import { createScratchDatabase, type ScratchDatabase } from "../../dev/postgres";
@@ -37,6 +37,7 @@ beforeAll(async () => {
       REPLICATE_API_BASE: replicate.url,
       RATE_LIMIT_PHOTO: "10000",
       RATE_LIMIT_PHOTO_READ: "100000",
+      PHOTO_SIGNUP_CREDITS: "100000",
     },
     startTimeoutMs: 180_000,
   });
@@ -138,6 +139,14 @@ describe("Replicate-backed photo jobs across kill -9 of the Node server", () => 
       .groupBy(generations.jobId, generations.itemIndex);
     expect(charged).toHaveLength(expected);
     expect(charged.every((r) => r.n === 1)).toBe(true);
+    // The customer's credits: one charge per delivered image.
+    const debits = await handle.db
+      .select({ jobId: creditMovements.jobId, itemIndex: creditMovements.itemIndex, n: count() })
+      .from(creditMovements)
+      .where(and(inArray(creditMovements.jobId, ids), eq(creditMovements.kind, "charge")))
+      .groupBy(creditMovements.jobId, creditMovements.itemIndex);
+    expect(debits).toHaveLength(expected);
+    expect(debits.every((r) => r.n === 1)).toBe(true);
   }, 1_200_000);
 
   it("a synchronous request whose server died: the retry with the same Idempotency-Key continues the one prediction, one charge", async () => {

@@ -11,11 +11,11 @@
  * item, one charge per image.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { count, eq, inArray } from "drizzle-orm";
+import { and, count, eq, inArray } from "drizzle-orm";
 import { Miniflare } from "miniflare";
 import { openNodeDb } from "../../db/node";
 import type { DbHandle } from "../../db/client";
-import { generations, photoJobItems } from "../../db/schema";
+import { creditMovements, generations, photoJobItems } from "../../db/schema";
 import { createApiKey, createUser } from "../../src/http/api-keys";
 import { PREDICTION_CALLBACK_PATH, RECHECK_MS } from "../../src/photo/items";
 import { startLocalEdge, type LocalEdge } from "../../dev/edge-worker";
@@ -51,6 +51,7 @@ beforeAll(async () => {
       REPLICATE_API_BASE: replicate.url,
       RATE_LIMIT_PHOTO: "10000",
       RATE_LIMIT_PHOTO_READ: "100000",
+      PHOTO_SIGNUP_CREDITS: "100000",
       LOG_LEVEL: "warn",
     },
   });
@@ -209,5 +210,12 @@ describe("async photo jobs in workerd, finished by Replicate's webhooks", () => 
       .groupBy(generations.jobId, generations.itemIndex);
     expect(charged).toHaveLength(expected);
     expect(charged.every((r) => r.n === 1)).toBe(true);
+    const debits = await handle.db
+      .select({ jobId: creditMovements.jobId, itemIndex: creditMovements.itemIndex, n: count() })
+      .from(creditMovements)
+      .where(and(inArray(creditMovements.jobId, ids), eq(creditMovements.kind, "charge")))
+      .groupBy(creditMovements.jobId, creditMovements.itemIndex);
+    expect(debits).toHaveLength(expected);
+    expect(debits.every((r) => r.n === 1)).toBe(true);
   }, 1_200_000);
 });
