@@ -1,6 +1,6 @@
 /**
  * The web hub at /hub: server-rendered pages (Hono JSX) for signing in, API keys, connected accounts, posts,
- * webhooks and getting started. Cookies are read here only; the API under /api keeps requiring a Bearer credential.
+ * the gallery and credits of area B, webhooks and getting started. Cookies are read here only; the API under /api keeps requiring a Bearer credential.
  *
  * @example
  * app.route("/hub", createHubRoutes());
@@ -15,6 +15,8 @@ import { HUB_MAX_BODY_BYTES, tooLarge } from "./form";
 import { csrfGuard, hubSecurityHeaders, loadHubSession, noStore, requireSession } from "./guard";
 import { createKeyRoutes } from "./keys";
 import { createPostRoutes } from "./posts";
+import { createGalleryRoutes } from "./gallery";
+import { createCreditRoutes } from "./credits";
 import { createSignInRoutes } from "./signin";
 import { createStartRoutes } from "./start";
 import { createWebhookHubRoutes } from "./webhooks";
@@ -39,11 +41,26 @@ export function createHubRoutes(): Hono<AppEnv> {
   hub.use("*", csrfGuard);
 
   hub.route("/", createSignInRoutes());
-  for (const path of ["/keys", "/keys/*", "/accounts", "/accounts/*", "/posts", "/posts/*", "/webhooks", "/webhooks/*", "/start"])
+  for (const path of [
+    "/keys",
+    "/keys/*",
+    "/accounts",
+    "/accounts/*",
+    "/posts",
+    "/posts/*",
+    "/gallery",
+    "/gallery/*",
+    "/credits",
+    "/webhooks",
+    "/webhooks/*",
+    "/start",
+  ])
     hub.use(path, requireSession);
   hub.route("/keys", createKeyRoutes());
   hub.route("/accounts", createAccountRoutes());
   hub.route("/posts", createPostRoutes());
+  hub.route("/gallery", createGalleryRoutes());
+  hub.route("/credits", createCreditRoutes());
   hub.route("/webhooks", createWebhookHubRoutes());
   hub.route("/", createStartRoutes());
   hub.all("*", () => {

@@ -7,7 +7,7 @@ import type { Child } from "hono/jsx";
 import type { HubSession } from "../env";
 import { FAVICON_PATH } from "./styles";
 
-export type NavKey = "keys" | "accounts" | "posts" | "webhooks" | "start" | "reference" | null;
+export type NavKey = "keys" | "accounts" | "posts" | "gallery" | "credits" | "webhooks" | "start" | "reference" | null;
 
 export interface LayoutProps {
   title: string;
@@ -23,6 +23,8 @@ const NAV: Array<{ key: Exclude<NavKey, null>; href: string; label: string }> = 
   { key: "keys", href: "/hub/keys", label: "API keys" },
   { key: "accounts", href: "/hub/accounts", label: "Accounts" },
   { key: "posts", href: "/hub/posts", label: "Posts" },
+  { key: "gallery", href: "/hub/gallery", label: "Gallery" },
+  { key: "credits", href: "/hub/credits", label: "Credits" },
   { key: "webhooks", href: "/hub/webhooks", label: "Webhooks" },
   { key: "start", href: "/hub/start", label: "Getting started" },
   { key: "reference", href: "/docs", label: "API reference" },
