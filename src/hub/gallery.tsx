@@ -56,7 +56,7 @@ async function listPage(c: Context<HubEnv>) {
                   <a href={`${BASE}/${item.id}`}>
                     <img
                       src={item.thumbnailUrl}
-                      alt={`Open ${item.label ?? item.templateId ?? "image"}`}
+                      alt={`Open ${item.label ?? item.templateId ?? "this one"}`}
                       width={120}
                       height={120}
                       loading="lazy"
@@ -111,7 +111,7 @@ async function itemPage(c: Context<HubEnv>, id: string) {
       <h1>{madeFrom(item)}</h1>
       <div class="thumbs large">
         <a href={item.imageUrl}>
-          <img src={item.thumbnailUrl} alt="Full size image" width={240} height={240} />
+          <img src={item.thumbnailUrl} alt={`${madeFrom(item)}, full size`} width={240} height={240} />
         </a>
       </div>
       <dl class="details">
