@@ -174,8 +174,11 @@ export interface Predictions {
   wait(prediction: PredictionState, signal?: AbortSignal): Promise<PredictionState>;
   /** The scene of an ended prediction (its output copied into storage, then decoded), or its failure thrown. */
   scene(prediction: PredictionState, signal?: AbortSignal): Promise<RgbaImage>;
-  /** The secret the provider signs its webhooks with (`whsec_…`): configured, or read from the provider once. */
-  webhookSecret(): Promise<string>;
+  /**
+   * The secret the provider signs its webhooks with (`whsec_…`): configured, or read from the provider once
+   * and kept; `fresh` reads it again (at most every few seconds), for a secret the provider has rotated.
+   */
+  webhookSecret(options?: { fresh?: boolean }): Promise<string>;
 }
 
 export interface ImageGenerator {

@@ -42,8 +42,14 @@ export function createPredictionCallbackRoutes(): Hono<AppEnv> {
       throw new ApiError("UNAUTHORIZED", "The webhook-timestamp is more than five minutes away from this service's clock.");
     }
     const raw = await c.req.text();
+    const verify = (secret: string) => validateWebhook({ id, timestamp, signature, body: raw, secret }).catch(() => false);
     const secret = await predictions.webhookSecret();
-    const valid = await validateWebhook({ id, timestamp, signature, body: raw, secret }).catch(() => false);
+    let valid = await verify(secret);
+    if (!valid) {
+      // The account's secret may have been rotated since it was read: read it again (at most every SECRET_REFRESH_MS).
+      const fresh = await predictions.webhookSecret({ fresh: true });
+      if (fresh !== secret) valid = await verify(fresh);
+    }
     if (!valid) {
       services.log.warn("prediction webhook refused", { reason: "signature", webhookId: id.slice(0, 64) });
       throw new ApiError("UNAUTHORIZED", "The webhook-signature is not valid for this request.");

@@ -19,7 +19,7 @@ import { times } from "../lib/model-catalog";
 import { loadInput, type LoadedImage, type PhotoRequest } from "./request";
 import { GenerationError, type InputImage, type Price, type SceneRequest } from "./types";
 import type { RgbaImage } from "../images/types";
-import { itemPrediction } from "./items";
+import { closeItem, itemPrediction } from "./items";
 
 export interface ItemError {
   code: string;
@@ -153,9 +153,11 @@ export async function generateItems(
       const png = await composeScene(services, ids.userId, request, scene, logo);
       const kept = await keepItem(services, ids, request, index, product.label, png);
       if (request.output === "base64") pngs.set(index, png.bytes);
+      if (predictions) await closeItem(services.db, ids.jobId, index, "succeeded", services.clock.now());
       return kept;
     } catch (err) {
       await releaseItemHold(services.db, ids.jobId, index);
+      if (services.generator.predictions) await closeItem(services.db, ids.jobId, index, "failed", services.clock.now());
       return { index, label: product.label, status: "failed", error: itemErrorOf(services, err, ids.jobId, index) };
     }
   });

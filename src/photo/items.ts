@@ -95,6 +95,17 @@ async function storePrediction(db: Db, jobId: string, index: number, previous: s
   return !!kept;
 }
 
+/**
+ * Marks a synchronous request's item done once the request has its image or its error: the request itself
+ * waited for the prediction, so the sweep has nothing to read for it.
+ */
+export async function closeItem(db: Db, jobId: string, index: number, status: "succeeded" | "failed", now: Date): Promise<void> {
+  await db
+    .update(photoJobItems)
+    .set({ status, checkAfter: null, updatedAt: now })
+    .where(and(eq(photoJobItems.jobId, jobId), eq(photoJobItems.itemIndex, index), eq(photoJobItems.status, "predicting")));
+}
+
 /** Records an item that ended without a prediction's image (a bad input, a failed prediction). */
 export async function failItem(db: Db, jobId: string, index: number, result: Record<string, unknown>, now: Date): Promise<void> {
   await db

@@ -144,7 +144,9 @@ export interface ReplicateFake {
   /** Sets the behaviour for a model id ("owner/name" or a version id) or for every model ("*"). */
   script(modelOrAll: string, behaviour: ReplicateBehaviour): void;
   /** The secret webhooks are signed with (`whsec_…`). */
-  webhookSecret: string;
+  readonly webhookSecret: string;
+  /** Replaces the signing secret (what rotating it in Replicate's dashboard does); answers the new one. */
+  rotateWebhookSecret(): string;
   /** Every webhook delivery attempt, in order. */
   webhooks: WebhookDelivery[];
   /**
@@ -185,7 +187,7 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
   const scripts = new Map<string, ReplicateBehaviour>();
   const createsSeen = new Map<string, number>();
   const inputFetches: ReplicateFake["inputFetches"] = [];
-  const webhookSecret = `whsec_${randomBytes(24).toString("base64")}`;
+  let webhookSecret = `whsec_${randomBytes(24).toString("base64")}`;
   const wrongSecret = `whsec_${randomBytes(24).toString("base64")}`;
   const webhooks: WebhookDelivery[] = [];
   let clockOffset = 0;
@@ -460,7 +462,13 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
     requests,
     predictions,
     inputFetches,
-    webhookSecret,
+    get webhookSecret() {
+      return webhookSecret;
+    },
+    rotateWebhookSecret() {
+      webhookSecret = `whsec_${randomBytes(24).toString("base64")}`;
+      return webhookSecret;
+    },
     webhooks,
     clock: {
       now,

@@ -14,6 +14,7 @@ import { eq } from "drizzle-orm";
 import { generations, photoJobItems, photoJobs } from "../../db/schema";
 import { resumePhotoJobs } from "../../src/photo/async-jobs";
 import { PREDICTION_CALLBACK_PATH, RECHECK_MS } from "../../src/photo/items";
+import { SECRET_REFRESH_MS } from "../../src/photo/providers/replicate";
 import { startReplicateFake, type ReplicateFake } from "../helpers/replicate-fake";
 import { freePort } from "../helpers/server-process";
 import { logoDataUrl, photoHarness, productDataUrl, type PhotoHarness } from "./fixtures";
@@ -233,7 +234,28 @@ describe("a synchronous request retried with the same Idempotency-Key", () => {
     expect(((await replay.json()) as { data: Data }).data.imageUrl).toBe(json.data.imageUrl);
     expect(await ledger(job!.id)).toHaveLength(1);
     expect(creates()).toHaveLength(1);
+    // The request waited for its prediction itself: its item is closed, nothing is left for the sweep.
+    const [closed] = await h.db.select().from(photoJobItems).where(eq(photoJobItems.jobId, job!.id));
+    expect(closed).toMatchObject({ predictionId, status: "succeeded", checkAfter: null });
   });
+});
+
+describe("the webhook signing secret", () => {
+  it("read from Replicate and kept; after Replicate rotates it, a callback signed with the new one is taken", async () => {
+    replicate.script("*", { durationMs: 1_000, webhook: { drop: true } });
+    const job = await postAsync({ productImages: [{ dataUrl: product }], scenePrompt: "on a rock", model: "standard", outputResult: "url" });
+    await h.drain();
+    await replicate.clock.advance(1_000);
+    const predictionId = [...replicate.predictions.keys()][0]!;
+    expect(await replicate.sendWebhook(predictionId, { badSignature: true })).toBe(401); // the secret is read and kept
+    const fetched = () => replicate.requests.filter((r) => r.path === "/v1/webhooks/default/secret").length;
+    const before = fetched();
+    replicate.rotateWebhookSecret();
+    await new Promise((r) => setTimeout(r, SECRET_REFRESH_MS + 500));
+    expect(await replicate.sendWebhook(predictionId)).toBe(200);
+    expect((await jobOf(job.id)).status).toBe("succeeded");
+    expect(fetched()).toBe(before + 1);
+  }, 60_000);
 });
 
 describe("REPLICATE_WEBHOOK_SECRET", () => {

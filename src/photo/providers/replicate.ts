@@ -273,17 +273,19 @@ export function ReplicateGenerator(options: ReplicateGeneratorOptions): ImageGen
       );
     },
 
-    async webhookSecret() {
+    async webhookSecret({ fresh = false } = {}) {
       if (options.webhookSecret) return options.webhookSecret;
       const key = `${options.baseUrl ?? ""} ${options.token}`;
-      let secret = secrets.get(key);
-      if (!secret) {
+      let kept = secrets.get(key);
+      if (!kept || (fresh && Date.now() - kept.at > SECRET_REFRESH_MS)) {
         const { client } = stepClient(30_000, new AbortController().signal);
-        secret = client.webhooks.default.secret.get().then((s) => s.key);
-        secrets.set(key, secret);
-        secret.catch(() => secrets.delete(key));
+        const secret = client.webhooks.default.secret.get().then((s) => s.key);
+        const entry = { secret, at: Date.now() };
+        secrets.set(key, entry);
+        secret.catch(() => secrets.get(key) === entry && secrets.delete(key));
+        kept = entry;
       }
-      return secret;
+      return kept.secret;
     },
   };
 
@@ -294,7 +296,9 @@ export function ReplicateGenerator(options: ReplicateGeneratorOptions): ImageGen
 const MAX_LIST_PAGES = 3;
 
 /** The webhook signing secret read from Replicate, per API root and token, for the life of the process or isolate. */
-const secrets = new Map<string, Promise<string>>();
+const secrets = new Map<string, { secret: Promise<string>; at: number }>();
+/** A kept secret is read again, for a webhook it does not verify, at most this often. */
+export const SECRET_REFRESH_MS = 10_000;
 
 function stateOf(p: Prediction): PredictionState {
   return { id: p.id, status: p.status as PredictionState["status"], output: p.output, error: p.error };
