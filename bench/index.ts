@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: every benchmark prints this project's figure beside a peer measured in the same run,
- * and the ratio. Run one area with `npm run bench -- qr` (or images, social, photo, fairness, png, webp, schedule, edge, qr-http, social-http, photo-callback).
+ * and the ratio. Run one area with `npm run bench -- qr` (or images, social, photo, fairness, png, webp, schedule, edge, qr-http, social-http, photo-callback, webhooks).
  * Several (or all) run one after the other, each in a process of its own.
  */
 import { spawnSync } from "node:child_process";
@@ -18,6 +18,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   edge: async () => (await import("./edge")).benchEdge(),
   "social-http": async () => (await import("./social-http")).benchSocialHttp(),
   "photo-callback": async () => (await import("./photo-callback")).benchPhotoCallback(),
+  webhooks: async () => (await import("./webhooks")).benchWebhooks(),
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));

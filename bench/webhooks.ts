@@ -1,0 +1,150 @@
+/**
+ * Webhooks under a burst, through HTTP against the embedded server (`npm start`, the platform sandbox): 1,000
+ * posts scheduled for the same instant on two sandbox accounts, first with no webhook endpoint, then with one
+ * endpoint (every event) on a receiver in this process. For each target, the time from its `publishedAt` to
+ * the receiver having its `post.target.published` message (p50, p99), and the publishing rate of both bursts
+ * (targets per second from the due time to the last `publishedAt`): what the webhooks cost publishing.
+ * Goals: p50 <= 100 ms, p99 <= 500 ms, the rate within 10 % of the rate without webhooks.
+ *
+ * Run alone: `npx tsx bench/webhooks.ts`; or `npm run bench -- webhooks`. `WEBHOOKS_DB=pglite` runs on the
+ * embedded PGlite instead of a scratch PostgreSQL database.
+ */
+import { pathToFileURL } from "node:url";
+import { startServerProcess, type ServerProcess } from "../test/helpers/server-process";
+import { startReceiver, type Receiver } from "../test/helpers/webhook-receiver";
+import { createScratchDatabase } from "../dev/postgres";
+import { benchResources } from "./resources";
+
+const POSTS = 1000;
+const LEAD_MS = 25_000;
+const CREATE_CONCURRENCY = 16;
+
+export async function benchWebhooks(): Promise<void> {
+  const db = process.env.WEBHOOKS_DB === "pglite" ? "pglite" : "postgres";
+  console.log(
+    `webhooks: ${POSTS} posts due at one instant on 2 sandbox accounts, one endpoint (npm start over HTTP, ${db === "pglite" ? "PGlite" : "PostgreSQL"})`,
+  );
+  const res = benchResources();
+  try {
+    const receiver = await res.own(
+      () => startReceiver(),
+      (r) => r.close(),
+    );
+    const env: Record<string, string> = { RATE_LIMIT_SOCIAL_WRITE: "1000000", RATE_LIMIT_SOCIAL_READ: "1000000", WEBHOOK_ALLOW_LOOPBACK: "on" };
+    if (db === "postgres") {
+      const scratch = await res.own(
+        () => createScratchDatabase(),
+        (s) => s.drop(),
+      );
+      Object.assign(env, { DATABASE_URL: scratch.url, PLATFORM_SANDBOX: "on" });
+    }
+    const server = await res.own(
+      () => startServerProcess({ env }),
+      (s) => s.dispose(),
+    );
+    const call = caller(server);
+    for (const id of ["3001", "3002"]) await call("POST", "/sandbox/accounts", { platform: "pageplatform", name: `Bench ${id}`, platformAccountId: id });
+
+    // A warm-up burst (connections, plans, the sandbox's caches), then the burst without webhooks.
+    await burst(server, receiver, 200);
+    const without = await burst(server, receiver, POSTS);
+    await call("POST", "/api/v1/webhooks", { url: receiver.url });
+    const withHooks = await burst(server, receiver, POSTS);
+
+    console.log(`  publishing rate without webhooks ${without.rate.toFixed(0).padStart(6)} targets/s`);
+    console.log(
+      `  publishing rate with one endpoint ${withHooks.rate.toFixed(0).padStart(5)} targets/s   (${((withHooks.rate / without.rate - 1) * 100).toFixed(1)} %)`,
+    );
+    row("publishedAt -> receiver has the target's event", withHooks.latency);
+    console.log(`  messages received: ${withHooks.messages} (${POSTS} target events and ${POSTS} post events expected)`);
+    console.log("  goal: p50 <= 100 ms, p99 <= 500 ms, rate within 10 % of the rate without webhooks");
+  } finally {
+    await res.close();
+  }
+}
+
+function caller(server: ServerProcess) {
+  return async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${server.baseUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${server.apiKey}`, "content-type": "application/json", ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = (await res.json()) as { data: any };
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json.data;
+  };
+}
+
+interface Burst {
+  /** Targets per second from the due time to the last publishedAt. */
+  rate: number;
+  /** Per target with a message: receipt - publishedAt, ms. */
+  latency: number[];
+  messages: number;
+}
+
+async function burst(server: ServerProcess, receiver: Receiver, posts: number): Promise<Burst> {
+  const call = caller(server);
+  const at = new Date(Date.now() + LEAD_MS);
+  at.setMilliseconds(0);
+  const ids = new Set<string>();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CREATE_CONCURRENCY }, async () => {
+      while (next < posts) {
+        const i = next++;
+        const post = await call(
+          "POST",
+          "/api/v1/social/posts",
+          { accountIds: i % 2 ? "pageplatform:3001" : "pageplatform:3002", caption: `Burst ${i} ${crypto.randomUUID()}`, scheduledFor: at.toISOString() },
+          { "Idempotency-Key": crypto.randomUUID() },
+        );
+        ids.add(post.id);
+      }
+    }),
+  );
+  if (Date.now() > at.getTime() - 1000) throw new Error("creating the posts took longer than the lead time; raise LEAD_MS");
+  const receivedBefore = receiver.received.length;
+  await new Promise((r) => setTimeout(r, at.getTime() + 2000 - Date.now()));
+  const published = new Map<string, number>();
+  for (const deadline = at.getTime() + 180_000; ; ) {
+    for (let offset = 0; offset < posts; offset += 100) {
+      const page = await call("GET", `/api/v1/social/posts?limit=100&offset=${offset}`);
+      for (const p of page.items as Array<{ id: string; accounts: Array<{ publishedAt: string | null }> }>) {
+        if (ids.has(p.id) && p.accounts[0]!.publishedAt) published.set(p.id, Date.parse(p.accounts[0]!.publishedAt));
+      }
+    }
+    if (published.size === posts) break;
+    if (Date.now() > deadline) throw new Error(`only ${published.size} of ${posts} published within 3 minutes`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  const last = Math.max(...published.values());
+  const rate = posts / ((last - at.getTime()) / 1000);
+  // The messages of this burst: wait for every target's (when an endpoint is registered).
+  const targetEvents = () =>
+    receiver.received.slice(receivedBefore).flatMap((r) => {
+      const m = JSON.parse(r.body) as { type: string; data: { post?: { id: string }; target?: { publishedAt: string } } };
+      return m.type === "post.target.published" && m.data.post && ids.has(m.data.post.id) ? [r.at - Date.parse(m.data.target!.publishedAt)] : [];
+    });
+  if (receiver.received.length > receivedBefore) {
+    for (const deadline = Date.now() + 120_000; targetEvents().length < posts && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 200));
+  }
+  return { rate, latency: targetEvents(), messages: receiver.received.length - receivedBefore };
+}
+
+function row(label: string, ms: number[]): void {
+  if (ms.length === 0) {
+    console.log(`  ${label}: no messages`);
+    return;
+  }
+  const sorted = [...ms].sort((a, b) => a - b);
+  const q = (p: number) => sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * p) - 1)]!;
+  console.log(
+    `  ${label.padEnd(48)} min ${sorted[0]!.toFixed(0).padStart(5)} ms   p50 ${q(0.5).toFixed(0).padStart(5)} ms   p99 ${q(0.99).toFixed(0).padStart(5)} ms   max ${sorted.at(-1)!.toFixed(0).padStart(5)} ms   (n=${ms.length})`,
+  );
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await benchWebhooks();
+}
