@@ -18,13 +18,15 @@ import type { PollerQueue } from "../../src/adapters/queue/poller";
 import type { Services } from "../../src/services";
 import { claimDueWebhooks, nextWebhookDueAt, purgeOldWebhookMessages, releaseWebhookClaims, sendClaimed } from "../../src/webhooks/send";
 
+/** Sends that end within this many ms free their slots to one claim. */
+const COALESCE_MS = 20;
 /** Old messages are purged this often. */
 const PURGE_EVERY_MS = 60_000;
 
 export interface WebhookSenderOptions {
-  /** Sends in flight at most, across endpoints (default 128). */
+  /** Sends in flight at most, across endpoints (default 512). */
   concurrency?: number;
-  /** Sends in flight at most for one endpoint (default 16). */
+  /** Sends in flight at most for one endpoint (default 256). */
   perEndpoint?: number;
   pollMs?: number;
   lockCheckMs?: number;
@@ -39,8 +41,8 @@ export interface WebhookSender {
 
 export function startWebhookSender(services: Services, options: WebhookSenderOptions = {}): WebhookSender {
   const { log } = services;
-  const concurrency = options.concurrency ?? 128;
-  const perEndpoint = options.perEndpoint ?? 16;
+  const concurrency = options.concurrency ?? 512;
+  const perEndpoint = options.perEndpoint ?? 256;
   const pollMs = options.pollMs ?? 1000;
   const lockCheckMs = options.lockCheckMs ?? 5000;
   /** In flight: delivery id -> its send. */
@@ -118,8 +120,8 @@ export function startWebhookSender(services: Services, options: WebhookSenderOpt
         const left = (perEndpointCount.get(claim.endpointId) ?? 1) - 1;
         if (left) perEndpointCount.set(claim.endpointId, left);
         else perEndpointCount.delete(claim.endpointId);
-        // Room freed: whatever waited for it may go now.
-        if (!stopping) schedule(0);
+        // Room freed: whatever waited for it may go now (sends ending together make one claim).
+        if (!stopping) schedule(COALESCE_MS);
       });
     inflight.set(claim.id, work);
   };

@@ -6,6 +6,7 @@
 import { and, eq } from "drizzle-orm";
 import { socialAccounts, type webhookMessages } from "../../db/schema";
 import { loadPostRecords } from "../social/post-record";
+import type { PostRecord } from "../social/schemas";
 import { toAccountRecord } from "../social/accounts";
 import { jobStatus } from "../photo/service";
 import { ApiError } from "../http/errors";
@@ -17,12 +18,47 @@ import type { WebhookEventType } from "./events";
 type MessageRow = typeof webhookMessages.$inferSelect;
 
 export async function buildPayload(services: Services, message: MessageRow): Promise<string | null> {
-  const data = await dataOf(services, message);
-  if (data === null) return null;
-  // A job's PNG given as a data URI is a Base64Value (written from its bytes when the API streams it).
-  return JSON.stringify({ type: message.type, timestamp: message.createdAt.toISOString(), data }, (_key, value: unknown) =>
-    value instanceof Base64Value ? value.prefix + base64FromBytes(value.bytes) : value,
+  return (await buildPayloads(services, [message])).get(message.id) ?? null;
+}
+
+const POST_EVENT = /^post\./;
+
+/**
+ * The bodies of several messages, by message id: the posts of post events read in one statement per user
+ * (a burst's messages are made together), the others one by one.
+ */
+export async function buildPayloads(services: Services, messages: readonly MessageRow[]): Promise<Map<string, string | null>> {
+  const posts = new Map<string, PostRecord>();
+  const byUser = new Map<string, Set<string>>();
+  for (const m of messages) if (POST_EVENT.test(m.type)) (byUser.get(m.userId) ?? byUser.set(m.userId, new Set()).get(m.userId)!).add(m.subjectId);
+  await Promise.all(
+    [...byUser].map(async ([userId, ids]) => {
+      for (const post of await loadPostRecords(services.db, userId, [...ids], services.clock.now())) posts.set(post.id, post);
+    }),
   );
+  const out = new Map<string, string | null>();
+  await Promise.all(
+    messages.map(async (m) => {
+      const data = POST_EVENT.test(m.type) ? postData(m, posts.get(m.subjectId.toLowerCase())) : await dataOf(services, m);
+      // A job's PNG given as a data URI is a Base64Value (written from its bytes when the API streams it).
+      const body =
+        data === null
+          ? null
+          : JSON.stringify({ type: m.type, timestamp: m.createdAt.toISOString(), data }, (_key, value: unknown) =>
+              value instanceof Base64Value ? value.prefix + base64FromBytes(value.bytes) : value,
+            );
+      out.set(m.id, body);
+    }),
+  );
+  return out;
+}
+
+/** A post event's data: the post, or for a target event the target and the post; null when gone. */
+function postData(message: MessageRow, post: PostRecord | undefined): unknown {
+  if (!post) return null;
+  if (!message.type.startsWith("post.target.")) return post;
+  const target = post.accounts.find((a) => a.accountId === message.accountId);
+  return target ? { target, post } : null;
 }
 
 async function dataOf(services: Services, message: MessageRow): Promise<unknown> {

@@ -19,10 +19,11 @@
  */
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import { webhookDeliveries, webhookEndpoints, webhookMessages, type WebhookAttempt } from "../../db/schema";
-import type { Db } from "../../db/client";
+import { executeRows, type Db } from "../../db/client";
+import { groupCommit } from "../lib/group-commit";
 import { isUuid, uuidArray } from "../lib/encoding";
 import type { Services } from "../services";
-import { buildPayload } from "./payloads";
+import { buildPayloads } from "./payloads";
 import { signedHeaders, webhookIdOf } from "./signing";
 
 export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
@@ -37,8 +38,8 @@ export const DISABLE_AFTER_MS = 5 * 24 * 60 * 60_000;
 const RETRY_AFTER_CAP_MS = 24 * 60 * 60_000;
 /** The attempts a delivery's log keeps (the newest). */
 const LOG_KEEP = 50;
-/** How much of the due queue one claim looks at. */
-const CLAIM_SCAN = 2000;
+/** How much of the due queue one claim looks at, per delivery it may claim (so other endpoints' turn comes). */
+const CLAIM_SCAN_PER_SLOT = 4;
 
 export type SendOutcome =
   | { status: "delivered"; httpStatus: number }
@@ -63,7 +64,7 @@ export async function claimDueWebhooks(
       select c.id, c.next_attempt_at, row_number() over (partition by c.endpoint_id order by c.next_attempt_at, c.id) as rn
         from (select w.id, w.endpoint_id, w.next_attempt_at from ${webhookDeliveries} w
                where w.status = 'pending' and w.next_attempt_at <= ${at} and not (w.endpoint_id = any(${uuidArray(options.busy ?? [])}::uuid[]))
-               order by w.next_attempt_at limit ${CLAIM_SCAN}) c
+               order by w.next_attempt_at limit ${Math.min(2000, limit * CLAIM_SCAN_PER_SLOT)}) c
         join ${webhookEndpoints} e on e.id = c.endpoint_id and e.enabled
     ) x where x.rn <= ${options.perEndpoint ?? limit} order by x.next_attempt_at limit ${limit})`;
   return db
@@ -111,11 +112,8 @@ export interface SendOptions {
 
 export async function sendClaimed(services: Services, claim: WebhookDeliveryRow, options: SendOptions = {}): Promise<SendOutcome> {
   const { db, clock, log } = services;
-  const [found] = await db
-    .select({ endpoint: webhookEndpoints, message: webhookMessages })
-    .from(webhookEndpoints)
-    .innerJoin(webhookMessages, eq(webhookMessages.id, claim.messageId))
-    .where(eq(webhookEndpoints.id, claim.endpointId));
+  const batch = batched(services);
+  const found = await batch.context(claim.id);
   if (!found) return { status: "lost_claim" }; // the endpoint was deleted, and its deliveries with it
   const { endpoint, message } = found;
   if (!endpoint.enabled) {
@@ -123,26 +121,16 @@ export async function sendClaimed(services: Services, claim: WebhookDeliveryRow,
     return { status: "parked" };
   }
 
-  let body = message.payload;
+  const body = message.payload ?? (await batch.payload(message));
   if (body === null) {
-    const made = await buildPayload(services, message);
-    if (made === null) {
-      await record(services, claim, { at: clock.now().toISOString(), status: null, error: "the resource no longer exists", durationMs: 0 }, "failed");
-      return { status: "failed", reason: "the resource no longer exists" };
-    }
-    // The first body made is the message's for good, whoever made it.
-    const [kept] = await db
-      .update(webhookMessages)
-      .set({ payload: sql`coalesce(${webhookMessages.payload}, ${made})` })
-      .where(eq(webhookMessages.id, message.id))
-      .returning({ payload: webhookMessages.payload });
-    body = kept?.payload ?? made;
+    await record(services, claim, { at: clock.now().toISOString(), status: null, error: "the resource no longer exists", durationMs: 0 }, "failed");
+    return { status: "failed", reason: "the resource no longer exists" };
   }
 
   const now = clock.now();
-  const secrets = [await services.tokens.decrypt(endpoint.secretCiphertext)];
+  const secrets = [await secretOf(services, endpoint.secretCiphertext)];
   if (endpoint.previousSecretCiphertext && endpoint.previousSecretUntil && endpoint.previousSecretUntil.getTime() > now.getTime()) {
-    secrets.push(await services.tokens.decrypt(endpoint.previousSecretCiphertext));
+    secrets.push(await secretOf(services, endpoint.previousSecretCiphertext));
   }
   const headers = signedHeaders(webhookIdOf(message.id), now, body, secrets);
   const started = Date.now();
@@ -192,15 +180,104 @@ export async function sendClaimed(services: Services, claim: WebhookDeliveryRow,
   return { status: "retry", nextAttemptAt };
 }
 
-/** The attempt's outcome, under the claim; false when the claim was lost. */
-async function record(services: Services, claim: WebhookDeliveryRow, attempt: WebhookAttempt, status: string, nextAttemptAt: Date | null = null) {
-  return write(services.db, claim, {
-    status,
-    nextAttemptAt,
-    lockedUntil: null,
-    log: [...claim.log, attempt].slice(-LOG_KEEP),
-    updatedAt: services.clock.now(),
-  });
+/** The attempt's outcome, under the claim; false when the claim was lost. Outcomes recorded together are one statement. */
+function record(services: Services, claim: WebhookDeliveryRow, attempt: WebhookAttempt, status: string, nextAttemptAt: Date | null = null): Promise<boolean> {
+  return batched(services).record({ claim, status, nextAttemptAt, log: [...claim.log, attempt].slice(-LOG_KEEP), at: services.clock.now() });
+}
+
+type MessageRow = typeof webhookMessages.$inferSelect;
+type EndpointRow = typeof webhookEndpoints.$inferSelect;
+
+interface Outcome {
+  claim: WebhookDeliveryRow;
+  status: string;
+  nextAttemptAt: Date | null;
+  log: WebhookAttempt[];
+  at: Date;
+}
+
+/**
+ * The statements sends that run together share (group commits, src/lib/group-commit.ts): reading their
+ * endpoints and messages, making and keeping their bodies, recording their outcomes. Per database handle, so
+ * nothing crosses a Worker's requests.
+ */
+const batches = new WeakMap<Db, ReturnType<typeof batchesOf>>();
+
+function batched(services: Services) {
+  let b = batches.get(services.db);
+  if (!b) batches.set(services.db, (b = batchesOf(services)));
+  return b;
+}
+
+function batchesOf(services: Services) {
+  const { db } = services;
+  return {
+    context: groupCommit(async (ids: string[]) => {
+      const rows = await db
+        .select({ id: webhookDeliveries.id, endpoint: webhookEndpoints, message: webhookMessages })
+        .from(webhookDeliveries)
+        .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
+        .innerJoin(webhookMessages, eq(webhookMessages.id, webhookDeliveries.messageId))
+        .where(sql`${webhookDeliveries.id} = any(${uuidArray(ids)}::uuid[])`);
+      const byId = new Map(rows.map((r) => [r.id, { endpoint: r.endpoint as EndpointRow, message: r.message as MessageRow }]));
+      return ids.map((id) => byId.get(id) ?? null);
+    }, BATCH_WINDOW),
+    // The first body made is the message's for good, whoever made it (coalesce keeps an earlier one).
+    payload: groupCommit(async (messages: MessageRow[]) => {
+      const unique = [...new Map(messages.map((m) => [m.id, m])).values()];
+      const made = await buildPayloads(services, unique);
+      const values = unique.flatMap((m) => (made.get(m.id) ? [{ id: m.id, payload: made.get(m.id)! }] : []));
+      const kept = new Map<string, string>();
+      if (values.length) {
+        const rows = await executeRows<{ id: string; payload: string }>(
+          db,
+          sql`update ${webhookMessages} m set payload = coalesce(m.payload, v.payload)
+                from json_to_recordset(${JSON.stringify(values)}::json) as v(id uuid, payload text)
+               where m.id = v.id returning m.id, m.payload`,
+        );
+        for (const r of rows) kept.set(r.id, r.payload);
+      }
+      return messages.map((m) => kept.get(m.id) ?? made.get(m.id) ?? null);
+    }, BATCH_WINDOW),
+    record: groupCommit(async (outcomes: Outcome[]) => {
+      const values = outcomes.map((o) => ({
+        id: o.claim.id,
+        attempts: o.claim.attempts,
+        status: o.status,
+        next_attempt_at: o.nextAttemptAt?.toISOString() ?? null,
+        log: o.log,
+        updated_at: o.at.toISOString(),
+      }));
+      const rows = await executeRows<{ id: string; attempts: number }>(
+        db,
+        sql`update ${webhookDeliveries} d
+               set status = v.status, next_attempt_at = v.next_attempt_at, locked_until = null, log = v.log, updated_at = v.updated_at
+              from json_to_recordset(${JSON.stringify(values)}::json) as v(id uuid, attempts int, status text, next_attempt_at timestamptz, log jsonb, updated_at timestamptz)
+             where d.id = v.id and d.status = 'sending' and d.attempts = v.attempts
+         returning d.id, d.attempts`,
+      );
+      const held = new Set(rows.map((r) => `${r.id}/${r.attempts}`));
+      return outcomes.map((o) => held.has(`${o.claim.id}/${o.claim.attempts}`));
+    }, BATCH_WINDOW),
+  };
+}
+
+/** Sends that start within this many ms share their statements. */
+const BATCH_WINDOW = { windowMs: 2 };
+
+/** Decrypted secrets by ciphertext (a rotation makes a new ciphertext), a few hundred at most. */
+const secrets = new Map<string, Promise<string>>();
+const MAX_SECRETS = 500;
+
+function secretOf(services: Services, ciphertext: string): Promise<string> {
+  let secret = secrets.get(ciphertext);
+  if (!secret) {
+    if (secrets.size >= MAX_SECRETS) secrets.delete(secrets.keys().next().value!);
+    secret = services.tokens.decrypt(ciphertext);
+    secret.catch(() => secrets.delete(ciphertext));
+    secrets.set(ciphertext, secret);
+  }
+  return secret;
 }
 
 async function write(db: Db, claim: WebhookDeliveryRow, values: Partial<WebhookDeliveryRow>): Promise<boolean> {
