@@ -7,7 +7,7 @@
  * const created = await createEndpoint(services, userId, { url: "https://shop.example.com/hooks" });
  * created.secret; // "whsec_…", never shown again
  */
-import { and, count, desc, eq, sql } from "drizzle-orm";
+import { and, count, desc, eq, ne, sql } from "drizzle-orm";
 import { webhookDeliveries, webhookEndpoints, webhookMessages } from "../../db/schema";
 import { checkWebhookUrl } from "../adapters/fetch/url-policy";
 import { ApiError } from "../http/errors";
@@ -234,17 +234,14 @@ export async function replayDelivery(services: Services, userId: string, id: str
   const notFound = new ApiError("WEBHOOK_DELIVERY_NOT_FOUND", `No delivery with id "${deliveryId.slice(0, 64)}" belongs to this endpoint.`);
   if (!isUuid(deliveryId)) throw notFound;
   const now = services.clock.now();
-  const [row] = await services.db
+  const mine = and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.endpointId, id), eq(webhookDeliveries.userId, userId));
+  // A message being sent right now is left to that attempt (its outcome is recorded under its claim).
+  let [row] = await services.db
     .update(webhookDeliveries)
-    .set({
-      status: sql`case when ${webhookDeliveries.status} = 'sending' then 'sending' else 'pending' end`,
-      nextAttemptAt: now,
-      roundAttempts: sql`case when ${webhookDeliveries.status} = 'sending' then ${webhookDeliveries.roundAttempts} else 0 end`,
-      jobId: null,
-      updatedAt: now,
-    })
-    .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.endpointId, id), eq(webhookDeliveries.userId, userId)))
+    .set({ status: "pending", nextAttemptAt: now, roundAttempts: 0, jobId: null, updatedAt: now })
+    .where(and(mine, ne(webhookDeliveries.status, "sending")))
     .returning();
+  row ??= (await services.db.select().from(webhookDeliveries).where(mine))[0];
   if (!row) throw notFound;
   const [message] = await services.db.select({ type: webhookMessages.type }).from(webhookMessages).where(eq(webhookMessages.id, row.messageId));
   services.kickWebhooks?.();

@@ -283,4 +283,26 @@ describe("messages", () => {
     });
     expect(logged!.attempts).toHaveLength(2);
   });
+
+  it("a slow endpoint holds up no other endpoint: another user's message arrives while the slow one's are still unanswered", async () => {
+    let answered = 0;
+    const slow = await receiver(() => ({ status: 200, delayMs: 3000 }));
+    const fast = await receiver();
+    const slowEndpoint = await endpoint(slow.url);
+    const fastEndpoint = await endpoint(fast.url, {}, other);
+    for (let i = 0; i < 20; i++) await call("POST", `/${slowEndpoint.id}/test`);
+    await waitUntil("the slow endpoint's messages on the wire", () => slow.received.length >= 20);
+    await call("POST", `/${fastEndpoint.id}/test`, other);
+    await waitUntil("the other user's message", () => fast.received.length >= 1);
+    // None of the slow endpoint's messages has been answered yet, so none is recorded as delivered.
+    answered = (await deliveries(slowEndpoint.id)).filter((d) => d.status === "delivered").length;
+    expect(answered).toBe(0);
+    verified(fast.received[0]!, fastEndpoint.secret);
+    await waitUntil(
+      "the slow endpoint's answers recorded",
+      async () => (await deliveries(slowEndpoint.id)).every((d) => d.status === "delivered"),
+      20_000,
+      100,
+    );
+  });
 });
