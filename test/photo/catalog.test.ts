@@ -137,7 +137,10 @@ describe("OpenAPI", () => {
         .filter((p) => p.startsWith("/api/image/"))
         .sort(),
     ).toEqual([
+      "/api/image/credits",
       "/api/image/demo/{file}",
+      "/api/image/gallery",
+      "/api/image/gallery/{id}",
       "/api/image/image-model-options",
       "/api/image/product-photography",
       "/api/image/product-photography-prompts",
