@@ -1,7 +1,8 @@
 /**
  * Every event type end to end on `npm start` (PGlite, the platform sandbox, WEBHOOK_ALLOW_LOOPBACK turned on
  * by the embedded defaults) with a real receiver on 127.0.0.1: posts published, partly published, failed and
- * cancelled, targets published and failed, an account needing a reconnect, asynchronous photo jobs, a test
+ * cancelled, targets published and failed, an account needing a reconnect, asynchronous photo jobs (on a
+ * Replicate stand-in, one of whose predictions fails), a test
  * message. Each state change arrives once, signed (verified by the `standardwebhooks` package), valid against
  * its schema in the document's `webhooks` section, with the resource as the API answers it; nothing else
  * arrives.
@@ -12,19 +13,34 @@ import { startServerProcess, type ServerProcess } from "../helpers/server-proces
 import { startReceiver, verified, waitUntil, type Receiver } from "../helpers/webhook-receiver";
 import { documentSchemas } from "../helpers/openapi";
 import { e2eClient, settled, type E2eClient } from "../social/delivery/e2e-client";
+import { startReplicateFake, type ReplicateFake } from "../helpers/replicate-fake";
 
 let server: ServerProcess;
 let api: E2eClient;
 let receiver: Receiver;
+let replicate: ReplicateFake;
 
 beforeAll(async () => {
   receiver = await startReceiver();
-  server = await startServerProcess({ env: { RATE_LIMIT_SOCIAL_READ: "100000", RATE_LIMIT_SOCIAL_WRITE: "100000", RATE_LIMIT_PHOTO: "1000" } });
+  // Photo jobs on a Replicate stand-in, whose predictions fail when the prompt asks for it.
+  replicate = await startReplicateFake();
+  replicate.script("*", { failPromptContaining: "FAIL-THIS-ONE" });
+  server = await startServerProcess({
+    env: {
+      RATE_LIMIT_SOCIAL_READ: "100000",
+      RATE_LIMIT_SOCIAL_WRITE: "100000",
+      RATE_LIMIT_PHOTO: "1000",
+      REPLICATE_API_TOKEN: replicate.token,
+      REPLICATE_API_BASE: replicate.url,
+      PHOTO_SIGNUP_CREDITS: "100000",
+    },
+  });
   api = e2eClient(server.baseUrl, server.apiKey);
 }, 90_000);
 afterAll(async () => {
   await server?.dispose();
   await receiver?.close();
+  await replicate?.close();
 });
 
 const json = (apiKey: string) => ({ authorization: `Bearer ${apiKey}`, "content-type": "application/json" });
@@ -58,18 +74,17 @@ describe("events on npm start", () => {
     await Promise.all([published, partly, failed, reconnect].map((p) => settled(api, p.id, 30_000)));
 
     const product = (await readFile(new URL("../../docs/photo/product.jpg", import.meta.url))).toString("base64");
-    const job = await fetch(`${server.baseUrl}/api/image/product-photography`, {
-      method: "POST",
-      headers: { ...json(server.apiKey), prefer: "respond-async" },
-      body: JSON.stringify({
-        productImages: [{ dataUrl: `data:image/jpeg;base64,${product}` }],
-        promptId: "studio-white-sweep",
-        resolution: "1K",
-        outputResult: "url",
-      }),
-    });
-    expect(job.status).toBe(202);
-    const jobId = ((await job.json()) as { data: { id: string } }).data.id;
+    const photoJob = async (extra: Record<string, unknown>) => {
+      const job = await fetch(`${server.baseUrl}/api/image/product-photography`, {
+        method: "POST",
+        headers: { ...json(server.apiKey), prefer: "respond-async" },
+        body: JSON.stringify({ productImages: [{ dataUrl: `data:image/jpeg;base64,${product}` }], resolution: "1K", outputResult: "url", ...extra }),
+      });
+      expect(job.status).toBe(202);
+      return ((await job.json()) as { data: { id: string } }).data.id;
+    };
+    const jobId = await photoJob({ promptId: "studio-white-sweep" });
+    const failedJobId = await photoJob({ scenePrompt: "FAIL-THIS-ONE on a marble counter" });
 
     const test = await fetch(`${server.baseUrl}/api/v1/webhooks/${endpoint.id}/test`, { method: "POST", headers: json(server.apiKey) });
     expect(test.status).toBe(202);
@@ -88,6 +103,7 @@ describe("events on npm start", () => {
       ["account.reconnect_required", expired.id, null],
       ["post.cancelled", later.id, null],
       ["photo.job.succeeded", jobId, null],
+      ["photo.job.failed", failedJobId, null],
       ["webhook.test", endpoint.id, null],
     ].map((e) => e.filter(Boolean).join(" "));
 
@@ -120,6 +136,7 @@ describe("events on npm start", () => {
     expect(targetFailed.target.error.message).toBeTruthy();
     expect(one(`account.reconnect_required ${expired.id}`).data).toMatchObject({ id: expired.id, canPublish: false });
     expect(one(`photo.job.succeeded ${jobId}`).data).toMatchObject({ id: jobId, status: "succeeded", result: { imageUrl: expect.any(String) } });
+    expect(one(`photo.job.failed ${failedJobId}`).data).toMatchObject({ id: failedJobId, status: "failed", error: { code: expect.any(String) } });
     // The message's target is the one whose change it reports, as the post record shows it.
     const targetPublished = one(`post.target.published ${published.id} ${photo.id}`).data as {
       target: { accountId: string; status: string; providerPostId: string };
