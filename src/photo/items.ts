@@ -72,7 +72,16 @@ export async function itemPrediction(services: Services, jobId: string, index: n
       set: { updatedAt: now },
       setWhere: row?.predictionId ? eq(photoJobItems.predictionId, row.predictionId) : sql`${photoJobItems.predictionId} is null`,
     });
-  const created = await predictions.create(request, { webhook });
+  let created: PredictionState;
+  try {
+    created = await predictions.create(request, { webhook });
+  } catch (err) {
+    // A create whose answer was lost on the way (the connection dropped) may still have made the prediction.
+    const lost = await predictions.find(request, now).catch(() => null);
+    if (!lost) throw err;
+    services.log.warn("photo item prediction found after a failed create", { jobId, index, predictionId: lost.id });
+    created = lost;
+  }
   if (await storePrediction(services.db, jobId, index, row?.predictionId ?? null, created.id, services.clock.now())) return created;
   // Another runner stored its prediction for this item first: continue that one.
   services.log.warn("photo item prediction raced; the stored one is kept", { jobId, index, predictionId: created.id });

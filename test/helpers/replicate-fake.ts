@@ -63,6 +63,8 @@ export interface ReplicateBehaviour {
   image?: Uint8Array;
   /** Long edge of the output per `resolution` input ("" = none given); defaults 1K 1024, 2K 2048, 4K 4096, "" 1024. */
   longEdge?: Record<string, number>;
+  /** Make the first N predictions but drop the connection instead of answering their creates. Default 0. */
+  loseCreateAnswers?: number;
   /** The prediction runs this long on the fake's clock (`clock.advance`), whatever the polls. */
   durationMs?: number;
   /** How the "completed" webhook is delivered. */
@@ -186,6 +188,7 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
   const predictions = new Map<string, FakePrediction>();
   const scripts = new Map<string, ReplicateBehaviour>();
   const createsSeen = new Map<string, number>();
+  const lostAnswers = new Map<string, number>();
   const inputFetches: ReplicateFake["inputFetches"] = [];
   let webhookSecret = `whsec_${randomBytes(24).toString("base64")}`;
   const wrongSecret = `whsec_${randomBytes(24).toString("base64")}`;
@@ -369,6 +372,12 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
       if (p.inputError) p.status = "failed";
     }
     predictions.set(id, p);
+    const lost = lostAnswers.get(key) ?? 0;
+    if (lost < (behaviour.loseCreateAnswers ?? 0)) {
+      lostAnswers.set(key, lost + 1);
+      res.socket?.destroy();
+      return 0;
+    }
     const status = send(res, 201, view(p));
     // A prediction already over (an input that did not load, no duration) calls back after its create's answer.
     if (p.status === "failed" || (durationMs === 0 && behaviour.outcome !== "never")) {
@@ -495,6 +504,7 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
       webhooks.length = 0;
       scripts.clear();
       createsSeen.clear();
+      lostAnswers.clear();
       predictions.clear();
       requests.length = 0;
       inputFetches.length = 0;

@@ -198,6 +198,23 @@ describe("async jobs finished by Replicate's webhooks (Node)", () => {
   });
 });
 
+describe("a create whose answer is lost", () => {
+  it("the prediction it made is found among the account's recent ones and used; no second one is made", async () => {
+    replicate.script("*", { durationMs: 5_000, loseCreateAnswers: 1 });
+    const job = await postAsync({ productImages: [{ dataUrl: product }], scenePrompt: "on a tray", model: "standard", outputResult: "url" });
+    await h.drain();
+    expect(replicate.predictions.size).toBe(1);
+    const predictionId = [...replicate.predictions.keys()][0]!;
+    const [item] = await h.db.select().from(photoJobItems).where(eq(photoJobItems.jobId, job.id));
+    expect(item).toMatchObject({ predictionId, status: "predicting" });
+    await replicate.clock.advance(5_000);
+    expect(replicate.webhooks.map((w) => w.status)).toEqual([200]);
+    expect((await jobOf(job.id)).status).toBe("succeeded");
+    expect(replicate.predictions.size).toBe(1);
+    expect(await ledger(job.id)).toHaveLength(1);
+  });
+});
+
 describe("a synchronous request retried with the same Idempotency-Key", () => {
   it("continues the stored prediction: one prediction, one charge, the same image", async () => {
     replicate.script("*", { durationMs: 30_000 });
