@@ -59,7 +59,8 @@ export function QStashQueue(config: Config): Queue {
         url: webhookUrl,
         body: { webhookDeliveryId },
         notBefore: seconds > Date.now() / 1000 ? seconds : undefined,
-        deduplicationId: `wh-${webhookDeliveryId}-${seconds}`,
+        // Per delivery and due instant (ms): two dispatchers queueing the same attempt make one message, a replay a new one.
+        deduplicationId: `wh-${webhookDeliveryId}-${notBefore.getTime()}`,
         retries: DELIVERY_RETRIES,
       });
       return (res as { messageId?: string }).messageId ?? null;
