@@ -2,6 +2,11 @@
  * The Worker on this machine (`npm run bench -- edge`, or alone `npx tsx bench/edge.ts`), each figure beside
  * the limit it must meet or the Node server measured in the same run:
  *
+ * - Per operation (bench/edge-routes.ts): every operation of the OpenAPI document with its README example,
+ *   CPU and wall time per request beside `GET /` in the same round, and the Worker's round trips per request
+ *   to each stand-in; the Node server's figures beside them. `EDGE_ROUNDS` (default 3) rounds,
+ *   `EDGE_SCALE` (default 1) scales each route's request count, `EDGE_ONLY` (a regular expression) keeps only
+ *   the operations it matches, `EDGE_PARTS` (default `routes,bundle,startup,throughput`) picks the parts.
  * - Bundle: the gzipped size of every module wrangler uploads (worker.js, the .wasm and .ttf modules), as
  *   `buildWorker` builds it for `startLocalEdge`, beside the project's 3 MiB budget (Workers Free's limit on
  *   the compressed upload, 10 MiB on Paid, until Cloudflare replaced both with 64 MiB uncompressed on every
@@ -21,7 +26,7 @@
  * stopped and removed at the end, on an error, and on Ctrl-C.
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
@@ -35,6 +40,8 @@ import { createScratchDatabase } from "../dev/postgres";
 import { createApiKey, createUser } from "../src/http/api-keys";
 import { startServerProcess } from "../test/helpers/server-process";
 import { printQrThroughput, type Target } from "./qr-load";
+import { measureRoutes, printRoutes, type RouteTarget } from "./edge-routes";
+import { serverPids } from "./proc-cpu";
 import { benchResources, type BenchResources } from "./resources";
 import { middle } from "./timing";
 
@@ -65,28 +72,46 @@ export async function benchEdge(): Promise<void> {
     const db = await openNodeDb({ url: scratch.url, poolSize: 1 });
     const workerKey = await createApiKey(db.db, (await createUser(db.db, `edge-bench-${crypto.randomUUID()}@example.test`)).userId).finally(() => db.close());
 
+    const parts = new Set((process.env.EDGE_PARTS ?? "routes,bundle,startup,throughput").split(","));
     const workerLog = tail();
     const edge = await res.own(
-      () => startLocalEdge({ databaseUrl: scratch.url, vars: { ...LIMITS, LOG_LEVEL: "info" }, stdio: workerLog.take }),
+      () => startLocalEdge({ databaseUrl: scratch.url, vars: { ...LIMITS, LOG_LEVEL: "info", PLATFORM_SANDBOX: "on" }, qstash: true, stdio: workerLog.take }),
       (e) => e.dispose(),
     );
-    printBundle(edge);
-    await printStartup(edge, res);
+    if (parts.has("bundle")) printBundle(edge);
+    if (parts.has("startup")) await printStartup(edge, res);
 
     const node = await res.own(
       () => startServerProcess({ env: { ...LIMITS, LOG_LEVEL: "info" } }),
       (s) => s.dispose(),
     );
-    const targets: [Target, Target] = [
-      { name: "Worker in workerd (Miniflare; Neon bridge to PostgreSQL, Upstash bridge to Redis)", origin: edge.url, key: workerKey.key, log: workerLog.text },
-      {
-        name: "Node server (npm start: PGlite, in-memory rate limits)",
-        origin: node.baseUrl,
-        key: node.apiKey,
-        log: () => node.output().split("\n").slice(-20).join("\n"),
-      },
-    ];
-    await printQrThroughput(targets, res, [[0, 1, "Worker/Node"]]);
+    if (parts.has("routes")) {
+      const routeTargets: RouteTarget[] = [
+        { name: "Worker in workerd", origin: edge.url, key: workerKey.key, pids: workerdPids, edge, log: workerLog.text },
+        {
+          name: "Node (npm start, PGlite)",
+          origin: node.baseUrl,
+          key: node.apiKey,
+          pids: () => serverPids(node.dataDir),
+          log: () => node.output().split("\n").slice(-20).join("\n"),
+        },
+      ];
+      const only = process.env.EDGE_ONLY ? new RegExp(process.env.EDGE_ONLY) : undefined;
+      const rows = await measureRoutes(routeTargets, { rounds: Number(process.env.EDGE_ROUNDS ?? 3), scale: Number(process.env.EDGE_SCALE ?? 1), only });
+      printRoutes(rows, routeTargets);
+    }
+    if (parts.has("throughput")) {
+      const targets: [Target, Target] = [
+        { name: "Worker in workerd (Miniflare; Neon bridge to PostgreSQL, Upstash bridge to Redis)", origin: edge.url, key: workerKey.key, log: workerLog.text },
+        {
+          name: "Node server (npm start: PGlite, in-memory rate limits)",
+          origin: node.baseUrl,
+          key: node.apiKey,
+          log: () => node.output().split("\n").slice(-20).join("\n"),
+        },
+      ];
+      await printQrThroughput(targets, res, [[0, 1, "Worker/Node"]]);
+    }
   } finally {
     await res.close();
   }
@@ -165,6 +190,19 @@ async function printStartup(edge: LocalEdge, res: BenchResources): Promise<void>
   console.log(
     `  limit: ${fmt(STARTUP_LIMIT_MS)} ms (Workers Free and Paid): ${fmt(cpuMs / STARTUP_LIMIT_MS, 2)} of it, measured on this machine's CPU, not Cloudflare's`,
   );
+}
+
+/** workerd's processes that this process started (Miniflare runs it as a child). */
+async function workerdPids(): Promise<string[]> {
+  const pids: string[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => "");
+    const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    const ppid = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1];
+    if (comm === "workerd" && ppid === String(process.pid)) pids.push(entry);
+  }
+  return pids;
 }
 
 async function health(origin: string): Promise<void> {

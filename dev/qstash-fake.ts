@@ -44,6 +44,10 @@ export interface QStashFake {
   sign(body: string, url: string, key?: string): Promise<string>;
   /** Resolves when every scheduled message has been delivered, failed or cancelled. */
   idle(timeoutMs?: number): Promise<void>;
+  /** Resolves when no message due by now is waiting or being delivered (later ones may stay scheduled). */
+  settled(timeoutMs?: number): Promise<void>;
+  /** API requests answered so far (publishes and cancellations, refused ones included). */
+  requests: number;
   close(): Promise<void>;
 }
 
@@ -107,7 +111,9 @@ export async function startQStashFake(options: QStashFakeOptions): Promise<QStas
     timers.add(timer);
   };
 
+  const counted = { requests: 0 };
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    counted.requests += 1;
     const send = (status: number, body: unknown) => {
       res.writeHead(status, { "content-type": "application/json" });
       res.end(JSON.stringify(body));
@@ -170,6 +176,16 @@ export async function startQStashFake(options: QStashFakeOptions): Promise<QStas
         if (Date.now() > deadline) throw new Error("qstash fake: messages still scheduled");
         await new Promise((r) => setTimeout(r, 50));
       }
+    },
+    async settled(timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      while ([...messages.values()].some((m) => m.state === "scheduled" && m.notBefore <= Date.now()) || inFlight.size > 0) {
+        if (Date.now() > deadline) throw new Error("qstash fake: due messages still waiting");
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
+    get requests() {
+      return counted.requests;
     },
     async close() {
       for (const t of timers) clearTimeout(t);
