@@ -1,15 +1,19 @@
 /**
  * The database handle the app uses: Drizzle over one of three drivers.
- * - Neon (`@neondatabase/serverless` Pool over WebSockets): the edge, built here because it is portable.
+ * - Neon (`@neondatabase/serverless`): the edge, built here because it is portable. Every statement outside a
+ *   transaction is one HTTP request (`neon()`, drizzle-orm/neon-http): no connection to set up, one round trip.
+ *   A transaction opens a WebSocket `Client` of its own for its life (BEGIN, its statements, COMMIT), since
+ *   an interactive transaction needs a session; the connection ends with the transaction.
  * - PGlite (no DATABASE_URL) and node-postgres (`postgres://` on Node): built in db/node.ts, which only
  *   Node code imports, so neither driver is ever bundled into the Worker.
  *
  * @example
  * const { db, close } = createNeonDb("postgres://user:pass@host/db");
  */
-import { Pool, neonConfig } from "@neondatabase/serverless";
+import { Client, neon, neonConfig } from "@neondatabase/serverless";
 import type { SQL } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { drizzle as drizzleHttp } from "drizzle-orm/neon-http";
 import { drizzle as drizzleNeon } from "drizzle-orm/neon-serverless";
 import * as schema from "./schema";
 
@@ -37,6 +41,8 @@ export async function executeRows<T>(db: Db, query: SQL): Promise<T[]> {
 export interface NeonOptions {
   /** For tests and local setups: route the WebSocket through a plain `ws://` proxy (Neon's documented local mode). */
   wsProxy?: (host: string, port: number | string) => string;
+  /** For tests and local setups: where HTTP queries go (Neon's documented local mode), e.g. `http://127.0.0.1:4444/sql`. */
+  fetchEndpoint?: string;
   webSocketConstructor?: unknown;
 }
 
@@ -47,10 +53,21 @@ export function createNeonDb(url: string, options: NeonOptions = {}): DbHandle {
     neonConfig.pipelineTLS = false;
     neonConfig.pipelineConnect = false;
   }
+  if (options.fetchEndpoint) neonConfig.fetchEndpoint = options.fetchEndpoint;
   if (options.webSocketConstructor) neonConfig.webSocketConstructor = options.webSocketConstructor as typeof WebSocket;
-  const pool = new Pool({ connectionString: url });
-  const db = drizzleNeon({ client: pool, schema }) as unknown as Db;
-  return { db, driver: "neon", close: () => pool.end() };
+  const db = drizzleHttp({ client: neon(url), schema }) as unknown as Db;
+  // A transaction on a session of its own: Drizzle's neon-http session has none to run one on.
+  const transaction: Db["transaction"] = async (run, config) => {
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    try {
+      return await (drizzleNeon({ client, schema }) as unknown as Db).transaction(run, config);
+    } finally {
+      await client.end().catch(() => {});
+    }
+  };
+  Object.defineProperty(db, "transaction", { value: transaction });
+  return { db, driver: "neon", close: async () => {} };
 }
 
 export { schema };

@@ -5,10 +5,11 @@
  * or not: db/pglite-statements.ts). Values that change per call are `sql.placeholder`s,
  * given to `execute`.
  *
- * Only handles marked with `nameStatements` (node-postgres and PGlite, in db/node.ts) get named statements.
- * Everywhere else the builder itself runs and builds its SQL per call, as before: on the Neon driver (the
- * Worker), where a request has its own handle and connection, so a name would save nothing, and a pooled
- * Neon endpoint's PgBouncer need not keep named statements across transactions; and in a transaction,
+ * Only handles marked with `nameStatements` get prepared statements: node-postgres and PGlite (db/node.ts),
+ * which run them as named statements, and the Neon HTTP handle the Worker keeps per isolate
+ * (src/edge-services.ts), which sends the built SQL text with each query's values and names nothing on the
+ * server (Drizzle's neon-http driver ignores the name), so a pooled Neon endpoint keeps no statement across
+ * transactions. Everywhere else the builder itself runs and builds its SQL per call: in a transaction,
  * whose handle lives for one use.
  *
  * @example
@@ -27,6 +28,18 @@ const statements = new WeakMap<object, Map<string, { execute: unknown }>>();
 /** Marks a long-lived handle whose statements are prepared and named (node-postgres's and PGlite's). */
 export function nameStatements(db: Db): void {
   statements.set(db, new Map());
+}
+
+/**
+ * A per-use view of `base` (an object whose prototype is `base`, so every query goes through base's driver):
+ * a handle of its own identity for what is kept per handle (group commits, whose batches must not cross a
+ * Worker's requests), with base's prepared statements. The Worker makes one per request.
+ */
+export function viewOf(base: Db): Db {
+  const view = Object.create(base) as Db;
+  const byName = statements.get(base);
+  if (byName) statements.set(view, byName);
+  return view;
 }
 
 /** Whether this handle's statements are prepared and named (so PostgreSQL can keep their plans). */

@@ -180,7 +180,12 @@ export async function startQStashFake(options: QStashFakeOptions): Promise<QStas
     async settled(timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;
       while ([...messages.values()].some((m) => m.state === "scheduled" && m.notBefore <= Date.now()) || inFlight.size > 0) {
-        if (Date.now() > deadline) throw new Error("qstash fake: due messages still waiting");
+        if (Date.now() > deadline) {
+          const waiting = [...messages.values()].filter((m) => m.state === "scheduled" && m.notBefore <= Date.now());
+          throw new Error(
+            `qstash fake: due messages still waiting: ${waiting.map((m) => `${m.destination} (${m.deliveries.map((d) => d.status).join(", ")})`).join("; ")}`,
+          );
+        }
         await new Promise((r) => setTimeout(r, 25));
       }
     },

@@ -1,8 +1,10 @@
 /**
  * The Cloudflare Worker: `fetch` serves the app, `scheduled` (cron, every minute) runs the delivery sweep.
- * Thin on purpose: config is parsed at the top of each invocation (a bad value answers one 500 naming the
- * variable, never its value) and Services are built per request, because the Neon Pool must not cross
- * requests; they are closed after the response, once deferred work is done.
+ * Thin on purpose. What depends only on the bindings is done once per isolate: the config is parsed once per
+ * env (and origin, while PUBLIC_BASE_URL is unset; a bad value answers one 500 naming the variable, never
+ * its value), and the app (its routers and the OpenAPI definitions) is built once per config. Each request
+ * gets its own Services (src/edge-services.ts: the isolate's parts plus this request's `waitUntil`), read by
+ * the app through the request's ExecutionContext, and closed after the response once deferred work is done.
  *
  * @example
  * // wrangler.toml: main = "functions/worker.ts"
@@ -14,6 +16,7 @@ import { requestId } from "hono/request-id";
 import zxingWasm from "zxing-wasm/reader/zxing_reader.wasm";
 import { createApp } from "../src/app";
 import { ConfigError, type Config } from "../src/config";
+import type { Services } from "../src/services";
 import { buildEdgeServices, parseEdgeConfig } from "../src/edge-services";
 import { JsonLogger } from "../src/adapters/logger";
 import { ApiError, renderError } from "../src/http/errors";
@@ -62,15 +65,46 @@ function misconfigured(error: ConfigError): Hono {
   return app;
 }
 
-async function serve(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+/** Each env's configurations by origin (one, "", when PUBLIC_BASE_URL is set), with the sandbox app's secret. */
+const configs = new WeakMap<object, Map<string, Promise<ConfigResult>>>();
+const KEPT_ORIGINS = 16;
+
+function configFor(env: Env, request: Request): Promise<ConfigResult> {
   // Links and Location headers need the public origin; unless configured it is the one this request came to.
-  const parsed = readConfig(env.PUBLIC_BASE_URL ? env : { ...env, PUBLIC_BASE_URL: new URL(request.url).origin });
+  const origin = env.PUBLIC_BASE_URL ? "" : new URL(request.url).origin;
+  let byOrigin = configs.get(env);
+  if (!byOrigin) configs.set(env, (byOrigin = new Map()));
+  let result = byOrigin.get(origin);
+  if (!result) {
+    if (byOrigin.size >= KEPT_ORIGINS) byOrigin.clear();
+    const parsed = readConfig(origin ? { ...env, PUBLIC_BASE_URL: origin } : env);
+    // With the sandbox on, its app's secret comes from TOKEN_ENCRYPTION_KEY, as on Node from the token key.
+    result = parsed.ok ? withSandboxApp(parsed.config, parsed.config.tokenEncryptionKey).then((config) => ({ ok: true, config })) : Promise.resolve(parsed);
+    byOrigin.set(origin, result);
+  }
+  return result;
+}
+
+/** This request's services, by its ExecutionContext: the app is shared by every request of the isolate. */
+const servicesOf = new WeakMap<object, Services>();
+const apps = new WeakMap<Config, Hono>();
+
+function appFor(config: Config): Hono {
+  let app = apps.get(config);
+  if (!app) {
+    app = createApp((c) => servicesOf.get(c.executionCtx)!) as unknown as Hono;
+    apps.set(config, app);
+  }
+  return app;
+}
+
+async function serve(request: Request, env: Env, ctx: ExecutionContext): Promise<Response> {
+  const parsed = await configFor(env, request);
   if (!parsed.ok) return misconfigured(parsed.error).fetch(request);
-  // With the sandbox on, its app's secret comes from TOKEN_ENCRYPTION_KEY, as on Node from the token key.
-  const config = await withSandboxApp(parsed.config, parsed.config.tokenEncryptionKey);
-  const services = buildEdgeServices(env, ctx, { config });
+  const services = buildEdgeServices(env, ctx, { config: parsed.config });
+  servicesOf.set(ctx, services);
   try {
-    return await createApp(services).fetch(request, env, ctx);
+    return await appFor(parsed.config).fetch(request, env, ctx);
   } finally {
     ctx.waitUntil(services.close());
   }

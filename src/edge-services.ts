@@ -1,7 +1,9 @@
 /**
- * Builds the Services for Cloudflare Workers from the Worker's env, once per request (the Neon Pool and
- * other I/O objects must not outlive the request that made them). Only portable adapters: Neon over
- * WebSockets, Upstash (or in-memory) rate limits, S3/R2 storage, the edge fetcher, WebCrypto token cipher.
+ * Builds the Services for Cloudflare Workers from the Worker's env. Everything that holds no I/O object of a
+ * request is built once per isolate and configuration (`isolateParts`): the database handle (each statement
+ * an HTTP query to Neon, a transaction a WebSocket connection of its own, both opened inside the request that
+ * needs them), rate limiter, queue, storage, fetcher, token cipher, generator, heavy-work limiter and the
+ * verified-key cache. Per request only `defer` (that request's `ctx.waitUntil`) is new.
  *
  * What the edge requires beyond the embedded mode (refused with a ConfigError naming the variables):
  * DATABASE_URL (PGlite is Node-only), the six S3_* variables (no local disk) and TOKEN_ENCRYPTION_KEY
@@ -17,6 +19,7 @@ import { inlineRunner } from "./heavy/tasks";
 import { ConfigError, parseConfig, type Config } from "./config";
 import type { RateLimiter, Services } from "./services";
 import { createNeonDb, type NeonOptions } from "../db/client";
+import { nameStatements, viewOf } from "../db/prepared";
 import { JsonLogger } from "./adapters/logger";
 import { MemoryRateLimiter } from "./adapters/rate-limit/memory";
 import { UpstashRateLimiter } from "./adapters/rate-limit/upstash";
@@ -25,6 +28,7 @@ import { QStashQueue } from "./adapters/queue/qstash";
 import { S3Storage } from "./adapters/storage/s3";
 import { createEdgeFetcher } from "./adapters/fetch/edge";
 import { AesGcmTokenCipher } from "./adapters/token-cipher";
+import { ApiKeyCache } from "./lib/key-cache";
 import { createGenerator } from "./photo/providers";
 import { webhookKicker } from "./webhooks/dispatch";
 import type { DecodeLimits } from "./images/limits";
@@ -49,7 +53,7 @@ export interface EdgeContext {
   waitUntil(promise: Promise<unknown>): void;
 }
 
-/** Services plus the end of their life: `close()` waits for deferred work, then ends the Neon Pool. */
+/** Services plus the end of their request: `close()` waits for the request's deferred work. */
 export type EdgeServices = Services & { close(): Promise<void> };
 
 export interface EdgeServicesOptions {
@@ -58,9 +62,10 @@ export interface EdgeServicesOptions {
 }
 
 /**
- * Local development only: Neon's documented WebSocket proxy mode for a plain Postgres, e.g.
- * `NEON_WS_PROXY=127.0.0.1:5433/v1` (the driver appends `?address=host:port`). Unencrypted: never set it
- * in production.
+ * Local development only: Neon's documented local mode for a plain Postgres, e.g.
+ * `NEON_WS_PROXY=127.0.0.1:5433/v1`: WebSockets go to that proxy (the driver appends `?address=host:port`)
+ * and HTTP queries to `http://127.0.0.1:5433/sql` on the same host and port (dev/neon-bridge.ts serves
+ * both). Unencrypted: never set it in production.
  */
 export const NEON_WS_PROXY = "NEON_WS_PROXY";
 
@@ -114,17 +119,19 @@ function requireEdgeConfig(config: Config): EdgeConfig {
   return config as EdgeConfig;
 }
 
+/** The part of the services that outlives a request: built once per isolate and configuration. */
+type IsolateParts = Omit<Services, "defer">;
+
+const partsByConfig = new WeakMap<Config, IsolateParts>();
+
 export function buildEdgeServices(env: Record<string, unknown>, ctx: EdgeContext, options: EdgeServicesOptions = {}): EdgeServices {
   const config = options.config ? requireEdgeConfig(options.config) : parseEdgeConfig(env);
-  const log = JsonLogger(config.logLevel);
-
-  const wsProxy = typeof env[NEON_WS_PROXY] === "string" && env[NEON_WS_PROXY] !== "" ? (env[NEON_WS_PROXY] as string) : undefined;
-  const neonOptions: NeonOptions = wsProxy ? { wsProxy: (host, port) => `${wsProxy}?address=${host}:${port}` } : {};
-  const db = createNeonDb(config.databaseUrl, neonOptions);
-
-  // Without QStash the cron sweep (every minute, functions/worker.ts) is the poller on the edge too.
-  const queue = config.qstash ? QStashQueue(config) : PollerQueue();
-
+  let parts = partsByConfig.get(config);
+  if (!parts) {
+    parts = isolateParts(config as EdgeConfig, env);
+    partsByConfig.set(config, parts);
+  }
+  const log = parts.log;
   const pending = new Set<Promise<unknown>>();
   const defer = (promise: Promise<unknown>) => {
     const tracked = promise.catch((err: unknown) => log.error("deferred work failed", { error: String(err) }));
@@ -132,7 +139,28 @@ export function buildEdgeServices(env: Record<string, unknown>, ctx: EdgeContext
     void tracked.finally(() => pending.delete(tracked));
     ctx.waitUntil(tracked);
   };
+  return {
+    ...parts,
+    // Its own identity per request: what is batched per handle (group commits) never waits across requests.
+    db: viewOf(parts.db),
+    defer,
+    async close() {
+      while (pending.size) await Promise.allSettled([...pending]);
+    },
+  };
+}
 
+function isolateParts(config: EdgeConfig, env: Record<string, unknown>): IsolateParts {
+  const log = JsonLogger(config.logLevel);
+  const wsProxy = typeof env[NEON_WS_PROXY] === "string" && env[NEON_WS_PROXY] !== "" ? (env[NEON_WS_PROXY] as string) : undefined;
+  const neonOptions: NeonOptions = wsProxy
+    ? { wsProxy: (host, port) => `${wsProxy}?address=${host}:${port}`, fetchEndpoint: `http://${wsProxy.split("/")[0]}/sql` }
+    : {};
+  const db = createNeonDb(config.databaseUrl, neonOptions);
+  // The handle lives as long as the isolate, so its hot statements are built once (db/prepared.ts).
+  nameStatements(db.db);
+  // Without QStash the cron sweep (every minute, functions/worker.ts) is the poller on the edge too.
+  const queue = config.qstash ? QStashQueue(config) : PollerQueue();
   const storage = S3Storage(config.s3);
   const services: EdgeServices = {
     config,
@@ -144,15 +172,12 @@ export function buildEdgeServices(env: Record<string, unknown>, ctx: EdgeContext
     clock: { now: () => new Date() },
     log,
     tokens: AesGcmTokenCipher(config.tokenEncryptionKey),
-    defer,
     platformFetch: (input, init) => fetch(input, init),
     generator: createGenerator(config, { storage, log, imageLimits: EDGE_DECODE_LIMITS }),
     heavy: isolateHeavyWork(config),
+    // Revocation in this isolate (the hub) clears it; one written anywhere else is honoured within its 5 s.
+    apiKeyCache: ApiKeyCache(),
     imageLimits: EDGE_DECODE_LIMITS,
-    async close() {
-      while (pending.size) await Promise.allSettled([...pending]);
-      await db.close();
-    },
   };
   services.kickWebhooks = webhookKicker(services);
   return services;

@@ -17,6 +17,7 @@
  */
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { prepared } from "../../db/prepared";
 import { apiKeys, users } from "../../db/schema";
 import { base62Fixed, constantTimeEqual, crc32, randomBase62, sha256Hex } from "../lib/encoding";
 import type { ApiKeyCache, VerifiedKey } from "../lib/key-cache";
@@ -71,18 +72,20 @@ export async function verifyApiKey(db: Db, key: string, cache?: ApiKeyCache): Pr
   const cached = cache?.get(hash, now);
   // Written out rather than spread: a spread's result took a new hidden class on every request here.
   if (cached) return { userId: cached.userId, keyId: cached.keyId, scopes: cached.scopes, allowedOrigins: cached.allowedOrigins, fresh: false };
-  const [row] = await db
-    .select({
-      id: apiKeys.id,
-      userId: apiKeys.userId,
-      hash: apiKeys.hash,
-      revokedAt: apiKeys.revokedAt,
-      scopes: apiKeys.scopes,
-      allowedOrigins: apiKeys.allowedOrigins,
-    })
-    .from(apiKeys)
-    .where(eq(apiKeys.hash, hash))
-    .limit(1);
+  const [row] = await prepared(db, "api_key_by_hash", () =>
+    db
+      .select({
+        id: apiKeys.id,
+        userId: apiKeys.userId,
+        hash: apiKeys.hash,
+        revokedAt: apiKeys.revokedAt,
+        scopes: apiKeys.scopes,
+        allowedOrigins: apiKeys.allowedOrigins,
+      })
+      .from(apiKeys)
+      .where(eq(apiKeys.hash, sql.placeholder("hash")))
+      .limit(1),
+  ).execute({ hash });
   // The lookup is by hash already; the comparison below keeps the check explicit and constant-time.
   if (!row || row.revokedAt || !constantTimeEqual(row.hash, hash)) return null;
   const verified: VerifiedKey = {

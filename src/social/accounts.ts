@@ -1,8 +1,9 @@
 /**
  * Connected accounts of a user, with what each platform accepts.
  */
-import { asc, eq } from "drizzle-orm";
+import { asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { prepared } from "../../db/prepared";
 import { socialAccounts } from "../../db/schema";
 
 export type Platform = "pageplatform" | "photoplatform";
@@ -56,6 +57,12 @@ export function toAccountRecord(row: typeof socialAccounts.$inferSelect): Accoun
 }
 
 export async function listAccounts(db: Db, userId: string): Promise<AccountRecord[]> {
-  const rows = await db.select().from(socialAccounts).where(eq(socialAccounts.userId, userId)).orderBy(asc(socialAccounts.createdAt));
+  const rows = await prepared(db, "accounts_of_user", () =>
+    db
+      .select()
+      .from(socialAccounts)
+      .where(eq(socialAccounts.userId, sql.placeholder("userId")))
+      .orderBy(asc(socialAccounts.createdAt)),
+  ).execute({ userId });
   return rows.map(toAccountRecord);
 }

@@ -40,7 +40,7 @@ const drivers: Array<{ name: DbHandle["driver"]; open(): Promise<DbHandle> }> = 
       await migrator.close();
       bridge ??= await startNeonBridge();
       cleanups.push(() => bridge!.close());
-      return createNeonDb(url, { wsProxy: bridge.wsProxy, webSocketConstructor: WebSocket });
+      return createNeonDb(url, { wsProxy: bridge.wsProxy, fetchEndpoint: bridge.fetchEndpoint, webSocketConstructor: WebSocket });
     },
   },
 ];
@@ -69,7 +69,8 @@ describe.each(drivers)("database on $name", (driver) => {
     const [current] = await executeRows<{ name: string }>(db, sql`select current_database() as name`);
     if (driver.name === "pglite") expect(current!.name).toBe("postgres");
     else expect(current!.name).toMatch(/^t_[0-9a-f]{16}$/);
-    if (driver.name === "neon") expect(bridge!.connections).toBeGreaterThan(0);
+    // On Neon a statement outside a transaction is one HTTP query, and opens no connection.
+    if (driver.name === "neon") expect(bridge!.httpQueries).toBeGreaterThan(0);
   });
 
   it("creates users and keys, verifies and revokes keys", async () => {
@@ -87,6 +88,16 @@ describe.each(drivers)("database on $name", (driver) => {
     expect(await revokeApiKey(db, first.prefix)).toBe(false);
     expect(await verifyApiKey(db, first.key)).toBeNull();
     expect(await verifyApiKey(db, second.key)).toMatchObject({ userId });
+  });
+
+  it("runs a transaction on a connection of its own and each statement outside one as one query (Neon)", async () => {
+    if (driver.name !== "neon") return;
+    const [connections, queries] = [bridge!.connections, bridge!.httpQueries];
+    await executeRows(db, sql`select 1 as one`);
+    expect([bridge!.connections - connections, bridge!.httpQueries - queries]).toEqual([0, 1]);
+    const inside = await db.transaction(async (tx) => executeRows<{ n: number }>(tx, sql`select txid_current() = txid_current() as n`));
+    expect(inside).toEqual([{ n: true }]);
+    expect([bridge!.connections - connections, bridge!.httpQueries - queries]).toEqual([1, 1]);
   });
 
   it("commits a transaction as a whole", async () => {

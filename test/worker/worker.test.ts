@@ -143,14 +143,14 @@ describe("the Worker in workerd", () => {
   it("serves an authenticated request from Postgres over the Neon driver, rate-limited on Redis", async () => {
     const { userId } = await createUser(handle.db, `edge-${crypto.randomUUID()}@example.test`);
     const { key } = await createApiKey(handle.db, userId);
-    const before = edge.neon.connections;
+    const before = edge.neon.roundTrips;
     const redisBefore = edge.upstash.requests;
     const res = await get("/api/v1/social/accounts", { Authorization: `Bearer ${key}` });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ data: { connectionStatus: "connected", accounts: [] } });
     expect(res.headers.get("ratelimit-limit")).toBe("300");
     expect(res.headers.get("ratelimit-remaining")).toBe("299");
-    expect(edge.neon.connections).toBeGreaterThan(before);
+    expect(edge.neon.roundTrips).toBeGreaterThan(before);
     expect(edge.upstash.requests).toBeGreaterThan(redisBefore);
 
     // The key's last use is recorded after the response (services.defer = ctx.waitUntil).
@@ -161,6 +161,10 @@ describe("the Worker in workerd", () => {
       if (!lastUsedAt) await new Promise((r) => setTimeout(r, 100));
     }
     expect(lastUsedAt).toBeInstanceOf(Date);
+    // The key is now in the isolate's cache: the next read asks the database only for the accounts.
+    const again = edge.neon.roundTrips;
+    expect((await get("/api/v1/social/accounts", { Authorization: `Bearer ${key}` })).status).toBe(200);
+    expect(edge.neon.roundTrips - again).toBe(1);
   });
 
   it("area B: lists the catalogue and generates a photo with a logo and Hindi text into the bucket", async () => {
