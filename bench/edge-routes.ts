@@ -150,7 +150,12 @@ export function routes(key: string): Route[] {
       status: [201],
       request: (s) => ({ method: "POST", path: "/api/v1/social/media", headers: { ...auth, ...json }, body: JSON.stringify({ base64: s.qrBase64 }) }),
     },
-    { name: "GET /api/v1/social/media/{id}", n: 40, status: [200], request: (s) => ({ method: "GET", path: `/api/v1/social/media/${s.mediaId}`, headers: auth }) },
+    {
+      name: "GET /api/v1/social/media/{id}",
+      n: 40,
+      status: [200],
+      request: (s) => ({ method: "GET", path: `/api/v1/social/media/${s.mediaId}`, headers: auth }),
+    },
     {
       name: "POST /api/v1/social/posts, now to 2 accounts (with its deliveries)",
       n: 10,
@@ -159,7 +164,12 @@ export function routes(key: string): Route[] {
         method: "POST",
         path: "/api/v1/social/posts",
         headers: { ...auth, ...json, "idempotency-key": `launch-${s.seq++}-${crypto.randomUUID()}` },
-        body: JSON.stringify({ accountIds: ["pageplatform:1001", "photoplatform:2002"], caption: "New in store", hashtags: ["sale"], images: [{ mediaId: s.mediaId }] }),
+        body: JSON.stringify({
+          accountIds: ["pageplatform:1001", "photoplatform:2002"],
+          caption: "New in store",
+          hashtags: ["sale"],
+          images: [{ mediaId: s.mediaId }],
+        }),
       }),
     },
     {
@@ -190,7 +200,12 @@ export function routes(key: string): Route[] {
         if (![200, 201].includes(res.status)) throw new Error(`replay set-up answered ${res.status}: ${res.text}`);
       },
     },
-    { name: "GET /api/v1/social/posts/{id}", n: 60, status: [200], request: (s) => ({ method: "GET", path: `/api/v1/social/posts/${s.postId}`, headers: auth }) },
+    {
+      name: "GET /api/v1/social/posts/{id}",
+      n: 60,
+      status: [200],
+      request: (s) => ({ method: "GET", path: `/api/v1/social/posts/${s.postId}`, headers: auth }),
+    },
     {
       name: "GET /api/v1/social/posts?status=published&limit=10",
       n: 40,

@@ -102,7 +102,12 @@ export async function benchEdge(): Promise<void> {
     }
     if (parts.has("throughput")) {
       const targets: [Target, Target] = [
-        { name: "Worker in workerd (Miniflare; Neon bridge to PostgreSQL, Upstash bridge to Redis)", origin: edge.url, key: workerKey.key, log: workerLog.text },
+        {
+          name: "Worker in workerd (Miniflare; Neon bridge to PostgreSQL, Upstash bridge to Redis)",
+          origin: edge.url,
+          key: workerKey.key,
+          log: workerLog.text,
+        },
         {
           name: "Node server (npm start: PGlite, in-memory rate limits)",
           origin: node.baseUrl,
