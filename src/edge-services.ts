@@ -185,7 +185,7 @@ function isolateParts(config: EdgeConfig, env: Record<string, unknown>): Isolate
 
 /**
  * Limiters hold no I/O objects (Upstash is plain fetch per call), so one per isolate is kept: it keeps
- * @upstash/ratelimit's in-isolate block cache warm, and the memory twin counting across requests at all.
+ * the Upstash limiter's leases and remembered refusals, and the memory twin counting across requests at all.
  * The memory twin counts per isolate only; production sets Upstash.
  */
 const limiters = new Map<string, RateLimiter>();

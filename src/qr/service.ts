@@ -44,7 +44,7 @@ export async function generateQrCode(services: Services, userId: string, request
           () => services.heavy.run(userId, "qrWithLogo", { payload, design, logo, limits: services.imageLimits }, [logo]),
           (err) => DECODE_ERRORS.has(err.code),
         )
-      : await renderQr(payload, design);
+      : await renderKept(payload, design);
   } catch (err) {
     // Content too long for a QR code: for url and text that is the `value` field itself.
     if (err instanceof ApiError && err.details?.[0]?.path === "payload" && (request.type === "url" || request.type === "text")) {
@@ -52,6 +52,38 @@ export async function generateQrCode(services: Services, userId: string, request
     }
     throw err;
   }
+}
+
+/**
+ * Codes without a logo, kept once rendered (and scan-checked): the same code is asked for again and again (an
+ * `<img>` on a shop's page), and its PNG depends only on the payload and the design. Settled renders only, so
+ * no request waits on another's work (on the Worker a request may not finish another's promise). Bounded by
+ * count and bytes; the least recently used go first. Per process on Node, per isolate on the Worker.
+ */
+const KEPT_CODES = 256;
+const KEPT_BYTES = 4 * 1024 * 1024;
+const kept = new Map<string, RenderedQr>();
+let keptBytes = 0;
+
+async function renderKept(payload: string, design: Parameters<typeof renderQr>[1]): Promise<RenderedQr> {
+  const key = JSON.stringify([payload, design]);
+  const known = kept.get(key);
+  if (known) {
+    kept.delete(key);
+    kept.set(key, known);
+    return { ...known, warnings: [...known.warnings] };
+  }
+  const rendered = await renderQr(payload, design);
+  if (rendered.png.length <= KEPT_BYTES / 16 && !kept.has(key)) {
+    kept.set(key, rendered);
+    keptBytes += rendered.png.length;
+    for (const [oldest, value] of kept) {
+      if (kept.size <= KEPT_CODES && keptBytes <= KEPT_BYTES) break;
+      kept.delete(oldest);
+      keptBytes -= value.png.length;
+    }
+  }
+  return { ...rendered, warnings: [...rendered.warnings] };
 }
 
 /** Fetches (or reads inline) the logo's bytes and checks they are an image we take. */

@@ -1,6 +1,7 @@
 /**
  * The Upstash limiter (src/adapters/rate-limit/upstash.ts) against the machine's Redis at 127.0.0.1:6379,
- * reached through the test-only Upstash REST bridge with the real @upstash/redis and @upstash/ratelimit.
+ * reached through the test-only Upstash REST bridge with the real @upstash/redis (and @upstash/ratelimit for
+ * the bridge's own flagged scripts).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "@upstash/redis";
@@ -84,6 +85,39 @@ describe("UpstashRateLimiter on real Redis", () => {
     expect((await two.limit(bucket, "alice", 3)).success).toBe(false);
     expect((await one.limit(bucket, "bob", 3)).success).toBe(true);
     expect((await one.limit(`test-${run}-c`, "alice", 3)).success).toBe(true);
+  });
+
+  it("takes a busy user's budget in leases: fewer Redis calls than requests, never more admitted than the limit", async () => {
+    await clearOfMinuteBoundary(15_000);
+    const limiter = UpstashRateLimiter({ url: bridge.url, token: bridge.token });
+    const bucket = `test-${run}-lease`;
+    const before = bridge.requests;
+    const results = [];
+    for (let i = 0; i < 101; i++) results.push(await limiter.limit(bucket, "busy", 100));
+    expect(results.filter((r) => r.success)).toHaveLength(100);
+    expect(results[100]!.success).toBe(false);
+    expect(results.slice(0, 100).map((r) => r.remaining)).toEqual(Array.from({ length: 100 }, (_, i) => 99 - i));
+    expect(bridge.requests - before).toBeLessThan(50);
+    // A refusal is remembered: asking again at once costs no Redis call.
+    const refused = bridge.requests;
+    expect((await limiter.limit(bucket, "busy", 100)).success).toBe(false);
+    expect(bridge.requests).toBe(refused);
+  });
+
+  it("admits no more than the limit across two limiters taking turns, and gives back what a lease left unused", async () => {
+    await clearOfMinuteBoundary(15_000);
+    const bucket = `test-${run}-lease2`;
+    const [one, two] = [0, 1].map(() => UpstashRateLimiter({ url: bridge.url, token: bridge.token }));
+    let admitted = 0;
+    for (let i = 0; i < 30; i++) if ((await one!.limit(bucket, "shared", 40)).success) admitted++;
+    // `one` may hold requests of its last lease; once the lease has expired its next call gives them back.
+    await new Promise((r) => setTimeout(r, 1100));
+    if ((await one!.limit(bucket, "shared", 40)).success) admitted++;
+    for (let i = 0; i < 30; i++) if ((await (i % 2 ? one : two)!.limit(bucket, "shared", 40)).success) admitted++;
+    await new Promise((r) => setTimeout(r, 1100));
+    if ((await one!.limit(bucket, "shared", 40)).success) admitted++;
+    for (let i = 0; i < 20; i++) if ((await two!.limit(bucket, "shared", 40)).success) admitted++;
+    expect(admitted).toBe(40);
   });
 
   it("fails open when Redis is down behind the bridge", async () => {
