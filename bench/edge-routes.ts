@@ -361,7 +361,12 @@ const trips = (n: number) => (Number.isInteger(n) ? String(n) : fmt(n, 2));
 export function printRoutes(rows: RouteRow[], targets: RouteTarget[]): void {
   const floor = rows.find((r) => r.name === FLOOR)!;
   const ratio = (ti: number, row: RouteRow, round: number) => row.rounds[ti]![round]!.cpuMs / floor.rounds[ti]![round]!.cpuMs;
-  const median = (values: number[]) => middle(values);
+  // The median proper: with an even count, the mean of the middle two.
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const half = sorted.length >> 1;
+    return sorted.length % 2 ? sorted[half]! : (sorted[half - 1]! + sorted[half]!) / 2;
+  };
   const rounds = floor.rounds[0]!.length;
   console.log(
     `\nPer operation, one request at a time, ${rounds} round(s); CPU ms per request (x the floor, ${FLOOR}, in the same round: median, min-max), wall p50 ms;`,
