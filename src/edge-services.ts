@@ -120,7 +120,7 @@ function requireEdgeConfig(config: Config): EdgeConfig {
 }
 
 /** The part of the services that outlives a request: built once per isolate and configuration. */
-type IsolateParts = Omit<Services, "defer">;
+type IsolateParts = Omit<Services, "defer" | "kickWebhooks">;
 
 const partsByConfig = new WeakMap<Config, IsolateParts>();
 
@@ -139,7 +139,7 @@ export function buildEdgeServices(env: Record<string, unknown>, ctx: EdgeContext
     void tracked.finally(() => pending.delete(tracked));
     ctx.waitUntil(tracked);
   };
-  return {
+  const services: EdgeServices = {
     ...parts,
     // Its own identity per request: what is batched per handle (group commits) never waits across requests.
     db: viewOf(parts.db),
@@ -148,6 +148,9 @@ export function buildEdgeServices(env: Record<string, unknown>, ctx: EdgeContext
       while (pending.size) await Promise.allSettled([...pending]);
     },
   };
+  // Per request: queueing new webhook messages is this request's deferred work.
+  services.kickWebhooks = webhookKicker(services);
+  return services;
 }
 
 function isolateParts(config: EdgeConfig, env: Record<string, unknown>): IsolateParts {
@@ -162,7 +165,7 @@ function isolateParts(config: EdgeConfig, env: Record<string, unknown>): Isolate
   // Without QStash the cron sweep (every minute, functions/worker.ts) is the poller on the edge too.
   const queue = config.qstash ? QStashQueue(config) : PollerQueue();
   const storage = S3Storage(config.s3);
-  const services: EdgeServices = {
+  return {
     config,
     db: db.db,
     rateLimiter: rateLimiterFor(config),
@@ -179,8 +182,6 @@ function isolateParts(config: EdgeConfig, env: Record<string, unknown>): Isolate
     apiKeyCache: ApiKeyCache(),
     imageLimits: EDGE_DECODE_LIMITS,
   };
-  services.kickWebhooks = webhookKicker(services);
-  return services;
 }
 
 /**
