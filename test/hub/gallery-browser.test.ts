@@ -194,6 +194,20 @@ describe.sequential("credits and gallery in the hub", { timeout: 120_000, skip: 
     expect((await fetch(scheduled.images[0].url)).status).toBe(200);
   });
 
+  it("both pages fit a phone's width", async () => {
+    const phone = await browser.newContext({ viewport: { width: 375, height: 812 }, deviceScaleFactor: 2, storageState: await context.storageState() });
+    try {
+      const small = await phone.newPage();
+      for (const path of ["/hub/gallery", "/hub/credits"]) {
+        await small.goto(`${server.baseUrl}${path}`);
+        expect(await small.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), path).toBe(true);
+      }
+      await small.screenshot({ path: join(DOCS, "hub-credits-phone.png"), fullPage: true });
+    } finally {
+      await phone.close();
+    }
+  });
+
   it("has no serious accessibility violations", () => {
     expect(violations).toEqual([]);
   });
