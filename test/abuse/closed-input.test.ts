@@ -3,7 +3,7 @@
  * parameter an operation does not declare is 422 VALIDATION_FAILED naming it (with the known name it
  * resembles), a query parameter given twice is 422 naming it, a number parameter that is not a whole number
  * says its range, and the OpenAPI document says so. Checked through HTTP on every operation of areas A, B
- * and C and of the sandbox's control routes; the same requests without the mistake still pass.
+ * and C, the webhooks and the sandbox's control routes; the same requests without the mistake still pass.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makePng } from "../helpers/images";
@@ -15,6 +15,8 @@ let u: { userId: string; apiKey: string; page: string };
 let png: Buffer;
 let product: string;
 let qrPng: string;
+/** A webhook endpoint of the user's, for the operations on one endpoint. */
+let endpoint: string;
 
 const ID = "0b9f7a52-4c53-4c5e-9d0e-5d7c0f6a8e11";
 
@@ -32,11 +34,18 @@ beforeAll(async () => {
   product = await productDataUrl();
   const qr = await h.app.request(`/api/qr-code/generate-base64/${u.apiKey}/hello`);
   qrPng = ((await qr.json()) as { data: { qrCodeDataUrl: string } }).data.qrCodeDataUrl;
+  const made = await h.app.request("/api/v1/webhooks", {
+    method: "POST",
+    headers: h.json(user.apiKey),
+    body: JSON.stringify({ url: "https://hooks.example.com/a" }),
+  });
+  expect(made.status).toBe(201);
+  endpoint = ((await made.json()) as { data: { id: string } }).data.id;
 }, 60_000);
 afterAll(async () => h?.close());
 
 interface Operation {
-  method: "GET" | "POST" | "DELETE";
+  method: "GET" | "POST" | "PATCH" | "DELETE";
   /** As the OpenAPI documents write it, `{param}` for path parameters. */
   template: string;
   path: () => string;
@@ -90,6 +99,24 @@ const OPERATIONS: Operation[] = [
     template: "/sandbox/accounts",
     path: () => "/sandbox/accounts",
     body: () => ({ platform: "pageplatform", name: "Shop", platformAccountId: "4242" }),
+  },
+  {
+    method: "POST",
+    template: "/api/v1/webhooks",
+    path: () => "/api/v1/webhooks",
+    body: () => ({ url: "https://hooks.example.com/b", events: ["post.published"] }),
+  },
+  { method: "GET", template: "/api/v1/webhooks", path: () => "/api/v1/webhooks" },
+  { method: "GET", template: "/api/v1/webhooks/{id}", path: () => `/api/v1/webhooks/${endpoint}` },
+  { method: "PATCH", template: "/api/v1/webhooks/{id}", path: () => `/api/v1/webhooks/${endpoint}`, body: () => ({ description: "orders" }) },
+  { method: "DELETE", template: "/api/v1/webhooks/{id}", path: () => `/api/v1/webhooks/${ID}` },
+  { method: "POST", template: "/api/v1/webhooks/{id}/rotate-secret", path: () => `/api/v1/webhooks/${ID}/rotate-secret` },
+  { method: "POST", template: "/api/v1/webhooks/{id}/test", path: () => `/api/v1/webhooks/${ID}/test` },
+  { method: "GET", template: "/api/v1/webhooks/{id}/deliveries", path: () => `/api/v1/webhooks/${endpoint}/deliveries`, declared: ["limit", "5"] },
+  {
+    method: "POST",
+    template: "/api/v1/webhooks/{id}/deliveries/{deliveryId}/replay",
+    path: () => `/api/v1/webhooks/${endpoint}/deliveries/${ID}/replay`,
   },
   { method: "POST", template: "/sandbox/faults", path: () => "/sandbox/faults", body: () => ({ accountId: u.page, kind: "transient", times: 0 }) },
   { method: "GET", template: "/sandbox/posts", path: () => "/sandbox/posts", declared: ["accountId", "pageplatform:4242"] },
