@@ -8,10 +8,9 @@
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { Hono, type MiddlewareHandler } from "hono";
-import { Receiver } from "@upstash/qstash";
 import type { AppEnv } from "../http/env";
-import { ApiError } from "../http/errors";
 import { authenticatedNotFound } from "../http/openapi";
+import { verifiedQStashBody } from "../http/qstash-callback";
 import { validationHook } from "../http/validate";
 import { webhookCallbackUrl } from "../adapters/queue/qstash";
 import * as handlers from "./handlers";
@@ -41,7 +40,7 @@ export function createWebhookRoutes(): OpenAPIHono<AppEnv> {
 
 /**
  * `POST /api/internal/webhooks/send`, body `{"webhookDeliveryId": "..."}`: QStash's message for one delivery,
- * verified as the publish callback is (the Receiver, both signing keys, the raw body, this URL). It answers
+ * verified as the publish callback is (verifiedQStashBody: both signing keys, the raw body, this URL). It answers
  * 2xx once the attempt is recorded, whatever the receiver said (the retry is a new QStash message), and 5xx
  * only when the attempt could not be made or recorded, so QStash brings it again.
  */
@@ -49,18 +48,7 @@ export function createWebhookCallbackRoutes(): Hono<AppEnv> {
   const router = new Hono<AppEnv>();
   router.post("/send", async (c) => {
     const services = c.get("services");
-    const qstash = services.config.qstash;
-    if (!qstash) throw new ApiError("NOT_FOUND", "No route matches this method and path.");
-    const signature = c.req.header("upstash-signature");
-    const raw = await c.req.text();
-    if (!signature) throw new ApiError("UNAUTHORIZED", "Missing Upstash-Signature.");
-    const receiver = new Receiver({ currentSigningKey: qstash.currentSigningKey, nextSigningKey: qstash.nextSigningKey, devMode: false });
-    try {
-      await receiver.verify({ signature, body: raw, url: webhookCallbackUrl(services.config), clockTolerance: 5 });
-    } catch (err) {
-      services.log.warn("qstash signature refused", { reason: err instanceof Error ? err.message.slice(0, 200) : "invalid" });
-      throw new ApiError("UNAUTHORIZED", "The Upstash-Signature is not valid for this request.");
-    }
+    const raw = await verifiedQStashBody(c, webhookCallbackUrl(services.config));
     let id: unknown;
     try {
       id = (JSON.parse(raw) as { webhookDeliveryId?: unknown })?.webhookDeliveryId;

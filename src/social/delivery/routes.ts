@@ -8,9 +8,8 @@
  * database is down), so QStash delivers again later.
  */
 import { Hono } from "hono";
-import { Receiver } from "@upstash/qstash";
 import type { AppEnv } from "../../http/env";
-import { ApiError } from "../../http/errors";
+import { verifiedQStashBody } from "../../http/qstash-callback";
 import { publishCallbackUrl } from "../../adapters/queue/qstash";
 import { publishDelivery } from "./publish";
 import { rescheduleIfEarly } from "./early";
@@ -20,18 +19,7 @@ export function createDeliveryRoutes(): Hono<AppEnv> {
 
   router.post("/publish", async (c) => {
     const services = c.get("services");
-    const qstash = services.config.qstash;
-    if (!qstash) throw new ApiError("NOT_FOUND", "No route matches this method and path.");
-    const signature = c.req.header("upstash-signature");
-    const raw = await c.req.text();
-    if (!signature) throw new ApiError("UNAUTHORIZED", "Missing Upstash-Signature.");
-    const receiver = new Receiver({ currentSigningKey: qstash.currentSigningKey, nextSigningKey: qstash.nextSigningKey, devMode: false });
-    try {
-      await receiver.verify({ signature, body: raw, url: publishCallbackUrl(services.config), clockTolerance: 5 });
-    } catch (err) {
-      services.log.warn("qstash signature refused", { reason: err instanceof Error ? err.message.slice(0, 200) : "invalid" });
-      throw new ApiError("UNAUTHORIZED", "The Upstash-Signature is not valid for this request.");
-    }
+    const raw = await verifiedQStashBody(c, publishCallbackUrl(services.config));
 
     const deliveryId = parseDeliveryId(raw);
     if (!deliveryId) {
