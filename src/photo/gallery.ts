@@ -18,18 +18,13 @@ import type { Price } from "./types";
 
 export type GalleryRow = typeof galleryItems.$inferSelect;
 
-export interface NewGalleryItem {
+/** What describes an item's image, as written, stored and shown. */
+type GalleryItemFields = Pick<GalleryRow, "label" | "templateId" | "scenePrompt" | "model" | "resolution" | "aspectRatio" | "width" | "height">;
+
+export interface NewGalleryItem extends GalleryItemFields {
   userId: string;
   jobId: string;
   itemIndex: number;
-  label: string | null;
-  templateId: string | null;
-  scenePrompt: string | null;
-  model: string;
-  resolution: string;
-  aspectRatio: string;
-  width: number;
-  height: number;
   price: Price;
   storageKey: string;
   thumbKey: string;
@@ -45,16 +40,8 @@ export function galleryInsert(item: NewGalleryItem): SQL {
              on conflict (job_id, item_index) do nothing`;
 }
 
-export interface GalleryView {
+export interface GalleryView extends GalleryItemFields {
   id: string;
-  label: string | null;
-  templateId: string | null;
-  scenePrompt: string | null;
-  model: string;
-  resolution: string;
-  aspectRatio: string;
-  width: number;
-  height: number;
   cost: { credits: number; usd: number; inr: number };
   imageUrl: string;
   thumbnailUrl: string;

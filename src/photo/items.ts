@@ -12,7 +12,7 @@
  * const prediction = await itemPrediction(services, jobId, 0, sceneRequest, predictionCallbackUrl(services.config));
  * const row = await claimFinish(services.db, jobId, 0, prediction.id, services.clock.now());
  */
-import { and, asc, eq, inArray, lt, or, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, lt, or, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { photoJobItems, photoJobs } from "../../db/schema";
 import type { Config } from "../config";
@@ -159,16 +159,19 @@ export async function recordItem(
   const rows = await db
     .update(photoJobItems)
     .set({ status, result, checkAfter: null, updatedAt: now })
-    .where(
-      and(
-        eq(photoJobItems.jobId, held.jobId),
-        eq(photoJobItems.itemIndex, held.itemIndex),
-        eq(photoJobItems.status, "finishing"),
-        held.checkAfter ? eq(photoJobItems.checkAfter, held.checkAfter) : sql`true`,
-      ),
-    )
+    .where(heldByFinisher(held))
     .returning({ jobId: photoJobItems.jobId });
   return rows.length > 0;
+}
+
+/** The item still held by the finisher that claimed it: finishing, with the hold (`checkAfter`) it was given. */
+function heldByFinisher(held: Pick<ItemRow, "jobId" | "itemIndex" | "checkAfter">): SQL | undefined {
+  return and(
+    eq(photoJobItems.jobId, held.jobId),
+    eq(photoJobItems.itemIndex, held.itemIndex),
+    eq(photoJobItems.status, "finishing"),
+    held.checkAfter ? eq(photoJobItems.checkAfter, held.checkAfter) : sql`true`,
+  );
 }
 
 /**
@@ -176,17 +179,7 @@ export async function recordItem(
  * or the database failing): it is finished again by the next delivery of its callback or by the sweep.
  */
 export async function releaseItem(db: Db, held: Pick<ItemRow, "jobId" | "itemIndex" | "checkAfter">, retryAt: Date): Promise<void> {
-  await db
-    .update(photoJobItems)
-    .set({ status: "predicting", checkAfter: retryAt, updatedAt: new Date() })
-    .where(
-      and(
-        eq(photoJobItems.jobId, held.jobId),
-        eq(photoJobItems.itemIndex, held.itemIndex),
-        eq(photoJobItems.status, "finishing"),
-        held.checkAfter ? eq(photoJobItems.checkAfter, held.checkAfter) : sql`true`,
-      ),
-    );
+  await db.update(photoJobItems).set({ status: "predicting", checkAfter: retryAt, updatedAt: new Date() }).where(heldByFinisher(held));
 }
 
 /**
