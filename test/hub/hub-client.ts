@@ -15,6 +15,8 @@ export interface HubTest {
   h: TestApp;
   logLines: string[];
   browser(): HubBrowser;
+  /** A new user signed in, in a browser of their own: the user's key and ids, and `b`, that browser. */
+  signedIn(): Promise<Awaited<ReturnType<TestApp["createUser"]>> & { b: HubBrowser }>;
 }
 
 export async function createHubTest(options: TestAppOptions = {}): Promise<HubTest> {
@@ -26,7 +28,17 @@ export async function createHubTest(options: TestAppOptions = {}): Promise<HubTe
     overrides: { platformFetch: async (input, init) => app!.request(String(input instanceof Request ? input.url : input), init), ...options.overrides },
   });
   app = h.app;
-  return { h, logLines, browser: () => new HubBrowser(h) };
+  return {
+    h,
+    logLines,
+    browser: () => new HubBrowser(h),
+    async signedIn() {
+      const user = await h.createUser();
+      const b = new HubBrowser(h);
+      await b.signIn(user.userId);
+      return { ...user, b };
+    },
+  };
 }
 
 export class HubBrowser {

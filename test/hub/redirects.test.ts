@@ -17,20 +17,13 @@ beforeAll(async () => {
 });
 afterAll(() => t.h.close());
 
-async function signedIn() {
-  const user = await t.h.createUser();
-  const b = t.browser();
-  await b.signIn(user.userId);
-  return { ...user, b };
-}
-
 const keyNames = async (b: HubBrowser) => [...(await b.page("/hub/keys")).html.matchAll(/data-label="Name">([^<]*)</g)].map((m) => m[1]);
 const shownKey = (html: string) => /id="new-key-value">(sk_[0-9A-Za-z]+)</.exec(html)?.[1];
 const apiStatus = async (key: string) => (await t.h.app.request("/api/v1/social/accounts", { headers: t.h.auth(key) })).status;
 
 describe("API keys", () => {
   it("creating answers 303 to the keys page, which shows the key once; loading it again shows it no more and creates nothing", async () => {
-    const { b, userId } = await signedIn();
+    const { b, userId } = await t.signedIn();
     const before = await keyNames(b);
     const post = await b.post("/hub/keys", { name: "till" });
     expect([post.res.status, post.res.headers.get("location")]).toEqual([303, "/hub/keys"]);
@@ -55,14 +48,14 @@ describe("API keys", () => {
   });
 
   it("shows the key to one of two pages loaded at once, never to both", async () => {
-    const { b } = await signedIn();
+    const { b } = await t.signedIn();
     await b.post("/hub/keys", { name: "race" });
     const pages = await Promise.all([b.page("/hub/keys"), b.page("/hub/keys"), b.page("/hub/keys")]);
     expect(pages.filter((p) => shownKey(p.html)).length).toBe(1);
   });
 
   it("drops a message its page never took in time", async () => {
-    const { b } = await signedIn();
+    const { b } = await t.signedIn();
     await b.post("/hub/keys", { name: "late" });
     const clock = t.h.services.clock;
     const real = clock.now;
@@ -77,7 +70,7 @@ describe("API keys", () => {
   });
 
   it("a refused form answers 303 too, with the reason on the page, and creates no key", async () => {
-    const { b } = await signedIn();
+    const { b } = await t.signedIn();
     const before = await keyNames(b);
     for (const [form, reason] of [
       [{ name: " " }, "Give the key a name"],
@@ -95,7 +88,7 @@ describe("API keys", () => {
   });
 
   it("revoking asks first: the form without confirmation leads to the question and revokes nothing; confirmed, it revokes", async () => {
-    const { b } = await signedIn();
+    const { b } = await t.signedIn();
     const key = shownKey((await b.submit("/hub/keys", { name: "to revoke" })).html)!;
     const prefix = key.slice(0, 11);
     const keys = await b.page("/hub/keys");
@@ -120,9 +113,9 @@ describe("API keys", () => {
   });
 
   it("another user's key cannot be revoked or even asked about", async () => {
-    const owner = await signedIn();
+    const owner = await t.signedIn();
     const key = shownKey((await owner.b.submit("/hub/keys", { name: "mine" })).html)!;
-    const intruder = await signedIn();
+    const intruder = await t.signedIn();
     expect((await intruder.b.page(`/hub/keys/${key.slice(0, 11)}/revoke`)).res.status).toBe(404);
     await intruder.b.submit(`/hub/keys/${key.slice(0, 11)}/revoke`, { confirm: "yes" });
     expect(await apiStatus(key)).toBe(200);
@@ -131,7 +124,7 @@ describe("API keys", () => {
 
 describe("accounts", () => {
   it("connect, preselect and disconnect answer 303; disconnecting asks first", async () => {
-    const { b, apiKey } = await signedIn();
+    const { b, apiKey } = await t.signedIn();
     const start = await b.post("/hub/accounts/connect", {});
     expect(start.res.status).toBe(303);
     expect(new URL(start.res.headers.get("location")!).pathname).toBe("/sandbox/v23.0/dialog/oauth");
@@ -162,7 +155,7 @@ describe("accounts", () => {
 
 describe("posts", () => {
   it("cancelling asks first, then answers 303 to the post; the question for a post with nothing left to send says so", async () => {
-    const { b, apiKey } = await signedIn();
+    const { b, apiKey } = await t.signedIn();
     await b.connectSandbox(["1010000000000003"]);
     const created = await t.h.app.request("/api/v1/social/posts", {
       method: "POST",
@@ -199,7 +192,7 @@ describe("posts", () => {
   });
 
   it("names each target's account, shows the images, and puts the platform's own words behind a details toggle", async () => {
-    const { b, apiKey } = await signedIn();
+    const { b, apiKey } = await t.signedIn();
     await b.connectSandbox(["1010000000000001"]);
     const jpeg = (await makeJpeg(800, 1000)).toString("base64");
     const created = await t.h.app.request("/api/v1/social/posts", {
@@ -228,7 +221,7 @@ describe("posts", () => {
 
 describe("signing out", () => {
   it("answers 303 to the sign-in page, which says so", async () => {
-    const { b } = await signedIn();
+    const { b } = await t.signedIn();
     const out = await b.post("/hub/logout", {});
     expect([out.res.status, out.res.headers.get("location")]).toEqual([303, "/hub/signin?signed-out"]);
     const page = await b.page("/hub/signin?signed-out");

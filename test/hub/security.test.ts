@@ -16,13 +16,6 @@ beforeAll(async () => {
 });
 afterAll(() => t.h.close());
 
-async function signedIn() {
-  const user = await t.h.createUser();
-  const b = t.browser();
-  await b.signIn(user.userId);
-  return { ...user, b };
-}
-
 describe("sessions and the API", () => {
   it("sends a signed-out visitor to sign in, and a signed-in one to the keys page", async () => {
     const anonymous = t.browser();
@@ -31,7 +24,7 @@ describe("sessions and the API", () => {
       expect([res.status, res.headers.get("location")], path).toEqual([303, "/hub/signin"]);
     }
     expect((await anonymous.post("/hub/keys", { name: "x" })).res.status).toBe(401);
-    const { b } = await signedIn();
+    const { b } = await t.signedIn();
     expect((await b.request("/hub")).headers.get("location")).toBe("/hub/keys");
     const missing = await b.page("/hub/nothing-here");
     expect(missing.res.status).toBe(404);
@@ -39,7 +32,7 @@ describe("sessions and the API", () => {
   });
 
   it("the API refuses a request that carries only a hub session cookie", async () => {
-    const { b } = await signedIn();
+    const { b } = await t.signedIn();
     const res = await b.request("/api/v1/social/accounts");
     expect(res.status).toBe(401);
     expect(((await res.json()) as any).error.code).toBe("UNAUTHORIZED");
@@ -88,14 +81,14 @@ describe("sessions and the API", () => {
 
 describe("CSRF", () => {
   it("refuses a state-changing form without the token, with a wrong token, or from another origin", async () => {
-    const { b } = await signedIn();
+    const { b } = await t.signedIn();
     const missing = await b.post("/hub/keys", { name: "x" }, { csrf: null });
     expect(missing.res.status).toBe(403);
     const wrong = await b.post("/hub/keys", { name: "x" }, { csrf: "A".repeat(32) });
     expect(wrong.res.status).toBe(403);
     const foreign = await b.post("/hub/keys", { name: "x" }, { origin: "https://evil.example" });
     expect(foreign.res.status).toBe(403);
-    const other = await signedIn();
+    const other = await t.signedIn();
     const crossSession = await b.post("/hub/keys", { name: "x" }, { csrf: other.b.csrf });
     expect(crossSession.res.status).toBe(403);
     const { html } = await b.page("/hub/keys");
@@ -141,7 +134,7 @@ describe("sign-in links", () => {
 
 describe("platform OAuth state", () => {
   it("refuses a callback with a wrong state, another session's state, or a state used before", async () => {
-    const a = await signedIn();
+    const a = await t.signedIn();
     const start = await a.b.post("/hub/accounts/connect", {});
     expect(start.res.status).toBe(303);
     const dialog = new URL(start.res.headers.get("location")!);
@@ -151,7 +144,7 @@ describe("platform OAuth state", () => {
     expect(wrong.hops).toEqual([{ status: 303, location: "/hub/accounts" }]);
     expect(wrong.html).toContain("nothing was connected");
 
-    const b = await signedIn();
+    const b = await t.signedIn();
     const started = await b.b.post("/hub/accounts/connect", {});
     const stateOfB = new URL(started.res.headers.get("location")!).searchParams.get("state")!;
     const stolen = await a.b.follow(await a.b.page(`/hub/accounts/callback?state=${stateOfB}&code=${code}`));
@@ -169,7 +162,7 @@ describe("platform OAuth state", () => {
 
 describe("isolation and secrecy", () => {
   it("another user's post page is 404, and cancelling it is refused", async () => {
-    const owner = await signedIn();
+    const owner = await t.signedIn();
     await owner.b.connectSandbox(["1010000000000003"]);
     const created = await t.h.app.request("/api/v1/social/posts", {
       method: "POST",
@@ -179,7 +172,7 @@ describe("isolation and secrecy", () => {
     expect(created.status).toBe(201);
     const id = ((await created.json()) as any).data.id;
     expect((await owner.b.page(`/hub/posts/${id}`)).res.status).toBe(200);
-    const intruder = await signedIn();
+    const intruder = await t.signedIn();
     const page = await intruder.b.page(`/hub/posts/${id}`);
     expect(page.res.status).toBe(404);
     expect(page.html).not.toContain("mine");
@@ -189,7 +182,7 @@ describe("isolation and secrecy", () => {
   });
 
   it("platform tokens and full API keys (after their first showing) never appear in pages, API answers or logs", async () => {
-    const { b, apiKey } = await signedIn();
+    const { b, apiKey } = await t.signedIn();
     await b.connectSandbox();
     const created = await b.submit("/hub/keys", { name: "shown once" });
     const fullKey = /id="new-key-value">(sk_[0-9A-Za-z]+)</.exec(created.html)![1]!;
@@ -211,7 +204,7 @@ describe("isolation and secrecy", () => {
   });
 
   it("sets CSP with a nonce and frame-ancestors 'none', X-Frame-Options, Referrer-Policy and no-store on hub pages", async () => {
-    const { b } = await signedIn();
+    const { b } = await t.signedIn();
     for (const path of ["/hub/signin", "/hub/keys", "/hub/accounts", "/hub/posts", "/hub/start"]) {
       const res = await b.request(path);
       const csp = res.headers.get("content-security-policy") ?? "";
