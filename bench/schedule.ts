@@ -15,6 +15,7 @@ import { startServerProcess, type ServerProcess } from "../test/helpers/server-p
 import { createScratchDatabase } from "../dev/postgres";
 import { benchResources } from "./resources";
 import { cpuByPid, cpuMs, cpuSince, postgresPids, serverPids } from "./proc-cpu";
+import { latencyRow } from "./timing";
 
 const POSTS = Number(process.env.SCHEDULE_POSTS ?? 1000);
 /** Time to create the posts (8 at once) before their instant. */
@@ -51,7 +52,7 @@ export async function benchSchedule(): Promise<void> {
       const server = await start({ DATABASE_URL: scratch.url, PLATFORM_SANDBOX: "on" });
       await bursts("ours, PostgreSQL", server);
     }
-    row("peer: plain Node timers in this process", await timers(Date.now() + 1000, POSTS));
+    latencyRow("peer: plain Node timers in this process", await timers(Date.now() + 1000, POSTS));
     console.log(`  goal for 1,000 posts: p99 <= 400 ms on PostgreSQL, <= 600 ms on PGlite`);
   } finally {
     await res.close();
@@ -67,7 +68,7 @@ interface Run {
 }
 
 function report(label: string, run: Run): void {
-  row(label, run.late);
+  latencyRow(label, run.late);
   const perTarget = (ms: number) => (ms / run.late.length).toFixed(1);
   console.log(
     `  ${"".padEnd(40)} server CPU ${run.cpuMs.toFixed(0)} ms while publishing (${perTarget(run.cpuMs)} ms per target, the list reads that watched it included)`,
@@ -156,14 +157,6 @@ async function lateness(server: ServerProcess): Promise<Run> {
 /** How late `count` timers set for `at` fire. */
 function timers(at: number, count: number): Promise<number[]> {
   return Promise.all(Array.from({ length: count }, () => new Promise<number>((resolve) => setTimeout(() => resolve(Date.now() - at), at - Date.now()))));
-}
-
-function row(label: string, ms: number[]): void {
-  const sorted = [...ms].sort((a, b) => a - b);
-  const q = (p: number) => sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * p) - 1)]!;
-  console.log(
-    `  ${label.padEnd(40)} min ${sorted[0]!.toFixed(0).padStart(5)} ms   p50 ${q(0.5).toFixed(0).padStart(5)} ms   p99 ${q(0.99).toFixed(0).padStart(5)} ms   max ${sorted.at(-1)!.toFixed(0).padStart(5)} ms   (n=${ms.length})`,
-  );
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

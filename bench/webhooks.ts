@@ -14,6 +14,7 @@ import { startServerProcess, type ServerProcess } from "../test/helpers/server-p
 import { startReceiver, type Receiver } from "../test/helpers/webhook-receiver";
 import { createScratchDatabase } from "../dev/postgres";
 import { benchResources } from "./resources";
+import { latencyRow } from "./timing";
 
 const POSTS = 1000;
 const LEAD_MS = 25_000;
@@ -140,11 +141,7 @@ function row(label: string, ms: number[]): void {
     console.log(`  ${label}: no messages`);
     return;
   }
-  const sorted = [...ms].sort((a, b) => a - b);
-  const q = (p: number) => sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * p) - 1)]!;
-  console.log(
-    `  ${label.padEnd(48)} min ${sorted[0]!.toFixed(0).padStart(5)} ms   p50 ${q(0.5).toFixed(0).padStart(5)} ms   p99 ${q(0.99).toFixed(0).padStart(5)} ms   max ${sorted.at(-1)!.toFixed(0).padStart(5)} ms   (n=${ms.length})`,
-  );
+  latencyRow(label, ms, 48);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
