@@ -161,6 +161,9 @@ export async function startNeonBridge(): Promise<NeonBridge> {
     ws.on("error", () => socket.destroy());
   });
 
+  // Idle keep-alive connections stay open as a pooled proxy's do: Node's 5 s default closes one just as
+  // workerd may send the next query on it, and the driver does not retry a query it sent.
+  server.keepAliveTimeout = 120_000;
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
