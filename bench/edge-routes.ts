@@ -4,7 +4,7 @@
  * the S3 fake) and on the Node server (`npm start`: PGlite, in-memory limits), one request at a time:
  *
  * - CPU per request: workerd's process CPU (every thread's, from /proc/<pid>/task/<tid>/schedstat, in
- *   nanoseconds) over the route's requests and whatever they left running (deferred work, QStash callbacks,
+ *   nanoseconds; the process's 10 ms ticks when a thread ended meanwhile) over the route's requests and whatever they left running (deferred work, QStash callbacks,
  *   the sandbox's Graph calls). The stand-ins run in this process, so none of theirs is in it. Node: the
  *   server's processes the same way.
  * - Round trips per request, counted at the stand-ins: database (Neon HTTP queries plus WebSocket turns,
@@ -273,16 +273,43 @@ export async function setUp(t: RouteTarget): Promise<State> {
   return state;
 }
 
-/** CPU nanoseconds of every thread of `pids` (threads that ended are not counted). */
-async function cpuNs(pids: readonly string[]): Promise<number> {
-  let ns = 0;
+/**
+ * CPU of `pids`: per thread in nanoseconds (/proc/<pid>/task/<tid>/schedstat), and per process in 10 ms ticks
+ * (/proc/<pid>/stat, which keeps the time of threads that have ended).
+ */
+interface CpuReading {
+  threads: Map<string, number>;
+  processes: Map<string, number>;
+}
+
+async function readCpu(pids: readonly string[]): Promise<CpuReading> {
+  const threads = new Map<string, number>();
+  const processes = new Map<string, number>();
   for (const pid of pids) {
-    const tasks = await readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
-    for (const tid of tasks) {
+    for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [] as string[])) {
       const stat = await readFile(`/proc/${pid}/task/${tid}/schedstat`, "utf8").catch(() => "");
-      ns += Number(stat.split(" ")[0] ?? 0) || 0;
+      threads.set(`${pid}/${tid}`, Number(stat.split(" ")[0] ?? 0) || 0);
     }
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (fields.length > 13) processes.set(pid, (Number(fields[11]) + Number(fields[12])) * 1e7);
   }
+  return { threads, processes };
+}
+
+/**
+ * Nanoseconds used between two readings: by thread, unless a thread ended in between (a heavy-work thread
+ * that went idle), whose time only the process's own count still holds.
+ */
+function cpuBetween(before: CpuReading, after: CpuReading): number {
+  const ended = [...before.threads.keys()].some((tid) => !after.threads.has(tid));
+  if (ended) {
+    let ns = 0;
+    for (const [pid, t] of after.processes) ns += t - (before.processes.get(pid) ?? 0);
+    return ns;
+  }
+  let ns = 0;
+  for (const [tid, t] of after.threads) ns += t - (before.threads.get(tid) ?? 0);
   return ns;
 }
 
@@ -312,7 +339,7 @@ async function measure(t: RouteTarget, route: Route, state: State, scale: number
   if (!route.status.includes(warm.status)) throw new Error(`${t.name}: ${route.name} answered ${warm.status}: ${warm.text}\n${t.log()}`);
   await quiesce(t);
   const pids = await t.pids();
-  const cpu0 = await cpuNs(pids);
+  const cpu0 = await readCpu(pids);
   const c0 = counters(t.edge);
   const walls: number[] = [];
   for (let i = 0; i < n; i++) {
@@ -323,10 +350,10 @@ async function measure(t: RouteTarget, route: Route, state: State, scale: number
     if (!route.status.includes(res.status)) throw new Error(`${t.name}: ${route.name} answered ${res.status}: ${res.text}\n${t.log()}`);
   }
   await quiesce(t);
-  const cpu1 = await cpuNs(pids);
+  const cpu1 = await readCpu(pids);
   const c1 = counters(t.edge);
   return {
-    cpuMs: (cpu1 - cpu0) / 1e6 / n,
+    cpuMs: cpuBetween(cpu0, cpu1) / 1e6 / n,
     wallMs: middle(walls),
     db: (c1.db - c0.db) / n,
     redis: (c1.redis - c0.redis) / n,
