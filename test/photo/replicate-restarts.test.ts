@@ -8,11 +8,12 @@
  * server died, retried with the same Idempotency-Key: the retry continues the one prediction.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { and, count, eq, inArray } from "drizzle-orm";
-import { creditMovements, generations, photoJobItems } from "../../db/schema";
+import { eq, inArray } from "drizzle-orm";
+import { generations, photoJobItems } from "../../db/schema";
 import { openNodeDb } from "../../db/node";
 import type { DbHandle } from "../../db/client";
 import { createScratchDatabase, type ScratchDatabase } from "../../dev/postgres";
+import { expectOneChargePerItem } from "../helpers/charges";
 import { startReplicateFake, type ReplicateFake } from "../helpers/replicate-fake";
 import { freePort, startServerProcess, type ServerProcess } from "../helpers/server-process";
 import { productDataUrl } from "./fixtures";
@@ -132,21 +133,7 @@ describe("Replicate-backed photo jobs across kill -9 of the Node server", () => 
     expect(new Set(items.map((r) => r.predictionId))).toEqual(new Set(replicate.predictions.keys()));
     expect(items.every((r) => r.status === "succeeded")).toBe(true);
 
-    const charged = await handle.db
-      .select({ jobId: generations.jobId, itemIndex: generations.itemIndex, n: count() })
-      .from(generations)
-      .where(inArray(generations.jobId, ids))
-      .groupBy(generations.jobId, generations.itemIndex);
-    expect(charged).toHaveLength(expected);
-    expect(charged.every((r) => r.n === 1)).toBe(true);
-    // The customer's credits: one charge per delivered image.
-    const debits = await handle.db
-      .select({ jobId: creditMovements.jobId, itemIndex: creditMovements.itemIndex, n: count() })
-      .from(creditMovements)
-      .where(and(inArray(creditMovements.jobId, ids), eq(creditMovements.kind, "charge")))
-      .groupBy(creditMovements.jobId, creditMovements.itemIndex);
-    expect(debits).toHaveLength(expected);
-    expect(debits.every((r) => r.n === 1)).toBe(true);
+    await expectOneChargePerItem(handle.db, ids, expected);
   }, 1_200_000);
 
   it("a synchronous request whose server died: the retry with the same Idempotency-Key continues the one prediction, one charge", async () => {

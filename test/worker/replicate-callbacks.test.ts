@@ -11,15 +11,16 @@
  * item, one charge per image.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { and, count, eq, inArray } from "drizzle-orm";
+import { count, eq, inArray } from "drizzle-orm";
 import { Miniflare } from "miniflare";
 import { openNodeDb } from "../../db/node";
 import type { DbHandle } from "../../db/client";
-import { creditMovements, generations, photoJobItems } from "../../db/schema";
+import { generations, photoJobItems } from "../../db/schema";
 import { createApiKey, createUser } from "../../src/http/api-keys";
 import { PREDICTION_CALLBACK_PATH, RECHECK_MS } from "../../src/photo/items";
 import { startLocalEdge, type LocalEdge } from "../../dev/edge-worker";
 import { createScratchDatabase, type ScratchDatabase } from "../../dev/postgres";
+import { expectOneChargePerItem } from "../helpers/charges";
 import { startReplicateFake, type ReplicateFake } from "../helpers/replicate-fake";
 import { freePort } from "../helpers/server-process";
 import { productJpeg } from "../photo/fixtures";
@@ -203,19 +204,6 @@ describe("async photo jobs in workerd, finished by Replicate's webhooks", () => 
     const ids = jobs.map((j) => j.id);
     const items = await handle.db.select().from(photoJobItems).where(inArray(photoJobItems.jobId, ids));
     expect(new Set(items.map((r) => r.predictionId))).toEqual(new Set(made));
-    const charged = await handle.db
-      .select({ jobId: generations.jobId, itemIndex: generations.itemIndex, n: count() })
-      .from(generations)
-      .where(inArray(generations.jobId, ids))
-      .groupBy(generations.jobId, generations.itemIndex);
-    expect(charged).toHaveLength(expected);
-    expect(charged.every((r) => r.n === 1)).toBe(true);
-    const debits = await handle.db
-      .select({ jobId: creditMovements.jobId, itemIndex: creditMovements.itemIndex, n: count() })
-      .from(creditMovements)
-      .where(and(inArray(creditMovements.jobId, ids), eq(creditMovements.kind, "charge")))
-      .groupBy(creditMovements.jobId, creditMovements.itemIndex);
-    expect(debits).toHaveLength(expected);
-    expect(debits.every((r) => r.n === 1)).toBe(true);
+    await expectOneChargePerItem(handle.db, ids, expected);
   }, 1_200_000);
 });
