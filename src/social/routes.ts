@@ -10,9 +10,9 @@
  * app.route("/api/v1/social", createSocialRoutes());
  */
 import { OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
 import { movedTo, OPENAPI_PATH, REFERENCE_PATH } from "../http/api-document";
 import type { AppEnv } from "../http/env";
+import { noStore } from "../http/no-store";
 import { authenticatedNotFound } from "../http/openapi";
 import { validationHook } from "../http/validate";
 import * as handlers from "./handlers";
@@ -31,11 +31,6 @@ const validated = (route: RouteConfig) =>
     if (result.target === "json") assertSupportedKind((result as { data?: unknown }).data);
     if (!result.success && result.target === "header") parseIdempotencyKey(undefined);
   });
-
-const noStore: MiddlewareHandler<AppEnv> = async (c, next) => {
-  await next();
-  c.res.headers.set("Cache-Control", "no-store");
-};
 
 export function createSocialRoutes(): OpenAPIHono<AppEnv> {
   const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });

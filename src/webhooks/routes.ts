@@ -7,8 +7,9 @@
  * app.route("/api/v1/webhooks", createWebhookRoutes());
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
-import { Hono, type MiddlewareHandler } from "hono";
+import { Hono } from "hono";
 import type { AppEnv } from "../http/env";
+import { noStore } from "../http/no-store";
 import { authenticatedNotFound } from "../http/openapi";
 import { verifiedQStashBody } from "../http/qstash-callback";
 import { validationHook } from "../http/validate";
@@ -16,11 +17,6 @@ import { webhookCallbackUrl } from "../adapters/queue/qstash";
 import * as handlers from "./handlers";
 import { routes } from "./openapi";
 import { sendWebhookDelivery } from "./send";
-
-const noStore: MiddlewareHandler<AppEnv> = async (c, next) => {
-  await next();
-  c.res.headers.set("Cache-Control", "no-store");
-};
 
 export function createWebhookRoutes(): OpenAPIHono<AppEnv> {
   const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
