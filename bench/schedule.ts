@@ -15,6 +15,7 @@ import { startServerProcess, type ServerProcess } from "../test/helpers/server-p
 import { createScratchDatabase } from "../dev/postgres";
 import { benchResources } from "./resources";
 import { cpuByPid, cpuMs, cpuSince, postgresPids, serverPids } from "./proc-cpu";
+import { caller } from "./api-caller";
 import { latencyRow } from "./timing";
 
 const POSTS = Number(process.env.SCHEDULE_POSTS ?? 1000);
@@ -85,19 +86,6 @@ async function bursts(label: string, server: ServerProcess): Promise<void> {
   for (const id of ["1001", "1002"]) await call("POST", "/sandbox/accounts", { platform: "pageplatform", name: `Shop ${id}`, platformAccountId: id });
   report(`${label}, first burst`, await lateness(server));
   report(`${label}, second burst`, await lateness(server));
-}
-
-function caller(server: ServerProcess) {
-  return async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${server.baseUrl}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${server.apiKey}`, "content-type": "application/json", ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json = (await res.json()) as any;
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json.data;
-  };
 }
 
 /**

@@ -14,6 +14,7 @@ import { startServerProcess, type ServerProcess } from "../test/helpers/server-p
 import { startReceiver, type Receiver } from "../test/helpers/webhook-receiver";
 import { createScratchDatabase } from "../dev/postgres";
 import { benchResources } from "./resources";
+import { caller } from "./api-caller";
 import { latencyRow } from "./timing";
 
 const POSTS = 1000;
@@ -62,19 +63,6 @@ export async function benchWebhooks(): Promise<void> {
   } finally {
     await res.close();
   }
-}
-
-function caller(server: ServerProcess) {
-  return async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${server.baseUrl}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${server.apiKey}`, "content-type": "application/json", ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json = (await res.json()) as { data: any };
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json.data;
-  };
 }
 
 interface Burst {
