@@ -23,6 +23,7 @@ const OPTIONAL_VALUES: Record<string, string> = {
   QSTASH_CURRENT_SIGNING_KEY: "sig-current",
   QSTASH_NEXT_SIGNING_KEY: "sig-next",
   REPLICATE_API_TOKEN: "r8_production_token",
+  REPLICATE_WEBHOOK_SECRET: "whsec_cHJvZHVjdGlvbi13ZWJob29rLXNlY3JldA==",
   GRAPH_API_BASE: "https://graph.facebook.com",
   META_APP_ID: "1234567890",
   META_APP_SECRET: "meta-app-secret",
@@ -133,11 +134,13 @@ describe("the Worker with the production configuration", () => {
     expect((await request("POST", "/api/internal/deliveries/publish", { body: { deliveryId: "x" } })).status).toBe(404);
   });
 
-  it("with every listed secret set: still closed (the QStash callback exists and wants a signature)", async () => {
+  it("with every listed secret set: still closed (the QStash and Replicate callbacks exist and want a signature)", async () => {
     await edge.setBindings(complete);
     expect((await request("GET", "/api/v1/social/accounts", { auth: true })).status).toBe(200);
     await expectClosed("every secret");
     expect((await request("POST", "/api/internal/deliveries/publish", { body: { deliveryId: "x" } })).status).toBe(401);
+    expect((await request("POST", "/api/internal/webhooks/send", { body: { webhookDeliveryId: "x" } })).status).toBe(401);
+    expect((await request("POST", "/api/internal/photo/predictions", { body: { id: "x", status: "succeeded" } })).status).toBe(401);
   });
 
   it("opens the sandbox only when PLATFORM_SANDBOX=on is added (local development)", async () => {
