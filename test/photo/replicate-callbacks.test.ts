@@ -223,7 +223,12 @@ describe("a synchronous request retried with the same Idempotency-Key", () => {
     for (let i = 0; i < 400 && replicate.predictions.size === 0; i++) await new Promise((r) => setTimeout(r, 25));
     const predictionId = [...replicate.predictions.keys()][0]!;
     const [job] = await h.db.select().from(photoJobs).where(eq(photoJobs.idempotencyKey, "sync-retry-1"));
-    const [item] = await h.db.select().from(photoJobItems).where(eq(photoJobItems.jobId, job!.id));
+    // The id is stored as soon as the create's answer is read, which may be a moment after the stand-in has it.
+    let item: typeof photoJobItems.$inferSelect | undefined;
+    for (let i = 0; i < 400 && !item?.predictionId; i++) {
+      [item] = await h.db.select().from(photoJobItems).where(eq(photoJobItems.jobId, job!.id));
+      if (!item?.predictionId) await new Promise((r) => setTimeout(r, 25));
+    }
     expect(item!.predictionId).toBe(predictionId);
     expect(JSON.parse(creates()[0]!.body).webhook).toBeUndefined();
 
