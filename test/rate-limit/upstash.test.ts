@@ -1,7 +1,6 @@
 /**
  * The Upstash limiter (src/adapters/rate-limit/upstash.ts) against the machine's Redis at 127.0.0.1:6379,
- * reached through the test-only Upstash REST bridge with the real @upstash/redis (and @upstash/ratelimit for
- * the bridge's own flagged scripts).
+ * reached through the test-only Upstash REST bridge with the real @upstash/redis.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Redis } from "@upstash/redis";
