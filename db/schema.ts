@@ -246,6 +246,14 @@ export const photoJobItems = pgTable(
     itemIndex: integer("item_index").notNull(),
     /** The provider's prediction id; null for an item that failed before one was made (a bad input). */
     predictionId: text("prediction_id"),
+    /**
+     * The create under way, written before it is sent: the product input URL it sends, and when (null once a
+     * prediction id is stored). A create whose answer was never stored is found among the provider's recent
+     * predictions by this URL (a retried synchronous request stores its inputs again, under new URLs) from
+     * this time (the sweep moves `updated_at` on).
+     */
+    createInputUrl: text("create_input_url"),
+    createSentAt: ts("create_sent_at"),
     /** predicting | finishing | succeeded | failed */
     status: text("status").notNull().default("predicting"),
     /**

@@ -166,8 +166,8 @@ export interface Predictions {
   get(id: string, signal?: AbortSignal): Promise<PredictionState>;
   /**
    * The prediction made for this request since `since` whose id we never learnt (the process died between
-   * the create and storing its answer), found among the account's recent predictions by its product input;
-   * null when there is none.
+   * the create and storing its answer), found among the account's recent predictions by its product input's
+   * URL (pass the URL that create sent); the newest when several; null when there is none.
    */
   find(request: SceneRequest, since: Date): Promise<PredictionState | null>;
   /** Polls until the prediction ends; past the generator's deadline it is canceled (GENERATION_TIMEOUT). */

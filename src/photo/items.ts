@@ -45,8 +45,9 @@ export async function itemByPrediction(db: Db, predictionId: string): Promise<It
 }
 
 /**
- * The item's prediction: the stored one while it is starting, processing or has succeeded; otherwise (none
- * yet, or the stored one failed or was canceled) a new one, whose id is stored before anything else.
+ * The item's prediction: the stored one while it is starting, processing or has succeeded; otherwise the one
+ * a create under way made (found by what it sent, when its answer was never stored), or a new one, whose id
+ * is stored before anything else.
  */
 export async function itemPrediction(services: Services, jobId: string, index: number, request: SceneRequest, webhook?: string): Promise<PredictionState> {
   const predictions = services.generator.predictions!;
@@ -56,20 +57,30 @@ export async function itemPrediction(services: Services, jobId: string, index: n
     const stored = await predictions.get(row.predictionId, request.signal);
     if (!RESTARTABLE.has(stored.status)) return stored;
     services.log.info("photo item gets a new prediction", { jobId, index, predictionId: stored.id, status: stored.status });
-  } else if (row) {
-    // A create was sent and its answer never stored (the process died in between): find that prediction.
-    const lost = await predictions.find(request, row.updatedAt);
-    if (lost && !RESTARTABLE.has(lost.status) && (await storePrediction(services.db, jobId, index, null, lost.id, services.clock.now()))) return lost;
   }
-  // The row says a create is under way before it is sent, so a runner that dies before storing the answer
-  // leaves a trace for the next one to look for.
+  if (row && (row.createSentAt || !row.predictionId)) {
+    // A create was sent and its answer never stored (the process died in between): find that prediction by
+    // what that create sent, which a retried synchronous request (its inputs stored again) no longer sends.
+    const sent = { ...request, product: { ...request.product, url: row.createInputUrl ?? request.product.url } };
+    const lost = await predictions.find(sent, row.createSentAt ?? row.updatedAt);
+    if (
+      lost &&
+      lost.id !== row.predictionId &&
+      !RESTARTABLE.has(lost.status) &&
+      (await storePrediction(services.db, jobId, index, row.predictionId, lost.id, services.clock.now()))
+    )
+      return lost;
+  }
+  // The row says a create is under way, with what it sends and when, before it is sent, so a runner that
+  // dies before storing the answer leaves a trace for the next one to look for.
   const now = services.clock.now();
+  const underWay = { createInputUrl: request.product.url, createSentAt: now, updatedAt: now };
   await services.db
     .insert(photoJobItems)
-    .values({ jobId, itemIndex: index, predictionId: null, status: "predicting", checkAfter: new Date(now.getTime() + RECHECK_MS), updatedAt: now })
+    .values({ jobId, itemIndex: index, predictionId: null, status: "predicting", checkAfter: new Date(now.getTime() + RECHECK_MS), ...underWay })
     .onConflictDoUpdate({
       target: [photoJobItems.jobId, photoJobItems.itemIndex],
-      set: { updatedAt: now },
+      set: underWay,
       setWhere: row?.predictionId ? eq(photoJobItems.predictionId, row.predictionId) : sql`${photoJobItems.predictionId} is null`,
     });
   let created: PredictionState;
@@ -78,7 +89,7 @@ export async function itemPrediction(services: Services, jobId: string, index: n
   } catch (err) {
     // A create whose answer was lost on the way (the connection dropped) may still have made the prediction.
     const lost = await predictions.find(request, now).catch(() => null);
-    if (!lost) throw err;
+    if (!lost || lost.id === row?.predictionId) throw err;
     services.log.warn("photo item prediction found after a failed create", { jobId, index, predictionId: lost.id });
     created = lost;
   }
@@ -89,7 +100,7 @@ export async function itemPrediction(services: Services, jobId: string, index: n
   return winner?.predictionId ? predictions.get(winner.predictionId, request.signal) : created;
 }
 
-/** Stores the item's prediction id, fenced on the one read before (null: none yet). */
+/** Stores the item's prediction id, fenced on the one read before (null: none yet); no create is under way after it. */
 async function storePrediction(db: Db, jobId: string, index: number, previous: string | null, predictionId: string, now: Date): Promise<boolean> {
   const checkAfter = new Date(now.getTime() + RECHECK_MS);
   const [kept] = await db
@@ -97,7 +108,7 @@ async function storePrediction(db: Db, jobId: string, index: number, previous: s
     .values({ jobId, itemIndex: index, predictionId, status: "predicting", checkAfter })
     .onConflictDoUpdate({
       target: [photoJobItems.jobId, photoJobItems.itemIndex],
-      set: { predictionId, status: "predicting", checkAfter, result: null, updatedAt: now },
+      set: { predictionId, status: "predicting", checkAfter, result: null, createSentAt: null, updatedAt: now },
       setWhere: previous ? eq(photoJobItems.predictionId, previous) : sql`${photoJobItems.predictionId} is null`,
     })
     .returning({ predictionId: photoJobItems.predictionId });

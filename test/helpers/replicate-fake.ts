@@ -65,6 +65,11 @@ export interface ReplicateBehaviour {
   longEdge?: Record<string, number>;
   /** Make the first N predictions but drop the connection instead of answering their creates. Default 0. */
   loseCreateAnswers?: number;
+  /**
+   * Make the first N predictions but answer their creates only when `releaseCreateAnswers` is called (the
+   * caller dies before it reads the answer). Default 0.
+   */
+  holdCreateAnswers?: number;
   /** The prediction runs this long on the fake's clock (`clock.advance`), whatever the polls. */
   durationMs?: number;
   /** How the "completed" webhook is delivered. */
@@ -163,6 +168,8 @@ export interface ReplicateFake {
   sendWebhook(predictionId: string, options?: { webhookId?: string; badSignature?: boolean; timestampOffsetSeconds?: number }): Promise<number>;
   /** Webhook deliveries still scheduled or retrying. */
   pendingWebhooks(): number;
+  /** Answers the creates held by `holdCreateAnswers` (to callers still waiting); answers how many. */
+  releaseCreateAnswers(): number;
   /** Forgets scripts, predictions and recorded requests (between tests). */
   reset(): void;
   close(): Promise<void>;
@@ -189,6 +196,8 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
   const scripts = new Map<string, ReplicateBehaviour>();
   const createsSeen = new Map<string, number>();
   const lostAnswers = new Map<string, number>();
+  const heldAnswers = new Map<string, number>();
+  const held: Array<() => void> = [];
   const inputFetches: ReplicateFake["inputFetches"] = [];
   let webhookSecret = `whsec_${randomBytes(24).toString("base64")}`;
   const wrongSecret = `whsec_${randomBytes(24).toString("base64")}`;
@@ -378,6 +387,11 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
       res.socket?.destroy();
       return 0;
     }
+    const holding = heldAnswers.get(key) ?? 0;
+    if (holding < (behaviour.holdCreateAnswers ?? 0)) {
+      heldAnswers.set(key, holding + 1);
+      return new Promise<number>((resolve) => held.push(() => resolve(res.destroyed ? 0 : send(res, 201, view(p)))));
+    }
     const status = send(res, 201, view(p));
     // A prediction already over (an input that did not load, no duration) calls back after its create's answer.
     if (p.status === "failed" || (durationMs === 0 && behaviour.outcome !== "never")) {
@@ -499,12 +513,19 @@ export async function startReplicateFake(options: ReplicateFakeOptions = {}): Pr
       return deliver(p, options.webhookId ?? `msg_${randomBytes(12).toString("hex")}`, 1, options);
     },
     pendingWebhooks: () => pending,
+    releaseCreateAnswers() {
+      const answers = held.splice(0);
+      for (const answer of answers) answer();
+      return answers.length;
+    },
     script: (model, behaviour) => void scripts.set(model, behaviour),
     reset() {
       webhooks.length = 0;
       scripts.clear();
       createsSeen.clear();
       lostAnswers.clear();
+      heldAnswers.clear();
+      for (const answer of held.splice(0)) answer();
       predictions.clear();
       requests.length = 0;
       inputFetches.length = 0;

@@ -260,6 +260,39 @@ describe("a synchronous request retried with the same Idempotency-Key", () => {
     const [closed] = await h.db.select().from(photoJobItems).where(eq(photoJobItems.jobId, job!.id));
     expect(closed).toMatchObject({ predictionId, status: "succeeded", checkAfter: null });
   });
+
+  it("whose runner died before it read the create's answer: the retry finds that prediction by the input URL the create sent; one prediction, one charge", async () => {
+    replicate.script("*", { polls: 1, holdCreateAnswers: 1 });
+    const body = { productImages: [{ dataUrl: product }], scenePrompt: "on a windowsill", model: "standard", outputResult: "url" };
+    const first = h.post(body, { "Idempotency-Key": "sync-retry-2" }); // its create's answer comes only after the retry
+    for (let i = 0; i < 400 && replicate.predictions.size === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    const predictionId = [...replicate.predictions.keys()][0]!;
+    const [job] = await h.db.select().from(photoJobs).where(eq(photoJobs.idempotencyKey, "sync-retry-2"));
+    const [pending] = await h.db.select().from(photoJobItems).where(eq(photoJobItems.jobId, job!.id));
+    expect(pending).toMatchObject({ predictionId: null, status: "predicting" });
+
+    // The runner dies with the answer unread; the retry takes over with inputs stored again under new URLs.
+    await h.db
+      .update(photoJobs)
+      .set({ lockedUntil: new Date(Date.now() - 1000), attempts: 5 })
+      .where(eq(photoJobs.id, job!.id));
+    const retried = await h.post(body, { "Idempotency-Key": "sync-retry-2" });
+    const json = (await retried.json()) as { data: Data };
+    expect(retried.status, JSON.stringify(json)).toBe(200);
+    expect(creates()).toHaveLength(1);
+    expect(replicate.predictions.size).toBe(1);
+    const [item] = await h.db.select().from(photoJobItems).where(eq(photoJobItems.jobId, job!.id));
+    expect(item).toMatchObject({ predictionId, status: "succeeded" });
+
+    // The dead runner's answer arrives after all: it continues the stored prediction and charges nothing more.
+    expect(replicate.releaseCreateAnswers()).toBe(1);
+    await Promise.resolve(first).catch(() => undefined);
+    expect(await ledger(job!.id)).toHaveLength(1);
+    expect(creates()).toHaveLength(1);
+    const replay = await h.post(body, { "Idempotency-Key": "sync-retry-2" });
+    expect(replay.status).toBe(200);
+    expect(((await replay.json()) as { data: Data }).data.imageUrl).toBe(json.data.imageUrl);
+  });
 });
 
 describe("the webhook signing secret", () => {

@@ -212,7 +212,11 @@ export function ReplicateGenerator(options: ReplicateGeneratorOptions): ImageGen
           }
           // Newest first: a page reaching back before `since` is the last one worth reading.
           const oldest = page.at(-1);
-          if (++pages >= MAX_LIST_PAGES || !oldest || Date.parse(oldest.created_at) < from) break;
+          if (!oldest || Date.parse(oldest.created_at) < from) return null;
+          if (++pages >= MAX_LIST_PAGES) {
+            log.warn("replicate prediction search stopped before reaching the create's time", { ...context(request), pages, since: since.toISOString() });
+            return null;
+          }
         }
         return null;
       } catch (error) {
@@ -292,8 +296,13 @@ export function ReplicateGenerator(options: ReplicateGeneratorOptions): ImageGen
   return { name: "replicate", generateScene, predictions };
 }
 
-/** Pages of the prediction list read to find a prediction whose create's answer was lost. */
-const MAX_LIST_PAGES = 3;
+/**
+ * Pages of the prediction list read to find a prediction whose create's answer was lost. Replicate lists an
+ * account's predictions newest first, 100 a page, with no filter by input, so the search reaches a lost create
+ * while at most this many hundred of the account's predictions were made after it, until the retry (a
+ * synchronous request's retry comes after its 30 s hold, an async job's runner after its 60 s one).
+ */
+const MAX_LIST_PAGES = 10;
 
 /** The webhook signing secret read from Replicate, per API root and token, for the life of the process or isolate. */
 const secrets = new Map<string, { secret: Promise<string>; at: number }>();
