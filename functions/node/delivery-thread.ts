@@ -36,8 +36,9 @@ export function startDeliveryThread(queue: PollerQueue, log: Pick<Logger, "error
 
   const launch = (entry: URL) =>
     new Promise<void>((resolve, reject) => {
-      // Not the server's node flags: from the sources they load tsx, which the built thread does not need.
-      const thread = new Worker(entry, { execArgv: [] });
+      // Not the server's node flags: from the sources they load tsx, which the built thread does not need. A
+      // CPU profile (`--cpu-prof`, a benchmark's BENCH_NODE_ARGS) is taken of this thread too, in a file of its own.
+      const thread = new Worker(entry, { execArgv: process.execArgv.filter((flag) => flag.startsWith("--cpu-prof")) });
       worker = thread;
       alive = true;
       thread.once("message", () => resolve());

@@ -6,9 +6,9 @@
  * until the earliest due delivery (read from the database after each tick, and told by the poller queue
  * when a post is created in this process), at most `pollMs` (deliveries another process created), and it
  * ticks early when a publish finishes, so a burst drains fast and a scheduled post goes out on time. It wakes
- * EARLY_MS before a due time and claims everything due by then, so that a burst's claim, post and account
- * reads and token decryption are done when the time comes; each publish waits for its time itself, then for
- * a slot.
+ * EARLY_MS before a due time, and longer before a burst (by the number of targets due in that second), and
+ * claims everything due by then, so that a burst's claim, post and account reads and token decryption are done
+ * when the time comes; each publish waits for its time itself, then for a slot.
  * `stop()` stops claiming and waits for in-flight publishes, so a clean shutdown never strands a claim.
  *
  * @example
@@ -20,7 +20,7 @@ import { publishClaimed } from "../../src/social/delivery/publish";
 import { releaseExpiredLocks, runSweep } from "../../src/social/delivery/sweep";
 import { resumePhotoJobs } from "../../src/photo/async-jobs";
 import { purgeExpiredStates } from "../../src/hub/oauth-states";
-import { claimDue, nextDueAt } from "../../src/social/delivery/store";
+import { claimDue, nextDue, type Claim } from "../../src/social/delivery/store";
 import { LOCK_MS } from "../../src/social/delivery/policy";
 import type { PollerQueue } from "../../src/adapters/queue/poller";
 import { sendSlots } from "../../src/social/delivery/slots";
@@ -28,25 +28,36 @@ import { sendSlots } from "../../src/social/delivery/slots";
 /** How soon a tick looks again at a due delivery it could not start. */
 const BUSY_RETRY_MS = 50;
 /**
- * A tick starts this long before a due time and claims what is due by then, so the claim, the post and the
- * account are read when the time comes; the publish itself waits for the due time (publishClaimed). Long
- * enough to prepare a burst of a hundred targets; the cost is that a target shows `publishing`, and cannot be
- * cancelled, for this long before its time.
+ * A tick starts at least this long before a due time and claims what is due by then, so the claim, the post
+ * and the account are read when the time comes; the publish itself waits for the due time (publishClaimed).
+ * The cost is that a target shows `publishing`, and cannot be cancelled, for this long before its time.
  */
 const EARLY_MS = 250;
 /**
+ * And this much longer per target due in the same second (PREP_WINDOW_MS from the first), up to PREP_CAP
+ * targets: what claiming, reading and preparing one target costs the embedded database at most, so that a
+ * burst of a thousand posts is claimed before its time, not while it is being sent.
+ */
+const PREP_MS_PER_TARGET = 0.3;
+const PREP_WINDOW_MS = 1000;
+const PREP_CAP = 10_000;
+/** Targets one claim statement takes at most; a tick claims batch after batch up to `hold`. */
+const CLAIM_BATCH = 512;
+/** Claims held at most by default: a burst of this many is claimed ahead of its time. */
+const HOLD = 4096;
+/**
  * Platform calls in flight at most, across all accounts. The publishes that go out together share their
  * write-ahead mark, the sandbox's insert and their record (group commits), so a burst costs about one round of
- * statements per this many targets: 16 sent a burst of 100 in seven rounds, one after the other.
+ * statements per this many targets, and fewer, larger statements cost the database less per target.
  */
-const CONCURRENCY = 64;
+const CONCURRENCY = 256;
 
 export interface SchedulerOptions {
   /** Claim and publish due deliveries here (false when QStash delivers them). */
   publish: boolean;
   /** Platform calls in flight at most (default CONCURRENCY). */
   concurrency?: number;
-  /** Claims held at most (sending, waiting for a slot, or read ahead of their due time); default 8x concurrency. */
+  /** Claims held at most (sending, waiting for a slot, or read ahead of their due time); default HOLD. */
   hold?: number;
   pollMs?: number;
   sweepMs?: number;
@@ -69,7 +80,7 @@ export interface Scheduler {
 export function startScheduler(services: Services, options: SchedulerOptions): Scheduler {
   const { log } = services;
   const concurrency = options.concurrency ?? CONCURRENCY;
-  const hold = options.hold ?? concurrency * 8;
+  const hold = options.hold ?? HOLD;
   const slots = sendSlots(concurrency);
   const pollMs = options.pollMs ?? 1000;
   const inflight = new Map<string, Promise<void>>();
@@ -82,6 +93,8 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
   let running: Promise<void> | null = null;
   /** The last claim took as many as `hold` left room for, so more may be due now: a finished publish ticks again. */
   let backlog = false;
+  /** How long before the next due time the scheduler claims (EARLY_MS, longer before a burst; `leadFor`). */
+  let lead = EARLY_MS;
   const housekeeping = startHousekeeping(services, {
     sweepMs: options.sweepMs ?? 30_000,
     lockCheckMs: options.lockCheckMs ?? 5000,
@@ -118,7 +131,11 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
         if (options.publish) {
           claimed = await claimMore();
           // With every claim held the next tick comes from a finished publish; no need to ask when.
-          if (inflight.size < hold) next = (await nextDueAt(services.db, [...inflight.keys()]))?.getTime() ?? Infinity;
+          if (inflight.size < hold) {
+            const due = await nextDue(services.db, [...inflight.keys()], { withinMs: PREP_WINDOW_MS, countCap: PREP_CAP });
+            next = due?.at.getTime() ?? Infinity;
+            lead = leadFor(due?.count ?? 0);
+          }
         }
       } catch (err) {
         log.error("scheduler tick failed", { error: String(err) });
@@ -126,19 +143,32 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
     })();
     await running;
     running = null;
-    const wait = Math.min(next, announced) - EARLY_MS - now();
+    const wait = Math.min(next - lead, announced - EARLY_MS) - now();
     announced = Infinity;
     // With every claim held, a finished publish ticks again; a due delivery then waits for that. A delivery
     // that is due but was not claimable (another process holds it) is looked at again shortly, not at once.
     schedule(inflight.size >= hold ? pollMs : wait <= 0 && claimed === 0 ? BUSY_RETRY_MS : wait);
   };
 
-  /** Claims due deliveries up to `hold` and starts publishing them; answers how many it started. */
+  /**
+   * Claims what is due within `lead`, a batch at a time, up to `hold`, and starts publishing each batch as it
+   * comes; answers how many it started.
+   */
   const claimMore = async () => {
-    const free = hold - inflight.size;
-    if (free <= 0 || stopping) return 0;
-    const claims = await claimDue(services.db, services.clock.now(), free, LOCK_MS, { exclude: [...inflight.keys()], aheadMs: EARLY_MS });
-    backlog = claims.length === free;
+    let started = 0;
+    for (;;) {
+      const free = hold - inflight.size;
+      if (free <= 0 || stopping) return started;
+      const limit = Math.min(free, CLAIM_BATCH);
+      const claims = await claimDue(services.db, services.clock.now(), limit, LOCK_MS, { exclude: [...inflight.keys()], aheadMs: lead });
+      backlog = claims.length === free;
+      start(claims);
+      started += claims.length;
+      if (claims.length < limit) return started;
+    }
+  };
+
+  const start = (claims: Claim[]) => {
     for (const claim of claims) {
       const id = claim.row.id;
       const work = publishClaimed(services, claim, { slots })
@@ -152,7 +182,6 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
         });
       inflight.set(id, work);
     }
-    return claims.length;
   };
 
   schedule(0);
@@ -168,6 +197,11 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
       if (inflight.size) log.warn("stopped with publishes in flight; their claims expire and the sweep releases them", { count: inflight.size });
     },
   };
+}
+
+/** How long before a due time with `count` targets due in its second the scheduler claims them. */
+function leadFor(count: number): number {
+  return EARLY_MS + Math.min(count, PREP_CAP) * PREP_MS_PER_TARGET;
 }
 
 interface HousekeepingOptions {

@@ -296,14 +296,36 @@ export async function knownProviderPostIds(db: Db, row: DeliveryRow): Promise<Se
   return new Set(rows.map((r) => r.id!).filter(Boolean));
 }
 
-/** When the next outstanding delivery (not in `exclude`) is due, or null when none is. */
-export async function nextDueAt(db: Db, exclude: readonly string[] = []): Promise<Date | null> {
-  const statement = prepared(db, "next_due_at", () =>
-    db
-      .select({ at: sql<string | Date | null>`min(${deliveries.nextAttemptAt})` })
+/** The next due time of outstanding deliveries and how many fall due with it (`nextDue`). */
+export interface NextDue {
+  at: Date;
+  /** Outstanding deliveries due from `at` to `withinMs` after it (counted up to `countCap`). */
+  count: number;
+}
+
+/**
+ * When the next outstanding delivery (not in `exclude`) is due, and how many are due from then to `withinMs`
+ * later (at most `countCap` counted, so a large backlog is not read through); null when none is.
+ */
+export async function nextDue(db: Db, exclude: readonly string[] = [], options: { withinMs: number; countCap: number }): Promise<NextDue | null> {
+  const statement = prepared(db, "next_due", () => {
+    const outstanding = and(
+      inArray(deliveries.status, ["pending", "failed"]),
+      isNotNull(deliveries.nextAttemptAt),
+      sql`${deliveries.id} not in ${jsonIds("exclude")}`,
+    );
+    const first = db
+      .select({ at: sql<string | Date | null>`min(${deliveries.nextAttemptAt})`.as("at") })
       .from(deliveries)
-      .where(and(inArray(deliveries.status, ["pending", "failed"]), isNotNull(deliveries.nextAttemptAt), sql`${deliveries.id} not in ${jsonIds("exclude")}`)),
-  );
-  const [row] = await statement.execute({ exclude: JSON.stringify(exclude) });
-  return row?.at ? new Date(row.at) : null;
+      .where(outstanding)
+      .as("first");
+    const due = db
+      .select({ one: sql`1` })
+      .from(deliveries)
+      .where(and(outstanding, sql`${deliveries.nextAttemptAt} <= ${first.at} + ${sql.placeholder("withinMs")}::int * interval '1 millisecond'`))
+      .limit(sql.placeholder("countCap"));
+    return db.select({ at: first.at, count: sql<number>`(select count(*)::int from (${due}) as due)` }).from(first);
+  });
+  const [row] = await statement.execute({ exclude: JSON.stringify(exclude), withinMs: options.withinMs, countCap: options.countCap });
+  return row?.at ? { at: new Date(row.at), count: Number(row.count) } : null;
 }
