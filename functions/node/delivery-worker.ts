@@ -23,8 +23,21 @@ const { services } = node;
 answerSandboxInProcess(services, () => createSandboxApp(services));
 const scheduler = startScheduler(services, { publish: true, housekeeping: false });
 const queue = services.queue as PollerQueue;
-// Webhook messages are sent by the server's thread (functions/node/webhook-sender.ts): tell it when they may be due.
-queue.watchWebhooks((due) => port.postMessage({ webhooks: due?.getTime() ?? 0 }));
+// Webhook messages are sent by the server's thread (functions/node/webhook-sender.ts): tell it when they may be
+// due, once per turn of the event loop with the earliest time (0: now), as every publish of a burst kicks.
+let kick: number | null = null;
+queue.watchWebhooks((due) => {
+  const at = due?.getTime() ?? 0;
+  if (kick !== null) {
+    kick = Math.min(kick, at);
+    return;
+  }
+  kick = at;
+  setImmediate(() => {
+    port.postMessage({ webhooks: kick });
+    kick = null;
+  });
+});
 
 port.on("message", (message: { due?: number; stop?: boolean }) => {
   if (typeof message.due === "number") void queue.enqueue("", new Date(message.due));

@@ -11,16 +11,21 @@
  * const mark = groupCommit((ids: string[]) => markAll(ids), { windowMs: 2 }); // one result per id, in order
  * const ok = await mark(id);
  */
-export interface GroupCommitOptions {
+export interface GroupCommitOptions<T = unknown> {
   /**
    * How long the first write waits for others; 0: until the end of this turn of the event loop (Node's
    * `setImmediate`, after the I/O callbacks of the turn, so the requests that arrived together go together).
    */
   windowMs: number;
   maxBatch?: number;
+  /**
+   * After the window, the flush waits for this too (given the writes waiting), while more writes join the
+   * batch: work more urgent than these writes goes first.
+   */
+  ready?: (items: readonly T[]) => Promise<void>;
 }
 
-export function groupCommit<T, R>(flush: (items: T[]) => Promise<R[]>, options: GroupCommitOptions): (item: T) => Promise<R> {
+export function groupCommit<T, R>(flush: (items: T[]) => Promise<R[]>, options: GroupCommitOptions<T>): (item: T) => Promise<R> {
   const maxBatch = options.maxBatch ?? 256;
   let queue: Array<{ item: T; resolve: (r: R) => void; reject: (e: unknown) => void }> = [];
   let busy = false;
@@ -44,7 +49,8 @@ export function groupCommit<T, R>(flush: (items: T[]) => Promise<R[]>, options: 
       queue.push({ item, resolve, reject });
       if (busy) return;
       busy = true;
-      later(() => void run(), options.windowMs);
+      const { ready } = options;
+      later(() => void (ready ? ready(queue.map((q) => q.item)).then(run, run) : run()), options.windowMs);
     });
 }
 

@@ -115,7 +115,7 @@ export async function publishClaimed(services: Services, claim: store.Claim, opt
     if (lost) throw new LostClaim();
     result ??= await adapter.publish(ctx);
     releaseSlot();
-    if (!(await store.recordPublished(db, claim, result.providerPostId, clock.now()))) {
+    if (!(await store.recordPublished(db, claim, result.providerPostId, clock.now(), options.slots?.idle))) {
       log.error("published but the claim was lost before recording; the next attempt reconciles", { deliveryId, providerPostId: result.providerPostId });
       return { status: "lost_claim" };
     }

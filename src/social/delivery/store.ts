@@ -143,15 +143,28 @@ export function saveContainer(db: Db, claim: Claim, containerId: string | null, 
   return updateHeld(db, claim, { providerContainerId: containerId, updatedAt: now });
 }
 
-/** Published at `now` (when the platform answered); concurrent records go out as one statement. */
-export function recordPublished(db: Db, claim: Claim, providerPostId: string | null, now: Date): Promise<boolean> {
-  return batched(db).published({ claim, now, providerPostId });
+/**
+ * Published at `now` (when the platform answered); concurrent records go out as one statement. With `after`
+ * (the Node scheduler's send slots going idle), the record waits for that too, up to RECORD_DEFER_MS: in a
+ * burst the remaining sends go before the records of those answered (`publishedAt` is the answer's time).
+ */
+export function recordPublished(db: Db, claim: Claim, providerPostId: string | null, now: Date, after?: () => Promise<void>): Promise<boolean> {
+  return batched(db).published({ claim, now, providerPostId, after });
 }
 
 /** The write-ahead mark waits this long for the marks of other targets: it delays the platform call. */
 const MARK_WINDOW = { windowMs: 2 };
 /** A record waits longer: `publishedAt` is taken when the platform answered, so only the row's update waits. */
-const RECORD_WINDOW = { windowMs: 10 };
+const RECORD_WINDOW = { windowMs: 10, ready: (items: readonly PublishedWrite[]) => deferred(items[0]?.after) };
+/** How long a record waits at most for the sends to go first. */
+const RECORD_DEFER_MS = 1000;
+
+function deferred(after: (() => Promise<void>) | undefined): Promise<void> {
+  if (!after) return Promise.resolve();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const limit = new Promise<void>((resolve) => (timer = setTimeout(resolve, RECORD_DEFER_MS)));
+  return Promise.race([after(), limit]).finally(() => clearTimeout(timer));
+}
 
 interface HeldWrite {
   claim: Claim;
@@ -194,6 +207,7 @@ function flushMarks(db: Db, items: HeldWrite[]): Promise<boolean[]> {
 
 interface PublishedWrite extends HeldWrite {
   providerPostId: string | null;
+  after?: () => Promise<void>;
 }
 
 function flushPublished(db: Db, items: PublishedWrite[]): Promise<boolean[]> {
