@@ -9,6 +9,7 @@
 import { serve } from "@hono/node-server";
 import { ConfigError, parseConfig } from "../src/config";
 import { createApp, MAX_BODY_BYTES } from "../src/app";
+import { createSandboxApp } from "../src/sandbox-app";
 import { buildNodeServices } from "./node/services";
 import { createAdminRoutes, writeAdminFile } from "./node/admin-server";
 import { startBackground } from "./node/background";
@@ -37,7 +38,9 @@ async function main() {
 
   const admin = await writeAdminFile(config.dataDir, { url: `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${config.port}` });
   const app = createApp(services, { mount: (a) => a.route("/", createAdminRoutes(admin.token)) });
-  answerSandboxInProcess(services, () => app);
+  // The process's own Graph calls reach only the sandbox's routes (as in the delivery thread): no access log
+  // line or request id per publish, no routing through the whole API.
+  answerSandboxInProcess(services, () => createSandboxApp(services));
   const background = await startBackground(services, node.db.driver);
 
   const server = serve({ fetch: drainUnreadBody(app.fetch, { maxBytes: MAX_BODY_BYTES }), port: config.port, hostname: config.host }, (info) => {

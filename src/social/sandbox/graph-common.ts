@@ -20,7 +20,19 @@ export interface Caller {
 /** How long a `slow` fault holds a publish: long enough to widen a crash window, short of any timeout. */
 export const SLOW_MS = 1500;
 
-export async function readParams(c: Context<AppEnv>): Promise<Params> {
+/**
+ * The request's parameters (query, and a form or JSON body), read once per request: the input check and the
+ * route both ask. Callers must not change the object.
+ */
+export function readParams(c: Context<AppEnv>): Promise<Params> {
+  let params = paramsOf.get(c.req);
+  if (!params) paramsOf.set(c.req, (params = parseParams(c)));
+  return params;
+}
+
+const paramsOf = new WeakMap<object, Promise<Params>>();
+
+async function parseParams(c: Context<AppEnv>): Promise<Params> {
   const params: Params = { ...c.req.query() };
   if (c.req.method !== "POST") return params;
   const type = c.req.header("content-type") ?? "";
