@@ -1,6 +1,6 @@
 /**
- * createSandboxApp(services): only the platform sandbox (/sandbox), for a Node delivery thread's in-process
- * Graph calls (functions/node/delivery-worker.ts). The sandbox's routes and the same error rendering as
+ * createSandboxApp(services): only the platform sandbox (/sandbox), for the Node process's own in-process
+ * Graph calls (functions/node.ts, functions/node/delivery-worker.ts). The sandbox's routes and the same error rendering as
  * createApp, without the rest of the API or the access log (the delivery's own log lines record its
  * attempts). A module of its own, so that the thread's bundle holds none of the other areas' routes (their
  * services, which the thread builds, are still in it): the whole app cost that thread memory for routes it
