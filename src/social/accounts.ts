@@ -41,7 +41,17 @@ export interface AccountRecord {
   capabilities: Capabilities;
 }
 
-export function toAccountRecord(row: typeof socialAccounts.$inferSelect): AccountRecord {
+/** The columns an account's record is made of (`toAccountRecord`). */
+const RECORD_COLUMNS = {
+  id: socialAccounts.id,
+  platform: socialAccounts.platform,
+  platformAccountId: socialAccounts.platformAccountId,
+  name: socialAccounts.name,
+  selected: socialAccounts.selected,
+  tokenStatus: socialAccounts.tokenStatus,
+};
+
+export function toAccountRecord(row: Pick<typeof socialAccounts.$inferSelect, keyof typeof RECORD_COLUMNS>): AccountRecord {
   const platform = row.platform as Platform;
   const { minImages: _min, ...capabilities } = CAPABILITIES[platform];
   return {
@@ -59,7 +69,7 @@ export function toAccountRecord(row: typeof socialAccounts.$inferSelect): Accoun
 export async function listAccounts(db: Db, userId: string): Promise<AccountRecord[]> {
   const rows = await prepared(db, "accounts_of_user", () =>
     db
-      .select()
+      .select(RECORD_COLUMNS)
       .from(socialAccounts)
       .where(eq(socialAccounts.userId, sql.placeholder("userId")))
       .orderBy(asc(socialAccounts.createdAt)),

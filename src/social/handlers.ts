@@ -13,7 +13,7 @@ import { listAccounts as accountsOf } from "./accounts";
 import { parseIdempotencyKey } from "./idempotency";
 import { createMedia as create, getMedia as mediaOf } from "./media";
 import { routes, SOCIAL_BASE_PATH } from "./openapi";
-import { cancelPost as cancel, createPost as publish, getPost as postOf, listPosts as postsOf } from "./posts";
+import { cancelPost as cancel, createPost as publish, getPostJson as postJsonOf, listPosts as postsOf } from "./posts";
 
 export const listAccounts: RouteHandler<typeof routes.listAccounts, AppEnv> = async (c) => {
   const accounts = await accountsOf(c.get("services").db, c.get("userId"));
@@ -47,8 +47,9 @@ export const listPosts: RouteHandler<typeof routes.listPosts, AppEnv> = async (c
 };
 
 export const getPost: RouteHandler<typeof routes.getPost, AppEnv> = async (c) => {
-  const post = await postOf(c.get("services"), c.get("userId"), c.req.valid("param").id);
-  return c.json({ data: post }, 200);
+  // The record comes as JSON text from the database (post-record.ts `recordJson`), written out as it is.
+  const post = await postJsonOf(c.get("services"), c.get("userId"), c.req.valid("param").id);
+  return declaredJson(routes.getPost, c.body(`{"data":${post}}`, 200, { "Content-Type": "application/json" }), 200);
 };
 
 export const cancelPost: RouteHandler<typeof routes.cancelPost, AppEnv> = async (c) => {

@@ -93,6 +93,12 @@ export async function loadPostRecords(db: Db, userId: string, ids: string[], now
   return ids.flatMap((id) => byId.get(id.toLowerCase()) ?? []);
 }
 
+/** The record of one post of `userId` (a uuid) as JSON text, as the database writes it; undefined when there is none. */
+export async function loadPostRecordJson(db: Db, userId: string, id: string, now: Date): Promise<string | undefined> {
+  const [json] = await recordsOf(db, userId, [id], now);
+  return json;
+}
+
 /**
  * The records (JSON text) of the given posts of `userId` (uuids), newest first; with `status`, only those whose
  * shown status is still that one at `now`.

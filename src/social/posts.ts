@@ -27,7 +27,7 @@ import { bareHashtag, checkPlatformRules, photoplatformAspectOk } from "./captio
 import { claimKey, completeKey, fingerprint, KEY_LOCK_MS, readKey, releaseKey, requestInProgressError, type KeyLock } from "./idempotency";
 import { galleryImageBytes } from "../photo/gallery";
 import { findOwnedMedia, loadSource, mediaNotFound, sourceOfString, storeNormalised, type ImageSource, type MediaRow } from "./media";
-import { listPostRecords, loadPostRecords, shownStatus, toPostRecord, type ListFilter } from "./post-record";
+import { listPostRecords, loadPostRecordJson, loadPostRecords, shownStatus, toPostRecord, type ListFilter } from "./post-record";
 import { LIST_DEFAULT_LIMIT, type PostCreate, type PostListQuery, type PostRecord, type PostStatus } from "./schemas";
 
 /** Furthest ahead a post may be scheduled. */
@@ -549,6 +549,13 @@ export async function getPost(services: Services, userId: string, id: string): P
   const [post] = isUuid(id) ? await loadPostRecords(services.db, userId, [id], services.clock.now()) : [];
   if (!post) throw postNotFound(id);
   return post;
+}
+
+/** `getPost`'s record as the JSON text the database writes, for an answer that need not parse and write it again. */
+export async function getPostJson(services: Services, userId: string, id: string): Promise<string> {
+  const json = isUuid(id) ? await loadPostRecordJson(services.db, userId, id, services.clock.now()) : undefined;
+  if (json === undefined) throw postNotFound(id);
+  return json;
 }
 
 export async function listPosts(services: Services, userId: string, query: PostListQuery) {
