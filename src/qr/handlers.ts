@@ -14,6 +14,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../http/env";
 import { ApiError, invalidField } from "../http/errors";
+import { toHex } from "../lib/encoding";
 import type { qrRoutes } from "./openapi";
 import { isHttpUrl } from "./payloads";
 import { DEFAULT_SIZE, parseGenerateRequest, type Design } from "./schemas";
@@ -81,8 +82,25 @@ function applyWarnings(c: Context<AppEnv>, warnings: string[]): void {
   if (warnings.length) c.header("X-QR-Warnings", warnings.join(" | "));
 }
 
+/**
+ * Each PNG's strong ETag, the one Hono's etag() would make from the answer (its SHA-1 in hex, quoted), made
+ * once per PNG: a kept code (service.ts) is the same bytes on every request, so etag() finds the header and
+ * only compares it, without copying and hashing the body of each answer.
+ */
+const etags = new WeakMap<Uint8Array, string>();
+
+async function pngEtag(png: Uint8Array): Promise<string> {
+  let tag = etags.get(png);
+  if (tag === undefined) {
+    tag = `"${toHex(new Uint8Array(await crypto.subtle.digest("SHA-1", png as Uint8Array<ArrayBuffer>)))}"`;
+    etags.set(png, tag);
+  }
+  return tag;
+}
+
 export const generatePng: RouteHandler<typeof qrRoutes.generatePng, AppEnv> = async (c) => {
   const result = await generateFromPath(c, { text: c.req.valid("param").text, query: c.req.valid("query") });
+  c.header("ETag", await pngEtag(result.png));
   c.header("Content-Disposition", 'inline; filename="qr-code.png"');
   return c.body(result.png as Uint8Array<ArrayBuffer>, 200, { "Content-Type": "image/png" });
 };

@@ -71,7 +71,7 @@ export const qrRoutes = {
     createRoute({
       method: "get",
       path: "/generate/{apiKey}/{text{[\\s\\S]+}}",
-      // Hono's etag(): a strong ETag from the PNG's digest, and 304 when If-None-Match has it.
+      // Hono's etag(): 304 when If-None-Match has the PNG's strong ETag, which the handler sets (its digest).
       middleware: [etag()],
       operationId: "generateQrPng",
       tags: [TAG],
