@@ -8,9 +8,9 @@
 import dns from "node:dns";
 import type { LookupAddress } from "node:dns";
 import { rootCertificates } from "node:tls";
-import { Agent, fetch as undiciFetch } from "undici";
+import { Agent, request as undiciRequest, fetch as undiciFetch } from "undici";
 import { ApiError } from "../../src/http/errors";
-import { createSafeFetcher, type FetchLike, type SafeFetchOptions } from "../../src/adapters/fetch/fetch-core";
+import { createSafeFetcher, type FetchLike, type SafeFetchOptions, type WebhookPost } from "../../src/adapters/fetch/fetch-core";
 import { addressProblem } from "../../src/adapters/fetch/url-policy";
 import type { SafeFetcher } from "../../src/services";
 
@@ -82,8 +82,17 @@ export function createNodeFetcher(options: NodeFetcherOptions = {}): NodeFetcher
   const send: FetchLike = async (url, init) =>
     (await undiciFetch(url, { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher: agent })) as unknown as Response;
 
+  // Webhook POSTs by undici's request, a few times cheaper per call than its fetch (no WHATWG streams): a burst
+  // of messages is sent by the server's thread beside everything else. It follows no redirects.
+  const postWebhook: WebhookPost = async (url, init) => {
+    const answer = await undiciRequest(url, { method: "POST", headers: init.headers, body: init.body, signal: init.signal, dispatcher: agent });
+    const retryAfter = answer.headers["retry-after"];
+    await answer.body.dump({ limit: init.maxAnswerBytes }).catch(() => undefined);
+    return { status: answer.statusCode, retryAfter: (Array.isArray(retryAfter) ? retryAfter[0] : retryAfter) ?? null };
+  };
+
   return {
-    ...createSafeFetcher(send, options),
+    ...createSafeFetcher(send, { ...options, postWebhook }),
     close: () => agent.close(),
   };
 }

@@ -16,7 +16,7 @@
  */
 import type { PollerQueue } from "../../src/adapters/queue/poller";
 import type { Services } from "../../src/services";
-import { claimDueWebhooks, nextWebhookDueAt, purgeOldWebhookMessages, releaseWebhookClaims, sendClaimed } from "../../src/webhooks/send";
+import { claimDueWebhooks, nextWebhookDueAt, purgeOldWebhookMessages, releaseWebhookClaims, sendClaimed, type WebhookClaim } from "../../src/webhooks/send";
 
 /** Sends that end within this many ms free their slots to one claim. */
 const COALESCE_MS = 20;
@@ -92,8 +92,8 @@ export function startWebhookSender(services: Services, options: WebhookSenderOpt
         }
         const free = concurrency - inflight.size;
         if (free > 0) {
-          const busy = [...perEndpointCount].filter(([, n]) => n >= perEndpoint).map(([id]) => id);
-          const claims = await claimDueWebhooks(services.db, now, free, { perEndpoint, busy });
+          const room = new Map([...perEndpointCount].map(([id, n]) => [id, perEndpoint - n]));
+          const claims = await claimDueWebhooks(services.db, now, free, { perEndpoint, room });
           for (const claim of claims) start(claim);
           if (claims.length === free) next = 0;
         }
@@ -110,18 +110,27 @@ export function startWebhookSender(services: Services, options: WebhookSenderOpt
     } else schedule(next === Infinity ? pollMs : next - Date.now());
   };
 
-  const start = (claim: Awaited<ReturnType<typeof claimDueWebhooks>>[number]) => {
+  const start = (claimed: WebhookClaim) => {
+    const claim = claimed.delivery;
     perEndpointCount.set(claim.endpointId, (perEndpointCount.get(claim.endpointId) ?? 0) + 1);
-    const work = sendClaimed(services, claim)
+    // The endpoint's slot is its receiver's: it is free once the receiver has answered, while the outcome is
+    // still being recorded (the delivery stays claimed until then, so nobody else sends it).
+    let held = true;
+    const free = () => {
+      if (!held) return;
+      held = false;
+      const left = (perEndpointCount.get(claim.endpointId) ?? 1) - 1;
+      if (left) perEndpointCount.set(claim.endpointId, left);
+      else perEndpointCount.delete(claim.endpointId);
+      // Room freed: whatever waited for it may go now (sends ending together make one claim).
+      if (!stopping) schedule(COALESCE_MS);
+    };
+    const work = sendClaimed(services, claimed, { onSent: free })
       .then(() => undefined)
       .catch((err) => log.error("webhook send failed", { deliveryId: claim.id, error: String(err) }))
       .finally(() => {
         inflight.delete(claim.id);
-        const left = (perEndpointCount.get(claim.endpointId) ?? 1) - 1;
-        if (left) perEndpointCount.set(claim.endpointId, left);
-        else perEndpointCount.delete(claim.endpointId);
-        // Room freed: whatever waited for it may go now (sends ending together make one claim).
-        if (!stopping) schedule(COALESCE_MS);
+        free();
       });
     inflight.set(claim.id, work);
   };

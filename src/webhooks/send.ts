@@ -17,7 +17,7 @@
  * const [claim] = await claimDueWebhooks(services.db, new Date(), 1);
  * await sendClaimed(services, claim); // { status: "delivered", httpStatus: 200 }
  */
-import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
+import { and, eq, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import { webhookDeliveries, webhookEndpoints, webhookMessages, type WebhookAttempt } from "../../db/schema";
 import { executeRows, type Db } from "../../db/client";
 import { groupCommit } from "../lib/group-commit";
@@ -27,6 +27,15 @@ import { buildPayloads } from "./payloads";
 import { signedHeaders, webhookIdOf } from "./signing";
 
 export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
+type MessageRow = typeof webhookMessages.$inferSelect;
+type EndpointRow = typeof webhookEndpoints.$inferSelect;
+
+/** A claimed delivery with its endpoint and message, read by the statement that claims it. */
+export interface WebhookClaim {
+  delivery: WebhookDeliveryRow;
+  endpoint: EndpointRow;
+  message: MessageRow;
+}
 
 /** A receiver has this long to answer. */
 export const SEND_TIMEOUT_MS = 15_000;
@@ -45,60 +54,66 @@ export type SendOutcome =
   | { status: "delivered"; httpStatus: number }
   | { status: "retry"; nextAttemptAt: Date }
   | { status: "failed"; reason: string }
-  | { status: "parked" }
   | { status: "lost_claim" };
 
 /**
  * Claims up to `limit` due deliveries of enabled endpoints, oldest first, at most `perEndpoint` of any one
- * endpoint and none of the endpoints in `busy` (those with enough in flight already), so one slow endpoint
- * never holds up the others.
+ * endpoint, or what `room` leaves it (the sender's free slots of endpoints with sends in flight; none for 0),
+ * so one slow endpoint never holds up the others.
  */
 export async function claimDueWebhooks(
   db: Db,
   now: Date,
   limit: number,
-  options: { perEndpoint?: number; busy?: readonly string[] } = {},
-): Promise<WebhookDeliveryRow[]> {
+  options: { perEndpoint?: number; room?: ReadonlyMap<string, number> } = {},
+): Promise<WebhookClaim[]> {
   const at = sql`${now.toISOString()}::timestamptz`;
+  const room = [...(options.room ?? [])];
+  const busy = room.filter(([, n]) => n <= 0).map(([id]) => id);
+  const partly = room.filter(([, n]) => n > 0);
+  const cap = partly.length
+    ? sql`coalesce((select r.n from unnest(${uuidArray(partly.map(([id]) => id))}::uuid[], ${`{${partly.map(([, n]) => n).join(",")}}`}::int[]) r(id, n) where r.id = x.endpoint_id), ${options.perEndpoint ?? limit})`
+    : sql`${options.perEndpoint ?? limit}`;
   const due = sql`(select x.id from (
-      select c.id, c.next_attempt_at, row_number() over (partition by c.endpoint_id order by c.next_attempt_at, c.id) as rn
+      select c.id, c.endpoint_id, c.next_attempt_at, row_number() over (partition by c.endpoint_id order by c.next_attempt_at, c.id) as rn
         from (select w.id, w.endpoint_id, w.next_attempt_at from ${webhookDeliveries} w
-               where w.status = 'pending' and w.next_attempt_at <= ${at} and not (w.endpoint_id = any(${uuidArray(options.busy ?? [])}::uuid[]))
+               where w.status = 'pending' and w.next_attempt_at <= ${at} and not (w.endpoint_id = any(${uuidArray(busy)}::uuid[]))
                order by w.next_attempt_at limit ${Math.min(2000, limit * CLAIM_SCAN_PER_SLOT)}) c
         join ${webhookEndpoints} e on e.id = c.endpoint_id and e.enabled
-    ) x where x.rn <= ${options.perEndpoint ?? limit} order by x.next_attempt_at limit ${limit})`;
-  return db
-    .update(webhookDeliveries)
-    .set(claimSet(now))
-    .where(and(sql`${webhookDeliveries.id} = any(array${due})`, eq(webhookDeliveries.status, "pending"), sql`${webhookDeliveries.nextAttemptAt} <= ${at}`))
-    .returning();
+    ) x where x.rn <= ${cap} order by x.next_attempt_at limit ${limit})`;
+  return claimWhere(db, now, and(sql`${webhookDeliveries.id} = any(array${due})`, sql`${webhookDeliveries.nextAttemptAt} <= ${at}`)!);
 }
 
 /** Claims one delivery by id (a queue message), when it is due. */
-export async function claimWebhook(db: Db, id: string, now: Date): Promise<WebhookDeliveryRow | null> {
+export async function claimWebhook(db: Db, id: string, now: Date): Promise<WebhookClaim | null> {
   if (!isUuid(id)) return null;
-  const [row] = await db
-    .update(webhookDeliveries)
-    .set(claimSet(now))
-    .where(
-      and(
-        eq(webhookDeliveries.id, id),
-        eq(webhookDeliveries.status, "pending"),
-        sql`${webhookDeliveries.nextAttemptAt} <= ${now.toISOString()}::timestamptz`,
-        sql`exists (select 1 from ${webhookEndpoints} e where e.id = ${webhookDeliveries.endpointId} and e.enabled)`,
-      ),
-    )
-    .returning();
-  return row ?? null;
+  const [claim] = await claimWhere(db, now, and(eq(webhookDeliveries.id, id), sql`${webhookDeliveries.nextAttemptAt} <= ${now.toISOString()}::timestamptz`)!);
+  return claim ?? null;
 }
 
-const claimSet = (now: Date) => ({
-  status: "sending",
-  attempts: sql`${webhookDeliveries.attempts} + 1`,
-  roundAttempts: sql`${webhookDeliveries.roundAttempts} + 1`,
-  lockedUntil: new Date(now.getTime() + SEND_LOCK_MS),
-  updatedAt: now,
-});
+/** Claims the pending deliveries `where` picks whose endpoint is enabled, returning each with its endpoint and message. */
+function claimWhere(db: Db, now: Date, where: SQL): Promise<WebhookClaim[]> {
+  return db
+    .update(webhookDeliveries)
+    .set({
+      status: "sending",
+      attempts: sql`${webhookDeliveries.attempts} + 1`,
+      roundAttempts: sql`${webhookDeliveries.roundAttempts} + 1`,
+      lockedUntil: new Date(now.getTime() + SEND_LOCK_MS),
+      updatedAt: now,
+    })
+    .from(sql`${webhookEndpoints}, ${webhookMessages}`)
+    .where(
+      and(
+        where,
+        eq(webhookDeliveries.status, "pending"),
+        eq(webhookEndpoints.id, webhookDeliveries.endpointId),
+        eq(webhookEndpoints.enabled, true),
+        eq(webhookMessages.id, webhookDeliveries.messageId),
+      ),
+    )
+    .returning({ delivery: webhookDeliveries, endpoint: webhookEndpoints, message: webhookMessages }) as unknown as Promise<WebhookClaim[]>;
+}
 
 /** Claims and sends one delivery (the QStash callback's work); null when it was not claimable. */
 export async function sendWebhookDelivery(services: Services, id: string): Promise<SendOutcome | null> {
@@ -108,18 +123,14 @@ export async function sendWebhookDelivery(services: Services, id: string): Promi
 
 export interface SendOptions {
   random?: () => number;
+  /** Called once the receiver has answered (or failed to), before the outcome is recorded. */
+  onSent?: () => void;
 }
 
-export async function sendClaimed(services: Services, claim: WebhookDeliveryRow, options: SendOptions = {}): Promise<SendOutcome> {
+export async function sendClaimed(services: Services, claimed: WebhookClaim, options: SendOptions = {}): Promise<SendOutcome> {
   const { db, clock, log } = services;
   const batch = batched(services);
-  const found = await batch.context(claim.id);
-  if (!found) return { status: "lost_claim" }; // the endpoint was deleted, and its deliveries with it
-  const { endpoint, message } = found;
-  if (!endpoint.enabled) {
-    await write(db, claim, { status: "pending", nextAttemptAt: null, lockedUntil: null, roundAttempts: claim.roundAttempts - 1 });
-    return { status: "parked" };
-  }
+  const { delivery: claim, endpoint, message } = claimed;
 
   const body = message.payload ?? (await batch.payload(message));
   if (body === null) {
@@ -144,6 +155,7 @@ export async function sendClaimed(services: Services, claim: WebhookDeliveryRow,
   } catch (err) {
     error = (err instanceof Error ? err.message : String(err)).slice(0, 300);
   }
+  options.onSent?.();
   const attempt: WebhookAttempt = { at: now.toISOString(), status: httpStatus, error, durationMs: Date.now() - started };
   const done = clock.now();
 
@@ -185,9 +197,6 @@ function record(services: Services, claim: WebhookDeliveryRow, attempt: WebhookA
   return batched(services).record({ claim, status, nextAttemptAt, log: [...claim.log, attempt].slice(-LOG_KEEP), at: services.clock.now() });
 }
 
-type MessageRow = typeof webhookMessages.$inferSelect;
-type EndpointRow = typeof webhookEndpoints.$inferSelect;
-
 interface Outcome {
   claim: WebhookDeliveryRow;
   status: string;
@@ -197,8 +206,8 @@ interface Outcome {
 }
 
 /**
- * The statements sends that run together share (group commits, src/lib/group-commit.ts): reading their
- * endpoints and messages, making and keeping their bodies, recording their outcomes. Per database handle, so
+ * The statements sends that run together share (group commits, src/lib/group-commit.ts): making and keeping
+ * their bodies, recording their outcomes. Per database handle, so
  * nothing crosses a Worker's requests.
  */
 const batches = new WeakMap<Db, ReturnType<typeof batchesOf>>();
@@ -212,16 +221,6 @@ function batched(services: Services) {
 function batchesOf(services: Services) {
   const { db } = services;
   return {
-    context: groupCommit(async (ids: string[]) => {
-      const rows = await db
-        .select({ id: webhookDeliveries.id, endpoint: webhookEndpoints, message: webhookMessages })
-        .from(webhookDeliveries)
-        .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, webhookDeliveries.endpointId))
-        .innerJoin(webhookMessages, eq(webhookMessages.id, webhookDeliveries.messageId))
-        .where(sql`${webhookDeliveries.id} = any(${uuidArray(ids)}::uuid[])`);
-      const byId = new Map(rows.map((r) => [r.id, { endpoint: r.endpoint as EndpointRow, message: r.message as MessageRow }]));
-      return ids.map((id) => byId.get(id) ?? null);
-    }, BATCH_WINDOW),
     // The first body made is the message's for good, whoever made it (coalesce keeps an earlier one).
     payload: groupCommit(async (messages: MessageRow[]) => {
       const unique = [...new Map(messages.map((m) => [m.id, m])).values()];
@@ -278,15 +277,6 @@ function secretOf(services: Services, ciphertext: string): Promise<string> {
     secrets.set(ciphertext, secret);
   }
   return secret;
-}
-
-async function write(db: Db, claim: WebhookDeliveryRow, values: Partial<WebhookDeliveryRow>): Promise<boolean> {
-  const rows = await db
-    .update(webhookDeliveries)
-    .set(values)
-    .where(and(eq(webhookDeliveries.id, claim.id), eq(webhookDeliveries.status, "sending"), eq(webhookDeliveries.attempts, claim.attempts)))
-    .returning({ id: webhookDeliveries.id });
-  return rows.length === 1;
 }
 
 /** Disables an endpoint and parks its pending messages. */

@@ -24,6 +24,8 @@ export interface Answer {
   headers?: Record<string, string>;
   /** Wait this long before answering. */
   delayMs?: number;
+  /** The answer's body (none by default). */
+  body?: string;
 }
 
 export interface Receiver {
@@ -44,8 +46,8 @@ export async function startReceiver(respond: (n: number, request: Received) => n
       const request = { headers: req.headers, body: Buffer.concat(chunks).toString("utf8"), at: Date.now(), path: req.url ?? "" };
       received.push(request);
       const answer = respond(received.length, request);
-      const { status, headers = {}, delayMs = 0 } = typeof answer === "number" ? { status: answer } : answer;
-      setTimeout(() => res.writeHead(status, headers).end(), delayMs);
+      const { status, headers = {}, delayMs = 0, body } = typeof answer === "number" ? { status: answer } : answer;
+      setTimeout(() => res.writeHead(status, headers).end(body), delayMs);
     });
   });
   server.keepAliveTimeout = 60_000;

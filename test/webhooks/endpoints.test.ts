@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestApp, type TestApp } from "../helpers/harness";
-import { startReceiver, verified, waitUntil, type Receiver } from "../helpers/webhook-receiver";
+import { startReceiver, verified, waitUntil, type Answer, type Receiver } from "../helpers/webhook-receiver";
 import { startWebhookSender, type WebhookSender } from "../../functions/node/webhook-sender";
 import { documentSchemas } from "../helpers/openapi";
 import { WEBHOOK_EVENT_TYPES } from "../../src/webhooks/events";
@@ -207,6 +207,35 @@ describe("messages", () => {
     expect(logged!.attempts).toHaveLength(5);
     expect(r.received).toHaveLength(5);
     expect((await call("GET", `/${ep.id}`)).body.data.failingSince).not.toBeNull();
+  });
+
+  it("a redirect is not followed, a long Retry-After is honoured, and a large answer body is read no further than needed", async () => {
+    const elsewhere = await receiver();
+    const answers: Answer[] = [
+      { status: 307, headers: { Location: elsewhere.url } },
+      { status: 200, body: "x".repeat(4 * 1024 * 1024) },
+      { status: 429, headers: { "Retry-After": "7200" } },
+    ];
+    const r = await receiver((n) => answers[n - 1] ?? 500);
+    const ep = await endpoint(r.url);
+    await call("POST", `/${ep.id}/test`);
+    const [redirected] = await waitUntil("delivered", async () => {
+      const items = await deliveries(ep.id);
+      return items[0]?.status === "delivered" && items;
+    });
+    expect((redirected!.attempts as Array<{ status: number }>).map((a) => a.status)).toEqual([307, 200]);
+    expect(elsewhere.received).toHaveLength(0);
+
+    const before = Date.now();
+    await call("POST", `/${ep.id}/test`);
+    const [limited] = await waitUntil("the 429 logged", async () => {
+      const items = await deliveries(ep.id);
+      return (items[0]?.attempts as unknown[] | undefined)?.length === 1 ? items : undefined;
+    });
+    expect((limited!.attempts as Array<{ status: number }>)[0]!.status).toBe(429);
+    expect(limited!.status).toBe("pending");
+    expect(Date.parse(String(limited!.nextAttemptAt)) - before).toBeGreaterThanOrEqual(7_190_000);
+    expect(r.received).toHaveLength(3);
   });
 
   it("an unreachable endpoint is logged with why no answer came", async () => {

@@ -11,6 +11,15 @@ import { allowedOrigins, checkImageUrl, checkWebhookUrl, type TestAllowance } fr
 
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
 
+/**
+ * How a runtime sends a webhook POST, without following redirects: the answer's status and Retry-After, its
+ * body read up to `maxAnswerBytes` and dropped. Rejects on a network failure or when `signal` aborts.
+ */
+export type WebhookPost = (
+  url: string,
+  init: { headers: Record<string, string>; body: string; signal: AbortSignal; maxAnswerBytes: number },
+) => Promise<WebhookAnswer>;
+
 export interface SafeFetchOptions {
   /** Default cap when the caller gives none. Default 10 MB. */
   maxBytes?: number;
@@ -20,6 +29,8 @@ export interface SafeFetchOptions {
   testAllow?: TestAllowance;
   /** Webhook endpoints on loopback addresses are allowed (WEBHOOK_ALLOW_LOOPBACK). */
   allowLoopbackWebhooks?: boolean;
+  /** Sends webhook POSTs; by default through `send` (fetch). */
+  postWebhook?: WebhookPost;
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -59,14 +70,31 @@ export function createSafeFetcher(send: FetchLike, options: SafeFetchOptions = {
         clearTimeout(timer);
       }
     },
-    postWebhook: (request) => postWebhook(send, request, options.allowLoopbackWebhooks ?? false),
+    postWebhook: (request) => postWebhook(options.postWebhook ?? fetchPost(send), request, options.allowLoopbackWebhooks ?? false),
   };
 }
 
 /** A receiver's answer body is read (so the connection can be reused) up to this much, then dropped. */
 const WEBHOOK_ANSWER_BYTES = 64 * 1024;
 
-async function postWebhook(send: FetchLike, request: WebhookRequest, allowLoopback: boolean): Promise<WebhookAnswer> {
+/** A webhook POST through fetch (`redirect: "manual"`: a redirect is its 3xx, or 302 when the runtime hides it). */
+function fetchPost(send: FetchLike): WebhookPost {
+  return async (url, init) => {
+    const response = await send(url, {
+      method: "POST",
+      redirect: "manual",
+      signal: init.signal,
+      headers: init.headers,
+      body: init.body,
+    });
+    const status = response.type === "opaqueredirect" ? 302 : response.status;
+    const retryAfter = response.headers.get("retry-after");
+    await readCapped(response, init.maxAnswerBytes, () => new Error("answer too large")).catch(() => undefined);
+    return { status, retryAfter };
+  };
+}
+
+async function postWebhook(post: WebhookPost, request: WebhookRequest, allowLoopback: boolean): Promise<WebhookAnswer> {
   let url: URL;
   try {
     url = checkWebhookUrl(request.url, allowLoopback);
@@ -80,17 +108,12 @@ async function postWebhook(send: FetchLike, request: WebhookRequest, allowLoopba
     controller.abort();
   }, request.timeoutMs);
   try {
-    const response = await send(url.href, {
-      method: "POST",
-      redirect: "manual",
-      signal: controller.signal,
+    return await post(url.href, {
       headers: { "content-type": "application/json", "user-agent": "shopkit-webhooks/1", ...request.headers },
       body: request.body,
+      signal: controller.signal,
+      maxAnswerBytes: WEBHOOK_ANSWER_BYTES,
     });
-    const status = response.type === "opaqueredirect" ? 302 : response.status;
-    const retryAfter = response.headers.get("retry-after");
-    await readCapped(response, WEBHOOK_ANSWER_BYTES, () => new Error("answer too large"), controller).catch(() => undefined);
-    return { status, retryAfter };
   } catch (err) {
     if (timedOut) throw new Error(`no answer within ${formatSeconds(request.timeoutMs)}`);
     const cause = toApiError(err);
