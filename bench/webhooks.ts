@@ -7,7 +7,8 @@
  * Goals: p50 <= 100 ms, p99 <= 500 ms, the rate within 10 % of the rate without webhooks.
  *
  * Run alone: `npx tsx bench/webhooks.ts`; or `npm run bench -- webhooks`. `WEBHOOKS_DB=pglite` runs on the
- * embedded PGlite instead of a scratch PostgreSQL database.
+ * embedded PGlite instead of a scratch PostgreSQL database. With `BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=..."` the
+ * server stops with SIGTERM, so Node writes its profiles.
  */
 import { pathToFileURL } from "node:url";
 import { startServerProcess, type ServerProcess } from "../test/helpers/server-process";
@@ -16,6 +17,7 @@ import { createScratchDatabase } from "../dev/postgres";
 import { benchResources } from "./resources";
 import { caller } from "./api-caller";
 import { latencyRow } from "./timing";
+import { cpuByPid, cpuMs, cpuSince, postgresPids, serverPids } from "./proc-cpu";
 
 const POSTS = 1000;
 const LEAD_MS = 25_000;
@@ -40,9 +42,14 @@ export async function benchWebhooks(): Promise<void> {
       );
       Object.assign(env, { DATABASE_URL: scratch.url, PLATFORM_SANDBOX: "on" });
     }
+    const nodeArgs = process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean);
     const server = await res.own(
-      () => startServerProcess({ env }),
-      (s) => s.dispose(),
+      () => startServerProcess({ env, nodeArgs }),
+      async (s) => {
+        // A clean stop first, so a --cpu-prof profile is written.
+        await Promise.race([s.kill("SIGTERM"), new Promise((r) => setTimeout(r, 10_000))]);
+        await s.dispose();
+      },
     );
     const call = caller(server);
     for (const id of ["3001", "3002"]) await call("POST", "/sandbox/accounts", { platform: "pageplatform", name: `Bench ${id}`, platformAccountId: id });
@@ -58,6 +65,8 @@ export async function benchWebhooks(): Promise<void> {
       `  publishing rate with one endpoint ${withHooks.rate.toFixed(0).padStart(5)} targets/s   (${((withHooks.rate / without.rate - 1) * 100).toFixed(1)} %)`,
     );
     row("publishedAt -> receiver has the target's event", withHooks.latency);
+    const cpu = (b: Burst) => `server ${b.serverCpu.toFixed(0)} ms, PostgreSQL ${b.dbCpu.toFixed(0)} ms`;
+    console.log(`  CPU during the burst without webhooks: ${cpu(without)}; with one endpoint: ${cpu(withHooks)}`);
     console.log(`  messages received: ${withHooks.messages} (${POSTS} target events and ${POSTS} post events expected)`);
     console.log("  goal: p50 <= 100 ms, p99 <= 500 ms, rate within 10 % of the rate without webhooks");
   } finally {
@@ -71,6 +80,9 @@ interface Burst {
   /** Per target with a message: receipt - publishedAt, ms. */
   latency: number[];
   messages: number;
+  /** CPU ms of the server's process and of PostgreSQL's, from just before the due time until the burst was over. */
+  serverCpu: number;
+  dbCpu: number;
 }
 
 async function burst(server: ServerProcess, receiver: Receiver, posts: number, withEndpoint: boolean): Promise<Burst> {
@@ -95,18 +107,30 @@ async function burst(server: ServerProcess, receiver: Receiver, posts: number, w
   );
   if (Date.now() > at.getTime() - 1000) throw new Error("creating the posts took longer than the lead time; raise LEAD_MS");
   const receivedBefore = receiver.received.length;
-  // The messages of this burst's targets, as the receiver got them.
-  const targetEvents = () =>
-    receiver.received.slice(receivedBefore).flatMap((r) => {
+  // The messages of this burst's targets, as the receiver got them: each parsed once, when first looked at, so
+  // the looking costs the receiver's process next to nothing while the burst arrives.
+  const latency: number[] = [];
+  let seen = receivedBefore;
+  const targetEvents = () => {
+    for (; seen < receiver.received.length; seen++) {
+      const r = receiver.received[seen]!;
       const m = JSON.parse(r.body) as { type: string; data: { post?: { id: string }; target?: { publishedAt: string } } };
-      return m.type === "post.target.published" && m.data.post && ids.has(m.data.post.id) ? [r.at - Date.parse(m.data.target!.publishedAt)] : [];
-    });
+      if (m.type === "post.target.published" && m.data.post && ids.has(m.data.post.id)) latency.push(r.at - Date.parse(m.data.target!.publishedAt));
+    }
+    return latency;
+  };
   // Nothing reads from the server while the burst runs: with an endpoint the receiver says when it is over,
   // without one a first look comes a few seconds after the due time, then one every 2 s.
+  await new Promise((r) => setTimeout(r, at.getTime() - 500 - Date.now()));
+  const pids = await serverPids(server.dataDir);
+  const cpuBefore = await cpuMs(pids);
+  const dbBefore = await cpuByPid(await postgresPids());
   await new Promise((r) => setTimeout(r, at.getTime() + 1000 - Date.now()));
   if (withEndpoint) {
     for (const deadline = Date.now() + 180_000; targetEvents().length < posts && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 100));
   } else await new Promise((r) => setTimeout(r, 3000));
+  const serverCpu = (await cpuMs(pids)) - cpuBefore;
+  const dbCpu = await cpuSince(dbBefore, await postgresPids());
   const published = new Map<string, number>();
   for (const deadline = at.getTime() + 180_000; ; ) {
     for (let offset = 0; offset < posts; offset += 100) {
@@ -121,7 +145,7 @@ async function burst(server: ServerProcess, receiver: Receiver, posts: number, w
   }
   const last = Math.max(...published.values());
   const rate = posts / ((last - at.getTime()) / 1000);
-  return { rate, latency: targetEvents(), messages: receiver.received.length - receivedBefore };
+  return { rate, latency: targetEvents(), messages: receiver.received.length - receivedBefore, serverCpu, dbCpu };
 }
 
 function row(label: string, ms: number[]): void {

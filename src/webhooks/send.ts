@@ -143,7 +143,7 @@ export async function sendClaimed(services: Services, claimed: WebhookClaim, opt
   if (endpoint.previousSecretCiphertext && endpoint.previousSecretUntil && endpoint.previousSecretUntil.getTime() > now.getTime()) {
     secrets.push(await secretOf(services, endpoint.previousSecretCiphertext));
   }
-  const headers = signedHeaders(webhookIdOf(message.id), now, body, secrets);
+  const headers = await signedHeaders(webhookIdOf(message.id), now, body, secrets);
   const started = Date.now();
   let httpStatus: number | null = null;
   let retryAfter: string | null = null;
