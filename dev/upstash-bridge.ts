@@ -8,7 +8,7 @@
  *   base64 (simple strings too, except "OK"), as the real service does and as @upstash/redis decodes.
  * - The one deliberate difference from a plain proxy: `#!lua flags=allow-key-locking` (Upstash-only) is
  *   stripped from scripts, which Redis 7.0 refuses. EVALSHA with the flagged script's hash is mapped to
- *   the stripped script's hash so @upstash/ratelimit's evalsha-then-eval fallback stays on the fast path.
+ *   the stripped script's hash, so a client's evalsha-then-eval (@upstash/redis's scripts) stays on the fast path.
  *
  * @example
  * const bridge = await startUpstashBridge();             // Redis at 127.0.0.1:6379

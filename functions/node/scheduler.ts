@@ -24,6 +24,7 @@ import { claimDue, nextDue, type Claim } from "../../src/social/delivery/store";
 import { LOCK_MS } from "../../src/social/delivery/policy";
 import type { PollerQueue } from "../../src/adapters/queue/poller";
 import { sendSlots } from "../../src/social/delivery/slots";
+import { waitForInFlight } from "./in-flight";
 
 /** How soon a tick looks again at a due delivery it could not start. */
 const BUSY_RETRY_MS = 50;
@@ -190,11 +191,8 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
       stopping = true;
       unwatch?.();
       if (timer) clearTimeout(timer);
-      const deadline = new Promise<void>((r) => setTimeout(r, options.stopTimeoutMs ?? 30_000).unref());
-      // A tick under way finishes first: the publishes its claims start are waited for too.
-      const settled = Promise.allSettled([running]).then(() => Promise.allSettled([...inflight.values()]));
-      await Promise.race([settled, deadline]);
-      if (inflight.size) log.warn("stopped with publishes in flight; their claims expire and the sweep releases them", { count: inflight.size });
+      const left = await waitForInFlight(running, inflight, options.stopTimeoutMs ?? 30_000);
+      if (left) log.warn("stopped with publishes in flight; their claims expire and the sweep releases them", { count: left });
     },
   };
 }

@@ -17,6 +17,7 @@
 import type { PollerQueue } from "../../src/adapters/queue/poller";
 import type { Services } from "../../src/services";
 import { claimDueWebhooks, nextWebhookDueAt, purgeOldWebhookMessages, releaseWebhookClaims, sendClaimed, type WebhookClaim } from "../../src/webhooks/send";
+import { waitForInFlight } from "./in-flight";
 
 /** Sends that end within this many ms free their slots to one claim. */
 const COALESCE_MS = 20;
@@ -143,10 +144,8 @@ export function startWebhookSender(services: Services, options: WebhookSenderOpt
       stopping = true;
       unwatch?.();
       if (timer) clearTimeout(timer);
-      const deadline = new Promise<void>((r) => setTimeout(r, options.stopTimeoutMs ?? 20_000).unref());
-      const settled = Promise.allSettled([running]).then(() => Promise.allSettled([...inflight.values()]));
-      await Promise.race([settled, deadline]);
-      if (inflight.size) log.warn("stopped with webhook sends in flight; their claims expire and are sent again", { count: inflight.size });
+      const left = await waitForInFlight(running, inflight, options.stopTimeoutMs ?? 20_000);
+      if (left) log.warn("stopped with webhook sends in flight; their claims expire and are sent again", { count: left });
     },
   };
 }
