@@ -83,6 +83,10 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
   const concurrency = options.concurrency ?? CONCURRENCY;
   const hold = options.hold ?? HOLD;
   const slots = sendSlots(concurrency);
+  // With the database in this thread (PGlite), the records of a burst's answered targets wait for its sends.
+  // Elsewhere they go at once: a record is what makes the target's webhook message, and its statement costs
+  // this thread little while the database works in its own processes.
+  const recordAfter = options.exclusiveDb ? slots.idle : undefined;
   const pollMs = options.pollMs ?? 1000;
   const inflight = new Map<string, Promise<void>>();
   let stopping = false;
@@ -172,7 +176,7 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
   const start = (claims: Claim[]) => {
     for (const claim of claims) {
       const id = claim.row.id;
-      const work = publishClaimed(services, claim, { slots })
+      const work = publishClaimed(services, claim, { slots, recordAfter })
         .then(() => undefined)
         .catch((err) => log.error("publish failed", { deliveryId: id, error: String(err) }))
         .finally(() => {

@@ -35,6 +35,11 @@ export interface PublishOptions {
    * due and its context is built, freed when the platform has answered.
    */
   slots?: SendSlots;
+  /**
+   * The record of an answered target waits (a bounded while) for this, so that the remaining sends of a burst
+   * go first: the scheduler's slots going idle, where the database shares the thread with the sends (PGlite).
+   */
+  recordAfter?: () => Promise<void>;
 }
 
 class LostClaim extends Error {}
@@ -115,7 +120,7 @@ export async function publishClaimed(services: Services, claim: store.Claim, opt
     if (lost) throw new LostClaim();
     result ??= await adapter.publish(ctx);
     releaseSlot();
-    if (!(await store.recordPublished(db, claim, result.providerPostId, clock.now(), options.slots?.idle))) {
+    if (!(await store.recordPublished(db, claim, result.providerPostId, clock.now(), options.recordAfter))) {
       log.error("published but the claim was lost before recording; the next attempt reconciles", { deliveryId, providerPostId: result.providerPostId });
       return { status: "lost_claim" };
     }
