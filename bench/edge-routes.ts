@@ -88,6 +88,16 @@ const REPLAY_AT = new Date(Date.now() + 86_400_000).toISOString().replace(/\.\d+
 
 export const FLOOR = "GET /";
 
+/** `POST /api/v1/social/posts` with `body` under `idempotencyKey`, as the README's examples send it. */
+function createPost(key: string, idempotencyKey: string, body: unknown): Request {
+  return {
+    method: "POST",
+    path: "/api/v1/social/posts",
+    headers: { ...bearer(key), ...json, "idempotency-key": idempotencyKey },
+    body: JSON.stringify(body),
+  };
+}
+
 /** The operations, in the README's order, each with its README example. */
 export function routes(key: string): Route[] {
   const auth = bearer(key);
@@ -160,39 +170,26 @@ export function routes(key: string): Route[] {
       name: "POST /api/v1/social/posts, now to 2 accounts (with its deliveries)",
       n: 10,
       status: [202],
-      request: (s) => ({
-        method: "POST",
-        path: "/api/v1/social/posts",
-        headers: { ...auth, ...json, "idempotency-key": `launch-${s.seq++}-${crypto.randomUUID()}` },
-        body: JSON.stringify({
+      request: (s) =>
+        createPost(key, `launch-${s.seq++}-${crypto.randomUUID()}`, {
           accountIds: ["pageplatform:1001", "photoplatform:2002"],
           caption: "New in store",
           hashtags: ["sale"],
           images: [{ mediaId: s.mediaId }],
         }),
-      }),
     },
     {
       name: "POST /api/v1/social/posts, scheduled",
       n: 30,
       status: [201],
-      request: (s) => ({
-        method: "POST",
-        path: "/api/v1/social/posts",
-        headers: { ...auth, ...json, "idempotency-key": `teaser-${s.seq++}-${crypto.randomUUID()}` },
-        body: JSON.stringify({ accountIds: "pageplatform:1001", caption: "Doors open soon", scheduledFor: later() }),
-      }),
+      request: (s) =>
+        createPost(key, `teaser-${s.seq++}-${crypto.randomUUID()}`, { accountIds: "pageplatform:1001", caption: "Doors open soon", scheduledFor: later() }),
     },
     {
       name: "POST /api/v1/social/posts, replayed (same Idempotency-Key)",
       n: 30,
       status: [200],
-      request: () => ({
-        method: "POST",
-        path: "/api/v1/social/posts",
-        headers: { ...auth, ...json, "idempotency-key": "bench-replay-001" },
-        body: JSON.stringify({ accountIds: "pageplatform:1001", caption: "Doors open soon", scheduledFor: REPLAY_AT }),
-      }),
+      request: () => createPost(key, "bench-replay-001", { accountIds: "pageplatform:1001", caption: "Doors open soon", scheduledFor: REPLAY_AT }),
       async before(t) {
         // The first request creates; every timed one replays.
         const r = routes(t.key).find((x) => x.name === "POST /api/v1/social/posts, replayed (same Idempotency-Key)")!;
@@ -225,12 +222,10 @@ export function routes(key: string): Route[] {
 }
 
 async function createScheduled(t: RouteTarget, s: State): Promise<string> {
-  const res = await send(t, {
-    method: "POST",
-    path: "/api/v1/social/posts",
-    headers: { ...bearer(t.key), ...json, "idempotency-key": `setup-${s.seq++}-${crypto.randomUUID()}` },
-    body: JSON.stringify({ accountIds: "pageplatform:1001", caption: "Doors open soon", scheduledFor: later() }),
-  });
+  const res = await send(
+    t,
+    createPost(t.key, `setup-${s.seq++}-${crypto.randomUUID()}`, { accountIds: "pageplatform:1001", caption: "Doors open soon", scheduledFor: later() }),
+  );
   if (res.status !== 201) throw new Error(`scheduling a post answered ${res.status}: ${res.text}`);
   return (JSON.parse(res.text) as { data: { id: string } }).data.id;
 }

@@ -139,9 +139,10 @@ export async function sendClaimed(services: Services, claimed: WebhookClaim, opt
   }
 
   const now = clock.now();
-  const secrets = [await secretOf(services, endpoint.secretCiphertext)];
+  // The cipher keeps what it opened lately, so a burst decrypts each endpoint's secret once.
+  const secrets = [await services.tokens.decrypt(endpoint.secretCiphertext)];
   if (endpoint.previousSecretCiphertext && endpoint.previousSecretUntil && endpoint.previousSecretUntil.getTime() > now.getTime()) {
-    secrets.push(await secretOf(services, endpoint.previousSecretCiphertext));
+    secrets.push(await services.tokens.decrypt(endpoint.previousSecretCiphertext));
   }
   const headers = await signedHeaders(webhookIdOf(message.id), now, body, secrets);
   const started = Date.now();
@@ -207,8 +208,7 @@ interface Outcome {
 
 /**
  * The statements sends that run together share (group commits, src/lib/group-commit.ts): making and keeping
- * their bodies, recording their outcomes. Per database handle, so
- * nothing crosses a Worker's requests.
+ * their bodies, recording their outcomes. Per database handle, so nothing crosses a Worker's requests.
  */
 const batches = new WeakMap<Db, ReturnType<typeof batchesOf>>();
 
@@ -263,21 +263,6 @@ function batchesOf(services: Services) {
 
 /** Sends that start within this many ms share their statements. */
 const BATCH_WINDOW = { windowMs: 2 };
-
-/** Decrypted secrets by ciphertext (a rotation makes a new ciphertext), a few hundred at most. */
-const secrets = new Map<string, Promise<string>>();
-const MAX_SECRETS = 500;
-
-function secretOf(services: Services, ciphertext: string): Promise<string> {
-  let secret = secrets.get(ciphertext);
-  if (!secret) {
-    if (secrets.size >= MAX_SECRETS) secrets.delete(secrets.keys().next().value!);
-    secret = services.tokens.decrypt(ciphertext);
-    secret.catch(() => secrets.delete(ciphertext));
-    secrets.set(ciphertext, secret);
-  }
-  return secret;
-}
 
 /** Disables an endpoint and parks its pending messages. */
 export async function disableEndpoint(db: Db, endpointId: string, reason: "manual" | "gone" | "failing", now: Date): Promise<void> {

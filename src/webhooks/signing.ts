@@ -10,6 +10,7 @@
  * await signedHeaders("msg_1", new Date(), body, [secret]);
  */
 import { base64FromBytes, decodeBase64 } from "../lib/encoding";
+import { keptLookups } from "../lib/kept-lookups";
 
 const SECRET_BYTES = 32;
 
@@ -32,17 +33,12 @@ export async function signedHeaders(webhookId: string, at: Date, body: string, s
   return { "webhook-id": webhookId, "webhook-timestamp": timestamp, "webhook-signature": signatures.join(" ") };
 }
 
-/** Imported HMAC keys by secret, a few hundred at most (endpoints sending now, and their previous secrets). */
-const keys = new Map<string, Promise<CryptoKey>>();
-const MAX_KEYS = 500;
+/** Imported HMAC keys by secret (endpoints sending now, and their previous secrets), as the cipher keeps tokens. */
+const keys = keptLookups<CryptoKey>({ ttlMs: 10 * 60_000, maxEntries: 500 });
 
 function keyOf(secret: string): Promise<CryptoKey> {
-  let key = keys.get(secret);
-  if (!key) {
-    if (keys.size >= MAX_KEYS) keys.delete(keys.keys().next().value!);
+  return keys(secret, () => {
     const raw = decodeBase64(secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret);
-    key = crypto.subtle.importKey("raw", new Uint8Array(raw), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-    keys.set(secret, key);
-  }
-  return key;
+    return crypto.subtle.importKey("raw", new Uint8Array(raw), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  });
 }
