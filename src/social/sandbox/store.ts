@@ -24,7 +24,7 @@ export function newGraphId(): string {
 
 /**
  * Random bytes drawn from a pool filled 4 KB at a time (on first use: a Worker may not draw them at start-up):
- * one `getRandomValues` call per publish was a noticeable share of a burst's CPU in the sandbox.
+ * a `getRandomValues` call per publish would be a noticeable share of a burst's CPU in the sandbox.
  */
 let pool = new Uint8Array(0);
 let used = 0;
