@@ -6,7 +6,7 @@
  * @example
  * configureNodeEngines(); // then a script, a bench or a worker thread can do what the server does
  */
-import { createHash } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { once } from "node:events";
@@ -16,6 +16,7 @@ import { configureBase64Decoder, configureBase64Digits, configureSha256Hex } fro
 import { configureSceneDeflate } from "../../src/photo/local/png";
 import { configureTextEngine, isTextEngineConfigured } from "../../src/photo/text/engine";
 import { configureZxing } from "../../src/qr/zxing-loader";
+import { configureHmacSha256 } from "../../src/webhooks/signing";
 
 /**
  * Everything below. Safe to call more than once.
@@ -44,6 +45,8 @@ export function configureNodeEngines(): void {
   });
   // SHA-256 (API key hashes, fingerprints): node:crypto's, synchronous, the same digest as WebCrypto's.
   configureSha256Hex((input) => createHash("sha256").update(input).digest("hex"));
+  // Webhook signatures: node:crypto's HMAC, synchronous (WebCrypto's goes through the thread pool per message).
+  configureHmacSha256((key, data) => createHmac("sha256", key).update(data).digest("base64"));
   configureNodePhoto();
 }
 

@@ -140,17 +140,7 @@ const jsonArray = (item: SQL, order: SQL, from: SQL) => sql`coalesce((select '['
 function recordJson(at: SQL): SQL<string> {
   const d = sql.raw("d");
   const image = sql.raw("i");
-  const target = jsonObject({
-    accountId: jsonValue(sql`${d}.account_id`),
-    platform: jsonValue(sql`${d}.platform`),
-    status: jsonValue(sql`${d}.status`),
-    attempts: jsonValue(sql`${d}.attempts`),
-    nextAttemptAt: jsonIso(sql`${d}.next_attempt_at`),
-    jobId: jsonValue(sql`${d}.job_id`),
-    providerPostId: jsonValue(sql`${d}.provider_post_id`),
-    publishedAt: jsonIso(sql`${d}.published_at`),
-    error: sql`case when coalesce(${d}.error_code, '') <> '' then ${jsonObject({ code: jsonValue(sql`${d}.error_code`), message: jsonValue(sql`coalesce(${d}.error_message, '')`) })} else 'null' end`,
-  });
+  const target = targetJson(d);
   const member = (key: string) => sql`coalesce((${image}->${sql.raw(`'${key}'`)})::text, 'null')`;
   const eachImage = jsonObject({ url: member("url"), width: member("width"), height: member("height"), mediaId: member("mediaId") });
   const images = sql`case when ${posts.images} @? '$[*] ? (!exists(@.mediaId))'
@@ -169,6 +159,37 @@ function recordJson(at: SQL): SQL<string> {
     cancelledAt: jsonIso(posts.cancelledAt),
     accounts: jsonArray(target, sql`${d}.account_id`, sql`from ${deliveries} ${d} where ${d}.post_id = ${posts.id}`),
   })}`;
+}
+
+/** A target (`accounts` item) of the record as JSON text, from the `deliveries` row aliased `d`. */
+function targetJson(d: SQL): SQL {
+  return jsonObject({
+    accountId: jsonValue(sql`${d}.account_id`),
+    platform: jsonValue(sql`${d}.platform`),
+    status: jsonValue(sql`${d}.status`),
+    attempts: jsonValue(sql`${d}.attempts`),
+    nextAttemptAt: jsonIso(sql`${d}.next_attempt_at`),
+    jobId: jsonValue(sql`${d}.job_id`),
+    providerPostId: jsonValue(sql`${d}.provider_post_id`),
+    publishedAt: jsonIso(sql`${d}.published_at`),
+    error: sql`case when coalesce(${d}.error_code, '') <> '' then ${jsonObject({ code: jsonValue(sql`${d}.error_code`), message: jsonValue(sql`coalesce(${d}.error_message, '')`) })} else 'null' end`,
+  });
+}
+
+/**
+ * A post event's webhook message body as JSON text, built by PostgreSQL for the `webhook_messages` row aliased
+ * `m`: `{"type", "timestamp", "data"}` with `data` the post's record (status shown at `at`), or for a target
+ * event `{"target", "post"}`; the same text as JSON.stringify of what src/webhooks/payloads.ts makes. NULL
+ * when the post or the target no longer exists.
+ */
+export function postEventBodySql(m: SQL, at: SQL): SQL<string | null> {
+  const t = sql.raw("t");
+  const record = recordJson(at);
+  return sql<string | null>`(select '{"type":' || to_json(${m}.type)::text || ',"timestamp":' || ${jsonIso(sql`${m}.created_at`)} || ',"data":' ||
+      case when ${m}.type like 'post.target.%'
+        then '{"target":' || (select ${targetJson(t)} from ${deliveries} ${t} where ${t}.post_id = ${posts.id} and ${t}.account_id = ${m}.account_id) || ',"post":' || ${record} || '}'
+        else ${record} end || '}'
+    from ${posts} where ${posts.id} = ${m}.subject_id::uuid and ${posts.userId} = ${m}.user_id)`;
 }
 
 /**

@@ -24,6 +24,7 @@ import { groupCommit } from "../lib/group-commit";
 import { isUuid, uuidArray } from "../lib/encoding";
 import type { Services } from "../services";
 import { buildPayloads } from "./payloads";
+import { postEventBodySql } from "../social/post-record";
 import { signedHeaders, webhookIdOf } from "./signing";
 
 export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
@@ -74,26 +75,44 @@ export async function claimDueWebhooks(
   const cap = partly.length
     ? sql`coalesce((select r.n from unnest(${uuidArray(partly.map(([id]) => id))}::uuid[], ${`{${partly.map(([, n]) => n).join(",")}}`}::int[]) r(id, n) where r.id = x.endpoint_id), ${options.perEndpoint ?? limit})`
     : sql`${options.perEndpoint ?? limit}`;
-  const due = sql`(select x.id from (
+  const due = sql`select x.id from (
       select c.id, c.endpoint_id, c.next_attempt_at, row_number() over (partition by c.endpoint_id order by c.next_attempt_at, c.id) as rn
         from (select w.id, w.endpoint_id, w.next_attempt_at from ${webhookDeliveries} w
                where w.status = 'pending' and w.next_attempt_at <= ${at} and not (w.endpoint_id = any(${uuidArray(busy)}::uuid[]))
                order by w.next_attempt_at limit ${Math.min(2000, limit * CLAIM_SCAN_PER_SLOT)}) c
         join ${webhookEndpoints} e on e.id = c.endpoint_id and e.enabled
-    ) x where x.rn <= ${cap} order by x.next_attempt_at limit ${limit})`;
-  return claimWhere(db, now, and(sql`${webhookDeliveries.id} = any(array${due})`, sql`${webhookDeliveries.nextAttemptAt} <= ${at}`)!);
+    ) x where x.rn <= ${cap} order by x.next_attempt_at limit ${limit}`;
+  return claimWhere(db, now, due);
 }
 
 /** Claims one delivery by id (a queue message), when it is due. */
 export async function claimWebhook(db: Db, id: string, now: Date): Promise<WebhookClaim | null> {
   if (!isUuid(id)) return null;
-  const [claim] = await claimWhere(db, now, and(eq(webhookDeliveries.id, id), sql`${webhookDeliveries.nextAttemptAt} <= ${now.toISOString()}::timestamptz`)!);
+  const [claim] = await claimWhere(db, now, sql`select ${id}::uuid as id`);
   return claim ?? null;
 }
 
-/** Claims the pending deliveries `where` picks whose endpoint is enabled, returning each with its endpoint and message. */
-function claimWhere(db: Db, now: Date, where: SQL): Promise<WebhookClaim[]> {
-  return db
+/**
+ * Claims the due pending deliveries among the ids `picked` selects whose endpoint is enabled, returning each
+ * with its endpoint and message. The same statement makes and keeps the bodies of the post events among
+ * them that have none yet (PostgreSQL writes the post's record as JSON text: no round trip and no JSON work
+ * in the sender); a message another claim is making its body right now is skipped here, and the sender
+ * makes it as it does every other event's (`payload` below).
+ */
+async function claimWhere(db: Db, now: Date, picked: SQL): Promise<WebhookClaim[]> {
+  const at = sql`${now.toISOString()}::timestamptz`;
+  const m = sql.raw("m");
+  const pickedIds = db.$with("picked", { id: sql<string>`id` }).as(sql`${picked}`);
+  const kept = db.$with("kept", { id: sql<string>`id`, payload: sql<string | null>`payload` }).as(
+    sql`update ${webhookMessages} ${m} set payload = ${postEventBodySql(m, at)}
+         where ${m}.id in (select k.id from ${webhookMessages} k
+                            where k.id in (select w.message_id from ${webhookDeliveries} w where w.id in (select id from picked))
+                              and k.payload is null and k.type like 'post.%'
+                              for update skip locked)
+        returning ${m}.id, ${m}.payload`,
+  );
+  const rows = await db
+    .with(pickedIds, kept)
     .update(webhookDeliveries)
     .set({
       status: "sending",
@@ -102,17 +121,21 @@ function claimWhere(db: Db, now: Date, where: SQL): Promise<WebhookClaim[]> {
       lockedUntil: new Date(now.getTime() + SEND_LOCK_MS),
       updatedAt: now,
     })
-    .from(sql`${webhookEndpoints}, ${webhookMessages}`)
+    .from(sql`${webhookEndpoints}, ${webhookMessages} left join kept on kept.id = ${webhookMessages.id}`)
     .where(
       and(
-        where,
+        sql`${webhookDeliveries.id} in (select id from picked)`,
+        sql`${webhookDeliveries.nextAttemptAt} <= ${at}`,
         eq(webhookDeliveries.status, "pending"),
         eq(webhookEndpoints.id, webhookDeliveries.endpointId),
         eq(webhookEndpoints.enabled, true),
         eq(webhookMessages.id, webhookDeliveries.messageId),
       ),
     )
-    .returning({ delivery: webhookDeliveries, endpoint: webhookEndpoints, message: webhookMessages }) as unknown as Promise<WebhookClaim[]>;
+    .returning({ delivery: webhookDeliveries, endpoint: webhookEndpoints, message: webhookMessages, body: sql<string | null>`kept.payload` });
+  return (rows as unknown as Array<WebhookClaim & { body: string | null }>).map(({ body, ...claim }) =>
+    body === null ? claim : { ...claim, message: { ...claim.message, payload: body } },
+  );
 }
 
 /** Claims and sends one delivery (the QStash callback's work); null when it was not claimable. */

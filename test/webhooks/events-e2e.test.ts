@@ -142,5 +142,22 @@ describe("events on npm start", () => {
       target: { accountId: string; status: string; providerPostId: string };
     };
     expect(targetPublished.target).toMatchObject({ accountId: photo.id, status: "published", providerPostId: expect.any(String) });
+
+    // A post event's body is the post as GET answers it, key for key in the same order (PostgreSQL makes these
+    // bodies, the sender the others; stored arrays may be written with jsonb's spaces).
+    const asApi = async (id: string) =>
+      ((await (await fetch(`${server.baseUrl}/api/v1/social/posts/${id}`, { headers: json(server.apiKey) })).json()) as { data: unknown }).data;
+    const bodyOf = (key: string) => receiver.received.find((r) => messages.find((m) => m.key === key)!.id === r.headers["webhook-id"])!.body;
+    for (const [key, id] of [
+      [`post.published ${published.id}`, published.id],
+      [`post.failed ${failed.id}`, failed.id],
+    ] as const) {
+      const body = bodyOf(key);
+      const parsed = JSON.parse(body) as { type: string; timestamp: string; data: unknown };
+      expect(JSON.stringify(parsed)).toBe(JSON.stringify({ type: parsed.type, timestamp: new Date(parsed.timestamp).toISOString(), data: await asApi(id) }));
+    }
+    const targetBody = JSON.parse(bodyOf(`post.target.published ${published.id} ${photo.id}`)) as { data: { target: unknown; post: unknown } };
+    const post = (await asApi(published.id)) as { accounts: Array<{ accountId: string }> };
+    expect(JSON.stringify(targetBody.data)).toBe(JSON.stringify({ target: post.accounts.find((a) => a.accountId === photo.id), post }));
   }, 150_000);
 });
