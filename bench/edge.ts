@@ -7,6 +7,8 @@
  *   to each stand-in; the Node server's figures beside them. `EDGE_ROUNDS` (default 3) rounds,
  *   `EDGE_SCALE` (default 1) scales each route's request count, `EDGE_ONLY` (a regular expression) keeps only
  *   the operations it matches, `EDGE_PARTS` (default `routes,bundle,startup,throughput`) picks the parts.
+ *   Then `GET /` on the Worker's own socket beside `GET /` through Miniflare: what Miniflare's entry Worker
+ *   (which Cloudflare does not run) adds to every request's CPU in the table.
  * - Bundle: the gzipped size of every module wrangler uploads (worker.js, the .wasm and .ttf modules), as
  *   `buildWorker` builds it for `startLocalEdge`, beside the project's 3 MiB budget (Workers Free's limit on
  *   the compressed upload, 10 MiB on Paid, until Cloudflare replaced both with 64 MiB uncompressed on every
@@ -40,7 +42,7 @@ import { createScratchDatabase } from "../dev/postgres";
 import { createApiKey, createUser } from "../src/http/api-keys";
 import { startServerProcess } from "../test/helpers/server-process";
 import { printQrThroughput, type Target } from "./qr-load";
-import { measureRoutes, printRoutes, type RouteTarget } from "./edge-routes";
+import { FLOOR, measureRoutes, printRoutes, type RouteTarget } from "./edge-routes";
 import { serverPids } from "./proc-cpu";
 import { benchResources, type BenchResources } from "./resources";
 import { middle } from "./timing";
@@ -75,7 +77,14 @@ export async function benchEdge(): Promise<void> {
     const parts = new Set((process.env.EDGE_PARTS ?? "routes,bundle,startup,throughput").split(","));
     const workerLog = tail();
     const edge = await res.own(
-      () => startLocalEdge({ databaseUrl: scratch.url, vars: { ...LIMITS, LOG_LEVEL: "info", PLATFORM_SANDBOX: "on" }, qstash: true, stdio: workerLog.take }),
+      () =>
+        startLocalEdge({
+          databaseUrl: scratch.url,
+          vars: { ...LIMITS, LOG_LEVEL: "info", PLATFORM_SANDBOX: "on" },
+          qstash: true,
+          stdio: workerLog.take,
+          directSocket: true,
+        }),
       (e) => e.dispose(),
     );
     if (parts.has("bundle")) printBundle(edge);
@@ -97,8 +106,10 @@ export async function benchEdge(): Promise<void> {
         },
       ];
       const only = process.env.EDGE_ONLY ? new RegExp(process.env.EDGE_ONLY) : undefined;
-      const rows = await measureRoutes(routeTargets, { rounds: Number(process.env.EDGE_ROUNDS ?? 3), scale: Number(process.env.EDGE_SCALE ?? 1), only });
+      const rounds = Number(process.env.EDGE_ROUNDS ?? 3);
+      const rows = await measureRoutes(routeTargets, { rounds, scale: Number(process.env.EDGE_SCALE ?? 1), only });
       printRoutes(rows, routeTargets);
+      await printEntryWorker(routeTargets[0]!, edge.directUrl!, rounds);
     }
     if (parts.has("throughput")) {
       const targets: [Target, Target] = [
@@ -120,6 +131,21 @@ export async function benchEdge(): Promise<void> {
   } finally {
     await res.close();
   }
+}
+
+/**
+ * Miniflare answers every request through an entry Worker of its own, in the same workerd process, before the
+ * Worker gets it; Cloudflare runs no such Worker. The floor on the Worker's own socket shows what that adds
+ * to every figure of the table (whose ratios keep it in, in the floor as in each route).
+ */
+async function printEntryWorker(proxied: RouteTarget, directUrl: string, rounds: number): Promise<void> {
+  const direct: RouteTarget = { ...proxied, name: "Worker on its own socket", origin: directUrl };
+  const [floor] = await measureRoutes([proxied, direct], { rounds, scale: 1, only: /^$/ });
+  const ms = (ti: number) => middle(floor!.rounds[ti]!.map((f) => f.cpuMs));
+  console.log(
+    `  ${FLOOR} on the Worker's own socket, without Miniflare's entry Worker: ${fmt(ms(1), 2)} ms against ${fmt(ms(0), 2)} ms through it; ` +
+      `that entry Worker (not on Cloudflare) is ${fmt(ms(0) - ms(1), 2)} ms of every request's CPU above`,
+  );
 }
 
 function printBundle(edge: LocalEdge): void {

@@ -57,6 +57,11 @@ export interface LocalEdgeOptions {
    * garbage and read the isolate's heap before measuring memory.
    */
   inspectorPort?: number;
+  /**
+   * Also serve the Worker on a socket of its own (`directUrl`), without Miniflare's entry Worker in front:
+   * the bench measures what that entry Worker adds to every request (Cloudflare runs no such Worker).
+   */
+  directSocket?: boolean;
 }
 
 export interface LocalEdge {
@@ -65,6 +70,8 @@ export interface LocalEdge {
   url: string;
   /** The wrangler build (worker.js and its .wasm and .ttf modules). */
   outDir: string;
+  /** The Worker's own socket, with `directSocket`. */
+  directUrl?: string;
   /** The build's modules, wrangler.toml's [vars] and wrangler's own size line. */
   build: WorkerBuild;
   /** What Miniflare runs now (build, bindings, host, port): `new Miniflare(edge.miniflareOptions)` starts another instance of the same Worker. */
@@ -145,16 +152,19 @@ export async function startLocalEdge(options: LocalEdgeOptions): Promise<LocalEd
       ...(options.fetchMock ? { fetchMock: options.fetchMock } : {}),
       ...(options.stdio ? { handleRuntimeStdio: options.stdio } : {}),
       ...(options.inspectorPort !== undefined ? { inspectorPort: options.inspectorPort } : {}),
+      ...(options.directSocket ? { unsafeDirectSockets: [{ host: "127.0.0.1", port: 0 }] } : {}),
       host: options.host ?? "127.0.0.1",
       port: options.port ?? 0,
     });
     const mf = new Miniflare(workerOptions(bindings));
     cleanup.push(() => mf.dispose());
     const url = (await mf.ready).origin;
+    const directUrl = options.directSocket ? (await mf.unsafeGetDirectURL()).origin : undefined;
 
     return {
       mf,
       url,
+      directUrl,
       outDir,
       build,
       get miniflareOptions() {
