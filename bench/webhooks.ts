@@ -67,6 +67,8 @@ export async function benchWebhooks(): Promise<void> {
     row("publishedAt -> receiver has the target's event", withHooks.latency);
     const cpu = (b: Burst) => `server ${b.serverCpu.toFixed(0)} ms, PostgreSQL ${b.dbCpu.toFixed(0)} ms`;
     console.log(`  CPU during the burst without webhooks: ${cpu(without)}; with one endpoint: ${cpu(withHooks)}`);
+    const added = withHooks.serverCpu + withHooks.dbCpu - without.serverCpu - without.dbCpu;
+    console.log(`  what the webhooks add: ${(added / Math.max(1, withHooks.messages)).toFixed(2)} ms of CPU per message (server and PostgreSQL), on 2 cores`);
     console.log(`  messages received: ${withHooks.messages} (${POSTS} target events and ${POSTS} post events expected)`);
     console.log("  goal: p50 <= 100 ms, p99 <= 500 ms, rate within 10 % of the rate without webhooks");
   } finally {
