@@ -11,7 +11,8 @@
  *   connection set-up included), Redis (Upstash REST requests), queue (QStash API requests), storage (signed
  *   S3 requests).
  * - Wall time: the median request as the client sees it.
- * - Each figure beside `GET /` measured in the same round (the floor) as a ratio.
+ * - Each figure beside `GET /` (the floor) as a ratio: the floor measured again just before each route, so the
+ *   machine's drift over a round (other work, frequency) moves both sides of a ratio alike.
  *
  * Rounds alternate the two targets; each round runs every route, and the table gives the median round with
  * the spread of the ratios over rounds.
@@ -78,6 +79,8 @@ export interface RouteRow {
   name: string;
   /** Per target, per round. */
   rounds: RouteFigures[][];
+  /** Per target, per round: the floor's CPU ms per request, measured just before this route. */
+  floors: number[][];
 }
 
 const json = { "content-type": "application/json" };
@@ -361,12 +364,16 @@ async function measure(t: RouteTarget, route: Route, state: State, scale: number
 export async function measureRoutes(targets: RouteTarget[], options: { rounds: number; scale: number; only?: RegExp }): Promise<RouteRow[]> {
   const states = await Promise.all(targets.map((t) => setUp(t)));
   const list = routes("").filter((r) => !options.only || r.name === FLOOR || options.only.test(r.name));
-  const rows: RouteRow[] = list.map((r) => ({ name: r.name, rounds: targets.map(() => []) }));
+  const rows: RouteRow[] = list.map((r) => ({ name: r.name, rounds: targets.map(() => []), floors: targets.map(() => []) }));
   for (let round = 0; round < options.rounds; round++) {
     for (const [i, row] of rows.entries()) {
       for (const [ti, t] of targets.entries()) {
-        const route = routes(t.key).find((r) => r.name === row.name)!;
-        row.rounds[ti]!.push(await measure(t, route, states[ti]!, options.scale));
+        const all = routes(t.key);
+        const route = all.find((r) => r.name === row.name)!;
+        const floor = row.name === FLOOR ? null : await measure(t, all.find((r) => r.name === FLOOR)!, states[ti]!, options.scale);
+        const figures = await measure(t, route, states[ti]!, options.scale);
+        row.rounds[ti]!.push(figures);
+        row.floors[ti]!.push(floor?.cpuMs ?? figures.cpuMs);
       }
       if (round === 0 && i === 0) process.stdout.write("  measuring");
       process.stdout.write(".");
@@ -382,7 +389,7 @@ const trips = (n: number) => (Number.isInteger(n) ? String(n) : fmt(n, 2));
 /** Prints the table: each target's CPU and wall time per request beside the floor, the Worker's round trips. */
 export function printRoutes(rows: RouteRow[], targets: RouteTarget[]): void {
   const floor = rows.find((r) => r.name === FLOOR)!;
-  const ratio = (ti: number, row: RouteRow, round: number) => row.rounds[ti]![round]!.cpuMs / floor.rounds[ti]![round]!.cpuMs;
+  const ratio = (ti: number, row: RouteRow, round: number) => row.rounds[ti]![round]!.cpuMs / row.floors[ti]![round]!;
   // The median proper: with an even count, the mean of the middle two.
   const median = (values: number[]) => {
     const sorted = [...values].sort((a, b) => a - b);
@@ -391,7 +398,7 @@ export function printRoutes(rows: RouteRow[], targets: RouteTarget[]): void {
   };
   const rounds = floor.rounds[0]!.length;
   console.log(
-    `\nPer operation, one request at a time, ${rounds} round(s); CPU ms per request (x the floor, ${FLOOR}, in the same round: median, min-max), wall p50 ms;`,
+    `\nPer operation, one request at a time, ${rounds} round(s); CPU ms per request (x the floor, ${FLOOR}, measured just before: median, min-max), wall p50 ms;`,
   );
   console.log(`round trips per request counted at the stand-ins (db = Neon HTTP queries + WebSocket turns; redis = Upstash; queue = QStash; storage = S3)`);
   const header = [

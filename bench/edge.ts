@@ -3,7 +3,7 @@
  * the limit it must meet or the Node server measured in the same run:
  *
  * - Per operation (bench/edge-routes.ts): every operation of the OpenAPI document with its README example,
- *   CPU and wall time per request beside `GET /` in the same round, and the Worker's round trips per request
+ *   CPU and wall time per request beside `GET /` measured just before it, and the Worker's round trips per request
  *   to each stand-in; the Node server's figures beside them. `EDGE_ROUNDS` (default 3) rounds,
  *   `EDGE_SCALE` (default 1) scales each route's request count, `EDGE_ONLY` (a regular expression) keeps only
  *   the operations it matches, `EDGE_PARTS` (default `routes,bundle,startup,throughput`) picks the parts.
