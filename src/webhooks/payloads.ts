@@ -61,23 +61,11 @@ function postData(message: MessageRow, post: PostRecord | undefined): unknown {
   return target ? { target, post } : null;
 }
 
+/** The data of an event that is not a post's (those are read together: `postData`). */
 async function dataOf(services: Services, message: MessageRow): Promise<unknown> {
-  const { db, clock } = services;
+  const { db } = services;
   const type = message.type as WebhookEventType;
   switch (type) {
-    case "post.published":
-    case "post.partially_published":
-    case "post.failed":
-    case "post.cancelled": {
-      const [post] = await loadPostRecords(db, message.userId, [message.subjectId], clock.now());
-      return post ?? null;
-    }
-    case "post.target.published":
-    case "post.target.failed": {
-      const [post] = await loadPostRecords(db, message.userId, [message.subjectId], clock.now());
-      const target = post?.accounts.find((a) => a.accountId === message.accountId);
-      return post && target ? { target, post } : null;
-    }
     case "account.reconnect_required": {
       const [row] = await db
         .select()
