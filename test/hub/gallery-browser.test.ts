@@ -189,7 +189,12 @@ describe.sequential("credits and gallery in the hub", { timeout: 120_000, skip: 
     const captions = published.map((p) => String(p.caption ?? p.message));
     expect(captions.some((c) => c.includes("Posted by the API"))).toBe(true);
     expect(captions.some((c) => c.includes("Scheduled from the gallery"))).toBe(true);
-    const scheduled = (await api(`/api/v1/social/posts/${later.body.data.id}`)).body.data;
+    // The sandbox holds the post once it has answered the publish; the target's record follows (on PGlite it
+    // waits for the burst's other sends, up to a second), so the status is read until it is final.
+    const scheduled = await waitFor("the scheduled post recorded", async () => {
+      const post = (await api(`/api/v1/social/posts/${later.body.data.id}`)).body.data;
+      return post.status === "publishing" ? null : post;
+    });
     expect(scheduled.status).toBe("published");
     expect((await fetch(scheduled.images[0].url)).status).toBe(200);
   });
