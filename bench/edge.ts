@@ -8,7 +8,9 @@
  *   `EDGE_SCALE` (default 1) scales each route's request count, `EDGE_ONLY` (a regular expression) keeps only
  *   the operations it matches, `EDGE_PARTS` (default `routes,bundle,startup,throughput`) picks the parts.
  *   Then `GET /` on the Worker's own socket beside `GET /` through Miniflare: what Miniflare's entry Worker
- *   (which Cloudflare does not run) adds to every request's CPU in the table.
+ *   (which Cloudflare does not run) adds to every request's CPU in the table. Then a bare Worker of a few lines
+ *   (bench/edge-bare.ts) answering with and without one subrequest: what a round trip costs the runtime alone,
+ *   beside our floor.
  * - Bundle: the gzipped size of every module wrangler uploads (worker.js, the .wasm and .ttf modules), as
  *   `buildWorker` builds it for `startLocalEdge`, beside the project's 3 MiB budget (Workers Free's limit on
  *   the compressed upload, 10 MiB on Paid, until Cloudflare replaced both with 64 MiB uncompressed on every
@@ -38,6 +40,7 @@ import { pathToFileURL } from "node:url";
 import { Miniflare } from "miniflare";
 import { openNodeDb } from "../db/node";
 import { ROOT, startLocalEdge, type LocalEdge } from "../dev/edge-worker";
+import { printBareWorker } from "./edge-bare";
 import { createScratchDatabase } from "../dev/postgres";
 import { createApiKey, createUser } from "../src/http/api-keys";
 import { startServerProcess } from "../test/helpers/server-process";
@@ -110,6 +113,7 @@ export async function benchEdge(): Promise<void> {
       const rows = await measureRoutes(routeTargets, { rounds, scale: Number(process.env.EDGE_SCALE ?? 1), only });
       printRoutes(rows, routeTargets);
       await printEntryWorker(routeTargets[0]!, edge.directUrl!, rounds);
+      await printBareWorker({ origin: edge.url, pids: await workerdPids() }, edge.build.miniflareOptions, rounds);
     }
     if (parts.has("throughput")) {
       const targets: [Target, Target] = [
