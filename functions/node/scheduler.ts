@@ -18,7 +18,7 @@
 import type { Services } from "../../src/services";
 import { publishClaimed } from "../../src/social/delivery/publish";
 import { releaseExpiredLocks, runSweep } from "../../src/social/delivery/sweep";
-import { resumePhotoJobs } from "../../src/photo/async-jobs";
+import { resumePhotoJobs, startDueAsyncJobs } from "../../src/photo/async-jobs";
 import { purgeExpiredStates } from "../../src/hub/oauth-states";
 import { claimDue, nextDue, type Claim } from "../../src/social/delivery/store";
 import { LOCK_MS } from "../../src/social/delivery/policy";
@@ -62,7 +62,7 @@ export interface SchedulerOptions {
   hold?: number;
   pollMs?: number;
   sweepMs?: number;
-  /** Expired claims are released this often between sweeps (cheap: one UPDATE on few rows). */
+  /** Expired claims are released, and due async photo jobs started, this often between sweeps (cheap: few rows). */
   lockCheckMs?: number;
   /** Release every claim at start-up: the database is this process's alone (PGlite), so any claim is a dead one's. */
   exclusiveDb?: boolean;
@@ -214,7 +214,8 @@ interface HousekeepingOptions {
 
 /**
  * The periodic work of a tick: the whole sweep every `sweepMs` (expired claims, retention, QStash re-queue,
- * async photo jobs, expired OAuth states), and in between only the release of expired claims every `lockCheckMs`.
+ * async photo jobs, expired OAuth states), and in between, every `lockCheckMs`, the release of expired claims
+ * and the start of async photo jobs that are due (one indexed SELECT each).
  */
 function startHousekeeping(services: Services, options: HousekeepingOptions): () => Promise<void> {
   let lastSweep = 0;
@@ -231,6 +232,7 @@ function startHousekeeping(services: Services, options: HousekeepingOptions): ()
     } else if (now - lastLockCheck >= options.lockCheckMs) {
       lastLockCheck = now;
       await releaseExpiredLocks(services);
+      await startDueAsyncJobs(services);
     }
   };
 }

@@ -34,7 +34,17 @@ import {
   type ItemError,
   type StoredItem,
 } from "./generate";
-import { DISPATCH_LOCK_MS, dueAsyncJobs, finishJob, JOB_LOCK_MS, MAX_JOB_ATTEMPTS, takeAsyncJob, type JobRow } from "./jobs";
+import {
+  DISPATCH_LOCK_MS,
+  dueAsyncJobs,
+  finishJob,
+  JOB_LOCK_MS,
+  MAX_JOB_ATTEMPTS,
+  QUEUED_LEASE_MS,
+  renewDispatchLock,
+  takeAsyncJob,
+  type JobRow,
+} from "./jobs";
 import { claimFinish, ENDED, failItem, itemPrediction, jobItems, predictionCallbackUrl, recordItem, releaseItem, takeDueItems } from "./items";
 import { resolveRequest, type PhotoRequest } from "./request";
 import type { PhotoRequestBody } from "./schemas";
@@ -71,11 +81,22 @@ export async function queueAsyncJob(services: Services, jobId: string, body: Pho
     logo,
     reference: inputs.reference ? stored(inputs.reference) : undefined,
   };
+  // Stored inputs make the job startable by anyone: this process's runner first, any sweep after the lease.
   await services.db
     .update(photoJobs)
-    .set({ request: request as unknown as Record<string, unknown> })
+    .set({ request: request as unknown as Record<string, unknown>, lockedUntil: new Date(services.clock.now().getTime() + QUEUED_LEASE_MS) })
     .where(eq(photoJobs.id, jobId));
   services.defer(runAsyncJob(services, jobId));
+}
+
+/**
+ * Starts the async jobs that are due (queued past their lease, or whose runner died before dispatching):
+ * part of the sweep, and run on its own between sweeps where that is cheap (Node's housekeeping, every 5 s).
+ */
+export async function startDueAsyncJobs(services: Services, options: { anyAge?: boolean } = {}): Promise<number> {
+  const due = await dueAsyncJobs(services.db, services.clock.now(), options.anyAge ? 1000 : 10, options.anyAge);
+  for (const id of due) services.defer(runAsyncJob(services, id));
+  return due.length;
 }
 
 /** Runs one async job if it can be taken (queued, or its runner's lock expired); never throws. */
@@ -140,9 +161,24 @@ async function runTaken(services: Services, job: JobRow): Promise<void> {
 /**
  * Starts (or, for a resumed job, continues) each item's prediction and ends: the callbacks or the sweep
  * finish the items. An item whose prediction has already ended is finished here. Without callbacks the
- * runner polls the predictions itself.
+ * runner polls the predictions itself. Until every item has its prediction the runner renews its lock (a
+ * heartbeat every third of DISPATCH_LOCK_MS), so a runner that died is taken over within seconds.
  */
 async function dispatch(services: Services, job: JobRow): Promise<void> {
+  const heartbeat = setInterval(() => {
+    renewDispatchLock(services.db, job, services.clock.now()).catch((err: unknown) =>
+      services.log.warn("photo job lock not renewed", { jobId: job.id, error: String(err) }),
+    );
+  }, DISPATCH_LOCK_MS / 3);
+  const dispatched = () => clearInterval(heartbeat);
+  try {
+    await dispatchItems(services, job, dispatched);
+  } finally {
+    dispatched();
+  }
+}
+
+async function dispatchItems(services: Services, job: JobRow, dispatched: () => void): Promise<void> {
   const { request, inputs } = await loadJob(services, job, false);
   const webhook = predictionCallbackUrl(services.config);
   const done = new Map((await jobItems(services.db, job.id)).filter((i) => i.status === "succeeded" || i.status === "failed").map((i) => [i.itemIndex, i]));
@@ -170,6 +206,7 @@ async function dispatch(services: Services, job: JobRow): Promise<void> {
     .update(photoJobs)
     .set({ dispatchedAt: services.clock.now(), lockedUntil: null, updatedAt: services.clock.now() })
     .where(and(eq(photoJobs.id, job.id), eq(photoJobs.attempts, job.attempts), eq(photoJobs.status, "running")));
+  dispatched();
   services.log.info("photo job dispatched", { jobId: job.id, items: request.products.length, callbacks: !!webhook, ended: ended.length });
   for (const { index, prediction } of ended) await finishItem(services, job.id, index, prediction);
   if (!webhook) {
@@ -313,8 +350,7 @@ export async function resumePhotoJobs(services: Services, options: { takeOverAll
     )
     .returning({ id: photoJobs.id });
   for (const { id } of exhausted) await releaseJobHolds(services.db, id);
-  const due = await dueAsyncJobs(services.db, now, options.takeOverAll ? 1000 : 10, options.takeOverAll);
-  for (const id of due) services.defer(runAsyncJob(services, id));
+  const started = await startDueAsyncJobs(services, { anyAge: options.takeOverAll });
 
   let read = 0;
   const predictions = services.generator.predictions;
@@ -352,7 +388,7 @@ export async function resumePhotoJobs(services: Services, options: { takeOverAll
   // Taking over everything, every lock is dead: what a request that will not run again held goes back now.
   const later = new Date(now.getTime() + 365 * 86_400_000);
   const released = options.takeOverAll ? await releaseExpiredHolds(services.db, later, later) : await releaseExpiredHolds(services.db, now);
-  return due.length + exhausted.length + read + unfinished.length + released;
+  return started + exhausted.length + read + unfinished.length + released;
 }
 
 /** How long a webhook-id is remembered: longer than Replicate goes on retrying a delivery. */

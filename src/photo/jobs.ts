@@ -22,8 +22,22 @@ export const JOB_LOCK_MS = 10 * 60_000;
  * the retry with the same Idempotency-Key takes it over and continues the stored predictions.
  */
 export const SYNC_LOCK_MS = 30_000;
-/** How long a runner that only dispatches predictions holds an async job (creating them takes seconds). */
-export const DISPATCH_LOCK_MS = 60_000;
+/**
+ * How long a runner that only dispatches predictions holds an async job between heartbeats (renewed every
+ * third of it while it creates them): a runner that died is taken over within seconds.
+ */
+export const DISPATCH_LOCK_MS = 15_000;
+/**
+ * How long the process that queued an async job has to start it itself once the job's inputs are stored (the
+ * queued job's `locked_until`); then any sweep may start it, so a job whose process died right after its 202
+ * waits seconds, not a sweep's half minute. Two starters are harmless: taking the job is one conditional UPDATE.
+ */
+export const QUEUED_LEASE_MS = 5_000;
+/**
+ * A queued job whose inputs were never stored (its request died while storing them) is taken by a sweep after
+ * this long, to be failed and its credits released; the request may still be storing them before that.
+ */
+const UNSTORED_MS = 30_000;
 /** Attempts of an async job before it is failed for good (a job that crashes its process every time). */
 export const MAX_JOB_ATTEMPTS = 3;
 const RETRY_AFTER_SECONDS = 10;
@@ -103,6 +117,14 @@ export async function renewJobLock(db: Db, job: Pick<JobRow, "id" | "attempts">,
     .where(and(eq(photoJobs.id, job.id), eq(photoJobs.attempts, job.attempts), eq(photoJobs.status, "running")));
 }
 
+/** Renews a dispatching runner's hold on its async job (fenced on its attempt); see DISPATCH_LOCK_MS. */
+export async function renewDispatchLock(db: Db, job: Pick<JobRow, "id" | "attempts">, now: Date): Promise<void> {
+  await db
+    .update(photoJobs)
+    .set({ lockedUntil: new Date(now.getTime() + DISPATCH_LOCK_MS) })
+    .where(and(eq(photoJobs.id, job.id), eq(photoJobs.attempts, job.attempts), eq(photoJobs.status, "running"), isNull(photoJobs.dispatchedAt)));
+}
+
 /** Deletes a job that ended before any side effect (bad input), so its key can be used again. */
 export async function releaseJob(db: Db, id: string): Promise<void> {
   await db.delete(photoJobs).where(and(eq(photoJobs.id, id), inArray(photoJobs.status, ["queued", "running"])));
@@ -166,8 +188,8 @@ export async function takeAsyncJob(db: Db, id: string, now: Date, lockMs = JOB_L
 }
 
 /**
- * Async jobs a sweep should (re)start: queued ones not picked up (after 30 s, or at once with `anyAge`), and
- * running ones whose runner died.
+ * Async jobs a sweep should (re)start: queued ones not picked up (once their lease ran out, or 30 s after their
+ * creation while their inputs were never stored; at once with `anyAge`), and running ones whose runner died.
  */
 export async function dueAsyncJobs(db: Db, now: Date, limit = 10, anyAge = false): Promise<string[]> {
   const rows = await db
@@ -177,7 +199,12 @@ export async function dueAsyncJobs(db: Db, now: Date, limit = 10, anyAge = false
       and(
         eq(photoJobs.async, true),
         or(
-          and(eq(photoJobs.status, "queued"), lt(photoJobs.createdAt, new Date(now.getTime() - (anyAge ? 0 : 30_000)))),
+          and(
+            eq(photoJobs.status, "queued"),
+            anyAge
+              ? undefined
+              : or(lt(photoJobs.lockedUntil, now), and(isNull(photoJobs.lockedUntil), lt(photoJobs.createdAt, new Date(now.getTime() - UNSTORED_MS)))),
+          ),
           and(eq(photoJobs.status, "running"), isNull(photoJobs.dispatchedAt), lt(photoJobs.lockedUntil, now)),
         ),
       ),
