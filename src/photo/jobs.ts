@@ -198,6 +198,8 @@ export async function dueAsyncJobs(db: Db, now: Date, limit = 10, anyAge = false
     .where(
       and(
         eq(photoJobs.async, true),
+        // Those out of attempts are the sweep's to fail; they never crowd out the ones that can run.
+        lt(photoJobs.attempts, MAX_JOB_ATTEMPTS),
         or(
           and(
             eq(photoJobs.status, "queued"),
