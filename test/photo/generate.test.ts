@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { generations, photoJobs } from "../../db/schema";
-import { resumePhotoJobs } from "../../src/photo/async-jobs";
+import { resumePhotoJobs, startDueAsyncJobs } from "../../src/photo/async-jobs";
 import { LocalGenerator } from "../../src/photo/local";
 import type { ImageGenerator } from "../../src/photo/types";
 import { ASPECT_RATIOS, LOGO_PLACEMENTS, RESOLUTIONS } from "../../src/photo/types";
@@ -384,6 +384,48 @@ describe("async jobs after a crash", () => {
       expect(await c.db.select().from(generations).where(eq(generations.jobId, job.id))).toHaveLength(1);
     } finally {
       release();
+      await c.close();
+    }
+  }, 90_000);
+
+  it("a job whose runner died on its last attempt is not started again: the sweep fails it for good and gives its credits back", async () => {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const hanging: ImageGenerator = {
+      name: "local",
+      generateScene: async () => {
+        await released;
+        throw new Error("the old runner woke up");
+      },
+    };
+    const c = await photoHarness({ overrides: { generator: hanging } });
+    const credits = async () => (await ok(await c.app.request("/api/image/credits", { headers: c.auth(c.apiKey) }))) as Data;
+    try {
+      const before = await credits();
+      const job = await ok(
+        await c.post({ productImages: [{ dataUrl: product }], promptId: "out-beach", model: "standard", outputResult: "url" }, { Prefer: "respond-async" }),
+        202,
+      );
+      for (let i = 0; i < 100; i++) {
+        const [row] = await c.db.select().from(photoJobs).where(eq(photoJobs.id, job.id));
+        if (row!.status === "running") break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect((await credits()).reserved).toBeGreaterThan(before.reserved);
+      // Its third runner died: the lock ran out with every attempt used.
+      await c.db
+        .update(photoJobs)
+        .set({ lockedUntil: new Date(Date.now() - 60_000), attempts: 3 })
+        .where(eq(photoJobs.id, job.id));
+      expect(await startDueAsyncJobs(c.services)).toBe(0);
+      await resumePhotoJobs(c.services);
+      const state = await ok(await c.app.request(`/api/image/product-photography/jobs/${job.id}`, { headers: c.auth(c.apiKey) }));
+      expect(state).toMatchObject({ status: "failed", error: { code: "GENERATION_FAILED" } });
+      expect(await credits()).toMatchObject({ balance: before.balance, reserved: before.reserved });
+      expect(await c.db.select().from(generations).where(eq(generations.jobId, job.id))).toHaveLength(0);
+    } finally {
+      release();
+      await c.drain();
       await c.close();
     }
   }, 90_000);
