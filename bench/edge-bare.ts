@@ -10,9 +10,9 @@
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { readdir, readFile } from "node:fs/promises";
 import { Miniflare, type MiniflareOptions } from "miniflare";
 import { cpuPerRequest, FLOOR } from "./edge-routes";
+import { workerdPids } from "./proc-cpu";
 import { middle } from "./timing";
 
 const N = 100;
@@ -41,19 +41,6 @@ function script(port: number): string {
 };`;
 }
 
-/** workerd processes started by this process. */
-async function workerdPids(): Promise<Set<string>> {
-  const pids = new Set<string>();
-  for (const entry of await readdir("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => "");
-    const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-    const ppid = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1];
-    if (comm === "workerd" && ppid === String(process.pid)) pids.add(entry);
-  }
-  return pids;
-}
-
 const fmt = (n: number, digits = 2) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 /** Prints the bare Worker's two figures beside our floor, each round measuring all three in turn. */
@@ -67,7 +54,7 @@ export async function printBareWorker(
     req.on("end", () => res.writeHead(200, { "content-type": "application/json" }).end(ANSWER));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const before = await workerdPids();
+  const before = new Set(await workerdPids());
   const mf = new Miniflare({
     modules: true,
     script: script((server.address() as AddressInfo).port),
@@ -77,7 +64,7 @@ export async function printBareWorker(
   });
   try {
     const origin = (await mf.ready).origin;
-    const bare = [...(await workerdPids())].filter((pid) => !before.has(pid));
+    const bare = (await workerdPids()).filter((pid) => !before.has(pid));
     const floor: number[] = [];
     const plain: number[] = [];
     const query: number[] = [];

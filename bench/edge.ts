@@ -30,7 +30,7 @@
  * stopped and removed at the end, on an error, and on Ctrl-C.
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
@@ -46,7 +46,7 @@ import { createApiKey, createUser } from "../src/http/api-keys";
 import { startServerProcess } from "../test/helpers/server-process";
 import { printQrThroughput, type Target } from "./qr-load";
 import { FLOOR, measureRoutes, printRoutes, type RouteTarget } from "./edge-routes";
-import { serverPids } from "./proc-cpu";
+import { serverPids, workerdPids } from "./proc-cpu";
 import { benchResources, type BenchResources } from "./resources";
 import { middle } from "./timing";
 
@@ -225,19 +225,6 @@ async function printStartup(edge: LocalEdge, res: BenchResources): Promise<void>
   console.log(
     `  limit: ${fmt(STARTUP_LIMIT_MS)} ms (Workers Free and Paid): ${fmt(cpuMs / STARTUP_LIMIT_MS, 2)} of it, measured on this machine's CPU, not Cloudflare's`,
   );
-}
-
-/** workerd's processes that this process started (Miniflare runs it as a child). */
-async function workerdPids(): Promise<string[]> {
-  const pids: string[] = [];
-  for (const entry of await readdir("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => "");
-    const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-    const ppid = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1];
-    if (comm === "workerd" && ppid === String(process.pid)) pids.push(entry);
-  }
-  return pids;
 }
 
 async function health(origin: string): Promise<void> {

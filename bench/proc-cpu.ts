@@ -22,8 +22,17 @@ export function postgresPids(): Promise<string[]> {
   return pidsWhere("comm", (comm) => comm.trim() === "postgres");
 }
 
+/** The workerd processes this process started (Miniflare runs workerd as its child; Linux). */
+export function workerdPids(): Promise<string[]> {
+  return pidsWhere("stat", (stat) => {
+    const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+    const ppid = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1];
+    return comm === "workerd" && ppid === String(process.pid);
+  });
+}
+
 /** The processes whose /proc/<pid>/<file> passes `test` (Linux). */
-async function pidsWhere(file: "environ" | "comm", test: (content: string) => boolean): Promise<string[]> {
+async function pidsWhere(file: "environ" | "comm" | "stat", test: (content: string) => boolean): Promise<string[]> {
   const pids: string[] = [];
   for (const entry of await readdir("/proc")) {
     if (!/^\d+$/.test(entry)) continue;

@@ -338,19 +338,25 @@ describe("async jobs", () => {
   });
 });
 
+/** A generator whose runner hangs (as if its process had died) until `release`, then fails. */
+function hangingGenerator(): { hanging: ImageGenerator; release: () => void } {
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const hanging: ImageGenerator = {
+    name: "local",
+    generateScene: async () => {
+      await released;
+      throw new Error("the old runner woke up");
+    },
+  };
+  return { hanging, release };
+}
+
 describe("async jobs after a crash", () => {
   it("the sweep restarts a job whose runner died; the dead runner's late outcome is not recorded and nothing is charged twice", async () => {
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
     const local = LocalGenerator();
     // The first runner hangs (its process "died"); it wakes only after the job was taken over, then fails.
-    const hanging: ImageGenerator = {
-      name: "local",
-      generateScene: async () => {
-        await released;
-        throw new Error("the old runner woke up");
-      },
-    };
+    const { hanging, release } = hangingGenerator();
     const c = await photoHarness({ overrides: { generator: hanging } });
     try {
       const res = await c.post(
@@ -389,15 +395,7 @@ describe("async jobs after a crash", () => {
   }, 90_000);
 
   it("a job whose runner died on its last attempt is not started again: the sweep fails it for good and gives its credits back", async () => {
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    const hanging: ImageGenerator = {
-      name: "local",
-      generateScene: async () => {
-        await released;
-        throw new Error("the old runner woke up");
-      },
-    };
+    const { hanging, release } = hangingGenerator();
     const c = await photoHarness({ overrides: { generator: hanging } });
     const credits = async () => (await ok(await c.app.request("/api/image/credits", { headers: c.auth(c.apiKey) }))) as Data;
     try {
