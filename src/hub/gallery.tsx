@@ -96,6 +96,12 @@ function madeFrom(item: { templateId: string | null; scenePrompt: string | null 
   return item.templateId ?? item.scenePrompt ?? "—";
 }
 
+/** The item's shape at the thumbnail's size (384 px on its longer side), so the page keeps its room before it loads. */
+function previewSize(item: { width: number; height: number }): { width: number; height: number } {
+  const scale = 384 / Math.max(item.width, item.height, 1);
+  return { width: Math.round(item.width * scale), height: Math.round(item.height * scale) };
+}
+
 async function itemPage(c: Context<HubEnv>, id: string) {
   const session = c.get("session") as HubSession;
   const services = c.get("services");
@@ -109,9 +115,9 @@ async function itemPage(c: Context<HubEnv>, id: string) {
         <a href={BASE}>← Gallery</a>
       </p>
       <h1>{madeFrom(item)}</h1>
-      <div class="thumbs large">
+      <div class="preview">
         <a href={item.imageUrl}>
-          <img src={item.thumbnailUrl} alt={`${madeFrom(item)}, full size`} width={240} height={240} />
+          <img src={item.thumbnailUrl} alt={`${madeFrom(item)}, full size`} {...previewSize(item)} />
         </a>
       </div>
       <dl class="details">

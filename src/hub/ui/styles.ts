@@ -34,7 +34,8 @@ details.raw{margin-top:4px}details.raw summary{cursor:pointer;color:#4a5260;font
 details.raw code{display:block;white-space:pre-wrap;overflow-wrap:anywhere;background:#f0f2f5;border-radius:6px;padding:6px 8px;margin-top:4px}
 .thumbs{display:flex;flex-wrap:wrap;gap:6px;margin:6px 0 0}
 .thumbs img{width:56px;height:56px;object-fit:cover;border-radius:6px;border:1px solid #dde1e6;background:#f0f2f5}
-.thumbs.large img{width:120px;height:120px}
+.thumbs.large img{width:120px;height:120px;object-fit:contain}
+.preview{margin:8px 0 12px}.preview img{display:block;max-width:100%;height:auto;border-radius:8px;border:1px solid #dde1e6;background:#f0f2f5}
 .post-cell{display:flex;gap:10px;align-items:flex-start}.post-cell .thumbs{margin:0;flex:none}
 ul.linked{list-style:none;margin:8px 0 0 20px;padding:0 0 0 14px;border-left:3px solid #dde1e6;flex-basis:100%}
 ul.linked li.account{padding:6px 0;border:0}
