@@ -15,14 +15,13 @@ import { DEFAULT_DECODE_LIMITS } from "../images/limits";
 import { normaliseHead, normaliseTail, type JpegPart } from "../images/normalise";
 import type { PlanePipe } from "../images/plane-pipe";
 import { uprightSize } from "../images/exif";
+import { thumbnailSize } from "../images/geometry";
 import { drawTexts, fitCover, logoDrawnSize, placeLogo, prepareLogo, type PreparedLogo, type TextLayout } from "../photo/compose";
 import { encodeScenePng, LocalGenerator, renderDemoProduct } from "../photo/local";
 import type { LogoPlacement, ModelOption, SceneRequest } from "../photo/types";
 import { decodeQrImage, WORKING_SIDE } from "../qr/decode";
 import { renderQr, type QrDesign, type RenderedQr } from "../qr/render";
 import type { HeavyOutput, HeavyRunner } from "./index";
-
-const THUMBNAIL_EDGE = 384;
 
 export interface PhotoFinish {
   /** The scene: made here by the local compositor, or already made (a provider's output). */
@@ -118,8 +117,8 @@ export const HEAVY_TASKS = {
     const canvas = fitCover(scene, input.width, input.height);
     const logoBox = input.logo ? placeLogo(canvas, input.logo.image, input.logo.placement, input.logo.size) : undefined;
     await drawTexts(canvas, input.texts, logoBox, input.textLayout);
-    const scale = THUMBNAIL_EDGE / Math.max(canvas.width, canvas.height);
-    const thumb = resizeRgba(canvas, Math.max(1, Math.round(canvas.width * scale)), Math.max(1, Math.round(canvas.height * scale)));
+    const size = thumbnailSize(canvas.width, canvas.height);
+    const thumb = resizeRgba(canvas, size.width, size.height);
     return { bytes: await encodeScenePng(canvas), thumbnail: encodeJpeg(thumb, 82, { alpha: "ignore" }) };
   },
 };

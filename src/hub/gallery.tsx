@@ -6,6 +6,7 @@
  */
 import { Hono, type Context } from "hono";
 import { ApiError } from "../http/errors";
+import { thumbnailSize } from "../images/geometry";
 import { galleryPage } from "../photo/account";
 import { deleteGalleryItem, galleryView, getGalleryItem } from "../photo/gallery";
 import { listAccounts } from "../social/accounts";
@@ -96,12 +97,6 @@ function madeFrom(item: { templateId: string | null; scenePrompt: string | null 
   return item.templateId ?? item.scenePrompt ?? "—";
 }
 
-/** The item's shape at the thumbnail's size (384 px on its longer side), so the page keeps its room before it loads. */
-function previewSize(item: { width: number; height: number }): { width: number; height: number } {
-  const scale = 384 / Math.max(item.width, item.height, 1);
-  return { width: Math.round(item.width * scale), height: Math.round(item.height * scale) };
-}
-
 async function itemPage(c: Context<HubEnv>, id: string) {
   const session = c.get("session") as HubSession;
   const services = c.get("services");
@@ -117,7 +112,7 @@ async function itemPage(c: Context<HubEnv>, id: string) {
       <h1>{madeFrom(item)}</h1>
       <div class="preview">
         <a href={item.imageUrl}>
-          <img src={item.thumbnailUrl} alt={`${madeFrom(item)}, full size`} {...previewSize(item)} />
+          <img src={item.thumbnailUrl} alt={`${madeFrom(item)}, full size`} {...thumbnailSize(item.width, item.height)} />
         </a>
       </div>
       <dl class="details">
