@@ -316,21 +316,14 @@ function cpuBetween(before: CpuReading, after: CpuReading): number {
 }
 
 /**
- * CPU ms per request of `pids` over `n` GETs of `url`, one at a time, after one untimed request and a pause
- * on each side (as each route is measured), for processes outside the route table (bench/edge-bare.ts).
+ * CPU ms per request of `pids` over `n` GETs of `url`, measured as each route is (`measure`), for processes
+ * outside the route table (bench/edge-bare.ts).
  */
 export async function cpuPerRequest(pids: readonly string[], url: string, n: number): Promise<number> {
-  const get = async () => {
-    const res = await fetch(url);
-    await res.arrayBuffer();
-    if (res.status !== 200) throw new Error(`GET ${url} answered ${res.status}`);
-  };
-  await get();
-  await new Promise((r) => setTimeout(r, 300));
-  const before = await readCpu(pids);
-  for (let i = 0; i < n; i++) await get();
-  await new Promise((r) => setTimeout(r, 300));
-  return cpuBetween(before, await readCpu(pids)) / 1e6 / n;
+  const { origin, pathname } = new URL(url);
+  const target: RouteTarget = { name: origin, origin, key: "", pids: async () => [...pids], log: () => "" };
+  const route: Route = { name: `GET ${pathname}`, n, status: [200], request: () => ({ method: "GET", path: pathname }) };
+  return (await measure(target, route, emptyState(), 1)).cpuMs;
 }
 
 function counters(edge: LocalEdge | undefined) {
