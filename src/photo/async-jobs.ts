@@ -34,17 +34,7 @@ import {
   type ItemError,
   type StoredItem,
 } from "./generate";
-import {
-  DISPATCH_LOCK_MS,
-  dueAsyncJobs,
-  finishJob,
-  JOB_LOCK_MS,
-  MAX_JOB_ATTEMPTS,
-  QUEUED_LEASE_MS,
-  renewDispatchLock,
-  takeAsyncJob,
-  type JobRow,
-} from "./jobs";
+import { DISPATCH_LOCK_MS, dueAsyncJobs, finishJob, holdJobLock, JOB_LOCK_MS, MAX_JOB_ATTEMPTS, QUEUED_LEASE_MS, takeAsyncJob, type JobRow } from "./jobs";
 import { claimFinish, ENDED, failItem, itemPrediction, jobItems, predictionCallbackUrl, recordItem, releaseItem, takeDueItems } from "./items";
 import { resolveRequest, type PhotoRequest } from "./request";
 import type { PhotoRequestBody } from "./schemas";
@@ -165,12 +155,7 @@ async function runTaken(services: Services, job: JobRow): Promise<void> {
  * heartbeat every third of DISPATCH_LOCK_MS), so a runner that died is taken over within seconds.
  */
 async function dispatch(services: Services, job: JobRow): Promise<void> {
-  const heartbeat = setInterval(() => {
-    renewDispatchLock(services.db, job, services.clock.now()).catch((err: unknown) =>
-      services.log.warn("photo job lock not renewed", { jobId: job.id, error: String(err) }),
-    );
-  }, DISPATCH_LOCK_MS / 3);
-  const dispatched = () => clearInterval(heartbeat);
+  const dispatched = holdJobLock(services, job, DISPATCH_LOCK_MS);
   try {
     await dispatchItems(services, job, dispatched);
   } finally {

@@ -11,6 +11,7 @@ import { and, eq, inArray, isNull, lt, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { photoJobs } from "../../db/schema";
 import { ApiError } from "../http/errors";
+import type { Services } from "../services";
 
 export type JobRow = typeof photoJobs.$inferSelect;
 
@@ -109,20 +110,20 @@ export async function claimJob(db: Db, input: ClaimInput): Promise<Claim> {
   });
 }
 
-/** Renews a synchronous request's hold on its job (fenced on its attempt); see SYNC_LOCK_MS. */
-export async function renewJobLock(db: Db, job: Pick<JobRow, "id" | "attempts">, now: Date): Promise<void> {
-  await db
-    .update(photoJobs)
-    .set({ lockedUntil: new Date(now.getTime() + SYNC_LOCK_MS) })
-    .where(and(eq(photoJobs.id, job.id), eq(photoJobs.attempts, job.attempts), eq(photoJobs.status, "running")));
-}
-
-/** Renews a dispatching runner's hold on its async job (fenced on its attempt); see DISPATCH_LOCK_MS. */
-export async function renewDispatchLock(db: Db, job: Pick<JobRow, "id" | "attempts">, now: Date): Promise<void> {
-  await db
-    .update(photoJobs)
-    .set({ lockedUntil: new Date(now.getTime() + DISPATCH_LOCK_MS) })
-    .where(and(eq(photoJobs.id, job.id), eq(photoJobs.attempts, job.attempts), eq(photoJobs.status, "running"), isNull(photoJobs.dispatchedAt)));
+/**
+ * Holds a running job's lock while its holder works (a synchronous request, SYNC_LOCK_MS; a dispatching
+ * runner, DISPATCH_LOCK_MS): renewed every third of `lockMs`, fenced on the holder's attempt and only while the
+ * job is undispatched, so only a dead holder's lock runs out. Answers the function that stops the renewals.
+ */
+export function holdJobLock(services: Pick<Services, "db" | "clock" | "log">, job: Pick<JobRow, "id" | "attempts">, lockMs: number): () => void {
+  const heartbeat = setInterval(() => {
+    services.db
+      .update(photoJobs)
+      .set({ lockedUntil: new Date(services.clock.now().getTime() + lockMs) })
+      .where(and(eq(photoJobs.id, job.id), eq(photoJobs.attempts, job.attempts), eq(photoJobs.status, "running"), isNull(photoJobs.dispatchedAt)))
+      .catch((err: unknown) => services.log.warn("photo job lock not renewed", { jobId: job.id, error: String(err) }));
+  }, lockMs / 3);
+  return () => clearInterval(heartbeat);
 }
 
 /** Deletes a job that ended before any side effect (bad input), so its key can be used again. */

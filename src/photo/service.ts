@@ -14,7 +14,7 @@ import type { Services } from "../services";
 import { queueAsyncJob } from "./async-jobs";
 import { generateItems, loadInputs, prepareInputs, wholeFailure, type GenerationResult, type Inputs } from "./generate";
 import { releaseJobHolds, reserveCredits } from "./credits";
-import { claimJob, finishJob, getJob, releaseJob, renewJobLock, SYNC_LOCK_MS, type JobRow } from "./jobs";
+import { claimJob, finishJob, getJob, holdJobLock, releaseJob, SYNC_LOCK_MS, type JobRow } from "./jobs";
 import { checkDrawable, requestFingerprint, resolveRequest } from "./request";
 import type { PhotoRequestBody } from "./schemas";
 import type { Price } from "./types";
@@ -82,18 +82,14 @@ export async function createPhoto(
   }
 
   let generated: Awaited<ReturnType<typeof generateItems>>;
-  const heartbeat = setInterval(() => {
-    renewJobLock(services.db, job, services.clock.now()).catch((err: unknown) =>
-      services.log.warn("photo job lock not renewed", { jobId: job.id, error: String(err) }),
-    );
-  }, SYNC_LOCK_MS / 3);
+  const released = holdJobLock(services, job, SYNC_LOCK_MS);
   try {
     generated = await generateItems(services, { userId, jobId: job.id }, request, inputs);
   } catch (err) {
     await abandon(services, job.id); // e.g. a logo that sniffs well but does not decode: nothing was charged
     throw err;
   } finally {
-    clearInterval(heartbeat);
+    released();
   }
   const { result, pngs } = generated;
   const failure = wholeFailure(result);
