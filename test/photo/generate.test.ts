@@ -352,6 +352,15 @@ function hangingGenerator(): { hanging: ImageGenerator; release: () => void } {
   return { hanging, release };
 }
 
+/** Waits (up to 2 s) until the job's runner has taken it. */
+async function untilRunning(c: PhotoHarness, jobId: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const [row] = await c.db.select().from(photoJobs).where(eq(photoJobs.id, jobId));
+    if (row!.status === "running") return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 describe("async jobs after a crash", () => {
   it("the sweep restarts a job whose runner died; the dead runner's late outcome is not recorded and nothing is charged twice", async () => {
     const local = LocalGenerator();
@@ -364,11 +373,7 @@ describe("async jobs after a crash", () => {
         { Prefer: "respond-async" },
       );
       const job = await ok(res, 202);
-      for (let i = 0; i < 100; i++) {
-        const [row] = await c.db.select().from(photoJobs).where(eq(photoJobs.id, job.id));
-        if (row!.status === "running") break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await untilRunning(c, job.id);
       await c.db
         .update(photoJobs)
         .set({ lockedUntil: new Date(Date.now() - 60_000) })
@@ -404,11 +409,7 @@ describe("async jobs after a crash", () => {
         await c.post({ productImages: [{ dataUrl: product }], promptId: "out-beach", model: "standard", outputResult: "url" }, { Prefer: "respond-async" }),
         202,
       );
-      for (let i = 0; i < 100; i++) {
-        const [row] = await c.db.select().from(photoJobs).where(eq(photoJobs.id, job.id));
-        if (row!.status === "running") break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await untilRunning(c, job.id);
       expect((await credits()).reserved).toBeGreaterThan(before.reserved);
       // Its third runner died: the lock ran out with every attempt used.
       await c.db
