@@ -126,9 +126,16 @@ export function holdJobLock(services: Pick<Services, "db" | "clock" | "log">, jo
   return () => clearInterval(heartbeat);
 }
 
-/** Deletes a job that ended before any side effect (bad input), so its key can be used again. */
-export async function releaseJob(db: Db, id: string): Promise<void> {
-  await db.delete(photoJobs).where(and(eq(photoJobs.id, id), inArray(photoJobs.status, ["queued", "running"])));
+/**
+ * Deletes a job that ended before any side effect (bad input), so its key can be used again; fenced on the
+ * attempt, so a request whose job was taken over deletes nothing. Answers whether it deleted the job.
+ */
+export async function releaseJob(db: Db, job: Pick<JobRow, "id" | "attempts">): Promise<boolean> {
+  const rows = await db
+    .delete(photoJobs)
+    .where(and(eq(photoJobs.id, job.id), eq(photoJobs.attempts, job.attempts), inArray(photoJobs.status, ["queued", "running"])))
+    .returning({ id: photoJobs.id });
+  return rows.length > 0;
 }
 
 export interface JobOutcome {

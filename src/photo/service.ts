@@ -15,7 +15,7 @@ import { queueAsyncJob } from "./async-jobs";
 import { generateItems, loadInputs, prepareInputs, wholeFailure, type GenerationResult, type Inputs } from "./generate";
 import { releaseJobHolds, reserveCredits } from "./credits";
 import { claimJob, finishJob, getJob, holdJobLock, releaseJob, SYNC_LOCK_MS, type JobRow } from "./jobs";
-import { checkDrawable, requestFingerprint, resolveRequest } from "./request";
+import { checkDrawable, requestFingerprint, resolveRequest, type PhotoRequest } from "./request";
 import type { PhotoRequestBody } from "./schemas";
 import type { Price } from "./types";
 
@@ -48,7 +48,24 @@ export async function createPhoto(
     return { ...answer, headers: { ...answer.headers, "Idempotency-Replayed": "true" } };
   }
   const job = claim.job;
+  // A synchronous request holds its job, and so the credits it holds, from its claim to its answer: loading
+  // its inputs alone may take most of a minute (each image may take up to its fetch timeout).
+  const stopHolding = options.respondAsync ? () => {} : holdJobLock(services, job, SYNC_LOCK_MS);
+  try {
+    return await runClaimed(services, userId, body, request, job, options.respondAsync);
+  } finally {
+    stopHolding();
+  }
+}
 
+async function runClaimed(
+  services: Services,
+  userId: string,
+  body: PhotoRequestBody,
+  request: PhotoRequest,
+  job: JobRow,
+  respondAsync: boolean,
+): Promise<PhotoAnswer> {
   // The whole price is held before anything is loaded or any model is called; a 402 frees the key.
   const price = request.model.pricing[request.resolution]!.credits;
   const items = request.products.length;
@@ -63,49 +80,48 @@ export async function createPhoto(
       describe: `${items} image${items === 1 ? "" : "s"} of ${request.model.model} at ${request.resolution}`,
     });
   } catch (err) {
-    await releaseJob(services.db, job.id);
+    await releaseJob(services.db, job);
     throw err;
   }
 
   let inputs: Inputs;
   try {
     const loaded = await loadInputs(services, request);
-    inputs = await prepareInputs(services, loaded, options.respondAsync || services.generator.name !== "local");
+    inputs = await prepareInputs(services, loaded, respondAsync || services.generator.name !== "local");
   } catch (err) {
-    await abandon(services, job.id); // bad input: nothing was done, the key may be used again
+    await abandon(services, job); // bad input: nothing was done, the key may be used again
     throw err;
   }
 
-  if (options.respondAsync) {
+  if (respondAsync) {
     await queueAsyncJob(services, job.id, body, inputs);
     return asyncAccepted(job);
   }
 
   let generated: Awaited<ReturnType<typeof generateItems>>;
-  const released = holdJobLock(services, job, SYNC_LOCK_MS);
   try {
     generated = await generateItems(services, { userId, jobId: job.id }, request, inputs);
   } catch (err) {
-    await abandon(services, job.id); // e.g. a logo that sniffs well but does not decode: nothing was charged
+    await abandon(services, job); // e.g. a logo that sniffs well but does not decode: nothing was charged
     throw err;
-  } finally {
-    released();
   }
   const { result, pngs } = generated;
   const failure = wholeFailure(result);
   if (failure) {
     // Nothing was made and nothing charged: the key is released so the same request may be retried.
-    await abandon(services, job.id);
+    await abandon(services, job);
     throw new ApiError(failure.code as ConstructorParameters<typeof ApiError>[0], failure.message);
   }
   await finishJob(services.db, job, { status: "succeeded", result: result as unknown as Record<string, unknown>, responseStatus: 200 }, services.clock.now());
   return { status: 200, body: { data: await renderResult(services, result, pngs) }, headers: {} };
 }
 
-/** A request that ends before any image: what it held goes back, and its job row (the key) is freed. */
-async function abandon(services: Services, jobId: string): Promise<void> {
-  await releaseJobHolds(services.db, jobId);
-  await releaseJob(services.db, jobId);
+/**
+ * A request that ends before any image: its job row (the key) is freed and what it held goes back, unless
+ * another attempt has taken the job over (this one's lock ran out): that attempt's holds are its own.
+ */
+async function abandon(services: Services, job: Pick<JobRow, "id" | "attempts">): Promise<void> {
+  if (await releaseJob(services.db, job)) await releaseJobHolds(services.db, job.id);
 }
 
 function asyncAccepted(job: JobRow): PhotoAnswer {
