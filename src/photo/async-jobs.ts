@@ -104,13 +104,14 @@ export async function runAsyncJob(services: Services, jobId: string): Promise<vo
       err instanceof ApiError
         ? { code: err.code, message: err.message }
         : { code: "GENERATION_FAILED", message: "The job failed because of a failure on our side; submit it again." };
-    await finishJob(
+    const failed = await finishJob(
       services.db,
       job,
       { status: "failed", result: null, responseStatus: err instanceof ApiError ? err.status : 500, error },
       services.clock.now(),
     );
-    await releaseJobHolds(services.db, job.id);
+    // Only the attempt that failed the job gives its credits back (a runner taken over holds nothing).
+    if (failed) await releaseJobHolds(services.db, job.id);
   }
 }
 
@@ -193,15 +194,23 @@ async function dispatchItems(services: Services, job: JobRow, dispatched: () => 
     .where(and(eq(photoJobs.id, job.id), eq(photoJobs.attempts, job.attempts), eq(photoJobs.status, "running")));
   dispatched();
   services.log.info("photo job dispatched", { jobId: job.id, items: request.products.length, callbacks: !!webhook, ended: ended.length });
-  for (const { index, prediction } of ended) await finishItem(services, job.id, index, prediction);
+  // From here on the job is its items': a fault finishing one (given back for a later try) is the sweep's to
+  // retry, never a reason to fail the job.
+  const finish = (index: number, prediction: PredictionState) =>
+    finishItem(services, job.id, index, prediction).catch((err: unknown) =>
+      services.log.warn("photo item not finished; the sweep tries again", { jobId: job.id, index, error: String(err) }),
+    );
+  for (const { index, prediction } of ended) await finish(index, prediction);
   if (!webhook) {
     const predictions = services.generator.predictions!;
     await mapPool(running, 4, async ({ index, prediction }) => {
       const last = await predictions.wait(prediction).catch(() => null);
-      if (last) await finishItem(services, job.id, index, last);
+      if (last) await finish(index, last);
     });
   }
-  await completeJobIfDone(services, job.id);
+  await completeJobIfDone(services, job.id).catch((err: unknown) =>
+    services.log.warn("photo job not completed; the sweep tries again", { jobId: job.id, error: String(err) }),
+  );
 }
 
 /**

@@ -141,7 +141,7 @@ export async function failItem(db: Db, jobId: string, index: number, result: Rec
 /**
  * Takes the item to finish it from its ended prediction: one finisher at a time, fenced on the prediction
  * id; a finishing item whose hold expired (its finisher died) may be taken again. Null when someone else
- * finishes it or it is done.
+ * finishes it, it is done, or its job has ended.
  */
 export async function claimFinish(db: Db, jobId: string, index: number, predictionId: string, now: Date): Promise<ItemRow | null> {
   const [row] = await db
@@ -153,6 +153,8 @@ export async function claimFinish(db: Db, jobId: string, index: number, predicti
         eq(photoJobItems.itemIndex, index),
         eq(photoJobItems.predictionId, predictionId),
         or(eq(photoJobItems.status, "predicting"), and(eq(photoJobItems.status, "finishing"), lt(photoJobItems.checkAfter, now))),
+        // A job that ended (failed for good, its holds given back) takes no more images, nor charges.
+        sql`exists (select 1 from ${photoJobs} j where j.id = ${photoJobItems.jobId} and j.status = 'running')`,
       ),
     )
     .returning();
