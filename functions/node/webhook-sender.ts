@@ -98,7 +98,13 @@ export function startWebhookSender(services: Services, options: WebhookSenderOpt
           for (const claim of claims) start(claim);
           if (claims.length === free) next = 0;
         }
-        if (next !== 0) next = (await nextWebhookDueAt(services.db))?.getTime() ?? Infinity;
+        // Every slot taken: a send that ends wakes the sender (`free` in `start`).
+        if (free > 0 && next !== 0) {
+          const full = [...perEndpointCount].filter(([, n]) => n >= perEndpoint).map(([id]) => id);
+          next = (await nextWebhookDueAt(services.db, full))?.getTime() ?? Infinity;
+          // Due but not claimed (another process took it meanwhile): not again at once.
+          if (next <= Date.now()) next = Date.now() + COALESCE_MS;
+        }
       } catch (err) {
         log.error("webhook sender tick failed", { error: String(err) });
       }

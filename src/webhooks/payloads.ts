@@ -78,7 +78,8 @@ async function dataOf(services: Services, message: MessageRow): Promise<unknown>
       try {
         return await jobStatus(services, message.userId, message.subjectId);
       } catch (err) {
-        if (err instanceof ApiError && err.status === 404) return null;
+        // The job is gone (404), or its image was deleted from the gallery (410 ORIGINAL_REMOVED).
+        if (err instanceof ApiError && (err.status === 404 || err.status === 410)) return null;
         throw err;
       }
     case "webhook.test":

@@ -33,6 +33,8 @@ const UrlField = z.string().min(1).max(2048).openapi({
 const DescriptionField = z
   .string()
   .max(MAX_DESCRIPTION)
+  // PostgreSQL text cannot hold NUL, and no control character belongs in a label.
+  .regex(/^[^\u0000-\u001f\u007f]*$/, { error: "must not contain control characters" })
   .openapi({ description: `At most ${MAX_DESCRIPTION} characters.`, example: "Order system" });
 
 export const WebhookCreateSchema = z

@@ -152,22 +152,27 @@ export interface SendOptions {
 
 export async function sendClaimed(services: Services, claimed: WebhookClaim, options: SendOptions = {}): Promise<SendOutcome> {
   const { db, clock, log } = services;
-  const batch = batched(services);
-  const { delivery: claim, endpoint, message } = claimed;
-
-  const body = message.payload ?? (await batch.payload(message));
-  if (body === null) {
-    await record(services, claim, { at: clock.now().toISOString(), status: null, error: "the resource no longer exists", durationMs: 0 }, "failed");
-    return { status: "failed", reason: "the resource no longer exists" };
-  }
+  const { delivery: claim, endpoint } = claimed;
 
   const now = clock.now();
-  // The cipher keeps what it opened lately, so a burst decrypts each endpoint's secret once.
-  const secrets = [await services.tokens.decrypt(endpoint.secretCiphertext)];
-  if (endpoint.previousSecretCiphertext && endpoint.previousSecretUntil && endpoint.previousSecretUntil.getTime() > now.getTime()) {
-    secrets.push(await services.tokens.decrypt(endpoint.previousSecretCiphertext));
+  let prepared: { body: string; headers: Record<string, string> } | null;
+  try {
+    prepared = await prepare(services, claimed, now);
+  } catch (err) {
+    // Our side failed before sending (the database, the cipher): the attempt is logged and counts on the
+    // schedule, so a message that can never be made ends as failed; the endpoint is not to blame.
+    options.onSent?.();
+    log.error("webhook message could not be prepared", { deliveryId: claim.id, error: String(err) });
+    const attempt: WebhookAttempt = { at: now.toISOString(), status: null, error: "the message could not be prepared on our side", durationMs: 0 };
+    return retryOrFail(services, claim, attempt, clock.now(), null, options);
   }
-  const headers = await signedHeaders(webhookIdOf(message.id), now, body, secrets);
+  if (!prepared) {
+    options.onSent?.();
+    const gone: WebhookAttempt = { at: now.toISOString(), status: null, error: "the resource no longer exists", durationMs: 0 };
+    if (!(await record(services, claim, gone, "failed"))) return { status: "lost_claim" };
+    return { status: "failed", reason: "the resource no longer exists" };
+  }
+  const { body, headers } = prepared;
   const started = Date.now();
   let httpStatus: number | null = null;
   let retryAfter: string | null = null;
@@ -203,6 +208,30 @@ export async function sendClaimed(services: Services, claimed: WebhookClaim, opt
       .set({ failingSince: done })
       .where(and(eq(webhookEndpoints.id, endpoint.id), isNull(webhookEndpoints.failingSince)));
   }
+  return retryOrFail(services, claim, attempt, done, retryAfter, options);
+}
+
+/** The message's body (made once, kept on the message) and its signed headers; null when its resource is gone. */
+async function prepare(services: Services, { endpoint, message }: WebhookClaim, now: Date): Promise<{ body: string; headers: Record<string, string> } | null> {
+  const body = message.payload ?? (await batched(services).payload(message));
+  if (body === null) return null;
+  // The cipher keeps what it opened lately, so a burst decrypts each endpoint's secret once.
+  const secrets = [await services.tokens.decrypt(endpoint.secretCiphertext)];
+  if (endpoint.previousSecretCiphertext && endpoint.previousSecretUntil && endpoint.previousSecretUntil.getTime() > now.getTime()) {
+    secrets.push(await services.tokens.decrypt(endpoint.previousSecretCiphertext));
+  }
+  return { body, headers: await signedHeaders(webhookIdOf(message.id), now, body, secrets) };
+}
+
+/** A failed attempt: the next of the round after the schedule's delay (or the receiver's Retry-After), or failed once it is spent. */
+async function retryOrFail(
+  services: Services,
+  claim: WebhookDeliveryRow,
+  attempt: WebhookAttempt,
+  done: Date,
+  retryAfter: string | null,
+  options: SendOptions,
+): Promise<SendOutcome> {
   const schedule = services.config.webhooks.retryScheduleMs;
   if (claim.roundAttempts >= schedule.length) {
     if (!(await record(services, claim, attempt, "failed"))) return { status: "lost_claim" };
@@ -338,12 +367,17 @@ export async function releaseWebhookClaims(db: Db, now: Date, all = false): Prom
   return rows.length;
 }
 
-/** When the next pending delivery of an enabled endpoint is due, or null. */
-export async function nextWebhookDueAt(db: Db): Promise<Date | null> {
+/**
+ * When the next pending delivery of an enabled endpoint is due, or null; endpoints in `full` (a sender's
+ * endpoints with no free slot: a finished send wakes it for those) are left out. A due delivery the sender
+ * could not claim must not count, or the sender would look again at once, over and over.
+ */
+export async function nextWebhookDueAt(db: Db, full: readonly string[] = []): Promise<Date | null> {
   const [row] = await db
     .select({ at: sql<string | Date | null>`min(${webhookDeliveries.nextAttemptAt})` })
     .from(webhookDeliveries)
-    .where(eq(webhookDeliveries.status, "pending"));
+    .innerJoin(webhookEndpoints, and(eq(webhookEndpoints.id, webhookDeliveries.endpointId), eq(webhookEndpoints.enabled, true)))
+    .where(and(eq(webhookDeliveries.status, "pending"), sql`not (${webhookDeliveries.endpointId} = any(${uuidArray([...full])}::uuid[]))`));
   return row?.at ? new Date(row.at) : null;
 }
 

@@ -110,6 +110,17 @@ describe("endpoints", () => {
     expect((await call("POST", "", key, { url: "https://shop.example.com/h", events: ["post.exploded"] })).status).toBe(422);
     expect((await call("POST", "", key, { url: "https://shop.example.com/h", events: [] })).status).toBe(422);
     expect((await call("POST", "", key, { url: "https://shop.example.com/h", secret: "mine" })).status).toBe(422);
+    // A control character in the description (PostgreSQL cannot even store NUL) is the client's mistake, not a 500.
+    for (const description of ["Order\u0000system", "Order\nsystem"]) {
+      const created = await call("POST", "", key, { url: "https://shop.example.com/h", description });
+      expect(created.status, JSON.stringify(description)).toBe(422);
+      expect(created.body.error.details[0]).toMatchObject({ path: "description", message: "must not contain control characters" });
+    }
+    const ep = await endpoint("https://shop.example.com/h/described", { description: "Order system" });
+    const changed = await call("PATCH", `/${ep.id}`, key, { description: "x\u0000" });
+    expect(changed.status).toBe(422);
+    expect(changed.body.error.details[0].path).toBe("description");
+    expect((await call("DELETE", `/${ep.id}`)).status).toBe(204);
   });
 
   it("are at most 10 per user", async () => {
