@@ -29,6 +29,7 @@ import { createWebhookCallbackRoutes, createWebhookRoutes } from "./webhooks/rou
 import { registerWebhookEvents } from "./webhooks/openapi";
 import { checkHealth, frontDoor, serviceRoutes } from "./http/front-door";
 import { mountApiDocument } from "./http/api-document";
+import { allowedMethods } from "./http/allowed-methods";
 import { validationHook } from "./http/validate";
 import { declaredBodyLimit } from "./http/body-limit";
 
@@ -75,6 +76,14 @@ export function createApp(provider: ServicesProvider, extras: AppExtras = {}): H
   });
   app.use("/api/*", apiSecurityHeaders);
   app.use("/files/*", apiSecurityHeaders);
+  // OPTIONS on an operation's path names its methods, before any area's credentials are asked for: the
+  // document at /openapi.json says as much to anyone.
+  const allowed = allowedMethods(app);
+  app.use("/api/*", async (c, next) => {
+    const allow = c.req.method === "OPTIONS" ? allowed(c.req.path) : null;
+    if (!allow) return next();
+    return c.body(null, 204, { Allow: allow.join(", ") });
+  });
   // A body larger than 20 MB is refused, from its declared length where it has one (src/http/body-limit.ts).
   app.use(
     "/api/*",
@@ -102,6 +111,10 @@ export function createApp(provider: ServicesProvider, extras: AppExtras = {}): H
   extras.mount?.(app);
 
   app.notFound((c) => {
+    const allow = allowed(c.req.path);
+    if (allow) {
+      throw new ApiError("METHOD_NOT_ALLOWED", `This path takes ${allow.join(", ")}, not ${c.req.method}.`, { headers: { Allow: allow.join(", ") } });
+    }
     throw new ApiError("NOT_FOUND", `No route matches this method and path.${qrNotFoundHint(c.req.method, c.req.path)}`);
   });
   app.onError((err, c) => renderError(err, c, c.get("services")?.log));

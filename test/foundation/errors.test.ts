@@ -87,6 +87,28 @@ describe("error envelope", () => {
     expect((await envelope(res)).code).toBe("NOT_FOUND");
   });
 
+  it("405 with Allow for a method a documented path does not take; OPTIONS there is 204 with Allow", async () => {
+    for (const [method, path, allow] of [
+      ["PUT", "/api/qr-code/generate", "POST"],
+      ["DELETE", "/api/qr-code/generate/sk_test/hello", "GET, HEAD"],
+      ["POST", "/api/v1/social/posts/0b6c4a39-4f5e-4c53-9a42-5d2b2f1d9e10", "GET, HEAD, DELETE"],
+      ["PUT", "/api/v1/webhooks/0b6c4a39-4f5e-4c53-9a42-5d2b2f1d9e10", "GET, HEAD, PATCH, DELETE"],
+      ["DELETE", "/api/image/credits", "GET, HEAD"],
+    ]) {
+      const res = await h.app.request(path, { method, headers: h.auth(key) });
+      expect(res.status, `${method} ${path}`).toBe(405);
+      expect(res.headers.get("allow")).toBe(allow);
+      const error = await envelope(res);
+      expect(error.code).toBe("METHOD_NOT_ALLOWED");
+      expect(error.message).toBe(`This path takes ${allow}, not ${method}.`);
+      const options = await h.app.request(path, { method: "OPTIONS" });
+      expect(options.status).toBe(204);
+      expect(options.headers.get("allow")).toBe(allow);
+    }
+    // A path no operation has stays 404, whatever the method.
+    expect((await h.app.request("/api/qr-code/generat", { method: "PUT", headers: h.auth(key) })).status).toBe(404);
+  });
+
   it("401 in the envelope without credentials", async () => {
     const res = await h.app.request("/api/v1/social/accounts");
     expect(res.status).toBe(401);
