@@ -12,6 +12,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, Hono } from "hono";
 import { requestId } from "hono/request-id";
+import { cors } from "hono/cors";
 import { secureHeaders } from "hono/secure-headers";
 import type { Services } from "./services";
 import type { AppEnv } from "./http/env";
@@ -48,6 +49,14 @@ export const apiSecurityHeaders = secureHeaders({
   xFrameOptions: "DENY",
 });
 
+const qrCors = cors({
+  origin: "*",
+  allowMethods: ["GET", "HEAD", "POST"],
+  allowHeaders: ["Authorization", "Content-Type"],
+  exposeHeaders: ["X-Request-Id", "Retry-After", "RateLimit-Policy", "RateLimit", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"],
+  maxAge: 600,
+});
+
 export type ServicesProvider = Services | ((c: Context<AppEnv>) => Services);
 
 /** Extra routers an entry point mounts (e.g. the Node-only admin routes). */
@@ -76,6 +85,10 @@ export function createApp(provider: ServicesProvider, extras: AppExtras = {}): H
   });
   app.use("/api/*", apiSecurityHeaders);
   app.use("/files/*", apiSecurityHeaders);
+  // Area A is the one meant for web pages (a `qr` key in an <img>, or a page's script): any origin may call it
+  // from a browser; a key held to its pages' origins is checked against the request's Origin as always. No
+  // cookies are read, so no credentials are allowed.
+  app.use("/api/qr-code/*", (c, next) => (c.req.header("origin") ? qrCors(c, next) : next()));
   // OPTIONS on an operation's path names its methods, before any area's credentials are asked for: the
   // document at /openapi.json says as much to anyone.
   const allowed = allowedMethods(app);

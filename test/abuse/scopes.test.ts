@@ -155,6 +155,41 @@ describe("a qr key limited to the shop's own pages", () => {
     }
   });
 
+  it("a page's script may call area A across origins (preflight, then the call); other areas answer no CORS headers", async () => {
+    const preflight = await h.app.request("/api/qr-code/generate", {
+      method: "OPTIONS",
+      headers: { Origin: "https://shop.example", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, content-type" },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
+    expect(preflight.headers.get("access-control-allow-methods")?.split(",")).toContain("POST");
+    expect(preflight.headers.get("access-control-allow-headers")?.toLowerCase().split(",")).toEqual(["authorization", "content-type"]);
+    expect(preflight.headers.get("access-control-allow-credentials")).toBeNull();
+
+    const post = await h.app.request("/api/qr-code/generate", {
+      method: "POST",
+      headers: h.json(key, { Origin: "https://shop.example" }),
+      body: JSON.stringify({ type: "text", value: "hi" }),
+    });
+    expect(post.status).toBe(200);
+    expect(post.headers.get("access-control-allow-origin")).toBe("*");
+    expect(post.headers.get("access-control-expose-headers")).toContain("X-Request-Id");
+    // Another site's page may ask, and reads the refusal: the key's pages are still the key's.
+    const refused = await png({ Origin: "https://evil.example" });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("access-control-allow-origin")).toBe("*");
+
+    const social = await h.app.request("/api/v1/social/accounts", { headers: { ...h.auth(key), Origin: "https://shop.example" } });
+    expect(social.headers.get("access-control-allow-origin")).toBeNull();
+    const socialPreflight = await h.app.request("/api/v1/social/posts", {
+      method: "OPTIONS",
+      headers: { Origin: "https://shop.example", "Access-Control-Request-Method": "POST" },
+    });
+    expect(socialPreflight.status).toBe(204);
+    expect(socialPreflight.headers.get("access-control-allow-origin")).toBeNull();
+    expect(socialPreflight.headers.get("allow")).toBe("GET, HEAD, POST");
+  });
+
   it("origins are only for qr keys, and must be origins", async () => {
     const email = `pages2-${crypto.randomUUID().slice(0, 8)}@example.test`;
     await runAdminCommand(h.db, { command: "user:create", email });

@@ -88,13 +88,14 @@ describe("error envelope", () => {
   });
 
   it("405 with Allow for a method a documented path does not take; OPTIONS there is 204 with Allow", async () => {
-    for (const [method, path, allow] of [
+    const cases: Array<[method: string, path: string, allow: string]> = [
       ["PUT", "/api/qr-code/generate", "POST"],
       ["DELETE", "/api/qr-code/generate/sk_test/hello", "GET, HEAD"],
       ["POST", "/api/v1/social/posts/0b6c4a39-4f5e-4c53-9a42-5d2b2f1d9e10", "GET, HEAD, DELETE"],
       ["PUT", "/api/v1/webhooks/0b6c4a39-4f5e-4c53-9a42-5d2b2f1d9e10", "GET, HEAD, PATCH, DELETE"],
       ["DELETE", "/api/image/credits", "GET, HEAD"],
-    ]) {
+    ];
+    for (const [method, path, allow] of cases) {
       const res = await h.app.request(path, { method, headers: h.auth(key) });
       expect(res.status, `${method} ${path}`).toBe(405);
       expect(res.headers.get("allow")).toBe(allow);
