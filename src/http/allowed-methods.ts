@@ -38,12 +38,12 @@ const ORDER = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
  * parameter with a pattern of its own (Hono's `{text{[\s\S]+}}`) is that pattern.
  */
 function patternOf(template: string): RegExp {
-  const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   let source = "";
   let last = 0;
   for (const param of template.matchAll(/\{\w+(?:\{(.+?)\})?\}(?=\/|$)/g)) {
-    source += `${escape(template.slice(last, param.index))}${param[1] ? `(?:${param[1]})` : "[^/]+"}`;
+    source += `${literal(template.slice(last, param.index))}${param[1] ? `(?:${param[1]})` : "[^/]+"}`;
     last = param.index + param[0].length;
   }
-  return new RegExp(`^${source}${escape(template.slice(last))}/?$`);
+  return new RegExp(`^${source}${literal(template.slice(last))}/?$`);
 }
