@@ -5,7 +5,8 @@
  * secret(s), POST it within 15 s without following redirects, and record the outcome:
  *
  * - 2xx: delivered; the endpoint is no longer failing.
- * - 410 Gone: the endpoint is disabled at once (`gone`); nothing more is sent to it.
+ * - 410 Gone: the endpoint is disabled at once (`gone`) and the message parked with its others; nothing more
+ *   is sent to it until it is enabled again.
  * - anything else, or no answer: the next attempt of the round after the schedule's delay (at once, 5 s,
  *   5 min, 30 min, 2 h, 5 h, 10 h, 10 h by default) with up to 20 % jitter, or later when the receiver's
  *   Retry-After asks for it (capped at 24 h); failed once the schedule is spent. An endpoint whose attempts
@@ -55,6 +56,7 @@ export type SendOutcome =
   | { status: "delivered"; httpStatus: number }
   | { status: "retry"; nextAttemptAt: Date }
   | { status: "failed"; reason: string }
+  | { status: "parked"; reason: "gone" | "failing" }
   | { status: "lost_claim" };
 
 /**
@@ -197,10 +199,11 @@ export async function sendClaimed(services: Services, claimed: WebhookClaim, opt
   const failingSince = endpoint.failingSince ?? done;
   const disableAs = httpStatus === 410 ? "gone" : done.getTime() - failingSince.getTime() >= DISABLE_AFTER_MS ? "failing" : null;
   if (disableAs) {
-    if (!(await record(services, claim, attempt, "failed"))) return { status: "lost_claim" };
+    // Parked with the endpoint's other pending messages (no due time): sent once it is enabled again.
+    if (!(await record(services, claim, attempt, "pending"))) return { status: "lost_claim" };
     await disableEndpoint(db, endpoint.id, disableAs, done);
     log.warn("webhook endpoint disabled", { endpointId: endpoint.id, reason: disableAs });
-    return { status: "failed", reason: disableAs };
+    return { status: "parked", reason: disableAs };
   }
   if (!endpoint.failingSince) {
     await db

@@ -275,10 +275,15 @@ describe("messages", () => {
     const refused = await call("POST", `/${ep.id}/test`);
     expect(refused.status).toBe(409);
     expect(refused.body.error.code).toBe("WEBHOOK_DISABLED");
+    // The message that met the 410 waits with the endpoint, not failed: enabling it sends the message again.
+    const [waiting] = await deliveries(ep.id);
+    expect(waiting).toMatchObject({ status: "pending", nextAttemptAt: null });
     const enabled = await call("PATCH", `/${ep.id}`, key, { enabled: true });
     expect(enabled.body.data).toMatchObject({ enabled: true, disabledReason: null });
+    await waitUntil("the parked message after enabling", () => r.received.length >= 2);
+    expect(r.received[1]!.headers["webhook-id"]).toBe(r.received[0]!.headers["webhook-id"]);
     await call("POST", `/${ep.id}/test`);
-    await waitUntil("the test after enabling", () => r.received.length >= 2);
+    await waitUntil("the test after enabling", () => r.received.length >= 3);
   });
 
   it("after a rotation both secrets sign until the overlap ends, then only the new one", async () => {
