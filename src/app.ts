@@ -53,7 +53,17 @@ const qrCors = cors({
   origin: "*",
   allowMethods: ["GET", "HEAD", "POST"],
   allowHeaders: ["Authorization", "Content-Type"],
-  exposeHeaders: ["X-Request-Id", "Retry-After", "RateLimit-Policy", "RateLimit", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"],
+  exposeHeaders: [
+    "X-Request-Id",
+    "X-QR-Warnings",
+    "ETag",
+    "Retry-After",
+    "RateLimit-Policy",
+    "RateLimit",
+    "RateLimit-Limit",
+    "RateLimit-Remaining",
+    "RateLimit-Reset",
+  ],
   maxAge: 600,
 });
 
@@ -85,18 +95,20 @@ export function createApp(provider: ServicesProvider, extras: AppExtras = {}): H
   });
   app.use("/api/*", apiSecurityHeaders);
   app.use("/files/*", apiSecurityHeaders);
-  // Area A is the one meant for web pages (a `qr` key in an <img>, or a page's script): any origin may call it
-  // from a browser; a key held to its pages' origins is checked against the request's Origin as always. No
-  // cookies are read, so no credentials are allowed.
-  app.use("/api/qr-code/*", (c, next) => (c.req.header("origin") ? qrCors(c, next) : next()));
   // OPTIONS on an operation's path names its methods, before any area's credentials are asked for: the
   // document at /openapi.json says as much to anyone.
   const allowed = allowedMethods(app);
   app.use("/api/*", async (c, next) => {
     const allow = c.req.method === "OPTIONS" ? allowed(c.req.path) : null;
     if (!allow) return next();
-    return c.body(null, 204, { Allow: allow.join(", ") });
+    c.header("Allow", allow.join(", "));
+    return c.req.path.startsWith("/api/qr-code/") ? qrCors(c, next) : c.body(null, 204);
   });
+  // Area A is the one meant for web pages (a `qr` key in an <img>, or a page's script): any origin may call it
+  // from a browser; a key held to its pages' origins is checked against the request's Origin as always. No
+  // cookies are read, so no credentials are allowed. Every answer carries it (a constant `*`), so a copy an
+  // <img> load left in a cache serves a page's fetch() too.
+  app.use("/api/qr-code/*", qrCors);
   // A body larger than 20 MB is refused, from its declared length where it has one (src/http/body-limit.ts).
   app.use(
     "/api/*",
@@ -125,8 +137,10 @@ export function createApp(provider: ServicesProvider, extras: AppExtras = {}): H
 
   app.notFound((c) => {
     const allow = allowed(c.req.path);
-    if (allow) {
-      throw new ApiError("METHOD_NOT_ALLOWED", `This path takes ${allow.join(", ")}, not ${c.req.method}.`, { headers: { Allow: allow.join(", ") } });
+    if (allow && c.req.method === "OPTIONS") return c.body(null, 204, { Allow: allow.join(", ") });
+    if (allow && !allow.includes(c.req.method)) {
+      const message = `This path takes ${allow.join(", ")}, not ${c.req.method}.${qrNotFoundHint(c.req.method, c.req.path)}`;
+      throw new ApiError("METHOD_NOT_ALLOWED", message, { headers: { Allow: allow.join(", ") } });
     }
     throw new ApiError("NOT_FOUND", `No route matches this method and path.${qrNotFoundHint(c.req.method, c.req.path)}`);
   });

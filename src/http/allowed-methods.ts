@@ -45,5 +45,5 @@ function patternOf(template: string): RegExp {
     source += `${literal(template.slice(last, param.index))}${param[1] ? `(?:${param[1]})` : "[^/]+"}`;
     last = param.index + param[0].length;
   }
-  return new RegExp(`^${source}${literal(template.slice(last))}/?$`);
+  return new RegExp(`^${source}${literal(template.slice(last))}$`);
 }

@@ -101,13 +101,25 @@ describe("error envelope", () => {
       expect(res.headers.get("allow")).toBe(allow);
       const error = await envelope(res);
       expect(error.code).toBe("METHOD_NOT_ALLOWED");
-      expect(error.message).toBe(`This path takes ${allow}, not ${method}.`);
+      expect(error.message.startsWith(`This path takes ${allow}, not ${method}.`)).toBe(true);
       const options = await h.app.request(path, { method: "OPTIONS" });
       expect(options.status).toBe(204);
       expect(options.headers.get("allow")).toBe(allow);
     }
-    // A path no operation has stays 404, whatever the method.
+    // A path no operation has stays 404, whatever the method; so does an operation's path with a slash added.
     expect((await h.app.request("/api/qr-code/generat", { method: "PUT", headers: h.auth(key) })).status).toBe(404);
+    for (const [method, path] of [
+      ["GET", "/api/image/credits/"],
+      ["POST", "/api/qr-code/generate/"],
+    ] as const) {
+      const res = await h.app.request(path, { method, headers: h.auth(key) });
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect((await envelope(res)).code).toBe("NOT_FOUND");
+    }
+    // A QR code asked for with GET and no key or text: the 405 says how a GET is made.
+    const get = await h.app.request("/api/qr-code/generate");
+    expect(get.status).toBe(405);
+    expect((await envelope(get)).message).toMatch(/^This path takes POST, not GET\. A QR code GET is \/api\/qr-code\/generate\/\{apiKey\}\/\{text\}/);
   });
 
   it("401 in the envelope without credentials", async () => {
