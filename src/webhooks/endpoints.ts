@@ -10,7 +10,7 @@
 import { and, count, desc, eq, ne, sql } from "drizzle-orm";
 import { webhookDeliveries, webhookEndpoints, webhookMessages } from "../../db/schema";
 import { checkWebhookUrl } from "../adapters/fetch/url-policy";
-import { ApiError } from "../http/errors";
+import { ApiError, invalidField } from "../http/errors";
 import { isUuid } from "../lib/encoding";
 import type { Services } from "../services";
 import type { WebhookEventType } from "./events";
@@ -80,8 +80,15 @@ export interface EndpointInput {
   description?: string;
 }
 
+/** An endpoint's label, from the API or the hub: no control character (PostgreSQL cannot even store NUL). */
+function checkDescription(description: string): string {
+  if (/[\u0000-\u001f\u007f]/.test(description)) throw invalidField("description", "must not contain control characters");
+  return description;
+}
+
 export async function createEndpoint(services: Services, userId: string, input: EndpointInput): Promise<EndpointRecord & { secret: string }> {
   const url = checkWebhookUrl(input.url, services.config.webhooks.allowLoopback).href;
+  const description = checkDescription(input.description ?? "");
   const secret = newSecret();
   const now = services.clock.now();
   const ciphertext = await services.tokens.encrypt(secret);
@@ -99,7 +106,7 @@ export async function createEndpoint(services: Services, userId: string, input: 
         userId,
         url,
         events: normaliseEvents(input.events),
-        description: input.description ?? "",
+        description,
         secretCiphertext: ciphertext,
         createdAt: now,
         updatedAt: now,
@@ -146,7 +153,7 @@ export async function updateEndpoint(services: Services, userId: string, id: str
   const values: Partial<EndpointRow> = { updatedAt: services.clock.now() };
   if (change.url !== undefined) values.url = checkWebhookUrl(change.url, services.config.webhooks.allowLoopback).href;
   if (change.events !== undefined) values.events = normaliseEvents(change.events);
-  if (change.description !== undefined) values.description = change.description;
+  if (change.description !== undefined) values.description = checkDescription(change.description);
   if (change.enabled === true) Object.assign(values, { enabled: true, disabledReason: null, failingSince: null });
   if (change.enabled === false) Object.assign(values, { enabled: false, disabledReason: "manual" });
   const [row] = await services.db

@@ -33,8 +33,6 @@ const UrlField = z.string().min(1).max(2048).openapi({
 const DescriptionField = z
   .string()
   .max(MAX_DESCRIPTION)
-  // PostgreSQL text cannot hold NUL, and no control character belongs in a label.
-  .regex(/^[^\u0000-\u001f\u007f]*$/, { error: "must not contain control characters" })
   .openapi({ description: `At most ${MAX_DESCRIPTION} characters.`, example: "Order system" });
 
 export const WebhookCreateSchema = z
@@ -106,7 +104,10 @@ export const WebhookDeliverySchema = z
     eventType: EventTypeSchema,
     status: z.enum(["pending", "delivered", "failed"]),
     attempts: z.array(AttemptSchema),
-    nextAttemptAt: z.string().nullable().openapi({ format: "date-time", description: "When the next attempt is due; null once delivered or failed." }),
+    nextAttemptAt: z
+      .string()
+      .nullable()
+      .openapi({ format: "date-time", description: "When the next attempt is due; null once delivered or failed, and while the endpoint is disabled." }),
     createdAt: z.string().openapi({ format: "date-time" }),
   })
   .openapi("WebhookDelivery");

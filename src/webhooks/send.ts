@@ -18,7 +18,7 @@
  * const [claim] = await claimDueWebhooks(services.db, new Date(), 1);
  * await sendClaimed(services, claim); // { status: "delivered", httpStatus: 200 }
  */
-import { and, eq, isNull, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, eq, isNotNull, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import { webhookDeliveries, webhookEndpoints, webhookMessages, type WebhookAttempt } from "../../db/schema";
 import { executeRows, type Db } from "../../db/client";
 import { groupCommit } from "../lib/group-commit";
@@ -199,10 +199,11 @@ export async function sendClaimed(services: Services, claimed: WebhookClaim, opt
   const failingSince = endpoint.failingSince ?? done;
   const disableAs = httpStatus === 410 ? "gone" : done.getTime() - failingSince.getTime() >= DISABLE_AFTER_MS ? "failing" : null;
   if (disableAs) {
-    // Parked with the endpoint's other pending messages (no due time): sent once it is enabled again.
-    if (!(await record(services, claim, attempt, "pending"))) return { status: "lost_claim" };
+    // The endpoint first, then this message parked beside its others (no due time): sent once it is enabled
+    // again. A crash between the two leaves the claim to expire, due, on a disabled endpoint: sent on enabling too.
     await disableEndpoint(db, endpoint.id, disableAs, done);
     log.warn("webhook endpoint disabled", { endpointId: endpoint.id, reason: disableAs });
+    if (!(await record(services, claim, attempt, "pending"))) return { status: "lost_claim" };
     return { status: "parked", reason: disableAs };
   }
   if (!endpoint.failingSince) {
@@ -376,11 +377,20 @@ export async function releaseWebhookClaims(db: Db, now: Date, all = false): Prom
  * could not claim must not count, or the sender would look again at once, over and over.
  */
 export async function nextWebhookDueAt(db: Db, full: readonly string[] = []): Promise<Date | null> {
+  // Ordered and limited rather than min(): with the join, only this form walks the due-time index.
   const [row] = await db
-    .select({ at: sql<string | Date | null>`min(${webhookDeliveries.nextAttemptAt})` })
+    .select({ at: webhookDeliveries.nextAttemptAt })
     .from(webhookDeliveries)
     .innerJoin(webhookEndpoints, and(eq(webhookEndpoints.id, webhookDeliveries.endpointId), eq(webhookEndpoints.enabled, true)))
-    .where(and(eq(webhookDeliveries.status, "pending"), sql`not (${webhookDeliveries.endpointId} = any(${uuidArray([...full])}::uuid[]))`));
+    .where(
+      and(
+        eq(webhookDeliveries.status, "pending"),
+        isNotNull(webhookDeliveries.nextAttemptAt),
+        sql`not (${webhookDeliveries.endpointId} = any(${uuidArray([...full])}::uuid[]))`,
+      ),
+    )
+    .orderBy(webhookDeliveries.nextAttemptAt)
+    .limit(1);
   return row?.at ? new Date(row.at) : null;
 }
 

@@ -79,6 +79,16 @@ describe("sessions and the API", () => {
   });
 });
 
+describe("webhook forms", () => {
+  it("a description with a control character is refused on the page, as the API refuses it", async () => {
+    const { b } = await t.signedIn();
+    const { res, html } = await b.submit("/hub/webhooks", { url: "https://orders.example.com/flow-7", which: "all", description: "Orders\u0007 new" });
+    expect(res.status).toBe(200);
+    expect(html).toContain("must not contain control characters");
+    expect((await b.page("/hub/webhooks")).html).not.toContain("https://orders.example.com/flow-7");
+  });
+});
+
 describe("CSRF", () => {
   it("refuses a state-changing form without the token, with a wrong token, or from another origin", async () => {
     const { b } = await t.signedIn();

@@ -276,7 +276,10 @@ describe("messages", () => {
     expect(refused.status).toBe(409);
     expect(refused.body.error.code).toBe("WEBHOOK_DISABLED");
     // The message that met the 410 waits with the endpoint, not failed: enabling it sends the message again.
-    const [waiting] = await deliveries(ep.id);
+    const waiting = await waitUntil("the 410 recorded", async () => {
+      const [delivery] = await deliveries(ep.id);
+      return (delivery?.attempts as unknown[] | undefined)?.length === 1 && delivery;
+    });
     expect(waiting).toMatchObject({ status: "pending", nextAttemptAt: null });
     const enabled = await call("PATCH", `/${ep.id}`, key, { enabled: true });
     expect(enabled.body.data).toMatchObject({ enabled: true, disabledReason: null });

@@ -4,7 +4,7 @@
  * was disabled while one of its messages was being sent. Each ends in the delivery log (never a claim that
  * expires and comes back for ever), and a message the sender cannot claim does not keep it looking.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
 import { createTestApp, type TestApp } from "../helpers/harness";
 import { startReceiver, waitUntil, type Receiver } from "../helpers/webhook-receiver";
@@ -24,8 +24,11 @@ beforeAll(async () => {
   });
   key = (await h.createUser()).apiKey;
 });
+// Each test's senders stop with it, so none sends another test's messages.
+afterEach(async () => {
+  await Promise.all(senders.splice(0).map((s) => s.stop()));
+});
 afterAll(async () => {
-  await Promise.all(senders.map((s) => s.stop()));
   await Promise.all(receivers.map((r) => r.close()));
   await h?.close();
 });
@@ -102,7 +105,8 @@ describe("a message that cannot be sent as it is", () => {
 
 describe("an endpoint disabled while its message is being sent", () => {
   it("leaves that message unsent, and the sender does not look for it again and again", async () => {
-    const r = await receiver(() => ({ status: 500, delayMs: 500 }));
+    // The answer takes 2 s, so the endpoint is disabled while the attempt is still waiting for it.
+    const r = await receiver(() => ({ status: 500, delayMs: 2000 }));
     const ep = (await call("POST", "/api/v1/webhooks", { url: r.url })).body.data;
     // A sender of its own, on a clock that counts its looks (each look at the queue reads the time once).
     let looks = 0;

@@ -1446,7 +1446,7 @@ export interface components {
             attempts: components["schemas"]["WebhookAttempt"][];
             /**
              * Format: date-time
-             * @description When the next attempt is due; null once delivered or failed.
+             * @description When the next attempt is due; null once delivered or failed, and while the endpoint is disabled.
              */
             nextAttemptAt: string | null;
             /** Format: date-time */
