@@ -35,8 +35,9 @@ export const DISPATCH_LOCK_MS = 15_000;
  */
 export const QUEUED_LEASE_MS = 5_000;
 /**
- * A queued job whose inputs were never stored (its request died while storing them) is taken by a sweep after
- * this long, to be failed and its credits released; the request may still be storing them before that.
+ * A queued job whose request died before storing its inputs is taken by a sweep once the request's lock runs
+ * out, to be failed and its credits released. A row without that lock (made before requests held queued jobs)
+ * is taken this long after its creation.
  */
 const UNSTORED_MS = 30_000;
 /** Attempts of an async job before it is failed for good (a job that crashes its process every time). */
@@ -70,7 +71,8 @@ export async function claimJob(db: Db, input: ClaimInput): Promise<Claim> {
         async: input.async,
         status: input.async ? "queued" : "running",
         request: input.request,
-        lockedUntil: input.async ? null : lockedUntil,
+        // The request holds its job while it loads the inputs, in either mode (createPhoto renews it).
+        lockedUntil,
         attempts: input.async ? 0 : 1,
       })
       .onConflictDoNothing()
@@ -111,16 +113,19 @@ export async function claimJob(db: Db, input: ClaimInput): Promise<Claim> {
 }
 
 /**
- * Holds a running job's lock while its holder works (a synchronous request, SYNC_LOCK_MS; a dispatching
- * runner, DISPATCH_LOCK_MS): renewed every third of `lockMs`, fenced on the holder's attempt and only while the
- * job is undispatched, so only a dead holder's lock runs out. Answers the function that stops the renewals.
+ * Holds a job's lock while its holder works (a request loading its inputs and, when synchronous, generating,
+ * SYNC_LOCK_MS; a dispatching runner, DISPATCH_LOCK_MS): renewed every third of `lockMs`, fenced on the holder's
+ * attempt (a runner taking a queued job makes a new one) and only while the job is undispatched, so only a dead
+ * holder's lock runs out. Answers the function that stops the renewals.
  */
 export function holdJobLock(services: Pick<Services, "db" | "clock" | "log">, job: Pick<JobRow, "id" | "attempts">, lockMs: number): () => void {
   const heartbeat = setInterval(() => {
     services.db
       .update(photoJobs)
       .set({ lockedUntil: new Date(services.clock.now().getTime() + lockMs) })
-      .where(and(eq(photoJobs.id, job.id), eq(photoJobs.attempts, job.attempts), eq(photoJobs.status, "running"), isNull(photoJobs.dispatchedAt)))
+      .where(
+        and(eq(photoJobs.id, job.id), eq(photoJobs.attempts, job.attempts), inArray(photoJobs.status, ["queued", "running"]), isNull(photoJobs.dispatchedAt)),
+      )
       .catch((err: unknown) => services.log.warn("photo job lock not renewed", { jobId: job.id, error: String(err) }));
   }, lockMs / 3);
   return () => clearInterval(heartbeat);
@@ -196,8 +201,8 @@ export async function takeAsyncJob(db: Db, id: string, now: Date, lockMs = JOB_L
 }
 
 /**
- * Async jobs a sweep should (re)start: queued ones not picked up (once their lease ran out, or 30 s after their
- * creation while their inputs were never stored; at once with `anyAge`), and running ones whose runner died.
+ * Async jobs a sweep should (re)start: queued ones not picked up (once their request's lock or their lease ran
+ * out; at once with `anyAge`), and running ones whose runner died.
  */
 export async function dueAsyncJobs(db: Db, now: Date, limit = 10, anyAge = false): Promise<string[]> {
   const rows = await db

@@ -48,9 +48,10 @@ export async function createPhoto(
     return { ...answer, headers: { ...answer.headers, "Idempotency-Replayed": "true" } };
   }
   const job = claim.job;
-  // A synchronous request holds its job, and so the credits it holds, from its claim to its answer: loading
-  // its inputs alone may take most of a minute (each image may take up to its fetch timeout).
-  const stopHolding = options.respondAsync ? () => {} : holdJobLock(services, job, SYNC_LOCK_MS);
+  // The request holds its job, and so the credits it holds, from its claim to its answer (an async one until
+  // its inputs are stored): loading the inputs alone may take most of a minute (each image up to its fetch
+  // timeout), and a job whose lock ran out is a dead request's to every sweep.
+  const stopHolding = holdJobLock(services, job, SYNC_LOCK_MS);
   try {
     return await runClaimed(services, userId, body, request, job, options.respondAsync);
   } finally {

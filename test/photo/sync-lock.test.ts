@@ -1,74 +1,91 @@
 /**
- * A synchronous photo request holds its job, and the credits it reserved, for as long as it runs, including
- * while its inputs load (each image may take up to its fetch timeout): its lock is renewed from the claim
- * on. Here the logo and the product come from a slow https host (6 s, 9 s), and the service's clock is moved
- * past the claim's first lock while the product loads; the sweep then finds the request alive, a retry with
- * the same Idempotency-Key is told 409 REQUEST_IN_PROGRESS, and the one image is charged once.
+ * A photo request holds its job, and the credits it reserved, while it loads its inputs (each image may take
+ * up to its fetch timeout), whether it answers with the image or with a 202 for an async job: its lock is
+ * renewed from the claim on. Here the logo and the reference come from a slow https host (7 s each), and the
+ * service's clock is moved past the claim's first lock while the reference loads. The sweep then finds the
+ * request alive: a synchronous one keeps its held credits and a retry with the same Idempotency-Key is told
+ * 409 REQUEST_IN_PROGRESS; an async one is not taken (and failed) by the sweep. Each image is charged once.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { resumePhotoJobs } from "../../src/photo/async-jobs";
 import { SYNC_LOCK_MS } from "../../src/photo/jobs";
 import { startImageServer, type ImageServer } from "../helpers/image-server";
 import { logoDataUrl, photoHarness, productJpeg, type PhotoHarness } from "./fixtures";
 
-/** The logo's answer takes this long, the product's PRODUCT_MS (each under the 10 s fetch timeout). */
-const LOGO_MS = 6_000;
-const PRODUCT_MS = 9_000;
+/** Each slow answer takes this long: well under the 10 s fetch timeout, and two of them outlast a lock renewal. */
+const SLOW_MS = 7_000;
 
 let server: ImageServer;
 let h: PhotoHarness;
 /** Added to the service's clock: the test moves time on without waiting for it. */
 let offset = 0;
-const productRequested: Array<() => void> = [];
+const referenceRequested: Array<() => void> = [];
 
 beforeAll(async () => {
   server = await startImageServer();
   const logo = Buffer.from((await logoDataUrl()).split(",")[1]!, "base64");
   const product = await productJpeg();
-  server.route("/logo.png", (_req, res) => void setTimeout(() => res.writeHead(200, { "content-type": "image/png" }).end(logo), LOGO_MS));
-  server.route("/product.jpg", (_req, res) => {
-    for (const told of productRequested.splice(0)) told();
-    setTimeout(() => res.writeHead(200, { "content-type": "image/jpeg" }).end(product), PRODUCT_MS);
+  server.route("/logo.png", (_req, res) => void setTimeout(() => res.writeHead(200, { "content-type": "image/png" }).end(logo), SLOW_MS));
+  server.route("/reference.jpg", (_req, res) => {
+    for (const told of referenceRequested.splice(0)) told();
+    setTimeout(() => res.writeHead(200, { "content-type": "image/jpeg" }).end(product), SLOW_MS);
   });
+  server.route("/product.jpg", (_req, res) => res.writeHead(200, { "content-type": "image/jpeg" }).end(product));
   h = await photoHarness({
     env: { PHOTO_SIGNUP_CREDITS: "100" },
     fetcherTestAllow: { origins: [server.origin], ca: server.ca },
     overrides: { clock: { now: () => new Date(Date.now() + offset) } },
   });
 });
-
+beforeEach(() => {
+  offset = 0;
+});
 afterAll(async () => {
   await h?.close();
   await server?.close();
 });
 
-async function balance(): Promise<{ balance: number; reserved?: number }> {
-  const res = await h.app.request("/api/image/credits", { headers: h.auth(h.apiKey) });
+type Json = Record<string, any>;
+
+async function get(path: string): Promise<Json> {
+  const res = await h.app.request(path, { headers: h.auth(h.apiKey) });
   expect(res.status).toBe(200);
-  return ((await res.json()) as { data: { balance: number; reserved?: number } }).data;
+  return ((await res.json()) as { data: Json }).data;
+}
+
+const body = () => ({
+  productImages: [{ url: server.url("/product.jpg") }],
+  logoImage: server.url("/logo.png"),
+  referenceImage: server.url("/reference.jpg"),
+  promptId: "studio-white-sweep",
+  model: "standard",
+  outputResult: "url",
+});
+
+/**
+ * Sends the request and returns once the service's clock has been moved past the lock the claim set (but not
+ * past its first renewal), while the reference is still loading; the request's answer is returned to await
+ * (in an object: an async function's returned promise would be awaited with it).
+ */
+async function pastTheFirstLock(headers: Record<string, string>): Promise<{ answer: Promise<Response> }> {
+  const referenceAsked = new Promise<void>((resolve) => referenceRequested.push(resolve));
+  const sent = Date.now();
+  const answer = Promise.resolve(h.post(body(), headers));
+  const early = await Promise.race([referenceAsked.then(() => null), answer.then(async (r) => `${r.status} ${await r.clone().text()}`)]);
+  expect(early, "the request ended before its reference was asked for").toBeNull();
+  // The first renewal comes a third of SYNC_LOCK_MS after the claim; then time moves past the claim's lock.
+  await new Promise((r) => setTimeout(r, sent + SYNC_LOCK_MS / 3 + 1_500 - Date.now()));
+  offset = SYNC_LOCK_MS - 5_000;
+  return { answer };
 }
 
 it("a synchronous request keeps its job and its credits while its inputs load slowly; a retry meanwhile is 409", { timeout: 60_000 }, async () => {
-  const before = (await balance()).balance;
-  const body = {
-    productImages: [{ url: server.url("/product.jpg") }],
-    logoImage: server.url("/logo.png"),
-    promptId: "studio-white-sweep",
-    model: "standard",
-    outputResult: "url",
-  };
-  const productAsked = new Promise<void>((resolve) => productRequested.push(resolve));
-  const first = Promise.resolve(h.post(body, { "Idempotency-Key": "slow-inputs" }));
-  const early = await Promise.race([productAsked.then(() => null), first.then(async (r) => `${r.status} ${await r.clone().text()}`)]);
-  expect(early, "the request ended before its product was asked for").toBeNull();
-  // The lock's first renewal comes a third of SYNC_LOCK_MS after the claim; then time moves past the lock the
-  // claim set, but not past the renewed one.
-  await new Promise((r) => setTimeout(r, SYNC_LOCK_MS / 3 + 1_000 - LOGO_MS));
-  offset = SYNC_LOCK_MS - 5_000;
+  const before = (await get("/api/image/credits")).balance as number;
+  const { answer: first } = await pastTheFirstLock({ "Idempotency-Key": "slow-inputs" });
 
   await resumePhotoJobs(h.services); // the sweep: a request whose lock ran out would lose its held credits here
-  const retry = await h.post(body, { "Idempotency-Key": "slow-inputs" });
-  expect(retry.status).toBe(409);
+  const retry = await h.post(body(), { "Idempotency-Key": "slow-inputs" });
+  expect(retry.status, await retry.clone().text()).toBe(409);
   expect(((await retry.json()) as { error: { code: string } }).error.code).toBe("REQUEST_IN_PROGRESS");
 
   const answer = await first;
@@ -76,10 +93,25 @@ it("a synchronous request keeps its job and its credits while its inputs load sl
   const data = ((await answer.json()) as { data: { cost: { credits: number }; balance: number } }).data;
   expect(data.cost.credits).toBe(4);
   expect(data.balance).toBe(before - 4);
-  expect((await balance()).balance).toBe(before - 4);
-
-  const replay = await h.post(body, { "Idempotency-Key": "slow-inputs" });
+  const replay = await h.post(body(), { "Idempotency-Key": "slow-inputs" });
   expect(replay.status).toBe(200);
   expect(replay.headers.get("idempotency-replayed")).toBe("true");
-  expect((await balance()).balance).toBe(before - 4);
+  expect((await get("/api/image/credits")).balance).toBe(before - 4);
+});
+
+it("an async request whose inputs load slowly is not taken by the sweep meanwhile; its job succeeds", { timeout: 60_000 }, async () => {
+  const before = (await get("/api/image/credits")).balance as number;
+  const { answer } = await pastTheFirstLock({ Prefer: "respond-async" });
+  await resumePhotoJobs(h.services); // a sweep that took the job now would fail it: its inputs are not stored yet
+
+  const accepted = await answer;
+  expect(accepted.status, await accepted.clone().text()).toBe(202);
+  const id = ((await accepted.json()) as { data: Json }).data.id as string;
+  let job: Json = {};
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+    job = await get(`/api/image/product-photography/jobs/${id}`);
+    if (job.status === "succeeded" || job.status === "failed") break;
+  }
+  expect(job.status, JSON.stringify(job)).toBe("succeeded");
+  expect((await get("/api/image/credits")).balance).toBe(before - 4);
 });
