@@ -175,7 +175,9 @@ async function endpointPage(c: Context<HubEnv>, id: string) {
                   </ol>
                 )}
               </td>
-              <td data-label="Next attempt">{d.nextAttemptAt ? formatTime(d.nextAttemptAt) : "—"}</td>
+              <td data-label="Next attempt">
+                {d.nextAttemptAt ? formatTime(d.nextAttemptAt) : d.status === "pending" && !endpoint.enabled ? "when the endpoint is enabled" : "—"}
+              </td>
               <td>
                 {endpoint.enabled && d.status !== "pending" ? (
                   <PostForm action={`${here}/deliveries/${d.id}/replay`} session={session}>

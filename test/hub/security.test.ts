@@ -79,7 +79,22 @@ describe("sessions and the API", () => {
   });
 });
 
-describe("webhook forms", () => {
+describe("webhook pages", () => {
+  it("a message waiting for its disabled endpoint says it goes out once the endpoint is enabled", async () => {
+    const { b, apiKey } = await t.signedIn();
+    const call = (method: string, path: string, body?: unknown) =>
+      t.h.app.request(`/api/v1/webhooks${path}`, {
+        method,
+        headers: body === undefined ? t.h.auth(apiKey) : t.h.json(apiKey),
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    const ep = ((await (await call("POST", "", { url: "https://orders.example.com/hooks" })).json()) as { data: { id: string } }).data;
+    expect((await call("POST", `/${ep.id}/test`)).status).toBe(202);
+    expect((await call("PATCH", `/${ep.id}`, { enabled: false })).status).toBe(200);
+    const { html } = await b.page(`/hub/webhooks/${ep.id}`);
+    expect(html).toContain('data-label="Next attempt">when the endpoint is enabled<');
+  });
+
   it("a description with a control character is refused on the page, as the API refuses it", async () => {
     const { b } = await t.signedIn();
     const { res, html } = await b.submit("/hub/webhooks", { url: "https://orders.example.com/flow-7", which: "all", description: "Orders\u0007 new" });
