@@ -540,8 +540,13 @@ export const webhookEndpoints = pgTable(
     secretCiphertext: text("secret_ciphertext").notNull(),
     previousSecretCiphertext: text("previous_secret_ciphertext"),
     previousSecretUntil: ts("previous_secret_until"),
-    /** The first failed attempt since the last success; null while the endpoint answers. */
+    /**
+     * The first failed attempt of the endpoint's current run of failures (no success, and no two days without a
+     * failed attempt, since); null while the endpoint answers.
+     */
     failingSince: ts("failing_since"),
+    /** The latest failed attempt; a failure two days or more after it begins a new run. */
+    lastFailureAt: ts("last_failure_at"),
     createdAt: ts("created_at").notNull().defaultNow(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },

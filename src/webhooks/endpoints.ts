@@ -154,7 +154,7 @@ export async function updateEndpoint(services: Services, userId: string, id: str
   if (change.url !== undefined) values.url = checkWebhookUrl(change.url, services.config.webhooks.allowLoopback).href;
   if (change.events !== undefined) values.events = normaliseEvents(change.events);
   if (change.description !== undefined) values.description = checkDescription(change.description);
-  if (change.enabled === true) Object.assign(values, { enabled: true, disabledReason: null, failingSince: null });
+  if (change.enabled === true) Object.assign(values, { enabled: true, disabledReason: null, failingSince: null, lastFailureAt: null });
   if (change.enabled === false) Object.assign(values, { enabled: false, disabledReason: "manual" });
   const [row] = await services.db
     .update(webhookEndpoints)

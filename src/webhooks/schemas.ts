@@ -59,7 +59,11 @@ export const WebhookEndpointSchema = z
       description:
         "Why the endpoint is disabled: manual (PATCH enabled false), gone (the receiver answered 410 Gone), failing (every attempt failed for 5 days); null while enabled.",
     }),
-    failingSince: z.string().nullable().openapi({ format: "date-time", description: "The first failed attempt since the endpoint last answered 2xx." }),
+    failingSince: z.string().nullable().openapi({
+      format: "date-time",
+      description:
+        "The first failed attempt of the endpoint's current run of failures (since it last answered 2xx, with no two days between failures); 5 days of it disable the endpoint.",
+    }),
     createdAt: z.string().openapi({ format: "date-time" }),
     updatedAt: z.string().openapi({ format: "date-time" }),
   })

@@ -45,6 +45,8 @@ export const SEND_TIMEOUT_MS = 15_000;
 export const SEND_LOCK_MS = SEND_TIMEOUT_MS + 5_000;
 /** An endpoint failing every attempt for this long is disabled. */
 export const DISABLE_AFTER_MS = 5 * 24 * 60 * 60_000;
+/** A failure this long after the endpoint's previous one begins a new run (longer than any wait between attempts: 12 h with jitter, a Retry-After's 24 h). */
+const FAILURE_GAP_MS = 2 * 24 * 60 * 60_000;
 /** The longest wait a Retry-After may ask for. */
 const RETRY_AFTER_CAP_MS = 24 * 60 * 60_000;
 /** The attempts a delivery's log keeps (the newest). */
@@ -192,12 +194,13 @@ export async function sendClaimed(services: Services, claimed: WebhookClaim, opt
 
   if (httpStatus !== null && httpStatus >= 200 && httpStatus < 300) {
     if (!(await record(services, claim, attempt, "delivered"))) return { status: "lost_claim" };
-    if (endpoint.failingSince) await db.update(webhookEndpoints).set({ failingSince: null }).where(eq(webhookEndpoints.id, endpoint.id));
+    if (endpoint.failingSince) {
+      await db.update(webhookEndpoints).set({ failingSince: null, lastFailureAt: null }).where(eq(webhookEndpoints.id, endpoint.id));
+    }
     return { status: "delivered", httpStatus };
   }
 
-  const failingSince = endpoint.failingSince ?? done;
-  const disableAs = httpStatus === 410 ? "gone" : done.getTime() - failingSince.getTime() >= DISABLE_AFTER_MS ? "failing" : null;
+  const disableAs = httpStatus === 410 ? "gone" : done.getTime() - (await failingRun(db, endpoint.id, done)).getTime() >= DISABLE_AFTER_MS ? "failing" : null;
   if (disableAs) {
     // The endpoint first, then this message parked beside its others (no due time): sent once it is enabled
     // again. A crash between the two leaves the claim to expire, due, on a disabled endpoint: sent on enabling too.
@@ -206,13 +209,26 @@ export async function sendClaimed(services: Services, claimed: WebhookClaim, opt
     if (!(await record(services, claim, attempt, "pending"))) return { status: "lost_claim" };
     return { status: "parked", reason: disableAs };
   }
-  if (!endpoint.failingSince) {
-    await db
-      .update(webhookEndpoints)
-      .set({ failingSince: done })
-      .where(and(eq(webhookEndpoints.id, endpoint.id), isNull(webhookEndpoints.failingSince)));
-  }
   return retryOrFail(services, claim, attempt, done, retryAfter, options);
+}
+
+/**
+ * Records a failed attempt on its endpoint and answers when the endpoint's run of failures began: at its first
+ * failure since the last success, unless two days or more passed without one (the endpoint was not being
+ * tried, so it was not failing); then this failure begins a new run. Only a run of 5 days disables the endpoint.
+ */
+async function failingRun(db: Db, endpointId: string, at: Date): Promise<Date> {
+  const { failingSince, lastFailureAt } = webhookEndpoints;
+  const gapFrom = new Date(at.getTime() - FAILURE_GAP_MS).toISOString();
+  const [row] = await db
+    .update(webhookEndpoints)
+    .set({
+      failingSince: sql`case when ${failingSince} is null or ${lastFailureAt} is null or ${lastFailureAt} < ${gapFrom}::timestamptz then ${at.toISOString()}::timestamptz else ${failingSince} end`,
+      lastFailureAt: at,
+    })
+    .where(eq(webhookEndpoints.id, endpointId))
+    .returning({ failingSince });
+  return row?.failingSince ?? at;
 }
 
 /** The message's body (made once, kept on the message) and its signed headers; null when its resource is gone. */

@@ -14,6 +14,8 @@ import { productDataUrl } from "../photo/fixtures";
 type Json = Record<string, any>;
 
 let h: TestApp;
+/** The service's clock runs this far ahead of the wall clock (days pass in a test without waiting for them). */
+let skewMs = 0;
 let key: string;
 const receivers: Receiver[] = [];
 const senders: WebhookSender[] = [];
@@ -21,6 +23,7 @@ const senders: WebhookSender[] = [];
 beforeAll(async () => {
   h = await createTestApp({
     env: { WEBHOOK_ALLOW_LOOPBACK: "on", WEBHOOK_RETRY_SCHEDULE: "0,0.05,0.05", RATE_LIMIT_PHOTO: "1000", RATE_LIMIT_SOCIAL_WRITE: "100000" },
+    overrides: { clock: { now: () => new Date(Date.now() + skewMs) } },
   });
   key = (await h.createUser()).apiKey;
 });
@@ -126,5 +129,47 @@ describe("an endpoint disabled while its message is being sent", () => {
     expect(r.received).toHaveLength(1);
     const [delivery] = await deliveries(ep.id);
     expect(delivery!.status).toBe("pending");
+  });
+});
+
+describe("an endpoint that keeps failing", () => {
+  const DAY = 24 * 60 * 60_000;
+
+  it("is disabled once its failures have run for 5 days; a failure after days without one begins a new run", async () => {
+    const r = await receiver(() => 500);
+    const ep = (await call("POST", "/api/v1/webhooks", { url: r.url })).body.data;
+    sender();
+    const endpoint = async () => (await call("GET", `/api/v1/webhooks/${ep.id}`)).body.data as Json;
+    /** Sends a test message and waits until its delivery has ended (every attempt failed) or is parked. */
+    const test = async (ends: "failed" | "pending") => {
+      const before = (await deliveries(ep.id)).length;
+      expect((await call("POST", `/api/v1/webhooks/${ep.id}/test`)).status).toBe(202);
+      return waitUntil(`the message ${ends}`, async () => {
+        const items = await deliveries(ep.id);
+        const newest = items.length > before && items[0]!;
+        return newest && newest.status === ends && (ends === "failed" || newest.nextAttemptAt === null) && newest;
+      });
+    };
+
+    await test("failed");
+    const firstRun = Date.parse((await endpoint()).failingSince);
+    // Six days without a message: the next failure begins a new run instead of disabling the endpoint.
+    skewMs += 6 * DAY;
+    await test("failed");
+    const run = await endpoint();
+    expect(run.enabled).toBe(true);
+    expect(Date.parse(run.failingSince)).toBeGreaterThan(firstRun + 6 * DAY - 60_000);
+    // A failed message every day: on the fifth day the run is 5 days long and its first failure disables the
+    // endpoint; that message waits with it.
+    for (let day = 1; day <= 4; day++) {
+      skewMs += DAY;
+      await test("failed");
+      expect((await endpoint()).enabled, `day ${day}`).toBe(true);
+    }
+    skewMs += DAY;
+    const parked = await test("pending");
+    expect(parked.attempts).toHaveLength(1);
+    expect(await endpoint()).toMatchObject({ enabled: false, disabledReason: "failing" });
+    skewMs = 0;
   });
 });

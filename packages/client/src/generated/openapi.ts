@@ -1337,7 +1337,7 @@ export interface components {
             disabledReason: "manual" | "gone" | "failing" | null;
             /**
              * Format: date-time
-             * @description The first failed attempt since the endpoint last answered 2xx.
+             * @description The first failed attempt of the endpoint's current run of failures (since it last answered 2xx, with no two days between failures); 5 days of it disable the endpoint.
              */
             failingSince: string | null;
             /** Format: date-time */
@@ -1386,7 +1386,7 @@ export interface components {
             disabledReason: "manual" | "gone" | "failing" | null;
             /**
              * Format: date-time
-             * @description The first failed attempt since the endpoint last answered 2xx.
+             * @description The first failed attempt of the endpoint's current run of failures (since it last answered 2xx, with no two days between failures); 5 days of it disable the endpoint.
              */
             failingSince: string | null;
             /** Format: date-time */
