@@ -98,11 +98,11 @@ export function startWebhookSender(services: Services, options: WebhookSenderOpt
           for (const claim of claims) start(claim);
           if (claims.length === free) next = 0;
         }
-        // Every slot taken: a send that ends wakes the sender (`free` in `start`).
+        // Every slot taken: a send that ends wakes the sender (`free` in `start`). Otherwise whatever was due by
+        // `now` and not claimed waits for a slot (a send that ends wakes the sender) or for its endpoint to be
+        // enabled; the next look is at the next due time after `now`, at least COALESCE_MS on.
         if (free > 0 && next !== 0) {
-          const full = [...perEndpointCount].filter(([, n]) => n >= perEndpoint).map(([id]) => id);
-          next = (await nextWebhookDueAt(services.db, full))?.getTime() ?? Infinity;
-          // Due but not claimed (another process took it meanwhile): not again at once.
+          next = (await nextWebhookDueAt(services.db, now))?.getTime() ?? Infinity;
           if (next <= Date.now()) next = Date.now() + COALESCE_MS;
         }
       } catch (err) {

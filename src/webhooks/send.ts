@@ -18,7 +18,7 @@
  * const [claim] = await claimDueWebhooks(services.db, new Date(), 1);
  * await sendClaimed(services, claim); // { status: "delivered", httpStatus: 200 }
  */
-import { and, eq, isNotNull, isNull, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, eq, gt, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import { webhookDeliveries, webhookEndpoints, webhookMessages, type WebhookAttempt } from "../../db/schema";
 import { executeRows, type Db } from "../../db/client";
 import { groupCommit } from "../lib/group-commit";
@@ -388,23 +388,17 @@ export async function releaseWebhookClaims(db: Db, now: Date, all = false): Prom
 }
 
 /**
- * When the next pending delivery of an enabled endpoint is due, or null; endpoints in `full` (a sender's
- * endpoints with no free slot: a finished send wakes it for those) are left out. A due delivery the sender
- * could not claim must not count, or the sender would look again at once, over and over.
+ * When the next pending delivery of an enabled endpoint falls due after `after` (a claim's time), or null. The
+ * sender asks after a claim that took all it could: what was due by then and not taken (an endpoint with every
+ * slot in use, a disabled one's) must not count, or it would look again at once, over and over; a finished send
+ * wakes it for those. Ordered and limited, the look walks the due-time index from `after`.
  */
-export async function nextWebhookDueAt(db: Db, full: readonly string[] = []): Promise<Date | null> {
-  // Ordered and limited rather than min(): with the join, only this form walks the due-time index.
+export async function nextWebhookDueAt(db: Db, after: Date): Promise<Date | null> {
   const [row] = await db
     .select({ at: webhookDeliveries.nextAttemptAt })
     .from(webhookDeliveries)
     .innerJoin(webhookEndpoints, and(eq(webhookEndpoints.id, webhookDeliveries.endpointId), eq(webhookEndpoints.enabled, true)))
-    .where(
-      and(
-        eq(webhookDeliveries.status, "pending"),
-        isNotNull(webhookDeliveries.nextAttemptAt),
-        sql`not (${webhookDeliveries.endpointId} = any(${uuidArray([...full])}::uuid[]))`,
-      ),
-    )
+    .where(and(eq(webhookDeliveries.status, "pending"), gt(webhookDeliveries.nextAttemptAt, after)))
     .orderBy(webhookDeliveries.nextAttemptAt)
     .limit(1);
   return row?.at ? new Date(row.at) : null;
