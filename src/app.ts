@@ -98,7 +98,7 @@ export function createApp(provider: ServicesProvider, extras: AppExtras = {}): H
   // OPTIONS on an operation's path names its methods, before any area's credentials are asked for: the
   // document at /openapi.json says as much to anyone.
   const allowed = allowedMethods(app);
-  app.use("/api/*", async (c, next) => {
+  app.use("*", async (c, next) => {
     const allow = c.req.method === "OPTIONS" ? allowed(c.req.path) : null;
     if (!allow) return next();
     c.header("Allow", allow.join(", "));
@@ -137,7 +137,6 @@ export function createApp(provider: ServicesProvider, extras: AppExtras = {}): H
 
   app.notFound((c) => {
     const allow = allowed(c.req.path);
-    if (allow && c.req.method === "OPTIONS") return c.body(null, 204, { Allow: allow.join(", ") });
     if (allow && !allow.includes(c.req.method)) {
       const message = `This path takes ${allow.join(", ")}, not ${c.req.method}.${qrNotFoundHint(c.req.method, c.req.path)}`;
       throw new ApiError("METHOD_NOT_ALLOWED", message, { headers: { Allow: allow.join(", ") } });

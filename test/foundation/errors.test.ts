@@ -106,6 +106,9 @@ describe("error envelope", () => {
       expect(options.status).toBe(204);
       expect(options.headers.get("allow")).toBe(allow);
     }
+    // Outside /api too: the front door's OPTIONS names its methods.
+    const front = await h.app.request("/", { method: "OPTIONS" });
+    expect([front.status, front.headers.get("allow")]).toEqual([204, "GET, HEAD"]);
     // A path no operation has stays 404, whatever the method; so does an operation's path with a slash added.
     expect((await h.app.request("/api/qr-code/generat", { method: "PUT", headers: h.auth(key) })).status).toBe(404);
     for (const [method, path] of [
