@@ -34,12 +34,6 @@ export const DISPATCH_LOCK_MS = 15_000;
  * waits seconds, not a sweep's half minute. Two starters are harmless: taking the job is one conditional UPDATE.
  */
 export const QUEUED_LEASE_MS = 5_000;
-/**
- * A queued job whose request died before storing its inputs is taken by a sweep once the request's lock runs
- * out, to be failed and its credits released. A row without that lock (made before requests held queued jobs)
- * is taken this long after its creation.
- */
-const UNSTORED_MS = 30_000;
 /** Attempts of an async job before it is failed for good (a job that crashes its process every time). */
 export const MAX_JOB_ATTEMPTS = 3;
 const RETRY_AFTER_SECONDS = 10;
@@ -218,7 +212,9 @@ export async function dueAsyncJobs(db: Db, now: Date, limit = 10, anyAge = false
             eq(photoJobs.status, "queued"),
             anyAge
               ? undefined
-              : or(lt(photoJobs.lockedUntil, now), and(isNull(photoJobs.lockedUntil), lt(photoJobs.createdAt, new Date(now.getTime() - UNSTORED_MS)))),
+              : // Nobody holds it: its request's lock (a request that died before storing the inputs: the job is
+                // failed and its credits released) or its lease ran out.
+                or(isNull(photoJobs.lockedUntil), lt(photoJobs.lockedUntil, now)),
           ),
           and(eq(photoJobs.status, "running"), isNull(photoJobs.dispatchedAt), lt(photoJobs.lockedUntil, now)),
         ),
