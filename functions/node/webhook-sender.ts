@@ -98,9 +98,9 @@ export function startWebhookSender(services: Services, options: WebhookSenderOpt
           for (const claim of claims) start(claim);
           if (claims.length === free) next = 0;
         }
-        // Every slot taken: a send that ends wakes the sender (`free` in `start`). Otherwise whatever was due by
-        // `now` and not claimed waits for a slot (a send that ends wakes the sender) or for its endpoint to be
-        // enabled; the next look is at the next due time after `now`, at least COALESCE_MS on.
+        // A send that ends wakes the sender (`free` in `start`): for a full sender, and for whatever was due by
+        // `now` and not claimed (its endpoint's slots are taken; or it is disabled, and waits to be enabled).
+        // Otherwise the next look is at the next due time after `now`, at least COALESCE_MS on.
         if (free > 0 && next !== 0) {
           next = (await nextWebhookDueAt(services.db, now))?.getTime() ?? Infinity;
           if (next <= Date.now()) next = Date.now() + COALESCE_MS;

@@ -7,6 +7,7 @@
  * const res = await h.post({ productImages: [{ dataUrl: await productDataUrl() }], promptId: "studio-white-sweep" });
  */
 import sharp from "sharp";
+import { expect } from "vitest";
 import { createTestApp, type TestAppOptions } from "../helpers/harness";
 
 export const MAGENTA = [255, 0, 255] as const;
@@ -87,7 +88,13 @@ export async function photoHarness(options: TestAppOptions = {}) {
   const { apiKey, userId } = await h.createUser();
   const post = (body: unknown, headers: Record<string, string> = {}, key = apiKey) =>
     h.app.request("/api/image/product-photography", { method: "POST", headers: h.json(key, headers), body: JSON.stringify(body) });
-  return { ...h, apiKey, userId, post };
+  /** The `data` of a GET that must answer 200 (the credits, a job). */
+  const get = async (path: string): Promise<Record<string, any>> => {
+    const res = await h.app.request(path, { headers: h.auth(apiKey) });
+    expect(res.status, path).toBe(200);
+    return ((await res.json()) as { data: Record<string, any> }).data;
+  };
+  return { ...h, apiKey, userId, post, get };
 }
 
 export type PhotoHarness = Awaited<ReturnType<typeof photoHarness>>;

@@ -47,12 +47,6 @@ afterAll(async () => {
 
 type Json = Record<string, any>;
 
-async function get(path: string): Promise<Json> {
-  const res = await h.app.request(path, { headers: h.auth(h.apiKey) });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { data: Json }).data;
-}
-
 const body = () => ({
   productImages: [{ url: server.url("/product.jpg") }],
   logoImage: server.url("/logo.png"),
@@ -80,7 +74,7 @@ async function pastTheFirstLock(headers: Record<string, string>): Promise<{ answ
 }
 
 it("a synchronous request keeps its job and its credits while its inputs load slowly; a retry meanwhile is 409", { timeout: 60_000 }, async () => {
-  const before = (await get("/api/image/credits")).balance as number;
+  const before = (await h.get("/api/image/credits")).balance as number;
   const { answer: first } = await pastTheFirstLock({ "Idempotency-Key": "slow-inputs" });
 
   await resumePhotoJobs(h.services); // the sweep: a request whose lock ran out would lose its held credits here
@@ -96,11 +90,11 @@ it("a synchronous request keeps its job and its credits while its inputs load sl
   const replay = await h.post(body(), { "Idempotency-Key": "slow-inputs" });
   expect(replay.status).toBe(200);
   expect(replay.headers.get("idempotency-replayed")).toBe("true");
-  expect((await get("/api/image/credits")).balance).toBe(before - 4);
+  expect((await h.get("/api/image/credits")).balance).toBe(before - 4);
 });
 
 it("an async request whose inputs load slowly is not taken by the sweep meanwhile; its job succeeds", { timeout: 60_000 }, async () => {
-  const before = (await get("/api/image/credits")).balance as number;
+  const before = (await h.get("/api/image/credits")).balance as number;
   const { answer } = await pastTheFirstLock({ Prefer: "respond-async" });
   await resumePhotoJobs(h.services); // a sweep that took the job now would fail it: its inputs are not stored yet
 
@@ -109,9 +103,9 @@ it("an async request whose inputs load slowly is not taken by the sweep meanwhil
   const id = ((await accepted.json()) as { data: Json }).data.id as string;
   let job: Json = {};
   for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
-    job = await get(`/api/image/product-photography/jobs/${id}`);
+    job = await h.get(`/api/image/product-photography/jobs/${id}`);
     if (job.status === "succeeded" || job.status === "failed") break;
   }
   expect(job.status, JSON.stringify(job)).toBe("succeeded");
-  expect((await get("/api/image/credits")).balance).toBe(before - 4);
+  expect((await h.get("/api/image/credits")).balance).toBe(before - 4);
 });
