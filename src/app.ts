@@ -49,24 +49,25 @@ export const apiSecurityHeaders = secureHeaders({
   xFrameOptions: "DENY",
 });
 
-const qrCors = cors({
-  origin: "*",
-  allowMethods: ["GET", "HEAD", "POST"],
-  allowHeaders: ["Authorization", "Content-Type"],
-  exposeHeaders: [
-    "X-Request-Id",
-    "X-QR-Warnings",
-    "ETag",
-    "Retry-After",
-    "RateLimit-Policy",
-    "RateLimit",
-    "RateLimit-Limit",
-    "RateLimit-Remaining",
-    "RateLimit-Reset",
-  ],
-  maxAge: 600,
-});
-
+/** Area A's CORS; a preflight names the methods of the path asked about (`allowed`), as `Allow` does. */
+const qrCorsFor = (allowed: (path: string) => string[] | null) =>
+  cors({
+    origin: "*",
+    allowMethods: (_origin, c) => allowed(c.req.path) ?? [],
+    allowHeaders: ["Authorization", "Content-Type"],
+    exposeHeaders: [
+      "X-Request-Id",
+      "X-QR-Warnings",
+      "ETag",
+      "Retry-After",
+      "RateLimit-Policy",
+      "RateLimit",
+      "RateLimit-Limit",
+      "RateLimit-Remaining",
+      "RateLimit-Reset",
+    ],
+    maxAge: 600,
+  });
 export type ServicesProvider = Services | ((c: Context<AppEnv>) => Services);
 
 /** Extra routers an entry point mounts (e.g. the Node-only admin routes). */
@@ -98,6 +99,7 @@ export function createApp(provider: ServicesProvider, extras: AppExtras = {}): H
   // OPTIONS on an operation's path names its methods, before any area's credentials are asked for: the
   // document at /openapi.json says as much to anyone.
   const allowed = allowedMethods(app);
+  const qrCors = qrCorsFor(allowed);
   app.use("*", async (c, next) => {
     const allow = c.req.method === "OPTIONS" ? allowed(c.req.path) : null;
     if (!allow) return next();

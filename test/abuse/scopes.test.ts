@@ -165,6 +165,14 @@ describe("a qr key limited to the shop's own pages", () => {
     expect(preflight.headers.get("access-control-allow-methods")?.split(",")).toContain("POST");
     expect(preflight.headers.get("access-control-allow-headers")?.toLowerCase().split(",")).toEqual(["authorization", "content-type"]);
     expect(preflight.headers.get("access-control-allow-credentials")).toBeNull();
+    // A preflight names the path's own methods: the GET path's, GET and HEAD only.
+    const getPreflight = await h.app.request("/api/qr-code/generate/-/hello", {
+      method: "OPTIONS",
+      headers: { Origin: "https://shop.example", "Access-Control-Request-Method": "GET" },
+    });
+    expect(getPreflight.status).toBe(204);
+    expect(getPreflight.headers.get("access-control-allow-methods")).toBe("GET,HEAD");
+    expect(preflight.headers.get("access-control-allow-methods")).toBe("POST");
 
     const post = await h.app.request("/api/qr-code/generate", {
       method: "POST",
