@@ -85,8 +85,12 @@ export const WifiPayloadSchema = z
   .object({
     type: z.literal("wifi"),
     ssid: line(64).refine((v) => utf8Length(v) <= 32, { error: "must be at most 32 bytes (the 802.11 SSID limit)" }),
-    // Required by the contract; an open network (nopass) may send it empty or leave it out, and it is ignored.
-    password: z.string({ error: "must be a string" }).max(256, { error: "must be at most 256 characters" }).optional(),
+    // Required by the contract for every encryption; an open network (nopass) sends it empty, and it is ignored.
+    password: z
+      .string({
+        error: (issue) => (issue.input === undefined ? 'is required ("" for an open network, with encryption nopass)' : "must be a string"),
+      })
+      .max(256, { error: "must be at most 256 characters" }),
     encryption: z.preprocess(
       (v) => (typeof v === "string" ? (({ wpa: "WPA", wep: "WEP", nopass: "nopass" } as Record<string, string>)[v.toLowerCase()] ?? v) : v),
       z.enum(["WPA", "WEP", "nopass"], {
@@ -97,8 +101,7 @@ export const WifiPayloadSchema = z
   })
   .superRefine((v, ctx) => {
     if (v.encryption === "nopass") return;
-    if (v.password === undefined) ctx.addIssue({ code: "custom", path: ["password"], message: "is required" });
-    else if (v.password === "")
+    if (v.password === "")
       ctx.addIssue({ code: "custom", path: ["password"], message: `must not be empty for ${v.encryption}; use encryption nopass for an open network` });
     else if (CONTROL.test(v.password)) ctx.addIssue({ code: "custom", path: ["password"], message: "must not contain line breaks or control characters" });
   });
@@ -196,9 +199,9 @@ export function escapeWifi(value: string): string {
  * @example
  * wifiPayload({ ssid: "Home", password: "pw", encryption: "WPA", hidden: true }); // "WIFI:T:WPA;S:Home;P:pw;H:true;;"
  */
-export function wifiPayload(input: { ssid: string; password?: string; encryption: "WPA" | "WEP" | "nopass"; hidden?: boolean }): string {
+export function wifiPayload(input: { ssid: string; password: string; encryption: "WPA" | "WEP" | "nopass"; hidden?: boolean }): string {
   let out = `WIFI:T:${input.encryption};S:${escapeWifi(input.ssid)};`;
-  if (input.encryption !== "nopass") out += `P:${escapeWifi(input.password ?? "")};`;
+  if (input.encryption !== "nopass") out += `P:${escapeWifi(input.password)};`;
   if (input.hidden) out += "H:true;";
   return `${out};`;
 }

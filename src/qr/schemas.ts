@@ -71,7 +71,7 @@ export const GenerateRequestSchema = z
   ])
   .openapi("QrGenerateRequest", {
     description:
-      "`type` selects the fields: url `value`; text `value`; wifi `ssid`, `password` (not for nopass), `encryption` (WPA, WEP, nopass), `hidden`; email `to`, `subject`, `body`; vcard `firstName`, `lastName`, `organization`, `phoneWork`, `email`, `website`; upi `upiId`, `payeeName`, `amount`, `note`. Every type also takes the design fields `size`, `fgColor`, `bgColor`, `logoUrl`, `logoSizeRatio`, `isTransparent`.",
+      "`type` selects the fields: url `value`; text `value`; wifi `ssid`, `password` (empty for nopass), `encryption` (WPA, WEP, nopass), `hidden`; email `to`, `subject`, `body`; vcard `firstName`, `lastName`, `organization`, `phoneWork`, `email`, `website`; upi `upiId`, `payeeName`, `amount`, `note`. Every type also takes the design fields `size`, `fgColor`, `bgColor`, `logoUrl`, `logoSizeRatio`, `isTransparent`.",
   });
 export type GenerateRequest = z.infer<typeof GenerateRequestSchema>;
 export type Design = Pick<GenerateRequest, "size" | "fgColor" | "bgColor" | "logoUrl" | "logoSizeRatio" | "isTransparent">;

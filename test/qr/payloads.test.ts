@@ -46,8 +46,11 @@ describe("payloads: wifi (ZXing WIFI: form)", () => {
     expect(wifiPayload({ ssid: "Café;Guest", password: 'p:a,s"s\\', encryption: "WPA" })).toBe('WIFI:T:WPA;S:Café\\;Guest;P:p\\:a\\,s\\"s\\\\;;');
   });
 
-  it("omits P for nopass (password optional there) and adds H:true for hidden networks", () => {
-    expect(buildPayload(parseGenerateRequest({ type: "wifi", ssid: "Open", encryption: "nopass" }))).toBe("WIFI:T:nopass;S:Open;;");
+  it("omits P for nopass (the password is still required, empty there) and adds H:true for hidden networks", () => {
+    expect(buildPayload(parseGenerateRequest({ type: "wifi", ssid: "Open", password: "", encryption: "nopass" }))).toBe("WIFI:T:nopass;S:Open;;");
+    const missing = rejects({ type: "wifi", ssid: "Open", encryption: "nopass" });
+    expect(missing.paths).toEqual(["password"]);
+    expect(missing.message).toBe('password: is required ("" for an open network, with encryption nopass)');
     expect(buildPayload(parseGenerateRequest({ type: "wifi", ssid: "Open", password: "ignored", encryption: "nopass" }))).toBe("WIFI:T:nopass;S:Open;;");
     expect(buildPayload(parseGenerateRequest({ type: "wifi", ssid: "Lab", password: "pw123456", encryption: "WPA", hidden: true }))).toBe(
       "WIFI:T:WPA;S:Lab;P:pw123456;H:true;;",

@@ -1897,7 +1897,7 @@ export interface operations {
                     /** @enum {string} */
                     type: "wifi";
                     ssid: string;
-                    password?: string;
+                    password: string;
                     /** @enum {string} */
                     encryption: "WPA" | "WEP" | "nopass";
                     hidden?: boolean;
