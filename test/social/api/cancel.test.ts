@@ -135,6 +135,33 @@ describe("refusals", () => {
     expect(row!.cancelledAt).toBeNull();
   });
 
+  it("409 POST_NOT_CANCELLABLE while a target's last attempt got no answer (it may be live), with Retry-After to its check", async () => {
+    const s = await setup();
+    const check = new Date(h.clock.now().getTime() + 90_000);
+    await h.setDelivery(s.post.id, s.b, {
+      status: "failed",
+      ambiguous: true,
+      attempts: 1,
+      nextAttemptAt: check,
+      errorCode: "OUTCOME_UNKNOWN",
+      errorMessage: "no answer",
+    });
+    const before = await targets(s.post.id);
+    const res = await h.cancel(s.apiKey, s.post.id);
+    expect(res.status).toBe(409);
+    expect(res.headers.get("retry-after")).toBe("90");
+    const err = (await body(res)).error;
+    expect(err.code).toBe("POST_NOT_CANCELLABLE");
+    expect(err.message).toContain(s.b);
+    expect(err.message).toContain(check.toISOString());
+    expect(await targets(s.post.id)).toEqual(before);
+
+    // Once its check settles it (here: the post was live), the rest can be cancelled.
+    await h.setDelivery(s.post.id, s.b, { status: "published", ambiguous: false, providerPostId: "p_2", publishedAt: check, nextAttemptAt: null });
+    const post = (await body(await h.cancel(s.apiKey, s.post.id))).data;
+    expect(post.accounts.map((t: any) => t.status)).toEqual(["cancelled", "published"]);
+  });
+
   it("409 POST_NOT_CANCELLABLE once every target is published", async () => {
     const s = await setup();
     await h.setDelivery(s.post.id, s.a, { status: "published", nextAttemptAt: null });
