@@ -6,7 +6,7 @@
  * const url = await createLoginLink(services, userId);
  */
 import { and, eq, gt, isNull, lt } from "drizzle-orm";
-import { loginLinks } from "../../db/schema";
+import { loginLinks, users } from "../../db/schema";
 import { randomBase62, sha256Hex } from "../lib/encoding";
 import type { Services } from "../services";
 
@@ -20,9 +20,24 @@ export async function createLoginLink(services: Pick<Services, "db" | "config" |
   return `${services.config.publicBaseUrl}/hub/login?token=${token}`;
 }
 
+const TOKEN = /^[0-9A-Za-z]{20,100}$/;
+
+/** The e-mail of the user a link would sign in, without using it; null for an unknown, used or expired token. */
+export async function peekLoginLink(services: Services, token: string): Promise<string | null> {
+  if (!TOKEN.test(token)) return null;
+  const now = services.clock.now();
+  const [row] = await services.db
+    .select({ email: users.email })
+    .from(loginLinks)
+    .innerJoin(users, eq(users.id, loginLinks.userId))
+    .where(and(eq(loginLinks.tokenHash, await sha256Hex(token)), isNull(loginLinks.usedAt), gt(loginLinks.expiresAt, now)))
+    .limit(1);
+  return row?.email ?? null;
+}
+
 /** The link's user, once; null for an unknown, used or expired token. */
 export async function useLoginLink(services: Services, token: string): Promise<string | null> {
-  if (!/^[0-9A-Za-z]{20,100}$/.test(token)) return null;
+  if (!TOKEN.test(token)) return null;
   const now = services.clock.now();
   const [row] = await services.db
     .update(loginLinks)

@@ -2,20 +2,25 @@
  * Signing in and out: one-time links (printed by `npm start` and `npm run admin -- login-link`), the OIDC
  * provider when configured, and sign-out, which deletes the session row. Every form answers 303.
  * A link opens a confirmation page and signs in on its POST, so a mail scanner that fetches the link does
- * not use it up.
+ * not use it up. The page names the account the link is for and, when another account is signed in in this
+ * browser, that it will be signed out: a link someone else made for their own account cannot quietly swap a
+ * signed-in user into it (whose pages and keys would then land in that account).
  */
 import { Hono, type Context } from "hono";
 import type { HubEnv } from "./env";
 import { HubError } from "./errors";
 import { readHubForm } from "./form";
 import { limitPerClient } from "./guard";
-import { useLoginLink } from "./login-links";
+import { peekLoginLink, useLoginLink } from "./login-links";
 import { finishOidc, startOidc } from "./oidc";
 import { clearSessionCookie, createSession, endSession, setSessionCookie } from "./session";
 import { Layout } from "./ui/layout";
 
 /** Sign-ins with the identity provider one client address may start a minute. */
 export const OIDC_STARTS_PER_MINUTE = 20;
+
+const invalidLink = () =>
+  new HubError(400, "This sign-in link is not valid: it was used already, has expired, or was copied incompletely. Ask for a new one.");
 
 async function signIn(c: Context<HubEnv>, userId: string): Promise<Response> {
   // A new session id at every sign-in (no fixation); a session already in this browser ends.
@@ -57,17 +62,28 @@ export function createSignInRoutes(): Hono<HubEnv> {
     );
   });
 
-  router.get("/login", (c) => {
+  router.get("/login", async (c) => {
     const token = c.req.query("token") ?? "";
     const session = c.get("session");
+    const email = await peekLoginLink(c.get("services"), token);
+    if (!email) throw invalidLink();
+    const switching = session && session.email !== email;
     return c.html(
       <Layout title="Sign in" session={session}>
         <h1>Sign in</h1>
         <form method="post" action="/hub/login" class="card">
           <input type="hidden" name="token" value={token} />
           {session ? <input type="hidden" name="_csrf" value={session.csrfToken} /> : null}
-          <p>This one-time link signs you in to the hub.</p>
-          <button type="submit">Sign in</button>
+          <p>
+            This one-time link signs you in to the hub as <strong>{email}</strong>.
+          </p>
+          {switching ? (
+            <p class="flash error">
+              You are signed in as <strong>{session.email}</strong>. Signing in with this link signs that account out of this browser; pages
+              you connect and keys you make afterwards belong to {email}. If you did not ask for this link, keep your session and close this page.
+            </p>
+          ) : null}
+          <button type="submit">{switching ? `Sign out and sign in as ${email}` : "Sign in"}</button>
         </form>
       </Layout>,
     );
@@ -76,7 +92,7 @@ export function createSignInRoutes(): Hono<HubEnv> {
   router.post("/login", async (c) => {
     const body = await readHubForm(c);
     const userId = await useLoginLink(c.get("services"), body.token ?? "");
-    if (!userId) throw new HubError(400, "This sign-in link is not valid: it was used already, has expired, or was copied incompletely. Ask for a new one.");
+    if (!userId) throw invalidLink();
     return signIn(c, userId);
   });
 

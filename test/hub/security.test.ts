@@ -143,6 +143,27 @@ describe("sign-in links", () => {
     expect((await t.browser().post("/hub/login", { token: "nonsense" }, { csrf: null })).res.status).toBe(400);
   });
 
+  it("name the account they sign in to, and warn a signed-in user of another account that it will be signed out", async () => {
+    const victim = await t.signedIn();
+    const other = await t.h.createUser();
+    const token = new URL(await createLoginLink(t.h.services, other.userId)).searchParams.get("token")!;
+    const page = await victim.b.page(`/hub/login?token=${token}`);
+    expect(page.res.status).toBe(200);
+    expect(page.html).toContain(`signs you in to the hub as <strong>${other.email}</strong>`);
+    expect(page.html).toContain(`You are signed in as <strong>${victim.email}</strong>`);
+    expect(page.html).toContain(`Sign out and sign in as ${other.email}`);
+    // Looking did not use the link; the user's own link asks nothing more.
+    const own = new URL(await createLoginLink(t.h.services, victim.userId)).searchParams.get("token")!;
+    const ownPage = await victim.b.page(`/hub/login?token=${own}`);
+    expect(ownPage.html).toContain(`as <strong>${victim.email}</strong>`);
+    expect(ownPage.html).not.toContain("You are signed in as");
+    expect((await t.browser().post("/hub/login", { token }, { csrf: null })).res.status).toBe(303);
+    // A link that cannot sign in says so on its page, before any button.
+    const used = await t.browser().page(`/hub/login?token=${token}`);
+    expect(used.res.status).toBe(400);
+    expect(used.html).toContain("used already");
+  });
+
   it("expire after 15 minutes", async () => {
     const user = await t.h.createUser();
     const token = new URL(await createLoginLink(t.h.services, user.userId)).searchParams.get("token")!;
