@@ -13,6 +13,7 @@ import {
   createUser,
   describeScopes,
   findUserByEmail,
+  keyNameProblem,
   listApiKeys,
   parseOrigins,
   parseScopes,
@@ -88,21 +89,29 @@ export async function runAdminCommand(db: Db, req: AdminRequest, hub?: Pick<Serv
       throw new AdminError(`--origins: ${(err as Error).message}`);
     }
   };
+  const keyName = () => {
+    const name = req.name ?? "default";
+    const problem = keyNameProblem(name);
+    if (problem) throw new AdminError(`--name: ${problem}`);
+    return name;
+  };
   switch (req.command) {
     case "user:create": {
       const email = needEmail();
       const keyScopes = scopes();
+      const name = keyName();
       if (await findUserByEmail(db, email)) throw new AdminError(`a user with e-mail ${email} exists already`);
       const { userId } = await createUser(db, email);
-      const { key } = await createApiKey(db, userId, req.name ?? "default", { scopes: keyScopes });
+      const { key } = await createApiKey(db, userId, name, { scopes: keyScopes });
       return { ok: true, output: key };
     }
     case "key:create": {
       const keyScopes = scopes();
       const allowedOrigins = origins(keyScopes);
+      const name = keyName();
       const user = await findUserByEmail(db, needEmail());
       if (!user) throw new AdminError(`no user with e-mail ${req.email}`);
-      const { key } = await createApiKey(db, user.userId, req.name ?? "default", { scopes: keyScopes, allowedOrigins });
+      const { key } = await createApiKey(db, user.userId, name, { scopes: keyScopes, allowedOrigins });
       return { ok: true, output: key };
     }
     case "key:revoke": {

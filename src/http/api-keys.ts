@@ -140,6 +140,16 @@ function storedScopes(scopes: string[] | null): ApiKeyScope[] | null {
   return normaliseScopes(scopes?.filter(isApiKeyScope));
 }
 
+/**
+ * What is wrong with a key's name (1 to 100 characters, no line breaks or other control characters: the
+ * name is shown in lists and in the hub's copyable shell steps), or null.
+ */
+export function keyNameProblem(name: string): string | null {
+  if (name.length < 1 || name.length > 100) return "a key's name has 1 to 100 characters";
+  if (/[\u0000-\u001f\u007f]/.test(name)) return "a key's name must not contain line breaks or other control characters";
+  return null;
+}
+
 /** A new key for the user, with every area unless `scopes` names some. */
 export async function createApiKey(
   db: Db,
@@ -149,6 +159,8 @@ export async function createApiKey(
 ): Promise<{ key: string; prefix: string; scopes: ApiKeyScope[] | null; allowedOrigins: string[] | null }> {
   const key = options.key ?? generateApiKey();
   if (!isWellFormedApiKey(key)) throw new Error("not a well-formed API key");
+  const nameProblem = keyNameProblem(name);
+  if (nameProblem) throw new Error(nameProblem);
   const scopes = normaliseScopes(options.scopes);
   const allowedOrigins = options.allowedOrigins?.length ? [...options.allowedOrigins] : null;
   if (allowedOrigins && !mayHavePages(scopes)) throw new Error("allowed origins are only for a key with the qr scope alone");

@@ -8,7 +8,7 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { Hono, type Context } from "hono";
 import { apiKeys } from "../../db/schema";
-import { createApiKey, describeScopes, listApiKeys } from "../http/api-keys";
+import { createApiKey, describeScopes, keyNameProblem, listApiKeys } from "../http/api-keys";
 import { API_KEY_SCOPES, mayHavePages, normaliseScopes, parseOrigins, type ApiKeyScope } from "../lib/scopes";
 import type { HubEnv, HubSession } from "./env";
 import { HubError } from "./errors";
@@ -131,6 +131,7 @@ export function createKeyRoutes(): Hono<HubEnv> {
     const refuse = (text: string) => redirectWithFlash(c, "/hub/keys", { kind: "error", text });
     const name = typeof body.name === "string" ? body.name.trim() : "";
     if (name.length < 1 || name.length > 100) return refuse("Give the key a name of 1 to 100 characters.");
+    if (keyNameProblem(name)) return refuse("The key's name must not contain line breaks or other control characters.");
     // "All areas" unless the form says "only these" (a form without the field makes an all-areas key, as the CLI does).
     const chosen = body.access === "some" ? API_KEY_SCOPES.filter((scope) => body[`scope_${scope}`] === "on") : null;
     if (chosen && chosen.length === 0) return refuse("Choose at least one area the key may call, or All areas.");

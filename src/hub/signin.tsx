@@ -19,8 +19,7 @@ import { Layout } from "./ui/layout";
 /** Sign-ins with the identity provider one client address may start a minute. */
 export const OIDC_STARTS_PER_MINUTE = 20;
 
-const invalidLink = () =>
-  new HubError(400, "This sign-in link is not valid: it was used already, has expired, or was copied incompletely. Ask for a new one.");
+const invalidLink = () => new HubError(400, "This sign-in link is not valid: it was used already, has expired, or was copied incompletely. Ask for a new one.");
 
 async function signIn(c: Context<HubEnv>, userId: string): Promise<Response> {
   // A new session id at every sign-in (no fixation); a session already in this browser ends.
@@ -79,8 +78,8 @@ export function createSignInRoutes(): Hono<HubEnv> {
           </p>
           {switching ? (
             <p class="flash error">
-              You are signed in as <strong>{session.email}</strong>. Signing in with this link signs that account out of this browser; pages
-              you connect and keys you make afterwards belong to {email}. If you did not ask for this link, keep your session and close this page.
+              You are signed in as <strong>{session.email}</strong>. Signing in with this link signs that account out of this browser; pages you connect and
+              keys you make afterwards belong to {email}. If you did not ask for this link, keep your session and close this page.
             </p>
           ) : null}
           <button type="submit">{switching ? `Sign out and sign in as ${email}` : "Sign in"}</button>

