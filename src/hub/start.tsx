@@ -61,7 +61,7 @@ export function createStartRoutes(): Hono<HubEnv> {
     const live = (await listApiKeys(db, session.userId)).filter((k) => !k.revokedAt).at(-1);
     const accounts = (await listAccounts(db, session.userId)).filter((a) => a.canPublish);
     const keyLine = live
-      ? `export SHOPKIT_API_KEY="sk_…"   # the whole key you copied when you created "${live.name}" (${live.prefix}…)`
+      ? `export SHOPKIT_API_KEY="sk_…"   # the whole key you copied when you created "${live.name.replace(/[\u0000-\u001f\u007f]/g, " ")}" (${live.prefix}…)`
       : `export SHOPKIT_API_KEY="sk_…"   # create a key on the API keys page first`;
     const base = config.publicBaseUrl;
     return c.html(
