@@ -184,4 +184,6 @@ export function mountApiDocument(app: OpenAPIHono<AppEnv>): void {
   };
   app.get(OPENAPI_PATH, (c) => c.json(documentFor(c.get("services").config)));
   app.get(REFERENCE_PATH, (c) => c.html(renderDocsPage(documentFor(c.get("services").config))));
+  // A person's page: typed or linked with a slash added, it is still the page (API paths take none).
+  app.get(`${REFERENCE_PATH}/`, (c) => c.redirect(REFERENCE_PATH, 301));
 }

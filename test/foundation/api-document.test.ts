@@ -132,4 +132,9 @@ describe("GET /docs", () => {
     expect(page).toContain("Request example: A URL");
     expect(page).toContain("<code>QR_NOT_SCANNABLE</code></td><td>422</td>");
   });
+
+  it("with a slash added, sends the reader to the page (its links are relative to /docs)", async () => {
+    const res = await h.app.request("/docs/");
+    expect([res.status, res.headers.get("location")]).toEqual([301, "/docs"]);
+  });
 });
