@@ -30,9 +30,6 @@ import { findOwnedMedia, loadSource, mediaNotFound, sourceOfString, storeNormali
 import { listPostRecords, loadPostRecordJson, loadPostRecords, shownStatus, toPostRecord, type ListFilter } from "./post-record";
 import { LIST_DEFAULT_LIMIT, type PostCreate, type PostListQuery, type PostRecord, type PostStatus } from "./schemas";
 
-/** Furthest ahead a post may be scheduled. */
-export const MAX_SCHEDULE_AHEAD_MS = 365 * 24 * 3600 * 1000;
-
 export type ImageSpec = ImageSource | { mediaId: string } | { galleryId: string };
 
 /** A valid body in one canonical shape; its fingerprint is the idempotency fingerprint. */
@@ -335,7 +332,6 @@ function checkSubmission(services: Services, s: Submission): void {
   if (s.scheduledFor) {
     const at = Date.parse(s.scheduledFor);
     if (at <= now) throw field("scheduledFor", "must be in the future");
-    if (at - now > MAX_SCHEDULE_AHEAD_MS) throw field("scheduledFor", "must be at most one year ahead");
   }
   if (s.caption.trim() === "" && s.images.length === 0) {
     throw field("caption", "a post needs a caption or at least one image");

@@ -185,14 +185,18 @@ export const PostCreateSchema = z
       .optional()
       .openapi({ description: "pageplatform: up to 10; photoplatform: exactly 1 (aspect ratio 4:5 to 1.91:1 after normalisation)." }),
     scheduledFor: z.iso
-      .datetime({ offset: true, error: () => `must be an ISO-8601 timestamp with Z or an explicit offset, e.g. ${aWeekAhead()}` })
+      .datetime({
+        offset: true,
+        error: (issue) =>
+          `must be an ISO-8601 timestamp with Z or an explicit offset, e.g. ${aWeekAhead()}${issue.input === null ? " (leave it out to publish now)" : ""}`,
+      })
       .optional()
-      .openapi({ description: "A future instant (at most one year ahead); omit for immediate delivery." }),
+      .openapi({ description: "A future instant; omit for immediate delivery." }),
   })
   .openapi("PostCreate");
 export type PostCreate = z.infer<typeof PostCreateSchema>;
 
-/** 09:30 UTC a week from now: an example `scheduledFor` that the year limit accepts whenever it is read. */
+/** 09:30 UTC a week from now: an example `scheduledFor` that is in the future whenever it is read. */
 function aWeekAhead(): string {
   const day = new Date(Date.now() + 7 * 86_400_000).toISOString().slice(0, 10);
   return `${day}T09:30:00Z`;

@@ -11,12 +11,11 @@ import { and, eq, isNotNull, isNull, lte, or } from "drizzle-orm";
 import { webhookDeliveries } from "../../db/schema";
 import type { Services } from "../services";
 import { claimDueWebhooks, purgeOldWebhookMessages, releaseWebhookClaims, sendClaimed } from "./send";
+import { QSTASH_HORIZON_MS } from "../adapters/queue/qstash";
 
 const BATCH = 100;
 /** A due message untouched this long has lost its queue message. */
 const REQUEUE_GRACE_MS = 2 * 60_000;
-/** QStash holds messages up to 7 days ahead; later ones are queued once they are closer. */
-const MAX_QUEUE_AHEAD_MS = 7 * 24 * 60 * 60_000;
 
 /** The `kickWebhooks` of a service set: the poller's wake-up, or queueing the new messages on QStash. */
 export function webhookKicker(services: Services): () => void {
@@ -38,7 +37,7 @@ export async function dispatchWebhooks(services: Services, options: { orphansToo
       and(
         eq(webhookDeliveries.status, "pending"),
         isNotNull(webhookDeliveries.nextAttemptAt),
-        lte(webhookDeliveries.nextAttemptAt, new Date(now.getTime() + MAX_QUEUE_AHEAD_MS)),
+        lte(webhookDeliveries.nextAttemptAt, new Date(now.getTime() + QSTASH_HORIZON_MS)),
         options.orphansToo
           ? or(isNull(webhookDeliveries.jobId), and(lte(webhookDeliveries.nextAttemptAt, stale), lte(webhookDeliveries.updatedAt, stale)))
           : isNull(webhookDeliveries.jobId),

@@ -17,6 +17,12 @@ export const PUBLISH_CALLBACK_PATH = "/api/internal/deliveries/publish";
 /** Where QStash brings a webhook delivery's message: body `{"webhookDeliveryId": ...}`. */
 export const WEBHOOK_CALLBACK_PATH = "/api/internal/webhooks/send";
 
+/**
+ * How far ahead QStash holds a message: 7 days on its free plan (a year on pay-as-you-go). A later due time
+ * gets no message when it is set; the sweep queues it once it is this close (`requeueOrphans`).
+ */
+export const QSTASH_HORIZON_MS = 7 * 24 * 60 * 60_000;
+
 /** How often QStash itself re-delivers when our route answers non-2xx (an infrastructure failure only). */
 const DELIVERY_RETRIES = 3;
 
@@ -43,6 +49,7 @@ export function QStashQueue(config: Config): Queue {
   return {
     kind: "qstash",
     async enqueue(deliveryId, notBefore) {
+      if (notBefore && notBefore.getTime() - Date.now() > QSTASH_HORIZON_MS) return null;
       const seconds = notBefore ? Math.ceil(notBefore.getTime() / 1000) : undefined;
       const res = await client.publishJSON({
         url,

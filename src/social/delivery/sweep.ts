@@ -19,6 +19,7 @@ import { LOCK_MS, MAX_ATTEMPTS } from "./policy";
 import { publishClaimed } from "./publish";
 import { claimDue, setJobId } from "./store";
 import { purgeExpired as purgeSandbox } from "../sandbox/store";
+import { QSTASH_HORIZON_MS } from "../../adapters/queue/qstash";
 
 export interface SweepResult {
   releasedLocks: number;
@@ -42,7 +43,6 @@ const BATCH = 100;
 const PUBLISH_BATCH = 25;
 const PUBLISH_CONCURRENCY = 4;
 const DAY_MS = 24 * 60 * 60_000;
-const MAX_QUEUE_AHEAD_MS = 7 * DAY_MS;
 
 export async function runSweep(services: Services, options: SweepOptions = {}): Promise<SweepResult> {
   const releasedLocks = await releaseExpiredLocks(services, options.releaseAllLocks);
@@ -90,7 +90,7 @@ async function requeueOrphans(services: Services): Promise<number> {
         lte(deliveries.updatedAt, stale),
         or(isNull(deliveries.jobId), lte(deliveries.nextAttemptAt, stale)),
         // QStash holds messages up to 7 days ahead (free plan); later targets are queued once they are closer.
-        lte(deliveries.nextAttemptAt, new Date(now.getTime() + MAX_QUEUE_AHEAD_MS)),
+        lte(deliveries.nextAttemptAt, new Date(now.getTime() + QSTASH_HORIZON_MS)),
       ),
     )
     .orderBy(deliveries.nextAttemptAt)

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
 import { serve, type ServerType } from "@hono/node-server";
-import { deliveries } from "../../../db/schema";
+import { deliveries, posts } from "../../../db/schema";
 import { createTestApp, type TestApp } from "../../helpers/harness";
 import { startQStashFake, type QStashFake } from "../../../dev/qstash-fake";
 import { freePort } from "../../helpers/server-process";
@@ -114,6 +114,28 @@ describe("QStash delivery", () => {
     const post = await settled(api, created.id, 15_000);
     expect(post.accounts[0]).toMatchObject({ status: "published", attempts: 2, jobId: retrying.jobId });
   }, 30_000);
+
+  it("a target due beyond QStash's 7 days gets its message from the sweep once it is 7 days away", async () => {
+    const page = await api.connect("pageplatform");
+    const at = new Date(Date.now() + 30 * 86_400_000);
+    const created = await api.createPost({ accountIds: page.id, caption: "Next month", scheduledFor: at.toISOString() });
+    expect(created.accounts[0]!.jobId).toBeNull();
+    const before = new Date(Date.now() - 10 * 60_000);
+    await h.db.update(deliveries).set({ updatedAt: before }).where(eq(deliveries.postId, created.id));
+    await runSweep(h.services);
+    expect((await deliveryOf(created.id)).jobId).toBeNull();
+    // A little under 7 days before its time (the clock moved on), the sweep queues it for that time.
+    const near = new Date(Date.now() + 7 * 86_400_000 - 60_000);
+    await h.db.update(deliveries).set({ nextAttemptAt: near }).where(eq(deliveries.postId, created.id));
+    await h.db.update(posts).set({ scheduledFor: near }).where(eq(posts.id, created.id));
+    await runSweep(h.services);
+    const queued = await deliveryOf(created.id);
+    expect(queued.jobId).not.toBeNull();
+    const message = qstash.messages.get(queued.jobId!)!;
+    expect([message.state, message.notBefore]).toEqual(["scheduled", Math.ceil(near.getTime() / 1000) * 1000]);
+    await api.cancelPost(created.id);
+    expect(message.state).toBe("cancelled");
+  });
 
   it("the sweep re-queues a due target whose message was lost", async () => {
     const page = await api.connect("pageplatform");

@@ -1297,7 +1297,7 @@ export interface components {
             images?: components["schemas"]["ImageItem"][];
             /**
              * Format: date-time
-             * @description A future instant (at most one year ahead); omit for immediate delivery.
+             * @description A future instant; omit for immediate delivery.
              */
             scheduledFor?: string;
         };
