@@ -25,6 +25,9 @@ import { NoQuerySchema } from "../http/validate";
 
 export const SOCIAL_BASE_PATH = "/api/v1/social";
 
+/** A whole image for the media examples, so they work as copied: 320x320 px of one orange, 107 bytes. */
+const EXAMPLE_PNG =
+  "iVBORw0KGgoAAAANSUhEUgAAAUAAAAFAAQMAAAD3XjfpAAAAA1BMVEXoXSrUJVYNAAAAI0lEQVR42u3BAQ0AAADCoPdPbQ8HFAAAAAAAAAAAAAAAAPwaM0AAAWQoMfMAAAAASUVORK5CYII=";
 const ref = (name: ErrorResponseName) => ({ $ref: `#/components/responses/${name}` });
 const security = [{ bearerAuth: [] }];
 const read: Access = { scope: "social", rateLimit: "social-read" };
@@ -247,8 +250,8 @@ export const routes = {
           required: true,
           content: json(MediaCreateSchema, {
             url: { summary: "An image URL", value: { url: "https://cdn.example.com/products/summer-dress.jpg" } },
-            base64: { summary: "Base64 with its type (shortened)", value: { base64: "iVBORw0KGgoAAAANSUhEUgAABDgAAAVGCAIAAAA", mimeType: "image/png" } },
-            dataUri: { summary: "A JSON string holding a data URI (shortened)", value: "data:image/jpeg;base64,/9j/4AAQSkZJRgABAQAAAQABAAD" },
+            base64: { summary: "Base64 with its type (a 320x320 PNG)", value: { base64: EXAMPLE_PNG, mimeType: "image/png" } },
+            dataUri: { summary: "A JSON string holding a data URI", value: `data:image/png;base64,${EXAMPLE_PNG}` },
           }),
         },
       },
