@@ -6,7 +6,7 @@
  * @example
  * const body = parseWith(QrRequestSchema, await readJson(c));
  */
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { ZodType } from "zod";
 import { ApiError, validationError } from "./errors";
 
@@ -37,6 +37,21 @@ export function utf8Json(bytes: Uint8Array): string {
     throw new ApiError("INVALID_JSON", "The request body is not valid JSON: it is not UTF-8 text.");
   }
 }
+
+/**
+ * For routes whose JSON body the OpenAPI validator reads (no inline images): the body's bytes decoded as
+ * UTF-8, strictly, before the validator parses them (400 INVALID_JSON for any other bytes, as everywhere);
+ * Hono's own reading would turn them into U+FFFD.
+ */
+export const strictUtf8Json: MiddlewareHandler = async (c, next) => {
+  if (c.req.raw.body && isJsonContentType(c.req.header("content-type"))) {
+    const text = utf8Json(new Uint8Array(await c.req.arrayBuffer()));
+    // The validator parses this text (the bytes' cached copy goes: Hono reads its first cached form).
+    c.req.bodyCache = {};
+    (c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text);
+  }
+  await next();
+};
 
 export async function readJson(c: Context): Promise<unknown> {
   const text = await jsonText(c);

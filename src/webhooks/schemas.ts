@@ -24,15 +24,19 @@ const EventsField = z
   .nullable()
   .openapi({ description: "The event types sent to this endpoint; null or left out: every type." });
 
-const UrlField = z.string().min(1).max(2048).openapi({
-  description:
-    "Where messages are POSTed: https on port 443 to a public host; redirects are not followed. With WEBHOOK_ALLOW_LOOPBACK=on (local development only) also http://127.0.0.1:<port>/… and http://localhost:<port>/….",
-  example: "https://shop.example.com/hooks/shopkit",
-});
+const UrlField = z
+  .string({ error: "must be a string" })
+  .min(1, { error: "must not be empty" })
+  .max(2048, { error: "must be at most 2048 characters" })
+  .openapi({
+    description:
+      "Where messages are POSTed: https on port 443 to a public host; redirects are not followed. With WEBHOOK_ALLOW_LOOPBACK=on (local development only) also http://127.0.0.1:<port>/… and http://localhost:<port>/….",
+    example: "https://shop.example.com/hooks/shopkit",
+  });
 
 const DescriptionField = z
-  .string()
-  .max(MAX_DESCRIPTION)
+  .string({ error: "must be a string" })
+  .max(MAX_DESCRIPTION, { error: `must be at most ${MAX_DESCRIPTION} characters` })
   .openapi({ description: `At most ${MAX_DESCRIPTION} characters.`, example: "Order system" });
 
 export const WebhookCreateSchema = z

@@ -37,7 +37,7 @@ interface Example {
 
 /** Each JSON request-body example, with its path's parameters filled with placeholders. */
 function requestExamples(): Example[] {
-  const doc = apiDocument(h.app as OpenAPIHono<AppEnv>, h.services.config) as {
+  const doc = apiDocument(h.app as OpenAPIHono<AppEnv>, h.services.config) as unknown as {
     paths: Record<
       string,
       Record<string, { operationId: string; requestBody?: { content?: Record<string, { examples?: Record<string, { value: unknown }> }> } }>

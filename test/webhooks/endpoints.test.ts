@@ -99,6 +99,11 @@ describe("endpoints", () => {
       "http://shop.example.com/h",
       "ftp://shop.example.com/h",
       "not a url",
+      "https://a..b.example.com/h",
+      "https://-shop.example.com/h",
+      "http://127.0.0.1:9123/h#frag",
+      "http://127.0.0.1:0/h",
+      "http://[::1]:9123/h",
     ]) {
       const res = await call("POST", "", key, { url });
       expect(res.status, url).toBe(422);
@@ -107,6 +112,24 @@ describe("endpoints", () => {
     }
     const res = await call("POST", "", key, { url: "https://10.0.0.5/hooks" });
     expect(res.body.error.message).toMatch(/private network address/);
+    const messages = async (body: unknown) => (await call("POST", "", key, body)).body.error.message as string;
+    expect(await messages({ url: "https://-shop.example.com/h" })).toMatch(/not a valid domain name/);
+    expect(await messages({ url: "http://[::1]:9123/h" })).toMatch(/use http:\/\/127\.0\.0\.1:<port>/);
+    expect(await messages({ url: "http://127.0.0.1:9123/h#frag" })).toMatch(/fragment/);
+    expect(await messages({ url: `https://shop.example.com/${"a".repeat(2100)}` })).toBe("url: must be at most 2048 characters");
+    expect(await messages({ url: "https://shop.example.com/h", description: "d".repeat(501) })).toBe("description: must be at most 500 characters");
+    // Bytes that are not UTF-8 are refused, as everywhere, rather than stored as U+FFFD.
+    const utf8 = await endpoint("https://shop.example.com/h/utf8");
+    for (const [method, path] of [
+      ["POST", ""],
+      ["PATCH", `/${utf8.id}`],
+    ] as const) {
+      const bytes = new Uint8Array([...new TextEncoder().encode('{"url":"https://shop.example.com/h","description":"caf'), 0xe9, 0x22, 0x7d]);
+      const raw = await h.app.request(`/api/v1/webhooks${path}`, { method, headers: h.json(key), body: bytes });
+      expect(raw.status, method).toBe(400);
+      expect(((await raw.json()) as { error: { code: string } }).error.code).toBe("INVALID_JSON");
+    }
+    expect((await call("DELETE", `/${utf8.id}`)).status).toBe(204);
     expect((await call("POST", "", key, { url: "https://shop.example.com/h", events: ["post.exploded"] })).status).toBe(422);
     expect((await call("POST", "", key, { url: "https://shop.example.com/h", events: [] })).status).toBe(422);
     expect((await call("POST", "", key, { url: "https://shop.example.com/h", secret: "mine" })).status).toBe(422);

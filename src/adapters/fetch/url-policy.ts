@@ -139,7 +139,10 @@ export function checkWebhookUrl(raw: string, allowLoopback = false): URL {
     throw refuse("is not a valid absolute URL");
   }
   if (url.username || url.password) throw refuse("must not contain credentials (user:password@host)");
+  if (url.hash) throw refuse("must not contain a fragment (#…): it is never sent");
+  if (url.port === "0") throw refuse("port 0 is not a port a receiver can listen on");
   if (allowLoopback && isLoopbackEndpoint(url)) return url;
+  if (allowLoopback && url.hostname === "[::1]") throw refuse("for a receiver on this machine, use http://127.0.0.1:<port>/… or http://localhost:<port>/…");
   if (url.protocol !== "https:") throw refuse(`must use https (it uses ${url.protocol.replace(/:$/, "").slice(0, 20)})`);
   if (url.port !== "") throw refuse(`port ${url.port} is not allowed; webhooks are sent to port 443`);
   const problem = hostProblem(url.hostname);
@@ -173,6 +176,9 @@ function hostProblem(hostname: string): string | null {
     if (host === domain || host.endsWith(`.${domain}`)) return `uses ${domain}, a service that maps names to arbitrary IP addresses`;
   }
   if (/^[0-9.]+$/.test(host) || /^0x/i.test(host)) return "is not a valid IP address or domain name";
+  // WHATWG parses these; DNS has no such names (an empty label, or one that starts or ends with a hyphen).
+  if (host.split(".").some((label) => label === "" || label.length > 63 || label.startsWith("-") || label.endsWith("-")))
+    return "is not a valid domain name (an empty label, one over 63 characters, or one that starts or ends with a hyphen)";
   return null;
 }
 
