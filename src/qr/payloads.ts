@@ -124,7 +124,7 @@ export const VcardPayloadSchema = z.object({
     .string({ error: "must be a string" })
     .trim()
     .refine((v) => PHONE.test(v) && (v.match(/[0-9]/g)?.length ?? 0) >= 3, {
-      error: "must be a phone number: digits, spaces, + ( ) - . / only, e.g. +1 555 0100",
+      error: "must be a phone number of at least 3 digits, with only spaces, + ( ) - . / beside them, e.g. +1 555 0100",
     })
     .optional(),
   email: email.optional(),

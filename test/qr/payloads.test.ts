@@ -162,6 +162,8 @@ describe("payloads: vcard (vCard 3.0, RFC 2426)", () => {
     expect(rejects({ type: "vcard", firstName: "Jane" }).paths).toEqual(["lastName"]);
     expect(rejects({ type: "vcard", firstName: "", lastName: "Doe" }).paths).toEqual(["firstName"]);
     expect(rejects({ type: "vcard", firstName: "J", lastName: "D", phoneWork: "call me" }).paths).toEqual(["phoneWork"]);
+    // Digits only, but too few: the message says how many a number needs.
+    expect(rejects({ type: "vcard", firstName: "J", lastName: "D", phoneWork: "12" }).message).toMatch(/at least 3 digits/);
     expect(rejects({ type: "vcard", firstName: "J", lastName: "D", email: "nope" }).paths).toEqual(["email"]);
     expect(rejects({ type: "vcard", firstName: "J", lastName: "D", website: "example.com" }).paths).toEqual(["website"]);
     expect(rejects({ type: "vcard", firstName: "J", lastName: "D", organization: 3 }).paths).toEqual(["organization"]);
