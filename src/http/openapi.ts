@@ -18,7 +18,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { JSONParsed } from "hono/utils/types";
 import { requireAuth, requirePathKey } from "./auth";
 import type { AppEnv } from "./env";
-import { codeToStatus, type ErrorCode } from "./errors";
+import { ApiError, codeToStatus, type ErrorCode } from "./errors";
 import { rateLimit, type RateLimitBucket } from "./rate-limit";
 import { insufficientScopeMessage, originNotAllowedMessage, type ApiKeyScope } from "../lib/scopes";
 
@@ -130,8 +130,23 @@ export function accessMiddleware({ scope, rateLimit: bucket, key = "bearer" }: A
  */
 export function authenticated<R extends RouteConfig>(access: Access, route: R): Omit<R, "middleware"> & { middleware: MiddlewareHandler<AppEnv>[] } {
   const own = route.middleware === undefined ? [] : Array.isArray(route.middleware) ? route.middleware : [route.middleware];
-  return { ...withScope(access.scope, route), middleware: [...accessMiddleware(access), ...own] };
+  const takesNoBody = route.method !== "get" && route.method !== "head" && !route.request?.body;
+  return { ...withScope(access.scope, route), middleware: [...accessMiddleware(access), ...(takesNoBody ? [refuseBody] : []), ...own] };
 }
+
+/**
+ * For an operation that takes no body (a DELETE, a rotation): a body with anything in it is refused rather
+ * than ignored, as unknown input is everywhere; nothing, or an empty JSON object, is no input.
+ */
+const refuseBody: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const length = c.req.header("content-length");
+  if (length === "0" || !c.req.raw.body) return next();
+  const text = length !== undefined && Number(length) > 64 ? "…" : (await c.req.text()).trim();
+  if (text === "" || /^\{\s*\}$/.test(text)) return next();
+  throw new ApiError("VALIDATION_FAILED", "(body): this operation takes no body; send none", {
+    details: [{ path: "(body)", message: "this operation takes no body; send none" }],
+  });
+};
 
 /**
  * The handlers of paths and methods under authenticated operations that match none of them: the access's

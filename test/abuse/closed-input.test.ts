@@ -330,6 +330,28 @@ describe("unknown body fields: 422 naming the field, in every area", () => {
   });
 });
 
+describe("a body sent to an operation that takes none: 422, not ignored", () => {
+  it("DELETE a post, a gallery image, an endpoint; rotate, test, replay: {\"x\":1} is refused, {} and nothing are not", async () => {
+    const ops: Array<[string, string]> = [
+      ["DELETE", `/api/v1/social/posts/${ID}`],
+      ["DELETE", `/api/image/gallery/${ID}`],
+      ["DELETE", `/api/v1/webhooks/${ID}`],
+      ["POST", `/api/v1/webhooks/${endpoint}/rotate-secret`],
+      ["POST", `/api/v1/webhooks/${ID}/test`],
+      ["POST", `/api/v1/webhooks/${ID}/deliveries/${ID}/replay`],
+    ];
+    for (const [method, path] of ops) {
+      const refused = await h.app.request(path, { method, headers: json(), body: JSON.stringify({ x: 1 }) });
+      expect(refused.status, `${method} ${path}`).toBe(422);
+      expect(((await refused.json()) as any).error.details).toEqual([{ path: "(body)", message: "this operation takes no body; send none" }]);
+      for (const empty of ["{}", ""]) {
+        const res = await h.app.request(path, { method, headers: json(), body: empty });
+        expect(res.status, `${method} ${path} ${JSON.stringify(empty)}`).not.toBe(422);
+      }
+    }
+  });
+});
+
 describe("the same requests without the mistake still pass", () => {
   it.each(OPERATIONS.filter((op) => op.body).map((op) => [`${op.method} ${op.template}`, op] as const))("%s", async (_name, op) => {
     const res = await send(op, "");
