@@ -19,8 +19,8 @@ const EXCLUDED: Array<[prefix: string, why: string]> = [
   ["/_admin", "the Node server's admin command for the host's CLI"],
 ];
 
-/** The documents, and the former per-area document paths that redirect to them. */
-const DOCUMENTS = ["GET /openapi.json", "GET /docs", "GET /api/v1/social/openapi.json", "GET /api/v1/social/docs", "GET /api/image/openapi.json"];
+/** The documents, /docs with a slash added, and the former per-area document paths that redirect to them. */
+const DOCUMENTS = ["GET /openapi.json", "GET /docs", "GET /docs/", "GET /api/v1/social/openapi.json", "GET /api/v1/social/docs", "GET /api/image/openapi.json"];
 
 const METHODS = ["get", "post", "put", "patch", "delete"];
 
