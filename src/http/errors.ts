@@ -13,7 +13,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ApiError, type ErrorDetail } from "../lib/errors";
 import { detailsFromIssues, type IssueContext, type IssueLike } from "./issues";
 
-export { ApiError, codeToStatus, invalidField, type ApiErrorOptions, type ErrorCode, type ErrorDetail } from "../lib/errors";
+export { ApiError, atField, codeToStatus, forField, invalidField, type ApiErrorOptions, type ErrorCode, type ErrorDetail } from "../lib/errors";
 
 /** At most this many details are listed; the message still counts them all. */
 const MAX_DETAILS = 50;

@@ -80,6 +80,20 @@ export class ApiError extends HTTPException {
   }
 }
 
+/** The same error about the input field `path`: its message prefixed with it, and named in `details`. */
+export function atField(err: ApiError, path: string): ApiError {
+  return new ApiError(err.code, `${path}: ${err.message}`, { details: [{ path, message: err.message }], headers: err.headers, cause: err });
+}
+
+/** Runs `load`; an ApiError it throws (an image that cannot be fetched or read) names the field `path`. */
+export async function forField<T>(path: string, load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (err) {
+    throw err instanceof ApiError ? atField(err, path) : err;
+  }
+}
+
 /** A 422 naming the field that is wrong. */
 export function invalidField(path: string, message: string): ApiError {
   return new ApiError("VALIDATION_FAILED", `${path}: ${message}`, { details: [{ path, message }] });

@@ -8,7 +8,7 @@
  * const request = resolveRequest(body, config.photoModels);
  * const logo = request.logo ? await loadInput(services, request.logo, "logoImage") : undefined;
  */
-import { ApiError, invalidField } from "../http/errors";
+import { forField, invalidField } from "../http/errors";
 import { canonicalJson, sha256Hex } from "../lib/encoding";
 import { withImageDigests, type InlineImages } from "../http/inline-images";
 import { loadImageBytes, sniffImage } from "../images";
@@ -134,14 +134,11 @@ const MIME = { jpeg: "image/jpeg", png: "image/png", webp: "image/webp" } as con
  * INVALID_IMAGE_URL, 413) and name `field` in the message.
  */
 export async function loadInput(services: Services, source: string, field: string): Promise<LoadedImage> {
-  try {
+  return forField(field, async () => {
     const bytes = await loadImageBytes(services.fetcher, source.startsWith("data:") ? { dataUri: source } : { url: source }, services.inlineImages);
     const info = sniffImage(bytes, services.imageLimits);
     return { bytes, mimeType: MIME[info.format], width: info.width, height: info.height };
-  } catch (err) {
-    if (!(err instanceof ApiError)) throw err;
-    throw new ApiError(err.code, `${field}: ${err.message}`, { details: [{ path: field, message: err.message }], headers: err.headers, cause: err });
-  }
+  });
 }
 
 /** Strings longer than this (inline images) enter the fingerprint as their own digest. */

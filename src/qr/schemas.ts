@@ -192,7 +192,13 @@ export const DecodeRequestSchema = z
     base64: z.string({ error: "must be a string" }).optional().openapi({ description: "The image as a data URI or bare Base64." }),
   })
   .superRefine((v, ctx) => {
-    const given = [v.url, v.base64].filter((x) => x !== undefined && x !== "").length;
+    // An empty string given is named as itself: it is not the missing other one's fault.
+    const empty = (["url", "base64"] as const).find((field) => v[field] === "");
+    if (empty) {
+      ctx.addIssue({ code: "custom", path: [empty], message: "must not be empty" });
+      return;
+    }
+    const given = [v.url, v.base64].filter((x) => x !== undefined).length;
     if (given !== 1) {
       ctx.addIssue({
         code: "custom",

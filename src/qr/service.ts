@@ -6,7 +6,7 @@
  * const { png, warnings } = await generateQrCode(services, parseGenerateRequest(body));
  * const { decodedText } = await decodeQrCode(services, { base64: dataUri });
  */
-import { ApiError } from "../http/errors";
+import { ApiError, atField, forField } from "../http/errors";
 import { loadImageBytes, sniffImage } from "../images";
 import type { Services } from "../services";
 import { parseHexColor } from "./colors";
@@ -103,9 +103,7 @@ async function logoField<T>(fn: () => Promise<T>, isLogo: (err: ApiError) => boo
   try {
     return await fn();
   } catch (err) {
-    if (err instanceof ApiError && isLogo(err)) {
-      throw new ApiError(err.code, `logoUrl: ${err.message}`, { details: [{ path: "logoUrl", message: err.message }], cause: err });
-    }
+    if (err instanceof ApiError && isLogo(err)) throw atField(err, "logoUrl");
     throw err;
   }
 }
@@ -118,10 +116,13 @@ async function logoField<T>(fn: () => Promise<T>, isLogo: (err: ApiError) => boo
  * await decodeQrCode(services, userId, { url: "https://example.com/code.png" }); // { decodedText: "..." }
  */
 export async function decodeQrCode(services: Services, userId: string, request: DecodeRequest): Promise<{ decodedText: string }> {
-  const bytes = request.url
-    ? await loadImageBytes(services.fetcher, { url: request.url })
-    : await loadImageBytes(services.fetcher, { base64: request.base64! }, services.inlineImages);
-  sniffImage(bytes, services.imageLimits);
+  const bytes = await forField(request.url ? "url" : "base64", async () => {
+    const loaded = request.url
+      ? await loadImageBytes(services.fetcher, { url: request.url })
+      : await loadImageBytes(services.fetcher, { base64: request.base64! }, services.inlineImages);
+    sniffImage(loaded, services.imageLimits);
+    return loaded;
+  });
   const text = await services.heavy.run(userId, "qrDecode", { bytes, limits: services.imageLimits }, [bytes]);
   if (text === null) {
     throw new ApiError(

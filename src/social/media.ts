@@ -9,7 +9,7 @@
 import { and, eq, inArray } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { media } from "../../db/schema";
-import { ApiError } from "../http/errors";
+import { ApiError, forField } from "../http/errors";
 import { loadImageBytes, sniffImage, type NormalisedJpeg } from "../images";
 import type { Services } from "../services";
 import type { MediaCreate } from "./schemas";
@@ -79,7 +79,8 @@ export async function storeNormalised(services: Services, userId: string, image:
 
 /** POST /media: load, normalise, store, record. */
 export async function createMedia(services: Services, userId: string, body: MediaCreate): Promise<MediaRecord> {
-  const bytes = await loadSource(services, sourceOfMediaBody(body));
+  const field = typeof body === "string" ? "(body)" : "url" in body ? "url" : "base64";
+  const bytes = await forField(field, () => loadSource(services, sourceOfMediaBody(body)));
   // The upload is not needed after normalising: handed over, it moves to the work thread uncopied.
   const normalised = await services.heavy.run(userId, "normaliseMedia", { bytes, limits: services.imageLimits }, [bytes]);
   const values = await storeNormalised(services, userId, normalised);

@@ -351,8 +351,8 @@ function checkTargets(s: Submission, targets: readonly Target[]): void {
 async function validateMedia(services: Services, userId: string, s: Submission, targets: Target[]): Promise<Map<string, MediaRow>> {
   const ids = s.images.flatMap((i) => ("mediaId" in i ? [i.mediaId] : []));
   const found = await findOwnedMedia(services.db, userId, ids);
-  const missing = ids.find((id) => !found.has(id));
-  if (missing !== undefined) throw mediaNotFound(missing);
+  const missing = s.images.findIndex((i) => "mediaId" in i && !found.has(i.mediaId));
+  if (missing >= 0) throw withImagePath(mediaNotFound((s.images[missing] as { mediaId: string }).mediaId), missing);
   if (targets.some((t) => t.platform === "photoplatform")) {
     s.images.forEach((img, i) => {
       if ("mediaId" in img) checkAspect(found.get(img.mediaId)!, i, targets);

@@ -331,7 +331,7 @@ describe("unknown body fields: 422 naming the field, in every area", () => {
 });
 
 describe("a body sent to an operation that takes none: 422, not ignored", () => {
-  it("DELETE a post, a gallery image, an endpoint; rotate, test, replay: {\"x\":1} is refused, {} and nothing are not", async () => {
+  it('DELETE a post, a gallery image, an endpoint; rotate, test, replay: {"x":1} is refused, {} and nothing are not', async () => {
     const ops: Array<[string, string]> = [
       ["DELETE", `/api/v1/social/posts/${ID}`],
       ["DELETE", `/api/image/gallery/${ID}`],

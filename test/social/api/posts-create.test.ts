@@ -152,9 +152,12 @@ describe("the six image forms", () => {
     const b = await user();
     const theirs = (await body(await h.createMedia(b.apiKey, dataUri(square)))).data.id;
     for (const mediaId of [theirs, "not-a-uuid", crypto.randomUUID()]) {
-      const res = await h.createPost(a.apiKey, { accountIds: a.page, images: [{ mediaId }] });
+      const res = await h.createPost(a.apiKey, { accountIds: a.page, images: [dataUri(square), { mediaId }] });
       expect(res.status).toBe(404);
-      expect((await body(res)).error.code).toBe("MEDIA_NOT_FOUND");
+      const err = (await body(res)).error;
+      expect(err.code).toBe("MEDIA_NOT_FOUND");
+      // The image it is about is named, as for a gallery item.
+      expect(err.details).toEqual([{ path: "images.1", message: expect.stringContaining("No media with id") }]);
     }
   });
 });
