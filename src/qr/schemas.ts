@@ -27,7 +27,13 @@ import { MAX_SIZE, MIN_SIZE } from "./render";
 export const MIN_LOGO_RATIO = 0.1;
 export const MAX_LOGO_RATIO = 0.4;
 
-const Color = z.string({ error: "must be a string like #1A73E8" }).regex(HEX_COLOR, { error: "must be a hex colour: #RGB or #RRGGBB, e.g. #1A73E8" });
+const Color = z.string({ error: "must be a string like #1A73E8" }).regex(HEX_COLOR, {
+  // The GET routes' query may leave the # out (a bare # would start the URL's fragment); a JSON body says it.
+  error: (issue) =>
+    typeof issue.input === "string" && /^(?:[0-9a-fA-F]{3}){1,2}$/.test(issue.input)
+      ? `must start with # in a JSON body: #${issue.input}`
+      : "must be a hex colour: #RGB or #RRGGBB, e.g. #1A73E8",
+});
 
 const Size = z
   .number({ error: `must be a whole number of pixels from ${MIN_SIZE} to ${MAX_SIZE}` })

@@ -236,5 +236,7 @@ describe("request validation", () => {
 
   it("accepts #RGB and #RRGGBB in any case", () => {
     expect(parseGenerateRequest({ type: "text", value: "x", fgColor: "#1a2", bgColor: "#FfEeDd" })).toMatchObject({ fgColor: "#1a2", bgColor: "#FfEeDd" });
+    // Without its # (as the GET query allows), the body is told exactly what to send.
+    expect(rejects({ type: "text", value: "x", fgColor: "1A73E8" }).message).toBe("fgColor: must start with # in a JSON body: #1A73E8");
   });
 });
