@@ -521,7 +521,8 @@ export const oauthStates = pgTable("oauth_states", {
 
 /**
  * A user's webhook endpoints (at most 10 each). The signing secret is stored encrypted (the token cipher), as
- * it must be read back to sign; after a rotation the previous secret also signs until `previousSecretUntil`.
+ * it must be read back to sign; after a rotation the secret it replaced also signs, until its `until`
+ * (`earlierSecrets`: every secret rotated out in the overlap, so rotating twice drops none a receiver holds).
  */
 export const webhookEndpoints = pgTable(
   "webhook_endpoints",
@@ -538,8 +539,11 @@ export const webhookEndpoints = pgTable(
     /** Why it is disabled: manual | gone (the receiver answered 410) | failing (every attempt failed for 5 days). */
     disabledReason: text("disabled_reason"),
     secretCiphertext: text("secret_ciphertext").notNull(),
+    /** Unused since 0017 (copied into `earlierSecrets`); kept so the migration is purely additive. */
     previousSecretCiphertext: text("previous_secret_ciphertext"),
     previousSecretUntil: ts("previous_secret_until"),
+    /** Secrets rotated out that still sign beside the current one, each until its `until` (ISO time), oldest first. */
+    earlierSecrets: jsonb("earlier_secrets").$type<Array<{ ciphertext: string; until: string }>>().notNull().default([]),
     /**
      * The first failed attempt of the endpoint's current run of failures (no success, and no two days without a
      * failed attempt, since); null while the endpoint answers.

@@ -259,7 +259,7 @@ export function createWebhookHubRoutes(): Hono<HubEnv> {
       const rotated = await endpoints.rotateSecret(c.get("services"), c.get("session")!.userId, id);
       return {
         kind: "ok",
-        text: `The secret is rotated. Until ${formatTime(rotated.previousSecretExpiresAt)} messages carry signatures of both the old and the new secret.`,
+        text: `The secret is rotated. Until ${formatTime(rotated.previousSecretExpiresAt)} messages carry signatures of both the old and the new secret (and of any secret rotated out in the day before).`,
         webhookSecret: rotated.secret,
       };
     });

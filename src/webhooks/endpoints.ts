@@ -176,20 +176,23 @@ export async function deleteEndpoint(services: Services, userId: string, id: str
   await services.db.delete(webhookEndpoints).where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.userId, userId)));
 }
 
-/** A new secret; the previous one keeps signing beside it for the configured overlap (24 h by default). */
+/** Secrets rotated out within one overlap that still sign; past this many, the oldest stops first. */
+export const MAX_EARLIER_SECRETS = 5;
+
+/**
+ * A new secret; the one it replaces keeps signing beside it for the configured overlap (24 h by default), as
+ * do secrets rotated out before it whose overlap has not ended: a second rotation (a retried call whose answer
+ * was lost, say) takes no secret away from a receiver that has not yet switched.
+ */
 export async function rotateSecret(services: Services, userId: string, id: string) {
   const row = await endpointRow(services, userId, id);
   const secret = newSecret();
   const now = services.clock.now();
   const until = new Date(now.getTime() + services.config.webhooks.rotationOverlapMs);
+  const earlier = [...row.earlierSecrets.filter((e) => Date.parse(e.until) > now.getTime()), { ciphertext: row.secretCiphertext, until: until.toISOString() }];
   await services.db
     .update(webhookEndpoints)
-    .set({
-      secretCiphertext: await services.tokens.encrypt(secret),
-      previousSecretCiphertext: row.secretCiphertext,
-      previousSecretUntil: until,
-      updatedAt: now,
-    })
+    .set({ secretCiphertext: await services.tokens.encrypt(secret), earlierSecrets: earlier.slice(-MAX_EARLIER_SECRETS), updatedAt: now })
     .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.userId, userId)));
   return { id, secret, previousSecretExpiresAt: until.toISOString() };
 }

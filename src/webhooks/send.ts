@@ -237,8 +237,8 @@ async function prepare(services: Services, { endpoint, message }: WebhookClaim, 
   if (body === null) return null;
   // The cipher keeps what it opened lately, so a burst decrypts each endpoint's secret once.
   const secrets = [await services.tokens.decrypt(endpoint.secretCiphertext)];
-  if (endpoint.previousSecretCiphertext && endpoint.previousSecretUntil && endpoint.previousSecretUntil.getTime() > now.getTime()) {
-    secrets.push(await services.tokens.decrypt(endpoint.previousSecretCiphertext));
+  for (const earlier of endpoint.earlierSecrets) {
+    if (Date.parse(earlier.until) > now.getTime()) secrets.push(await services.tokens.decrypt(earlier.ciphertext));
   }
   return { body, headers: await signedHeaders(webhookIdOf(message.id), now, body, secrets) };
 }

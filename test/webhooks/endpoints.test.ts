@@ -335,6 +335,25 @@ describe("messages", () => {
     expect(() => verified(after, ep.secret)).toThrow();
   });
 
+  it("rotating twice within the overlap (a retried call) keeps every secret a receiver may hold signing", async () => {
+    const r = await receiver();
+    const ep = await endpoint(r.url);
+    const first = await call("POST", `/${ep.id}/rotate-secret`);
+    const second = await call("POST", `/${ep.id}/rotate-secret`);
+    await call("POST", `/${ep.id}/test`);
+    await waitUntil("the test", () => r.received.length >= 1);
+    const during = r.received[0]!;
+    expect(String(during.headers["webhook-signature"]).split(" ")).toHaveLength(3);
+    for (const secret of [ep.secret, first.body.data.secret, second.body.data.secret]) verified(during, secret);
+
+    await new Promise((res) => setTimeout(res, Date.parse(second.body.data.previousSecretExpiresAt) - Date.now() + 50));
+    await call("POST", `/${ep.id}/test`);
+    await waitUntil("the test after the overlap", () => r.received.length >= 2);
+    expect(String(r.received[1]!.headers["webhook-signature"]).split(" ")).toHaveLength(1);
+    verified(r.received[1]!, second.body.data.secret);
+    expect((await call("DELETE", `/${ep.id}`)).status).toBe(204);
+  });
+
   it("a replay sends the same message again with the same webhook-id and body", async () => {
     const r = await receiver();
     const ep = await endpoint(r.url);

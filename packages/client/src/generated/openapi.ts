@@ -1424,7 +1424,7 @@ export interface components {
                 secret: string;
                 /**
                  * Format: date-time
-                 * @description Until then the previous secret also signs every message.
+                 * @description Until then the secret this rotation replaced also signs every message, as does any secret rotated out before it, until its own time.
                  */
                 previousSecretExpiresAt: string;
             };

@@ -1,0 +1,2 @@
+ALTER TABLE "webhook_endpoints" ADD COLUMN "earlier_secrets" jsonb DEFAULT '[]'::jsonb NOT NULL;--> statement-breakpoint
+UPDATE "webhook_endpoints" SET "earlier_secrets" = jsonb_build_array(jsonb_build_object('ciphertext', "previous_secret_ciphertext", 'until', to_char("previous_secret_until" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))) WHERE "previous_secret_ciphertext" IS NOT NULL AND "previous_secret_until" > now();
