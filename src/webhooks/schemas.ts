@@ -89,12 +89,10 @@ export const WebhookSecretResponseSchema = z
     data: z.object({
       id: z.uuid(),
       secret: SecretField,
-      previousSecretExpiresAt: z
-        .string()
-        .openapi({
-          format: "date-time",
-          description: "Until then the secret this rotation replaced also signs every message, as does any secret rotated out before it, until its own time.",
-        }),
+      previousSecretExpiresAt: z.string().openapi({
+        format: "date-time",
+        description: "Until then the secret this rotation replaced also signs every message, as does any secret rotated out before it, until its own time.",
+      }),
     }),
   })
   .openapi("WebhookSecret");
