@@ -208,8 +208,19 @@ async function detailPage(c: Context<HubEnv>) {
   );
 }
 
-/** A target is still to be sent (due, scheduled, or awaiting a retry). */
-const cancellable = (post: PostRecord) => post.accounts.some((t) => t.status === "pending" || (t.status === "failed" && t.nextAttemptAt));
+/**
+ * Why the post cannot be cancelled now, or null: nothing is still to be sent (due, scheduled, or awaiting a
+ * retry), or a target is to be checked on its platform after an attempt that got no answer (it may be live;
+ * `cancelPost` refuses until the check).
+ */
+function notCancellable(post: PostRecord): string | null {
+  if (!post.accounts.some((t) => t.status === "pending" || (t.status === "failed" && t.nextAttemptAt)))
+    return "Nothing of this post is still waiting to be sent.";
+  if (post.accounts.some((t) => t.status === "failed" && t.nextAttemptAt && t.error?.code === "OUTCOME_UNKNOWN"))
+    return "A platform did not answer the last attempt, so the post may be live there. It can be cancelled once the next attempt has checked.";
+  return null;
+}
+const cancellable = (post: PostRecord) => notCancellable(post) === null;
 
 export function createPostRoutes(): Hono<HubEnv> {
   const router = new Hono<HubEnv>();
@@ -219,7 +230,8 @@ export function createPostRoutes(): Hono<HubEnv> {
   router.get("/:id/cancel", async (c) => {
     const session = c.get("session") as HubSession;
     const post = await getPost(c.get("services"), session.userId, c.req.param("id"));
-    if (!cancellable(post)) return redirectWithFlash(c, `/hub/posts/${post.id}`, { kind: "error", text: "Nothing of this post is still waiting to be sent." });
+    const refused = notCancellable(post);
+    if (refused) return redirectWithFlash(c, `/hub/posts/${post.id}`, { kind: "error", text: refused });
     const names = await accountNames(c);
     const waiting = post.accounts.filter((t) => t.status === "pending" || t.status === "failed");
     const live = post.accounts.filter((t) => t.status === "published");

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
-import { apiKeys, sandboxGrants, sandboxTokens, hubSessions } from "../../db/schema";
+import { apiKeys, deliveries, sandboxGrants, sandboxTokens, hubSessions } from "../../db/schema";
 import { createApp } from "../../src/app";
 import { createLoginLink } from "../../src/hub/login-links";
 import { createHubTest, type HubTest } from "./hub-client";
@@ -225,6 +225,16 @@ describe("isolation and secrecy", () => {
     expect((await intruder.b.post(`/hub/posts/${id}/cancel`, { confirm: "yes" })).res.status).toBe(404);
     expect((await intruder.b.page(`/hub/posts/${id}/cancel`)).res.status).toBe(404);
     expect((await owner.b.page(`/hub/posts/${id}`)).html).toContain("Cancel post");
+
+    // Once a target's last attempt got no answer, the post may be live there: no cancel until its check.
+    await t.h.db
+      .update(deliveries)
+      .set({ status: "failed", ambiguous: true, attempts: 1, nextAttemptAt: new Date(Date.now() + 60_000), errorCode: "OUTCOME_UNKNOWN", errorMessage: "no answer" })
+      .where(eq(deliveries.postId, id));
+    expect((await owner.b.page(`/hub/posts/${id}`)).html).not.toContain("Cancel post");
+    const refused = await owner.b.follow(await owner.b.page(`/hub/posts/${id}/cancel`));
+    expect(refused.hops).toEqual([{ status: 303, location: `/hub/posts/${id}` }]);
+    expect(refused.html).toContain("the post may be live there");
   });
 
   it("the start page's shell step holds a stored key name's line breaks as spaces (names from before the check)", async () => {
