@@ -208,19 +208,11 @@ async function detailPage(c: Context<HubEnv>) {
   );
 }
 
-/**
- * Why the post cannot be cancelled now, or null: nothing is still to be sent (due, scheduled, or awaiting a
- * retry), or a target is to be checked on its platform after an attempt that got no answer (it may be live;
- * `cancelPost` refuses until the check).
- */
-function notCancellable(post: PostRecord): string | null {
-  if (!post.accounts.some((t) => t.status === "pending" || (t.status === "failed" && t.nextAttemptAt)))
-    return "Nothing of this post is still waiting to be sent.";
-  if (post.accounts.some((t) => t.status === "failed" && t.nextAttemptAt && t.error?.code === "OUTCOME_UNKNOWN"))
-    return "A platform did not answer the last attempt, so the post may be live there. It can be cancelled once the next attempt has checked.";
-  return null;
-}
-const cancellable = (post: PostRecord) => notCancellable(post) === null;
+/** A target is still to be sent (due, scheduled, or awaiting a retry). */
+const cancellable = (post: PostRecord) => post.accounts.some((t) => t.status === "pending" || (t.status === "failed" && t.nextAttemptAt));
+
+/** A target whose last attempt got no answer: the post may be live there, and cancelling does not remove it. */
+const maybeLive = (t: PostRecord["accounts"][number]) => t.status === "failed" && t.nextAttemptAt && t.error?.code === "OUTCOME_UNKNOWN";
 
 export function createPostRoutes(): Hono<HubEnv> {
   const router = new Hono<HubEnv>();
@@ -230,11 +222,11 @@ export function createPostRoutes(): Hono<HubEnv> {
   router.get("/:id/cancel", async (c) => {
     const session = c.get("session") as HubSession;
     const post = await getPost(c.get("services"), session.userId, c.req.param("id"));
-    const refused = notCancellable(post);
-    if (refused) return redirectWithFlash(c, `/hub/posts/${post.id}`, { kind: "error", text: refused });
+    if (!cancellable(post)) return redirectWithFlash(c, `/hub/posts/${post.id}`, { kind: "error", text: "Nothing of this post is still waiting to be sent." });
     const names = await accountNames(c);
     const waiting = post.accounts.filter((t) => t.status === "pending" || t.status === "failed");
     const live = post.accounts.filter((t) => t.status === "published");
+    const unknown = post.accounts.filter(maybeLive);
     return c.html(
       <Layout title="Cancel post" session={session} nav="posts">
         <Confirm
@@ -250,6 +242,12 @@ export function createPostRoutes(): Hono<HubEnv> {
           </p>
           <p>It will not be sent to: {waiting.map((t, i) => [i ? ", " : "", <AccountName id={t.accountId} names={names} />])}.</p>
           {live.length ? <p>Already published (stays live): {live.map((t, i) => [i ? ", " : "", <AccountName id={t.accountId} names={names} />])}.</p> : null}
+          {unknown.length ? (
+            <p class="flash error">
+              The last attempt to publish to {unknown.map((t, i) => [i ? ", " : "", <AccountName id={t.accountId} names={names} />])} got no answer, so the post
+              may already be live there; cancelling stops further attempts but does not remove it.
+            </p>
+          ) : null}
         </Confirm>
       </Layout>,
     );

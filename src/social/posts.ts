@@ -598,8 +598,7 @@ function dayStart(value: string): Date {
 // ---------------------------------------------------------------- cancellation
 
 /**
- * DELETE /posts/{id}: with the post's delivery rows and then the post locked, refuses while a target is publishing,
- * while a target's last attempt got no answer (it may be live; its next attempt asks the platform first), or when
+ * DELETE /posts/{id}: with the post's delivery rows and then the post locked, refuses while a target is publishing or when
  * every target is published, else cancels the outstanding targets in one conditional UPDATE. The delivery
  * engine claims with a conditional UPDATE too, so once this commits nothing cancelled can be sent; queue
  * jobs are cancelled afterwards, best effort.
@@ -626,18 +625,6 @@ export async function cancelPost(services: Services, userId: string, id: string)
       throw new ApiError(
         "POST_NOT_CANCELLABLE",
         `The post is being published to ${busy.map((t) => t.accountId).join(", ")} right now and cannot be cancelled; check GET /posts/${id} in a few seconds.`,
-      );
-    }
-    // A target whose last attempt got no answer may be live: cancelling it would leave a record that says
-    // cancelled over a published post. Its next attempt asks the platform first; cancelling waits for that.
-    const unknown = targets.filter((t) => t.ambiguous && t.status === "failed" && t.nextAttemptAt);
-    if (unknown.length > 0) {
-      const next = new Date(Math.min(...unknown.map((t) => t.nextAttemptAt!.getTime())));
-      const seconds = Math.max(1, Math.ceil((next.getTime() - now.getTime()) / 1000));
-      throw new ApiError(
-        "POST_NOT_CANCELLABLE",
-        `The last attempt to publish to ${unknown.map((t) => t.accountId).join(", ")} got no answer, so the post may be live there; the next attempt (at ${next.toISOString()}) asks the platform first. Cancel once GET /posts/${id} shows its outcome.`,
-        { headers: { "Retry-After": String(seconds) } },
       );
     }
     if (targets.length > 0 && targets.every((t) => t.status === "published")) {

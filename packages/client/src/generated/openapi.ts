@@ -385,7 +385,7 @@ export interface paths {
         post?: never;
         /**
          * Cancel a post's outstanding deliveries
-         * @description Cancels every target not yet published; published targets stay published and live posts are not removed from the platforms. Refused (409 POST_NOT_CANCELLABLE) while a target is being published, while a target's last attempt got no answer (it may be live; Retry-After names its next attempt, which asks the platform first), or when the whole post is published. The record is kept.
+         * @description Cancels every target not yet published; published targets stay published and live posts are not removed from the platforms. Refused (409 POST_NOT_CANCELLABLE) while a target is being published or when the whole post is published. The record is kept.
          */
         delete: operations["cancelPost"];
         options?: never;
