@@ -8,6 +8,7 @@
  */
 import { createRoute, z, type OpenAPIHono } from "@hono/zod-openapi";
 import { authenticated, errorResponse, internalError, json, type Access } from "../http/openapi";
+import { strictUtf8Json } from "../http/json";
 import { NoQuerySchema } from "../http/validate";
 import { EVENT_DESCRIPTIONS, WEBHOOK_EVENT_TYPES } from "./events";
 import {
@@ -119,6 +120,8 @@ export const routes = {
     createRoute({
       method: "post",
       path: "/",
+      // After the key and the rate limit (authenticated puts a route's own middleware last).
+      middleware: [strictUtf8Json],
       operationId: "createWebhook",
       tags: ["Webhooks"],
       summary: "Add a webhook endpoint",
@@ -201,6 +204,8 @@ export const routes = {
     createRoute({
       method: "patch",
       path: "/{id}",
+      // After the key and the rate limit (authenticated puts a route's own middleware last).
+      middleware: [strictUtf8Json],
       operationId: "updateWebhook",
       tags: ["Webhooks"],
       summary: "Change a webhook endpoint",

@@ -9,7 +9,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { Hono } from "hono";
 import type { AppEnv } from "../http/env";
-import { strictUtf8Json } from "../http/json";
 import { noStore } from "../http/no-store";
 import { authenticatedNotFound } from "../http/openapi";
 import { verifiedQStashBody } from "../http/qstash-callback";
@@ -22,7 +21,6 @@ import { sendWebhookDelivery } from "./send";
 export function createWebhookRoutes(): OpenAPIHono<AppEnv> {
   const router = new OpenAPIHono<AppEnv>({ defaultHook: validationHook() });
   router.use("*", noStore);
-  router.use("*", strictUtf8Json);
   router.openapi(routes.createWebhook, handlers.createWebhook, validationHook(routes.createWebhook));
   router.openapi(routes.listWebhooks, handlers.listWebhooks, validationHook(routes.listWebhooks));
   router.openapi(routes.getWebhook, handlers.getWebhook, validationHook(routes.getWebhook));

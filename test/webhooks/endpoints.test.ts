@@ -130,6 +130,10 @@ describe("endpoints", () => {
       expect(((await raw.json()) as { error: { code: string } }).error.code).toBe("INVALID_JSON");
     }
     expect((await call("DELETE", `/${utf8.id}`)).status).toBe(204);
+    // Without a key, the key is asked for first: the body is not read.
+    const bytes = new Uint8Array([0x7b, 0x22, 0xe9, 0x22, 0x7d]);
+    const keyless = await h.app.request("/api/v1/webhooks", { method: "POST", headers: { "content-type": "application/json" }, body: bytes });
+    expect(keyless.status).toBe(401);
     expect((await call("POST", "", key, { url: "https://shop.example.com/h", events: ["post.exploded"] })).status).toBe(422);
     expect((await call("POST", "", key, { url: "https://shop.example.com/h", events: [] })).status).toBe(422);
     expect((await call("POST", "", key, { url: "https://shop.example.com/h", secret: "mine" })).status).toBe(422);
