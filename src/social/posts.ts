@@ -326,12 +326,16 @@ async function validateTargets(services: Services, userId: string, s: Submission
   return targets;
 }
 
+const LAST_INSTANT = Date.parse("9999-12-31T23:59:59.999Z");
+
 /** What validates a submission without the database: the schedule's window, and that it has something to post. */
 function checkSubmission(services: Services, s: Submission): void {
   const now = services.clock.now().getTime();
   if (s.scheduledFor) {
     const at = Date.parse(s.scheduledFor);
     if (at <= now) throw field("scheduledFor", "must be in the future");
+    // Any future instant the database can hold: an offset may carry a year-9999 time past 9999-12-31 UTC.
+    if (at > LAST_INSTANT) throw field("scheduledFor", "must be before the year 10000 (UTC)");
   }
   if (s.caption.trim() === "" && s.images.length === 0) {
     throw field("caption", "a post needs a caption or at least one image");

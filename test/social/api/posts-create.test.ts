@@ -393,6 +393,12 @@ describe("field rules: 422 naming the field", () => {
       /future/,
     ],
     ["scheduledFor null", (u) => ({ accountIds: u.page, caption: "x", scheduledFor: null }), "scheduledFor", /leave it out to publish now/],
+    [
+      "scheduledFor past the year 9999 in UTC",
+      (u) => ({ accountIds: u.page, caption: "x", scheduledFor: "9999-12-31T23:00:00-05:00" }),
+      "scheduledFor",
+      /before the year 10000/,
+    ],
     ["an unknown field", (u) => ({ accountIds: u.page, caption: "x", scheduledFor: future(), title: "t" }), "title", /not a known field/],
     ["a body that is an array", () => [1, 2], "(body)"],
   ];
