@@ -19,6 +19,7 @@ import type { JSONParsed } from "hono/utils/types";
 import { requireAuth, requirePathKey } from "./auth";
 import type { AppEnv } from "./env";
 import { ApiError, codeToStatus, type ErrorCode } from "./errors";
+import { isJsonContentType } from "./json";
 import { rateLimit, type RateLimitBucket } from "./rate-limit";
 import { insufficientScopeMessage, originNotAllowedMessage, type ApiKeyScope } from "../lib/scopes";
 
@@ -131,8 +132,19 @@ export function accessMiddleware({ scope, rateLimit: bucket, key = "bearer" }: A
 export function authenticated<R extends RouteConfig>(access: Access, route: R): Omit<R, "middleware"> & { middleware: MiddlewareHandler<AppEnv>[] } {
   const own = route.middleware === undefined ? [] : Array.isArray(route.middleware) ? route.middleware : [route.middleware];
   const takesNoBody = route.method !== "get" && route.method !== "head" && !route.request?.body;
-  return { ...withScope(access.scope, route), middleware: [...accessMiddleware(access), ...(takesNoBody ? [refuseBody] : []), ...own] };
+  const scoped = withScope(access.scope, route);
+  return {
+    ...(takesNoBody ? { ...scoped, responses: { ...BODY_REFUSALS, ...scoped.responses } } : scoped),
+    middleware: [...accessMiddleware(access), ...(takesNoBody ? [refuseBody] : []), ...own],
+  };
 }
+
+const NO_BODY = "this operation takes no body; send none";
+/** What `refuseBody` answers, documented on each operation that takes no body (its own 422 wins where it has one). */
+const BODY_REFUSALS = {
+  415: errorResponse("A body that is not JSON: this operation takes none.", ["UNSUPPORTED_MEDIA_TYPE", "This operation takes no body; send none."]),
+  422: errorResponse("A body: this operation takes none.", ["VALIDATION_FAILED", `(body): ${NO_BODY}`, [{ path: "(body)", message: NO_BODY }]]),
+};
 
 /**
  * For an operation that takes no body (a DELETE, a rotation): a body with anything in it is refused rather
@@ -143,9 +155,9 @@ const refuseBody: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (length === "0" || !c.req.raw.body) return next();
   const text = length !== undefined && Number(length) > 64 ? "…" : (await c.req.text()).trim();
   if (text === "" || /^\{\s*\}$/.test(text)) return next();
-  throw new ApiError("VALIDATION_FAILED", "(body): this operation takes no body; send none", {
-    details: [{ path: "(body)", message: "this operation takes no body; send none" }],
-  });
+  // A body that is not even JSON is the contract's 415, as on every operation.
+  if (!isJsonContentType(c.req.header("content-type"))) throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "This operation takes no body; send none.");
+  throw new ApiError("VALIDATION_FAILED", `(body): ${NO_BODY}`, { details: [{ path: "(body)", message: NO_BODY }] });
 };
 
 /**

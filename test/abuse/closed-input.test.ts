@@ -344,6 +344,8 @@ describe("a body sent to an operation that takes none: 422, not ignored", () => 
       const refused = await h.app.request(path, { method, headers: json(), body: JSON.stringify({ x: 1 }) });
       expect(refused.status, `${method} ${path}`).toBe(422);
       expect(((await refused.json()) as any).error.details).toEqual([{ path: "(body)", message: "this operation takes no body; send none" }]);
+      const text = await h.app.request(path, { method, headers: { ...h.auth(u.apiKey), "content-type": "text/plain" }, body: "please" });
+      expect([text.status, ((await text.json()) as any).error.code], `${method} ${path} text`).toEqual([415, "UNSUPPORTED_MEDIA_TYPE"]);
       for (const empty of ["{}", ""]) {
         const res = await h.app.request(path, { method, headers: json(), body: empty });
         expect(res.status, `${method} ${path} ${JSON.stringify(empty)}`).not.toBe(422);

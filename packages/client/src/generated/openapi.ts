@@ -2872,6 +2872,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body that is not JSON: this operation takes none. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The id is not a UUID, or a query parameter was given. */
             422: {
                 headers: {
@@ -3223,6 +3232,15 @@ export interface operations {
             };
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            /** @description A body that is not JSON: this operation takes none. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal"];
@@ -3519,6 +3537,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body that is not JSON: this operation takes none. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description An invalid field, or a URL that is not allowed (not https on port 443, a private or loopback address, a local name). */
             422: {
                 headers: {
@@ -3701,6 +3728,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description A body that is not JSON: this operation takes none. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description An invalid field, or a URL that is not allowed (not https on port 443, a private or loopback address, a local name). */
             422: {
                 headers: {
@@ -3783,6 +3819,15 @@ export interface operations {
             };
             /** @description The endpoint is disabled. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body that is not JSON: this operation takes none. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3968,6 +4013,15 @@ export interface operations {
             };
             /** @description The endpoint is disabled. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A body that is not JSON: this operation takes none. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
