@@ -133,9 +133,11 @@ async function endpointRow(services: Services, userId: string, id: string): Prom
         .from(webhookEndpoints)
         .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.userId, userId)))
     : [];
-  if (!row) throw new ApiError("WEBHOOK_NOT_FOUND", `No webhook endpoint with id "${id.slice(0, 64)}" belongs to this API key's owner.`);
+  if (!row) throw endpointNotFound(id);
   return row;
 }
+
+const endpointNotFound = (id: string) => new ApiError("WEBHOOK_NOT_FOUND", `No webhook endpoint with id "${id.slice(0, 64)}" belongs to this API key's owner.`);
 
 export async function getEndpoint(services: Services, userId: string, id: string): Promise<EndpointRecord> {
   return toEndpointRecord(await endpointRow(services, userId, id));
@@ -185,15 +187,21 @@ export const MAX_EARLIER_SECRETS = 5;
  * was lost, say) takes no secret away from a receiver that has not yet switched.
  */
 export async function rotateSecret(services: Services, userId: string, id: string) {
-  const row = await endpointRow(services, userId, id);
+  await endpointRow(services, userId, id);
   const secret = newSecret();
+  const ciphertext = await services.tokens.encrypt(secret);
   const now = services.clock.now();
   const until = new Date(now.getTime() + services.config.webhooks.rotationOverlapMs);
-  const earlier = [...row.earlierSecrets.filter((e) => Date.parse(e.until) > now.getTime()), { ciphertext: row.secretCiphertext, until: until.toISOString() }];
-  await services.db
-    .update(webhookEndpoints)
-    .set({ secretCiphertext: await services.tokens.encrypt(secret), earlierSecrets: earlier.slice(-MAX_EARLIER_SECRETS), updatedAt: now })
-    .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.userId, userId)));
+  // The row locked while it changes: two rotations at once (a call and its retry) each keep the other's secret.
+  await services.db.transaction(async (tx) => {
+    const [row] = await tx.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, id)).for("update");
+    if (!row) throw endpointNotFound(id);
+    const earlier = [...row.earlierSecrets.filter((e) => Date.parse(e.until) > now.getTime()), { ciphertext: row.secretCiphertext, until: until.toISOString() }];
+    await tx
+      .update(webhookEndpoints)
+      .set({ secretCiphertext: ciphertext, earlierSecrets: earlier.slice(-MAX_EARLIER_SECRETS), updatedAt: now })
+      .where(eq(webhookEndpoints.id, id));
+  });
   return { id, secret, previousSecretExpiresAt: until.toISOString() };
 }
 
