@@ -25,6 +25,9 @@ import { NoQuerySchema } from "../http/validate";
 
 export const SOCIAL_BASE_PATH = "/api/v1/social";
 
+/** The scheduled request example's time: 3 May of next year, so the example as copied is always ahead. */
+const NEXT_MAY = `${new Date().getUTCFullYear() + 1}-05-03T08:00:00Z`;
+
 /** A whole image for the media examples, so they work as copied: 320x320 px of one orange, 107 bytes. */
 const EXAMPLE_PNG =
   "iVBORw0KGgoAAAANSUhEUgAAAUAAAAFAAQMAAAD3XjfpAAAAA1BMVEXoXSrUJVYNAAAAI0lEQVR42u3BAQ0AAADCoPdPbQ8HFAAAAAAAAAAAAAAAAPwaM0AAAWQoMfMAAAAASUVORK5CYII=";
@@ -328,7 +331,7 @@ export const routes = {
                 accountIds: [PAGE],
                 caption: "Weekend brunch menu",
                 images: ["https://cdn.example.com/menus/brunch.jpg"],
-                scheduledFor: "2030-05-03T08:00:00Z",
+                scheduledFor: NEXT_MAY,
               },
             },
           }),

@@ -102,6 +102,7 @@ describe("endpoints", () => {
       "https://a..b.example.com/h",
       "https://-shop.example.com/h",
       "http://127.0.0.1:9123/h#frag",
+      "https://shop.example.com/h#",
       "http://127.0.0.1:0/h",
       "http://[::1]:9123/h",
     ]) {
