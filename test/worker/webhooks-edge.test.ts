@@ -3,7 +3,8 @@
  * stand-in calling the Worker back, the platform sandbox, WEBHOOK_ALLOW_LOOPBACK on) with a real receiver on
  * 127.0.0.1. A post's events, a test message and a retried one all go out as QStash messages to
  * /api/internal/webhooks/send, signed and verified by the `standardwebhooks` package; a receiver answering
- * 500 twice gets the same webhook-id three times; the delivery log and a replay work as on Node.
+ * 500 twice gets the same webhook-id three times; the delivery log and a replay work as on Node; after a
+ * rotation (a transaction on the WebSocket path) both secrets sign.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createScratchDatabase, type ScratchDatabase } from "../../dev/postgres";
@@ -81,5 +82,14 @@ describe("webhooks in workerd through the QStash stand-in", () => {
     await waitUntil("the replay", () => flaky.received.length >= 4, 30_000, 100);
     expect(flaky.received[3]!.headers["webhook-id"]).toBe(test.body.data.webhookId);
     expect(flaky.received[3]!.body).toBe(flaky.received[0]!.body);
+
+    // A rotation (a transaction on Neon's WebSocket path): both secrets sign the next message.
+    const rotated = await api("POST", `/api/v1/webhooks/${endpoint.id}/rotate-secret`);
+    expect(rotated.status).toBe(200);
+    await api("POST", `/api/v1/webhooks/${endpoint.id}/test`);
+    await waitUntil("the test after rotating", () => receiver.received.length >= 4, 30_000, 100);
+    const signed = receiver.received[3]!;
+    expect(String(signed.headers["webhook-signature"]).split(" ")).toHaveLength(2);
+    for (const secret of [endpoint.secret, rotated.body.data.secret]) verified(signed, secret);
   });
 });
