@@ -196,7 +196,10 @@ export async function rotateSecret(services: Services, userId: string, id: strin
   await services.db.transaction(async (tx) => {
     const [row] = await tx.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, id)).for("update");
     if (!row) throw endpointNotFound(id);
-    const earlier = [...row.earlierSecrets.filter((e) => Date.parse(e.until) > now.getTime()), { ciphertext: row.secretCiphertext, until: until.toISOString() }];
+    const earlier = [
+      ...row.earlierSecrets.filter((e) => Date.parse(e.until) > now.getTime()),
+      { ciphertext: row.secretCiphertext, until: until.toISOString() },
+    ];
     await tx
       .update(webhookEndpoints)
       .set({ secretCiphertext: ciphertext, earlierSecrets: earlier.slice(-MAX_EARLIER_SECRETS), updatedAt: now })
