@@ -3,7 +3,8 @@
  * is refused from its header, a chunked body is cut off once it passes 64 KB, both with 413 and without the
  * server's memory growing. Against the real embedded server (`functions/node.ts`): a 200 MB body to
  * `/hub/login` (no sign-in needed; Origin set to the server's own, as any script can) and to
- * `/_admin/command` (with its token), streamed chunked and with a declared length. In process: the hub's
+ * `/_admin/command` (with its token), streamed chunked and with a declared length; and an API operation that
+ * takes no body, sent none, an empty length, or a body declared or chunked. In process: the hub's
  * form reader refuses a repeated field, an over-long field, too many fields, a NUL, another content type
  * and too large a form with a 4xx page, never a 500.
  */
@@ -148,6 +149,46 @@ describe("the real server, flooded", () => {
   it("/_admin/command (with its token): a declared 200 MB is refused from its header with 413", async () => {
     await refusedWithin20MB("/_admin/command", { ...adminHeaders(), "content-length": String(FLOOD_BYTES) });
   }, 60_000);
+
+  it("an operation that takes no body, over the real socket: none, an empty length, {} pass; a JSON body, declared or chunked, is 422", async () => {
+    const deleteWith = (headers: Record<string, string>, chunks: string[]) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = httpRequest(`${server.baseUrl}/api/v1/social/posts/0b9f7a52-4c53-4c5e-9d0e-5d7c0f6a8e11`, {
+          method: "DELETE",
+          headers: { authorization: `Bearer ${server.apiKey}`, ...headers },
+          agent: false,
+        });
+        req.on("response", (res) => {
+          let body = "";
+          res.setEncoding("utf8");
+          res.on("data", (d: string) => (body += d));
+          res.on("end", () => resolve({ status: res.statusCode!, body }));
+        });
+        req.on("error", reject);
+        for (const chunk of chunks) req.write(chunk);
+        req.end();
+      });
+    const json = { "content-type": "application/json" };
+    // Node's client sends a DELETE's body chunked only when told to (it does by default for POST).
+    const chunked = { ...json, "transfer-encoding": "chunked" };
+    const code = (r: { body: string }) => {
+      try {
+        return (JSON.parse(r.body) as { error: { code: string } }).error.code;
+      } catch {
+        return r.body.slice(0, 200);
+      }
+    };
+    for (const [name, headers, chunks, status, expected] of [
+      ["no body", {}, [], 404, "POST_NOT_FOUND"],
+      ["Content-Length: 0", { "content-length": "0" }, [], 404, "POST_NOT_FOUND"],
+      ["chunked {}", chunked, ["{", "}"], 404, "POST_NOT_FOUND"],
+      ["chunked JSON", chunked, ['{"x"', ":1}"], 422, "VALIDATION_FAILED"],
+      ["declared JSON", { ...json, "content-length": "7" }, ['{"x":1}'], 422, "VALIDATION_FAILED"],
+    ] as const) {
+      const res = await deleteWith(headers, [...chunks]);
+      expect([res.status, code(res)], name).toEqual([status, expected]);
+    }
+  });
 
   it("a form just over 64 KB is refused and one under it is read; the server keeps serving", async () => {
     const over = await flood(`${server.baseUrl}/hub/login`, hubHeaders(), 64 * 1024 + 1, "token=");
