@@ -187,14 +187,18 @@ export const MAX_EARLIER_SECRETS = 5;
  * was lost, say) takes no secret away from a receiver that has not yet switched.
  */
 export async function rotateSecret(services: Services, userId: string, id: string) {
-  await endpointRow(services, userId, id);
+  if (!isUuid(id)) throw endpointNotFound(id);
   const secret = newSecret();
   const ciphertext = await services.tokens.encrypt(secret);
   const now = services.clock.now();
   const until = new Date(now.getTime() + services.config.webhooks.rotationOverlapMs);
   // The row locked while it changes: two rotations at once (a call and its retry) each keep the other's secret.
   await services.db.transaction(async (tx) => {
-    const [row] = await tx.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, id)).for("update");
+    const [row] = await tx
+      .select()
+      .from(webhookEndpoints)
+      .where(and(eq(webhookEndpoints.id, id), eq(webhookEndpoints.userId, userId)))
+      .for("update");
     if (!row) throw endpointNotFound(id);
     const earlier = [
       ...row.earlierSecrets.filter((e) => Date.parse(e.until) > now.getTime()),
