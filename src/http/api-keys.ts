@@ -19,7 +19,7 @@ import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { prepared } from "../../db/prepared";
 import { apiKeys, users } from "../../db/schema";
-import { base62Fixed, constantTimeEqual, crc32, randomBase62, sha256Hex } from "../lib/encoding";
+import { base62Fixed, CONTROL_CHARACTER, constantTimeEqual, crc32, randomBase62, sha256Hex } from "../lib/encoding";
 import type { ApiKeyCache, VerifiedKey } from "../lib/key-cache";
 import { isApiKeyScope, mayHavePages, normaliseScopes, type ApiKeyScope } from "../lib/scopes";
 
@@ -146,7 +146,7 @@ function storedScopes(scopes: string[] | null): ApiKeyScope[] | null {
  */
 export function keyNameProblem(name: string): string | null {
   if (name.length < 1 || name.length > 100) return "a key's name has 1 to 100 characters";
-  if (/[\u0000-\u001f\u007f]/.test(name)) return "a key's name must not contain line breaks or other control characters";
+  if (CONTROL_CHARACTER.test(name)) return "a key's name must not contain line breaks or other control characters";
   return null;
 }
 

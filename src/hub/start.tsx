@@ -9,6 +9,7 @@
  */
 import { Hono } from "hono";
 import { listApiKeys } from "../http/api-keys";
+import { CONTROL_CHARACTER } from "../lib/encoding";
 import { listAccounts } from "../social/accounts";
 import type { HubEnv, HubSession } from "./env";
 import { Layout } from "./ui/layout";
@@ -61,7 +62,7 @@ export function createStartRoutes(): Hono<HubEnv> {
     const live = (await listApiKeys(db, session.userId)).filter((k) => !k.revokedAt).at(-1);
     const accounts = (await listAccounts(db, session.userId)).filter((a) => a.canPublish);
     const keyLine = live
-      ? `export SHOPKIT_API_KEY="sk_…"   # the whole key you copied when you created "${live.name.replace(/[\u0000-\u001f\u007f]/g, " ")}" (${live.prefix}…)`
+      ? `export SHOPKIT_API_KEY="sk_…"   # the whole key you copied when you created "${live.name.replace(new RegExp(CONTROL_CHARACTER, "g"), " ")}" (${live.prefix}…)`
       : `export SHOPKIT_API_KEY="sk_…"   # create a key on the API keys page first`;
     const base = config.publicBaseUrl;
     return c.html(

@@ -12,6 +12,7 @@
  * // 'WIFI:T:WPA;S:Cafe\;1;P:p\:w;;'
  */
 import { z } from "zod";
+import { CONTROL_CHARACTER } from "../lib/encoding";
 
 export const QR_TYPES = ["url", "text", "wifi", "email", "vcard", "upi"] as const;
 export type QrType = (typeof QR_TYPES)[number];
@@ -20,7 +21,6 @@ export type QrType = (typeof QR_TYPES)[number];
 export const UPI_MAX_AMOUNT = 1_000_000;
 
 // Characters that have no business in a one-line field; a newline in an SSID or a name is a client bug.
-const CONTROL = /[\u0000-\u001f\u007f]/;
 const CONTROL_EXCEPT_NEWLINES = /[\u0000-\u0009\u000b\u000c\u000e-\u001f\u007f]/;
 
 const required = (what: string) => ({
@@ -32,7 +32,7 @@ const line = (max: number) =>
     .string(required("a string"))
     .min(1, { error: "must not be empty" })
     .max(max, { error: `must be at most ${max} characters` })
-    .refine((v) => !CONTROL.test(v), { error: "must not contain line breaks or control characters" });
+    .refine((v) => !CONTROL_CHARACTER.test(v), { error: "must not contain line breaks or control characters" });
 
 const multiline = (max: number) =>
   z
@@ -103,7 +103,8 @@ export const WifiPayloadSchema = z
     if (v.encryption === "nopass") return;
     if (v.password === "")
       ctx.addIssue({ code: "custom", path: ["password"], message: `must not be empty for ${v.encryption}; use encryption nopass for an open network` });
-    else if (CONTROL.test(v.password)) ctx.addIssue({ code: "custom", path: ["password"], message: "must not contain line breaks or control characters" });
+    else if (CONTROL_CHARACTER.test(v.password))
+      ctx.addIssue({ code: "custom", path: ["password"], message: "must not contain line breaks or control characters" });
   });
 export const EmailPayloadSchema = z.object({
   type: z.literal("email"),

@@ -11,7 +11,7 @@ import { and, count, desc, eq, ne, sql } from "drizzle-orm";
 import { webhookDeliveries, webhookEndpoints, webhookMessages } from "../../db/schema";
 import { checkWebhookUrl } from "../adapters/fetch/url-policy";
 import { ApiError, invalidField } from "../http/errors";
-import { isUuid } from "../lib/encoding";
+import { CONTROL_CHARACTER, isUuid } from "../lib/encoding";
 import type { Services } from "../services";
 import type { WebhookEventType } from "./events";
 import { DELIVERIES_DEFAULT_LIMIT, MAX_ENDPOINTS_PER_USER } from "./schemas";
@@ -82,7 +82,7 @@ export interface EndpointInput {
 
 /** An endpoint's label, from the API or the hub: no control character (PostgreSQL cannot even store NUL). */
 function checkDescription(description: string): string {
-  if (/[\u0000-\u001f\u007f]/.test(description)) throw invalidField("description", "must not contain control characters");
+  if (CONTROL_CHARACTER.test(description)) throw invalidField("description", "must not contain control characters");
   return description;
 }
 
