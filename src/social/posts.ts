@@ -370,7 +370,8 @@ function checkAspect(size: { width: number; height: number }, index: number, tar
   if (photo.length === 0 || photoplatformAspectOk(size.width, size.height)) return;
   // Two decimals, or four where two would round onto a limit (1000x1251 is 0.7994, not 0.80).
   const exact = size.width / size.height;
-  const ratio = exact.toFixed(2) === "0.80" || exact.toFixed(2) === "1.91" ? exact.toFixed(4) : exact.toFixed(2);
+  const two = exact.toFixed(2);
+  const ratio = two === "0.80" || two === "1.91" ? exact.toFixed(4) : two;
   throw invalid(
     photo.map((t) => ({
       path: `images.${index}`,

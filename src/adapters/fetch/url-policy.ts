@@ -139,7 +139,8 @@ export function checkWebhookUrl(raw: string, allowLoopback = false): URL {
     throw refuse("is not a valid absolute URL");
   }
   if (url.username || url.password) throw refuse("must not contain credentials (user:password@host)");
-  if (url.hash || url.href.endsWith("#")) throw refuse("must not contain a fragment (#…): it is never sent");
+  // WHATWG escapes every other "#", so one in the href is the fragment's, even an empty one.
+  if (url.href.includes("#")) throw refuse("must not contain a fragment (#…): it is never sent");
   if (url.port === "0") throw refuse("port 0 is not a port a receiver can listen on");
   if (allowLoopback && isLoopbackEndpoint(url)) return url;
   if (allowLoopback && url.hostname === "[::1]") throw refuse("for a receiver on this machine, use http://127.0.0.1:<port>/… or http://localhost:<port>/…");
