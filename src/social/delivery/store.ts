@@ -192,7 +192,8 @@ function flushMarks(db: Db, items: HeldWrite[]): Promise<boolean[]> {
     db
       .update(deliveries)
       .set({ ambiguous: true, updatedAt: sql`${sql.placeholder("now")}::timestamptz` })
-      .where(and(byIds("ids"), eq(deliveries.status, "publishing"), sql`(${deliveries.id}, ${deliveries.attempts}) in ${heldRows("held")}`))
+      .from(heldRows("held"))
+      .where(and(byIds("ids"), eq(deliveries.status, "publishing"), sql`${deliveries.id} = h.id`, sql`${deliveries.attempts} = h.attempt`))
       .returning({ id: deliveries.id, attempts: deliveries.attempts }),
   );
   return heldIn(
@@ -233,8 +234,12 @@ function flushPublished(db: Db, items: PublishedWrite[]): Promise<boolean[]> {
   return heldIn(items, statement.execute({ ids: uuidArray(items.map((i) => i.claim.row.id)), published: JSON.stringify(published) }));
 }
 
-/** The (id, attempt) pairs of held claims, given as one JSON parameter [{id, attempt}] (`name`). */
-const heldRows = (name: string) => sql`(select h.id, h.attempt from json_to_recordset(${sql.placeholder(name)}::json) as h(id uuid, attempt int))`;
+/**
+ * The (id, attempt) pairs of held claims, given as one JSON parameter [{id, attempt}] (`name`), as the table
+ * `h` joined in the statement's FROM: as `(id, attempts) IN (…)` they became a nested loop that compared every
+ * row with every pair of the batch.
+ */
+const heldRows = (name: string) => sql`json_to_recordset(${sql.placeholder(name)}::json) as h(id uuid, attempt int)`;
 
 /**
  * Per claim, whether the write reached its row: matched on id and attempt, so an older claim of the same row
