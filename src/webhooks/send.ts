@@ -140,7 +140,12 @@ async function claimWhere(db: Db, now: Date, picked: SQL): Promise<WebhookClaim[
         eq(webhookMessages.id, webhookDeliveries.messageId),
       ),
     )
-    .returning({ delivery: webhookDeliveries, endpoint: webhookEndpoints, message: webhookMessages, body: sql<string | null>`${bodies} ->> ${webhookMessages.id}::text` });
+    .returning({
+      delivery: webhookDeliveries,
+      endpoint: webhookEndpoints,
+      message: webhookMessages,
+      body: sql<string | null>`${bodies} ->> ${webhookMessages.id}::text`,
+    });
   return (rows as unknown as Array<WebhookClaim & { body: string | null }>).map(({ body, ...claim }) =>
     body === null ? claim : { ...claim, message: { ...claim.message, payload: body } },
   );
