@@ -116,6 +116,8 @@ export const posts = pgTable(
   (t) => [
     index("posts_user_created_idx").on(t.userId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
     index("posts_user_status_created_idx").on(t.userId, t.status, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    // The retention purge's way to the oldest posts (without it every sweep read the whole table).
+    index("posts_created_idx").on(t.createdAt),
   ],
 );
 
@@ -577,7 +579,7 @@ export const webhookMessages = pgTable(
     payload: text("payload"),
     createdAt: ts("created_at").notNull().defaultNow(),
   },
-  (t) => [index("webhook_messages_user_idx").on(t.userId, t.createdAt)],
+  (t) => [index("webhook_messages_user_idx").on(t.userId, t.createdAt), index("webhook_messages_created_idx").on(t.createdAt)],
 );
 
 /** One message to one endpoint: its state, the claim fence (`attempts`) and the log of attempts. */

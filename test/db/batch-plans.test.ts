@@ -46,7 +46,8 @@ async function explainingDb(scratch: ScratchDatabase): Promise<{ db: Db; plans: 
     "auto_explain.log_analyze = on",
     "auto_explain.log_timing = off",
     "auto_explain.log_nested_statements = on",
-    "client_min_messages = log",
+    // As notices: to this connection only, not to the server's log.
+    "auto_explain.log_level = notice",
   ])
     await db.execute(sql.raw(`set ${setting}`));
   return { db, plans };

@@ -14,6 +14,7 @@
  */
 import { and, eq, inArray, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
 import { deliveries, posts } from "../../../db/schema";
+import type { Db } from "../../../db/client";
 import type { Services } from "../../services";
 import { LOCK_MS, MAX_ATTEMPTS } from "./policy";
 import { publishClaimed } from "./publish";
@@ -47,7 +48,7 @@ const DAY_MS = 24 * 60 * 60_000;
 export async function runSweep(services: Services, options: SweepOptions = {}): Promise<SweepResult> {
   const releasedLocks = await releaseExpiredLocks(services, options.releaseAllLocks);
   const requeued = services.queue.kind === "qstash" ? await requeueOrphans(services) : 0;
-  const purgedPosts = await purgeExpiredPosts(services);
+  const purgedPosts = await purgeExpiredPosts(services.db, services.clock.now(), services.config.retentionDays);
   const published = (options.publishDue ?? services.queue.kind === "poller") ? await publishDueBatch(services) : 0;
   const purgedSandbox = services.config.graph.sandbox ? await purgeSandbox(services.db, services.clock.now(), services.config.retentionDays) : 0;
   const result = { releasedLocks, requeued, purgedPosts, published, purgedSandbox };
@@ -114,12 +115,12 @@ async function requeueOrphans(services: Services): Promise<number> {
   return requeued;
 }
 
-async function purgeExpiredPosts(services: Services): Promise<number> {
-  const now = services.clock.now();
-  const cutoff = new Date(now.getTime() - services.config.retentionDays * DAY_MS).toISOString();
+/** Removes up to 500 posts older than the retention period with nothing outstanding (oldest found by `posts_created_idx`). */
+export async function purgeExpiredPosts(db: Db, now: Date, retentionDays: number): Promise<number> {
+  const cutoff = new Date(now.getTime() - retentionDays * DAY_MS).toISOString();
   const outstanding = sql`exists (select 1 from ${deliveries} d where d.post_id = ${posts.id}
     and (d.status = 'publishing' or (d.status in ('pending', 'failed') and d.next_attempt_at is not null)))`;
-  const victims = services.db
+  const victims = db
     .select({ id: posts.id })
     .from(posts)
     .where(
@@ -130,7 +131,7 @@ async function purgeExpiredPosts(services: Services): Promise<number> {
       ),
     )
     .limit(BATCH * 5);
-  const rows = await services.db.delete(posts).where(inArray(posts.id, victims)).returning({ id: posts.id });
+  const rows = await db.delete(posts).where(inArray(posts.id, victims)).returning({ id: posts.id });
   return rows.length;
 }
 
