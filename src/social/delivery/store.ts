@@ -188,21 +188,28 @@ function batchesOf(db: Db) {
 }
 
 function flushMarks(db: Db, items: HeldWrite[]): Promise<boolean[]> {
+  // Each row's held attempt is read from a parallel array by the row's place in `ids` (a lookup in the filter,
+  // no join: joined to the pairs, the plan changed and fewer marks stayed heap-only; as `(id, attempts) IN (…)`
+  // it was a nested loop over the batch per row). A row claimed twice in one batch keeps its newest attempt,
+  // the only one that can hold it.
   const statement = prepared(db, "mark_maybe_sent", () =>
     db
       .update(deliveries)
       .set({ ambiguous: true, updatedAt: sql`${sql.placeholder("now")}::timestamptz` })
-      .from(heldRows("held"))
-      .where(and(byIds("ids"), eq(deliveries.status, "publishing"), sql`${deliveries.id} = h.id`, sql`${deliveries.attempts} = h.attempt`))
+      .where(
+        and(
+          byIds("ids"),
+          eq(deliveries.status, "publishing"),
+          sql`${deliveries.attempts} = (${sql.placeholder("attempts")}::int[])[array_position(${sql.placeholder("ids")}::uuid[], ${deliveries.id})]`,
+        ),
+      )
       .returning({ id: deliveries.id, attempts: deliveries.attempts }),
   );
+  const newest = new Map<string, number>();
+  for (const i of items) newest.set(i.claim.row.id, Math.max(i.claim.attempt, newest.get(i.claim.row.id) ?? 0));
   return heldIn(
     items,
-    statement.execute({
-      now: latest(items).toISOString(),
-      ids: uuidArray(items.map((i) => i.claim.row.id)),
-      held: JSON.stringify(items.map((i) => ({ id: i.claim.row.id, attempt: i.claim.attempt }))),
-    }),
+    statement.execute({ now: latest(items).toISOString(), ids: uuidArray([...newest.keys()]), attempts: `{${[...newest.values()].join(",")}}` }),
   );
 }
 
@@ -233,13 +240,6 @@ function flushPublished(db: Db, items: PublishedWrite[]): Promise<boolean[]> {
   const published = items.map((i) => ({ id: i.claim.row.id, attempt: i.claim.attempt, provider_post_id: i.providerPostId, published_at: i.now.toISOString() }));
   return heldIn(items, statement.execute({ ids: uuidArray(items.map((i) => i.claim.row.id)), published: JSON.stringify(published) }));
 }
-
-/**
- * The (id, attempt) pairs of held claims, given as one JSON parameter [{id, attempt}] (`name`), as the table
- * `h` joined in the statement's FROM: as `(id, attempts) IN (…)` they became a nested loop that compared every
- * row with every pair of the batch.
- */
-const heldRows = (name: string) => sql`json_to_recordset(${sql.placeholder(name)}::json) as h(id uuid, attempt int)`;
 
 /**
  * Per claim, whether the write reached its row: matched on id and attempt, so an older claim of the same row
