@@ -8,16 +8,12 @@
  * count and outbox triggers, an endpoint registered), then the claim of the webhook messages they made.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import pg from "pg";
 import { sql } from "drizzle-orm";
-import { drizzle } from "drizzle-orm/node-postgres";
-import { executeRows, schema, type Db } from "../../db/client";
-import { openNodeDb } from "../../db/node";
-import { nameStatements } from "../../db/prepared";
-import { createScratchDatabase, type ScratchDatabase } from "../../dev/postgres";
+import { executeRows } from "../../db/client";
 import { createUser } from "../../src/http/api-keys";
 import { claimDue, markMaybeSent, recordPublished } from "../../src/social/delivery/store";
 import { claimDueWebhooks } from "../../src/webhooks/send";
+import { explainedDb } from "../helpers/explained-db";
 
 const BATCH = 300;
 /** A scan of a CTE, a function's rows or a transition table run this many times with this many rows each reads the batch per row. */
@@ -27,31 +23,6 @@ const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
 });
-
-/** A handle on one connection that reports the plan of every statement it runs, nested ones included. */
-async function explainingDb(scratch: ScratchDatabase): Promise<{ db: Db; plans: string[] }> {
-  const plans: string[] = [];
-  const pool = new pg.Pool({ connectionString: scratch.url, max: 1, idleTimeoutMillis: 0 });
-  pool.on("connect", (client) => {
-    client.on("notice", (notice) => {
-      if (notice.message?.includes("plan:")) plans.push(notice.message);
-    });
-  });
-  cleanups.push(() => pool.end());
-  const db = drizzle({ client: pool, schema }) as unknown as Db;
-  nameStatements(db);
-  await db.execute(sql.raw(`load 'auto_explain'`));
-  for (const setting of [
-    "auto_explain.log_min_duration = 0",
-    "auto_explain.log_analyze = on",
-    "auto_explain.log_timing = off",
-    "auto_explain.log_nested_statements = on",
-    // As notices: to this connection only, not to the server's log.
-    "auto_explain.log_level = notice",
-  ])
-    await db.execute(sql.raw(`set ${setting}`));
-  return { db, plans };
-}
 
 /** The plan lines that scan a CTE, function rows or a transition table REPEATED times or more with REPEATED rows or more each. */
 function repeatedScans(plans: readonly string[]): string[] {
@@ -75,11 +46,7 @@ function repeatedScans(plans: readonly string[]): string[] {
 
 describe("batch statements on PostgreSQL", () => {
   it("read each batch once: no nested loop over a transition table, a CTE or a JSON parameter", async () => {
-    const scratch = await createScratchDatabase();
-    cleanups.push(scratch.drop);
-    const migrated = await openNodeDb({ url: scratch.url, poolSize: 1 });
-    await migrated.close();
-    const { db, plans } = await explainingDb(scratch);
+    const { db, plans } = await explainedDb(cleanups);
 
     const { userId } = await createUser(db, `plans-${crypto.randomUUID().slice(0, 8)}@example.test`);
     await db.execute(sql`insert into webhook_endpoints (user_id, url, secret_ciphertext) values (${userId}, 'http://127.0.0.1:9/hooks', 'x')`);

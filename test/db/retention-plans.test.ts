@@ -6,15 +6,12 @@
  * everything the service holds, all the time.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import pg from "pg";
 import { sql } from "drizzle-orm";
-import { drizzle } from "drizzle-orm/node-postgres";
-import { executeRows, schema, type Db } from "../../db/client";
-import { openNodeDb } from "../../db/node";
-import { createScratchDatabase } from "../../dev/postgres";
+import { executeRows } from "../../db/client";
 import { createUser } from "../../src/http/api-keys";
 import { purgeExpiredPosts } from "../../src/social/delivery/sweep";
 import { purgeOldWebhookMessages } from "../../src/webhooks/send";
+import { explainedDb } from "../helpers/explained-db";
 
 const RECENT = 20_000;
 const OLD = 5;
@@ -27,15 +24,7 @@ afterAll(async () => {
 
 describe("retention purges on PostgreSQL", () => {
   it("remove what is past the retention period without reading the whole table", async () => {
-    const scratch = await createScratchDatabase();
-    cleanups.push(scratch.drop);
-    const migrated = await openNodeDb({ url: scratch.url, poolSize: 1 });
-    await migrated.close();
-    const plans: string[] = [];
-    const pool = new pg.Pool({ connectionString: scratch.url, max: 1 });
-    pool.on("connect", (client) => client.on("notice", (n) => n.message?.includes("plan:") && plans.push(n.message)));
-    cleanups.push(() => pool.end());
-    const db = drizzle({ client: pool, schema }) as unknown as Db;
+    const { db, plans } = await explainedDb(cleanups);
 
     const { userId } = await createUser(db, `retention-${crypto.randomUUID().slice(0, 8)}@example.test`);
     const ages = sql`(select case when g <= ${OLD} then now() - interval '400 days' else now() - (g || ' minutes')::interval end as at, g from generate_series(1, ${RECENT + OLD}) g) a`;
@@ -43,25 +32,18 @@ describe("retention purges on PostgreSQL", () => {
     await db.execute(sql`insert into webhook_messages (user_id, type, subject_id, created_at) select ${userId}, 'webhook.test', a.g::text, a.at from ${ages}`);
     await db.execute(sql`analyze posts, webhook_messages`);
 
-    await db.execute(sql.raw(`load 'auto_explain'`));
-    for (const setting of [
-      "auto_explain.log_min_duration = 0",
-      "auto_explain.log_analyze = on",
-      "auto_explain.log_timing = off",
-      "auto_explain.log_level = notice",
-    ])
-      await db.execute(sql.raw(`set ${setting}`));
+    plans.length = 0;
     const now = new Date();
     expect(await purgeExpiredPosts(db, now, RETENTION_DAYS)).toBe(OLD);
     expect(await purgeOldWebhookMessages(db, now, RETENTION_DAYS)).toBe(OLD);
-    await db.execute(sql`set auto_explain.log_min_duration = -1`);
+    const purgePlans = [...plans];
 
     for (const table of ["posts", "webhook_messages"]) {
       const [row] = await executeRows<{ n: number }>(db, sql.raw(`select count(*)::int as n from ${table}`));
       expect(row!.n, table).toBe(RECENT);
     }
-    expect(plans.length).toBeGreaterThanOrEqual(2);
-    const fullReads = plans.flatMap((p) => p.split("\n").filter((l) => /Seq Scan on (posts|webhook_messages)\b/.test(l)));
+    expect(purgePlans.length).toBeGreaterThanOrEqual(2);
+    const fullReads = purgePlans.flatMap((p) => p.split("\n").filter((l) => /Seq Scan on (posts|webhook_messages)\b/.test(l)));
     expect(fullReads).toEqual([]);
   }, 60_000);
 });
