@@ -116,7 +116,7 @@ export const posts = pgTable(
   (t) => [
     index("posts_user_created_idx").on(t.userId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
     index("posts_user_status_created_idx").on(t.userId, t.status, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
-    // The retention purge's way to the oldest posts (without it every sweep read the whole table).
+    // The retention purge's way to the oldest posts, instead of reading the whole table every sweep.
     index("posts_created_idx").on(t.createdAt),
   ],
 );

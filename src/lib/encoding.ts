@@ -559,10 +559,10 @@ export function bytesFromBase64Strict(value: string): Uint8Array | null {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Row ids are UUIDs; anything else cannot name a row (and would make Postgres throw on the cast). */
 /** A C0 control character (line breaks included) or DEL: none belongs in a one-line label or field. */
 export const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
+/** Row ids are UUIDs; anything else cannot name a row (and would make Postgres throw on the cast). */
 export function isUuid(value: string): boolean {
   return UUID.test(value);
 }

@@ -116,7 +116,7 @@ async function claimWhere(db: Db, now: Date, picked: SQL): Promise<WebhookClaim[
         returning ${m}.id, ${m}.payload`,
   );
   // The bodies made, looked up by message id in one jsonb object built once (an uncorrelated subquery): CTEs
-  // carry no statistics, and `kept` joined to the claimed rows was read through again for every row.
+  // carry no statistics, and `kept` joined to the claimed rows is planned as a nested loop reading it per row.
   const bodies = sql`(select coalesce(jsonb_object_agg(id, payload), '{}') from kept)`;
   const rows = await db
     .with(pickedIds, kept)
@@ -131,7 +131,7 @@ async function claimWhere(db: Db, now: Date, picked: SQL): Promise<WebhookClaim[
     .from(sql`${webhookEndpoints}, ${webhookMessages}`)
     .where(
       and(
-        // array(...) reads `picked` once; an IN became a nested loop over it for every row.
+        // array(...) reads `picked` once; an IN is planned as a nested loop over it for every row.
         sql`${webhookDeliveries.id} = any(array(select id from picked))`,
         sql`${webhookDeliveries.nextAttemptAt} <= ${at}`,
         eq(webhookDeliveries.status, "pending"),

@@ -188,10 +188,10 @@ function batchesOf(db: Db) {
 }
 
 function flushMarks(db: Db, items: HeldWrite[]): Promise<boolean[]> {
-  // Each row's held attempt is read from a parallel array by the row's place in `ids` (a lookup in the filter,
-  // no join: joined to the pairs, the plan changed and fewer marks stayed heap-only; as `(id, attempts) IN (…)`
-  // it was a nested loop over the batch per row). A row claimed twice in one batch keeps its newest attempt,
-  // the only one that can hold it.
+  // Each row's held attempt is read from a parallel array by the row's place in `ids`: a lookup in the filter
+  // keeps the plan one scan of deliveries (`(id, attempts) IN (…)` is planned as a nested loop over the batch
+  // per row, and a join to the pairs leaves fewer marks heap-only). A row claimed twice in one batch keeps its
+  // newest attempt, the only one that can hold it.
   const statement = prepared(db, "mark_maybe_sent", () =>
     db
       .update(deliveries)

@@ -115,7 +115,7 @@ async function requeueOrphans(services: Services): Promise<number> {
   return requeued;
 }
 
-/** Removes up to 500 posts older than the retention period with nothing outstanding (oldest found by `posts_created_idx`). */
+/** Removes a batch of posts older than the retention period with nothing outstanding (found by `posts_created_idx`). */
 export async function purgeExpiredPosts(db: Db, now: Date, retentionDays: number): Promise<number> {
   const cutoff = new Date(now.getTime() - retentionDays * DAY_MS).toISOString();
   const outstanding = sql`exists (select 1 from ${deliveries} d where d.post_id = ${posts.id}
