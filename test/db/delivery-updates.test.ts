@@ -72,21 +72,4 @@ describe.each(drivers)("delivery updates on $name", ({ open }) => {
     // Nearly every mark finds room on its row's page (on full pages, about two thirds did).
     expect(hotMarks).toBeGreaterThanOrEqual(TARGETS * 0.9);
   }, 60_000);
-
-  it("a row claimed again in the same batch of marks is held by its newest claim only", async () => {
-    const handle = await open();
-    cleanups.push(() => handle.close());
-    const { db } = handle;
-    const { userId } = await createUser(db, `twice-${crypto.randomUUID().slice(0, 8)}@example.test`);
-    await db.execute(sql`
-      with p as (insert into posts (user_id, caption) values (${userId}, 'twice') returning id)
-      insert into deliveries (post_id, user_id, account_id, platform, status, next_attempt_at)
-      select p.id, ${userId}, 'pageplatform:1', 'pageplatform', 'pending', now() - interval '1 minute' from p`);
-    const [first] = await claimDue(db, new Date(), 1, 60_000);
-    // Its lock lapses and the row is released and claimed again, while the first publisher is still at work.
-    await db.execute(sql`update deliveries set status = 'pending', locked_until = null where id = ${first!.row.id}`);
-    const [second] = await claimDue(db, new Date(), 1, 60_000);
-    expect(second!.attempt).toBe(first!.attempt + 1);
-    expect(await Promise.all([markMaybeSent(db, first!, new Date()), markMaybeSent(db, second!, new Date())])).toEqual([false, true]);
-  }, 60_000);
 });
