@@ -29,6 +29,8 @@ export interface V8Trace {
   stdio(stdout: Readable, stderr: Readable): void;
   mark(): number;
   since(mark: number): { heapMiB: number; externalMiB: number };
+  /** workerd's stdout lines that contain `text` (the Worker's own log lines among the trace), e.g. a request id. */
+  linesWith(text: string): string[];
 }
 
 /** Points Miniflare at workerd with the GC trace on (process environment: set before Miniflare starts it). */
@@ -59,5 +61,6 @@ export function v8Trace(): V8Trace {
       }
       return { heapMiB, externalMiB };
     },
+    linesWith: (text) => lines.filter((line) => line.includes(text)),
   };
 }

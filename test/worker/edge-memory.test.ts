@@ -323,7 +323,9 @@ describe("every image path in workerd, with the largest image of each format", (
         for (let i = 0; i < REPEATS; i++) {
           meter.reset();
           const res = await path.send(f);
-          expect(res.status, `${f.name}: ${JSON.stringify(res.json).slice(0, 300)}`).toBeLessThan(300);
+          // A failure quotes the Worker's own log of the request (its stdout, kept by the trace).
+          const log = res.status >= 500 ? trace.linesWith(res.json?.error?.requestId ?? "-").join("\n") : "";
+          expect(res.status, `${f.name}: ${JSON.stringify(res.json).slice(0, 300)}\n${log}`).toBeLessThan(300);
           await path.check(res.json, f);
           peak = Math.max(peak, meter.read().peakMiB - before);
           cumulative = Math.max(cumulative, meter.read().peakMiB - baseline);
