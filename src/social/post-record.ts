@@ -130,7 +130,8 @@ const jsonArray = (item: SQL, order: SQL, from: SQL) => sql`coalesce((select '['
 
 /**
  * The record of the `posts` row in scope as JSON text, built by PostgreSQL: the same fields, order and
- * formats as `toPostRecord`, its targets ordered by account id. A page of 50 posts is 50 short strings for
+ * formats as `toPostRecord` (the stored `hashtags` and `images` arrays written as jsonb writes them, with a space
+ * after each comma and colon), its targets ordered by account id. A page of 50 posts is 50 short strings for
  * the server to join, instead of 100 wide rows to map into objects, turn into Dates and back, and serialise
  * (most of a list request's time on the Node server; docs/performance.md).
  * Stored images are objects with exactly `url`, `width`, `height` and (when the image came from a media
@@ -179,7 +180,8 @@ function targetJson(d: SQL): SQL {
 /**
  * A post event's webhook message body as JSON text, built by PostgreSQL for the `webhook_messages` row aliased
  * `m`: `{"type", "timestamp", "data"}` with `data` the post's record (status shown at `at`), or for a target
- * event `{"target", "post"}`; the same text as JSON.stringify of what src/webhooks/payloads.ts makes. NULL
+ * event `{"target", "post"}`; the same JSON as src/webhooks/payloads.ts makes (the stored arrays, `hashtags` and
+ * `images`, keep jsonb's spacing after commas and colons, which JSON ignores). NULL
  * when the post or the target no longer exists.
  */
 export function postEventBodySql(m: SQL, at: SQL): SQL<string | null> {
