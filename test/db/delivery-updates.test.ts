@@ -3,6 +3,13 @@
  * write-ahead mark changes no indexed column, so on a page with room it is a heap-only (HOT) update, with
  * no new entry in the deliveries' indexes. Migration 0007 keeps that room (fillfactor 70); on full pages
  * about a third of the marks were ordinary updates.
+ *
+ * The room a mark finds depends on the page's dead versions being pruned, which PostgreSQL does only once no
+ * transaction that began before they died is still running anywhere on the server (a snapshot's xmin is
+ * global, whatever database the transaction is in). So before its claim and before its marks, each batch waits
+ * for the transactions older than that moment to end: another suite's writes in its own database would
+ * otherwise decide the result (with four connections of another database writing all along, a run found room
+ * for about four fifths of the marks, and a CI run for three fifths).
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
@@ -20,6 +27,18 @@ const drivers = nodeDbDrivers(cleanups);
 
 const TARGETS = 624;
 const BATCH = 26;
+
+/**
+ * Waits (at most 5 s) until every transaction running on the server began after this moment's: from then on,
+ * what died before is prunable. The xid is taken by a statement of its own, so this connection holds none.
+ */
+async function untilOlderTransactionsEnd(db: Db): Promise<void> {
+  const [taken] = await executeRows<{ xid: string }>(db, sql`select pg_current_xact_id()::text as xid`);
+  for (const deadline = Date.now() + 5_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 5))) {
+    const [row] = await executeRows<{ past: boolean }>(db, sql`select pg_snapshot_xmin(pg_current_snapshot()) > ${taken!.xid}::xid8 as past`);
+    if (row!.past) return;
+  }
+}
 
 /** Updates of deliveries so far, and how many of them were heap-only. */
 async function updateCounts(db: Db): Promise<{ updates: number; hot: number }> {
@@ -58,9 +77,11 @@ describe.each(drivers)("delivery updates on $name", ({ open }) => {
     let hotMarks = 0;
     for (let claimed = 0; claimed < TARGETS; claimed += BATCH) {
       if (claimed === 0) await createPosts(BATCH / 2);
+      await untilOlderTransactionsEnd(db);
       const claims = await claimDue(db, new Date(), BATCH, 60_000);
       expect(claims).toHaveLength(BATCH);
       await createPosts(BATCH / 2); // arriving while the batch's contexts are built
+      await untilOlderTransactionsEnd(db);
       const before = await updateCounts(db);
       const marked = await Promise.all(claims.map((claim) => markMaybeSent(db, claim, new Date())));
       expect(marked.every(Boolean)).toBe(true);
