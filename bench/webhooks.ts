@@ -4,13 +4,20 @@
  * endpoint (every event) on a receiver in this process. For each target, the time from its `publishedAt` to
  * the receiver having its `post.target.published` message (p50, p99), and the publishing rate of both bursts
  * (targets per second from the due time to the last `publishedAt`): what the webhooks cost publishing.
- * Goals: p50 <= 100 ms, p99 <= 500 ms, the rate within 10 % of the rate without webhooks.
+ * Goals: p50 <= 100 ms, p99 <= 500 ms, the rate within 10 % of the rate without webhooks. Beside the CPU the
+ * webhooks add per message (server and PostgreSQL), the peer: a bare sender (bench/webhooks-bare.ts) posting as
+ * many signed copies of a target event's body to the same receiver, with no database.
  *
  * Run alone: `npx tsx bench/webhooks.ts`; or `npm run bench -- webhooks`. `WEBHOOKS_DB=pglite` runs on the
  * embedded PGlite instead of a scratch PostgreSQL database. With `BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=..."` the
  * server stops with SIGTERM, so Node writes its profiles.
  */
-import { pathToFileURL } from "node:url";
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { promisify } from "node:util";
 import { startServerProcess, type ServerProcess } from "../test/helpers/server-process";
 import { startReceiver, type Receiver } from "../test/helpers/webhook-receiver";
 import { createScratchDatabase } from "../dev/postgres";
@@ -22,6 +29,8 @@ import { cpuByPid, cpuMs, cpuSince, postgresPids, serverPids } from "./proc-cpu"
 const POSTS = 1000;
 const LEAD_MS = 25_000;
 const CREATE_CONCURRENCY = 16;
+/** The server's sender's sends in flight to one endpoint (functions/node/webhook-sender.ts), and the peer's. */
+const PER_ENDPOINT = 256;
 
 export async function benchWebhooks(): Promise<void> {
   const db = process.env.WEBHOOKS_DB === "pglite" ? "pglite" : "postgres";
@@ -69,6 +78,12 @@ export async function benchWebhooks(): Promise<void> {
     console.log(`  CPU during the burst without webhooks: ${cpu(without)}; with one endpoint: ${cpu(withHooks)}`);
     const added = withHooks.serverCpu + withHooks.dbCpu - without.serverCpu - without.dbCpu;
     console.log(`  what the webhooks add: ${(added / Math.max(1, withHooks.messages)).toFixed(2)} ms of CPU per message (server and PostgreSQL), on 2 cores`);
+    const bare = await bareSender(receiver, withHooks.messages);
+    console.log(
+      `  peer, a bare sender (undici and the HMAC, no database; its own process), the same number of a target event's body ` +
+        `to the same receiver, ${PER_ENDPOINT} at a time: ${bare.cpuMsPerMessage.toFixed(2)} ms of CPU per message ` +
+        `(ours ${(added / Math.max(1, withHooks.messages) / bare.cpuMsPerMessage).toFixed(1)}x)`,
+    );
     console.log(`  messages received: ${withHooks.messages} (${POSTS} target events and ${POSTS} post events expected)`);
     console.log("  goal: p50 <= 100 ms, p99 <= 500 ms, rate within 10 % of the rate without webhooks");
   } finally {
@@ -148,6 +163,25 @@ async function burst(server: ServerProcess, receiver: Receiver, posts: number, w
   const last = Math.max(...published.values());
   const rate = posts / ((last - at.getTime()) / 1000);
   return { rate, latency: targetEvents(), messages: receiver.received.length - receivedBefore, serverCpu, dbCpu };
+}
+
+/** Runs bench/webhooks-bare.ts with a target event's body as the receiver got it; its CPU per message. */
+async function bareSender(receiver: Receiver, count: number): Promise<{ cpuMsPerMessage: number }> {
+  const sample = [...receiver.received].reverse().find((r) => (JSON.parse(r.body) as { type: string }).type === "post.target.published");
+  if (!sample) throw new Error("no target event was received to send again");
+  const dir = await mkdtemp(join(tmpdir(), "webhooks-bare-"));
+  try {
+    const bodyFile = join(dir, "body.json");
+    await writeFile(bodyFile, sample.body);
+    const script = fileURLToPath(new URL("./webhooks-bare.ts", import.meta.url));
+    const tsx = fileURLToPath(new URL("../node_modules/.bin/tsx", import.meta.url));
+    const { stdout } = await promisify(execFile)(tsx, [script, receiver.url, bodyFile, String(count), String(PER_ENDPOINT)]);
+    const result = JSON.parse(stdout.trim().split("\n").pop()!) as { cpuMsPerMessage: number; failed: number };
+    if (result.failed) throw new Error(`the receiver refused ${result.failed} of the bare sender's messages`);
+    return result;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 function row(label: string, ms: number[]): void {
