@@ -1,12 +1,13 @@
 /**
- * Webhooks under a burst, through HTTP against the embedded server (`npm start`, the platform sandbox): 1,000
- * posts scheduled for the same instant on two sandbox accounts, first with no webhook endpoint, then with one
- * endpoint (every event) on a receiver in this process. For each target, the time from its `publishedAt` to
- * the receiver having its `post.target.published` message (p50, p99), and the publishing rate of both bursts
- * (targets per second from the due time to the last `publishedAt`): what the webhooks cost publishing.
- * Goals: p50 <= 100 ms, p99 <= 500 ms, the rate within 10 % of the rate without webhooks. Beside the CPU the
- * webhooks add per message (server and PostgreSQL), the peer: a bare sender (bench/webhooks-bare.ts) posting as
- * many signed copies of a target event's body to the same receiver, with no database.
+ * Webhooks under a burst, through HTTP against the embedded server (`npm start`, the platform sandbox): after
+ * a warm-up burst of 200 posts, 1,000 posts scheduled for the same instant on two sandbox accounts, first with
+ * no webhook endpoint, then with one endpoint (every event) on a receiver in this process.
+ * For each target, the time from its `publishedAt` to the receiver having its `post.target.published` message
+ * (p50, p99), and the publishing rate of both bursts (targets per second from the due time to the last
+ * `publishedAt`): what the webhooks cost publishing. Goals: p50 <= 100 ms, p99 <= 500 ms, the rate within
+ * 10 % of the rate without webhooks. Beside the CPU the webhooks add per message (server and PostgreSQL), the
+ * peer: a bare sender (bench/webhooks-bare.ts) posting as many signed copies of a target event's body to the
+ * same receiver, with no database.
  *
  * Run alone: `npx tsx bench/webhooks.ts`; or `npm run bench -- webhooks`. `WEBHOOKS_DB=pglite` runs on the
  * embedded PGlite instead of a scratch PostgreSQL database. With `BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=..."` the
@@ -80,7 +81,8 @@ export async function benchWebhooks(): Promise<void> {
     console.log(`  what the webhooks add: ${(added / Math.max(1, withHooks.messages)).toFixed(2)} ms of CPU per message (server and PostgreSQL), on 2 cores`);
     const bare = await bareSender(receiver, withHooks.messages);
     console.log(
-      `  peer, a bare sender (undici and the HMAC, no database; its own process), the same number of a target event's body ` +
+      `  peer, a bare sender (undici and the HMAC, no database; its own process, warmed up by a first pass; ours sends its first messages in this burst), ` +
+        `the same number of a target event's body ` +
         `to the same receiver, ${PER_ENDPOINT} at a time: ${bare.cpuMsPerMessage.toFixed(2)} ms of CPU per message ` +
         `(ours ${(added / Math.max(1, withHooks.messages) / bare.cpuMsPerMessage).toFixed(1)}x)`,
     );
