@@ -2,8 +2,9 @@
  * The webhooks bench's peer: the least a sender does per message, in a process of its own. It POSTs the same
  * body `count` times to a receiver, `concurrency` at a time, each with its Standard Webhooks headers (the
  * HMAC-SHA256 of `id.timestamp.body`), and no database, queue or log; then prints its own CPU per message as
- * JSON. A first pass, untimed, warms the code up (the server's sender has run before a burst); the timed pass
- * goes over a fresh undici Agent, so it opens as many connections as the server's sender does in a burst.
+ * JSON. A first pass, untimed, warms the code up (the server's sender, by contrast, sends its first messages
+ * in the measured burst); the timed pass goes over a fresh undici Agent, so it opens as many connections as the
+ * server's sender does in a burst.
  *
  * Run by bench/webhooks.ts: `npx tsx bench/webhooks-bare.ts <url> <body file> <count> <concurrency>`.
  */

@@ -19,6 +19,8 @@ import type { Services } from "../../src/services";
 import { claimDueWebhooks, nextWebhookDueAt, purgeOldWebhookMessages, releaseWebhookClaims, sendClaimed, type WebhookClaim } from "../../src/webhooks/send";
 import { waitForInFlight } from "./in-flight";
 
+/** Sends in flight at most for one endpoint, unless told otherwise. */
+export const PER_ENDPOINT = 256;
 /** Sends that end within this many ms free their slots to one claim. */
 const COALESCE_MS = 20;
 /** Old messages are purged this often. */
@@ -27,7 +29,7 @@ const PURGE_EVERY_MS = 60_000;
 export interface WebhookSenderOptions {
   /** Sends in flight at most, across endpoints (default 512). */
   concurrency?: number;
-  /** Sends in flight at most for one endpoint (default 256). */
+  /** Sends in flight at most for one endpoint (default PER_ENDPOINT). */
   perEndpoint?: number;
   pollMs?: number;
   lockCheckMs?: number;
@@ -43,7 +45,7 @@ export interface WebhookSender {
 export function startWebhookSender(services: Services, options: WebhookSenderOptions = {}): WebhookSender {
   const { log } = services;
   const concurrency = options.concurrency ?? 512;
-  const perEndpoint = options.perEndpoint ?? 256;
+  const perEndpoint = options.perEndpoint ?? PER_ENDPOINT;
   const pollMs = options.pollMs ?? 1000;
   const lockCheckMs = options.lockCheckMs ?? 5000;
   /** In flight: delivery id -> its send. */

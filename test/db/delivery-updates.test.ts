@@ -8,8 +8,7 @@
  * transaction that began before they died is still running anywhere on the server (a snapshot's xmin is
  * global, whatever database the transaction is in). So before its claim and before its marks, each batch waits
  * for the transactions older than that moment to end: another suite's writes in its own database would
- * otherwise decide the result (with four connections of another database writing all along, a run found room
- * for about four fifths of the marks, and a CI run for three fifths).
+ * otherwise decide the result.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
