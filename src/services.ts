@@ -207,6 +207,8 @@ export interface Services {
   defer(promise: Promise<unknown>): void;
   /** Fetch used for calls to the platforms' Graph API (the sandbox too). Defaults to global fetch. */
   platformFetch: typeof fetch;
+  /** Timeout signals for those calls, shared by calls that start together (Node); absent, each call makes its own. */
+  platformDeadline?: (ms: number) => AbortSignal;
   /** Area B's scene generator: Replicate when REPLICATE_API_TOKEN is set, else the local compositor. */
   generator: ImageGenerator;
   /** CPU-heavy image work, fairly shared between users (worker threads on Node; the isolate on Workers). */

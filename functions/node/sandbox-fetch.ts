@@ -36,8 +36,12 @@ export function sandboxInProcess(app: Hono<AppEnv>, base: string, fallback: type
     return new Promise<Response>((resolve, reject) => {
       const { signal } = request;
       if (signal.aborted) return reject(signal.reason);
-      signal.addEventListener("abort", () => reject(signal.reason), { once: true });
-      Promise.resolve(app.fetch(request)).then(resolve, reject);
+      // Removed when the app has answered: the signal may be shared with other calls (functions/node/deadlines.ts).
+      const onAbort = () => reject(signal.reason);
+      signal.addEventListener("abort", onAbort, { once: true });
+      Promise.resolve(app.fetch(request))
+        .then(resolve, reject)
+        .finally(() => signal.removeEventListener("abort", onAbort));
     });
   };
 }

@@ -22,6 +22,7 @@ import { prepareDataDir } from "./data-dir";
 import { DeferredSet } from "./deferred";
 import { stdoutLine } from "./log-sink";
 import { createNodeFetcher } from "./safe-fetch";
+import { sharedDeadlines } from "./deadlines";
 import { webhookKicker } from "../../src/webhooks/dispatch";
 import { createGenerator } from "../../src/photo/providers";
 import { configureNodeEngines } from "./engines";
@@ -89,6 +90,7 @@ export async function buildNodeServices(config: Config, options: NodeServicesOpt
     tokens: AesGcmTokenCipher(tokenKey),
     defer: deferred.defer,
     platformFetch: (input, init) => fetch(input, init),
+    platformDeadline: sharedDeadlines(),
     generator: createGenerator(config, { storage, log }),
     heavy: options.overrides?.heavy ?? NodeHeavyWork(config.heavy, log),
     apiKeyCache: ApiKeyCache(),

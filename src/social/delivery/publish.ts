@@ -194,7 +194,14 @@ async function buildContext(services: Services, claim: store.Claim, options: Pub
   }
   let known: Set<string> | null = null;
   return {
-    graph: { baseUrl: graphBaseUrl(config), version: config.graph.version, fetch: services.platformFetch, token, timeoutMs: options.timeoutMs ?? 15_000 },
+    graph: {
+      baseUrl: graphBaseUrl(config),
+      version: config.graph.version,
+      fetch: services.platformFetch,
+      deadline: services.platformDeadline,
+      token,
+      timeoutMs: options.timeoutMs ?? 15_000,
+    },
     platformAccountId: account.platformAccountId,
     text: composeCaption(post.caption, post.hashtags),
     imageUrls: post.images.map((i) => i.url),

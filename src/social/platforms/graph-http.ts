@@ -19,6 +19,8 @@ export interface GraphTarget {
   fetch: typeof fetch;
   token: string;
   timeoutMs: number;
+  /** A signal that aborts after `ms` (Services.platformDeadline); without it each call makes its own. */
+  deadline?: (ms: number) => AbortSignal;
 }
 
 export type GraphParams = Record<string, string | number | boolean | undefined>;
@@ -33,7 +35,7 @@ export async function graphPost<T>(g: GraphTarget, path: string, params: GraphPa
 }
 
 async function send<T>(g: GraphTarget, method: "GET" | "POST", path: string, params: GraphParams, publishes: boolean): Promise<T> {
-  const deadline = timeout(g.timeoutMs);
+  const deadline = g.deadline ? { signal: g.deadline(g.timeoutMs), clear() {} } : timeout(g.timeoutMs);
   try {
     return await exchange<T>(g, method, path, params, publishes, deadline.signal);
   } finally {
