@@ -1,15 +1,17 @@
 /**
  * The platform sandbox's Graph calls answered by this process's own app, without a socket: with
  * PLATFORM_SANDBOX=on and no GRAPH_API_BASE_URL, the Graph base is `${PUBLIC_BASE_URL}/sandbox/graph`, served
- * by the same app (and the same database) whichever process a socket would have reached. The response is the
- * web object the HTTP path builds, so the Graph client cannot tell; what is saved is the HTTP client and server
- * on both ends, a large share of a publish's CPU (docs/performance.md). The call's timeout signal still
- * bounds the wait. Every other URL goes to `fallback`.
+ * by the same app (and the same database) whichever process a socket would have reached. What is saved is the
+ * HTTP client and server on both ends, a large share of a publish's CPU (docs/performance.md). The call's
+ * timeout signal still bounds the wait. Every other URL goes to `fallback`.
  *
  * The request is an `InProcessRequest` when the call gives a URL and a string body (or none), as the Graph
  * client does: the method, URL, headers and body text Hono and the sandbox's routes read, with the web
  * `Request` (undici's, which makes a stream of the body for the route to read back) built only if something
- * asks for more, since building it for every call costs a publish noticeable CPU.
+ * asks for more, since building it for every call costs a publish noticeable CPU. The Graph routes' JSON
+ * answers come back the same way, as an `InProcessResponse` (the app's env carries `inProcessAnswer`): undici's
+ * `Response` would make a stream of the text for the client to read back at once. Both are `instanceof` the web
+ * classes and build the real object if anything asks for more, so the Graph client cannot tell.
  *
  * @example
  * answerSandboxInProcess(services, () => app); // where the Graph base is this process's own sandbox
@@ -17,6 +19,7 @@
 import type { Hono } from "hono";
 import type { AppEnv } from "../../src/http/env";
 import type { Services } from "../../src/services";
+import type { InProcessAnswer } from "../../src/social/sandbox/graph-common";
 
 /**
  * With the sandbox on and no GRAPH_API_BASE_URL (the Graph base is this process's own /sandbox/graph), the
@@ -39,12 +42,70 @@ export function sandboxInProcess(app: Hono<AppEnv>, base: string, fallback: type
       // Removed when the app has answered: the signal may be shared with other calls (functions/node/deadlines.ts).
       const onAbort = () => reject(signal.reason);
       signal.addEventListener("abort", onAbort, { once: true });
-      Promise.resolve(app.fetch(request))
+      Promise.resolve(app.fetch(request, IN_PROCESS_ENV))
         .then(resolve, reject)
         .finally(() => signal.removeEventListener("abort", onAbort));
     });
   };
 }
+
+/** The app's env for a call from this process: the Graph routes answer JSON through it (graph.ts). */
+const IN_PROCESS_ENV: { inProcessAnswer: InProcessAnswer } = {
+  inProcessAnswer: (json, status) => new InProcessResponse(json, status) as unknown as Response,
+};
+
+/**
+ * What the Graph client reads of a response (status, ok, headers, and the body as text or JSON) held as given,
+ * the JSON never made into a stream; anything else of `Response` comes from a web Response built from the same
+ * parts on first use. `instanceof Response` holds.
+ */
+class InProcessResponse {
+  #real: Response | null = null;
+  #headers: Headers | null = null;
+
+  constructor(
+    private readonly bodyText: string,
+    readonly status: number,
+  ) {}
+
+  get ok(): boolean {
+    return this.status >= 200 && this.status < 300;
+  }
+
+  get headers(): Headers {
+    return (this.#headers ??= new Headers({ "content-type": "application/json" }));
+  }
+
+  text(): Promise<string> {
+    return Promise.resolve(this.bodyText);
+  }
+
+  json(): Promise<unknown> {
+    return this.text().then((text) => JSON.parse(text));
+  }
+
+  /** The web Response with the same parts, made once. */
+  real(): Response {
+    return (this.#real ??= new Response(this.bodyText, { status: this.status, headers: this.headers }));
+  }
+}
+
+for (const name of members(Response.prototype, ["body", "bodyUsed", "redirected", "statusText", "type", "url"])) {
+  Object.defineProperty(InProcessResponse.prototype, name, {
+    get(this: InProcessResponse) {
+      return (this.real() as unknown as Record<string, unknown>)[name];
+    },
+  });
+}
+for (const name of members(Response.prototype, ["arrayBuffer", "blob", "bytes", "clone", "formData"])) {
+  Object.defineProperty(InProcessResponse.prototype, name, {
+    value(this: InProcessResponse, ...args: unknown[]) {
+      const real = this.real() as unknown as Record<string, (...a: unknown[]) => unknown>;
+      return real[name]!.apply(real, args);
+    },
+  });
+}
+Object.setPrototypeOf(InProcessResponse.prototype, Response.prototype);
 
 /** A light request for a URL with a string body or none; null for anything else (a Request, a stream, a form). */
 function inProcessRequest(input: RequestInfo | URL, init: RequestInit | undefined): Request | null {
@@ -100,8 +161,12 @@ class InProcessRequest {
   }
 }
 
-const requestMembers = (names: string[]) => names.filter((name) => name in Request.prototype);
-for (const name of requestMembers([
+/** Those of `names` that the prototype has (Node's undici may lack a newer one). */
+function members(prototype: object, names: string[]): string[] {
+  return names.filter((name) => name in prototype);
+}
+
+for (const name of members(Request.prototype, [
   "body",
   "bodyUsed",
   "cache",
@@ -121,7 +186,7 @@ for (const name of requestMembers([
     },
   });
 }
-for (const name of requestMembers(["blob", "bytes", "clone", "formData"])) {
+for (const name of members(Request.prototype, ["blob", "bytes", "clone", "formData"])) {
   Object.defineProperty(InProcessRequest.prototype, name, {
     value(this: InProcessRequest, ...args: unknown[]) {
       const real = this.real() as unknown as Record<string, (...a: unknown[]) => unknown>;

@@ -2,12 +2,15 @@
  * The in-process sandbox call (functions/node/sandbox-fetch.ts) hands the app the request an HTTP client would
  * have sent: a string body with its Content-Length in UTF-8 bytes, the caller's headers kept whether they came
  * in `init` or on a Request given as the input, every way of reading it working as on a web Request, the
- * caller's timeout honoured, and any URL outside the sandbox sent to the real fetch.
+ * caller's timeout honoured, the sandbox's Graph JSON answered as over HTTP, and any URL outside the sandbox
+ * sent to the real fetch.
  */
 import { describe, expect, it } from "vitest";
 import { Hono } from "hono";
 import type { AppEnv } from "../../src/http/env";
 import { sandboxInProcess } from "../../functions/node/sandbox-fetch";
+import { createSandboxApp } from "../../src/sandbox-app";
+import type { Services } from "../../src/services";
 
 const BASE = "http://127.0.0.1:8787/sandbox/";
 
@@ -84,6 +87,25 @@ describe("sandboxInProcess", () => {
     const call = sandboxInProcess(app, BASE, elsewhere);
     const failure = await call(`${BASE}slow`, { method: "POST", body: "x", signal: AbortSignal.timeout(20) }).catch((e: Error) => e);
     expect((failure as Error).name).toBe("TimeoutError");
+  });
+
+  it("answers the sandbox's Graph JSON as the HTTP path does, a Response that reads as a web Response's would", async () => {
+    const app = createSandboxApp({ config: { graph: { sandbox: true } } } as unknown as Services);
+    const call = sandboxInProcess(app, BASE, elsewhere);
+    // No such edge: Graph's unknown-object error, as JSON with its status.
+    const url = `${BASE}graph/v23.0/1/2/3/4`;
+    const [res, http] = [await call(url), await app.request(url)];
+    expect(res).toBeInstanceOf(Response);
+    expect([res.status, res.ok, res.headers.get("content-type")]).toEqual([http.status, http.ok, http.headers.get("content-type")]);
+    expect(res.status).toBe(400);
+    const withoutTrace = (body: { error: Record<string, unknown> }) => ({ ...body.error, fbtrace_id: typeof body.error.fbtrace_id });
+    const httpBody = (await http.json()) as { error: Record<string, unknown> };
+    expect(withoutTrace((await res.json()) as typeof httpBody)).toEqual(withoutTrace(httpBody));
+    // Every other way of reading it goes through a web Response made from the same parts.
+    const again = await call(url);
+    const copy = again.clone();
+    expect(JSON.parse(new TextDecoder().decode(await copy.arrayBuffer())).error.code).toBe(httpBody.error.code);
+    expect(await new Response(again.body).json()).toMatchObject({ error: { code: httpBody.error.code } });
   });
 
   it("sends every other URL to the real fetch", async () => {

@@ -17,6 +17,18 @@ export interface Caller {
   platform: "pageplatform" | "photoplatform";
 }
 
+/**
+ * How a call from this process is answered (functions/node/sandbox-fetch.ts passes it as the app's env): the JSON
+ * text and status as a light response, which the Graph client reads as it reads a web `Response`.
+ */
+export type InProcessAnswer = (json: string, status: number) => Response;
+
+/** The in-process caller's way to answer, or null for a call over HTTP. */
+export function inProcessAnswer(c: Context<AppEnv>): InProcessAnswer | null {
+  const answer = (c.env as { inProcessAnswer?: unknown } | undefined)?.inProcessAnswer;
+  return typeof answer === "function" ? (answer as InProcessAnswer) : null;
+}
+
 /** How long a `slow` fault holds a publish: long enough to widen a crash window, short of any timeout. */
 export const SLOW_MS = 1500;
 
