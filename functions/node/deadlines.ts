@@ -12,7 +12,7 @@
  */
 import { setMaxListeners } from "node:events";
 
-export const DEADLINE_STEP_MS = 50;
+const DEADLINE_STEP_MS = 50;
 
 export function sharedDeadlines(): (ms: number) => AbortSignal {
   const signals = new Map<number, AbortSignal>();

@@ -27,7 +27,7 @@ const EDGES: Record<Caller["platform"], Record<string, EdgeHandler>> = {
 export function createSandboxGraphRoutes(): Hono<AppEnv> {
   const graph = new Hono<AppEnv>();
   // A call from this process gets its JSON answers without a web Response (whose body undici makes a stream of,
-  // read back at once): about a fifth of an in-process publish's CPU. Anything but a status stays with Hono.
+  // read back at once by the caller). An answer with more than a status (init, headers) stays with Hono.
   graph.use("*", async (c, next) => {
     const answer = inProcessAnswer(c);
     if (answer) {
