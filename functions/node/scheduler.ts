@@ -52,6 +52,8 @@ const HOLD = 4096;
  * statements per this many targets, and fewer, larger statements cost the database less per target.
  */
 const CONCURRENCY = 256;
+/** How long the record of an answered target waits at most for the sends of its burst. */
+const RECORD_WAIT_MS = 1000;
 
 export interface SchedulerOptions {
   /** Claim and publish due deliveries here (false when QStash delivers them). */
@@ -60,6 +62,8 @@ export interface SchedulerOptions {
   concurrency?: number;
   /** Claims held at most (sending, waiting for a slot, or read ahead of their due time); default HOLD. */
   hold?: number;
+  /** How long a record waits at most for the sends still going out (default RECORD_WAIT_MS). */
+  recordWaitMs?: number;
   pollMs?: number;
   sweepMs?: number;
   /** Expired claims are released, and due async photo jobs started, this often between sweeps (cheap: few rows). */
@@ -83,10 +87,20 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
   const concurrency = options.concurrency ?? CONCURRENCY;
   const hold = options.hold ?? HOLD;
   const slots = sendSlots(concurrency);
-  // With the database in this thread (PGlite), the records of a burst's answered targets wait for its sends.
-  // Elsewhere they go at once: a record is what makes the target's webhook message, and its statement costs
-  // this thread little while the database works in its own processes.
-  const recordAfter = options.exclusiveDb ? slots.idle : undefined;
+  // The record of an answered target waits for the burst's sends (a bounded while): its statement, with the
+  // triggers behind it, takes the database from the marks and the sandbox's inserts the sends are waiting on
+  // (or, with PGlite, this very thread). Its `publishedAt` is taken at the answer, so only the row waits. On
+  // PostgreSQL a target whose owner has a webhook endpoint is recorded at once: the record writes its event.
+  const recordWaitMs = options.recordWaitMs ?? RECORD_WAIT_MS;
+  const sendsDone = () =>
+    new Promise<void>((resolve) => {
+      const bound = setTimeout(resolve, recordWaitMs);
+      void slots.idle().then(() => {
+        clearTimeout(bound);
+        resolve();
+      });
+    });
+  const recordAfterFor = (claim: Claim) => (options.exclusiveDb || !claim.loaded?.watched ? sendsDone : undefined);
   const pollMs = options.pollMs ?? 1000;
   const inflight = new Map<string, Promise<void>>();
   let stopping = false;
@@ -176,7 +190,7 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
   const start = (claims: Claim[]) => {
     for (const claim of claims) {
       const id = claim.row.id;
-      const work = publishClaimed(services, claim, { slots, recordAfter })
+      const work = publishClaimed(services, claim, { slots, recordAfter: recordAfterFor(claim) })
         .then(() => undefined)
         .catch((err) => log.error("publish failed", { deliveryId: id, error: String(err) }))
         .finally(() => {

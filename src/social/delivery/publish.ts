@@ -36,8 +36,8 @@ export interface PublishOptions {
    */
   slots?: SendSlots;
   /**
-   * The record of an answered target waits (a bounded while) for this, so that the remaining sends of a burst
-   * go first: the scheduler's slots going idle, where the database shares the thread with the sends (PGlite).
+   * The record of an answered target waits for this, so that the remaining sends of a burst go first: the
+   * scheduler's slots going idle, within its bound (functions/node/scheduler.ts says when it is given).
    */
   recordAfter?: () => Promise<void>;
 }

@@ -6,7 +6,7 @@
 import { and, eq, inArray, isNotNull, lte, ne, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import { prepared } from "../../../db/prepared";
-import { deliveries, posts, socialAccounts } from "../../../db/schema";
+import { deliveries, posts, socialAccounts, webhookEndpoints } from "../../../db/schema";
 import { uuidArray } from "../../lib/encoding";
 import { groupCommit } from "../../lib/group-commit";
 
@@ -23,6 +23,11 @@ export interface Claim {
 export interface PostAndAccount {
   post: typeof posts.$inferSelect | null;
   account: typeof socialAccounts.$inferSelect | null;
+  /**
+   * The owner has an enabled webhook endpoint: the target's record is what writes its event (the outbox
+   * triggers), so the record is awaited by a receiver, not only by readers of the post.
+   */
+  watched: boolean;
 }
 
 /** Claimable: pending, or failed with a retry time; due by `now` (a time, or an SQL timestamptz); post not cancelled. */
@@ -77,7 +82,7 @@ export async function claimDue(db: Db, now: Date, limit: number, lockMs: number,
   const loaded = await loadPostsAndAccounts(db, rows);
   return rows
     .sort((a, b) => a.nextAttemptAt!.getTime() - b.nextAttemptAt!.getTime())
-    .map((row) => ({ row, attempt: row.attempts, loaded: loaded.get(row.id) ?? { post: null, account: null } }));
+    .map((row) => ({ row, attempt: row.attempts, loaded: loaded.get(row.id) ?? { post: null, account: null, watched: false } }));
 }
 
 /**
@@ -145,26 +150,21 @@ export function saveContainer(db: Db, claim: Claim, containerId: string | null, 
 
 /**
  * Published at `now` (when the platform answered); concurrent records go out as one statement. With `after`
- * (the Node scheduler's send slots going idle), the record waits for that too, up to RECORD_DEFER_MS: in a
- * burst the remaining sends go before the records of those answered (`publishedAt` is the answer's time).
+ * (the Node scheduler's send slots going idle, within a bound the scheduler sets), the record waits for it
+ * too: in a burst the remaining sends go before the records of those answered. Records without `after` go
+ * as their own statements, never held back by those that have one.
  */
 export function recordPublished(db: Db, claim: Claim, providerPostId: string | null, now: Date, after?: () => Promise<void>): Promise<boolean> {
-  return batched(db).published({ claim, now, providerPostId, after });
+  const b = batched(db);
+  return (after ? b.publishedAfter : b.published)({ claim, now, providerPostId, after });
 }
 
 /** The write-ahead mark waits this long for the marks of other targets: it delays the platform call. */
 const MARK_WINDOW = { windowMs: 2 };
 /** A record waits longer: `publishedAt` is taken when the platform answered, so only the row's update waits. */
-const RECORD_WINDOW = { windowMs: 10, ready: (items: readonly PublishedWrite[]) => deferred(items[0]?.after) };
-/** How long a record waits at most for the sends to go first. */
-const RECORD_DEFER_MS = 1000;
-
-function deferred(after: (() => Promise<void>) | undefined): Promise<void> {
-  if (!after) return Promise.resolve();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const limit = new Promise<void>((resolve) => (timer = setTimeout(resolve, RECORD_DEFER_MS)));
-  return Promise.race([after(), limit]).finally(() => clearTimeout(timer));
-}
+const RECORD_WINDOW = { windowMs: 10 };
+/** Records with `after` also wait for the first one's (each caller's waits for the same thing). */
+const RECORD_AFTER_WINDOW = { windowMs: 10, ready: (items: readonly PublishedWrite[]) => items[0]!.after!() };
 
 interface HeldWrite {
   claim: Claim;
@@ -184,6 +184,7 @@ function batchesOf(db: Db) {
   return {
     mark: groupCommit((items: HeldWrite[]) => flushMarks(db, items), MARK_WINDOW),
     published: groupCommit((items: PublishedWrite[]) => flushPublished(db, items), RECORD_WINDOW),
+    publishedAfter: groupCommit((items: PublishedWrite[]) => flushPublished(db, items), RECORD_AFTER_WINDOW),
   };
 }
 
@@ -289,21 +290,26 @@ export async function markAccountNeedsReconnect(db: Db, userId: string, accountI
 
 /** The target's post and its owner's account (null when gone), in one round trip. */
 export async function loadPostAndAccount(db: Db, row: DeliveryRow): Promise<PostAndAccount> {
-  return (await loadPostsAndAccounts(db, [row])).get(row.id) ?? { post: null, account: null };
+  return (await loadPostsAndAccounts(db, [row])).get(row.id) ?? { post: null, account: null, watched: false };
 }
 
 /** Posts and accounts of several targets in one statement, by delivery id. */
 async function loadPostsAndAccounts(db: Db, rows: readonly DeliveryRow[]): Promise<Map<string, PostAndAccount>> {
   const statement = prepared(db, "load_posts_and_accounts", () =>
     db
-      .select({ id: deliveries.id, post: posts, account: socialAccounts })
+      .select({
+        id: deliveries.id,
+        post: posts,
+        account: socialAccounts,
+        watched: sql<boolean>`exists (select 1 from ${webhookEndpoints} where ${webhookEndpoints.userId} = ${deliveries.userId} and ${webhookEndpoints.enabled})`,
+      })
       .from(deliveries)
       .innerJoin(posts, eq(posts.id, deliveries.postId))
       .leftJoin(socialAccounts, and(eq(socialAccounts.userId, deliveries.userId), eq(socialAccounts.id, deliveries.accountId)))
       .where(byIds("ids")),
   );
   const found = await statement.execute({ ids: uuidArray(rows.map((r) => r.id)) });
-  return new Map(found.map((f) => [f.id, { post: f.post, account: f.account }]));
+  return new Map(found.map((f) => [f.id, { post: f.post, account: f.account, watched: f.watched === true }]));
 }
 
 /** Platform ids other deliveries of this account already hold (reconciliation must not take them). */
