@@ -90,22 +90,12 @@ class InProcessResponse {
   }
 }
 
-for (const name of members(Response.prototype, ["body", "bodyUsed", "redirected", "statusText", "type", "url"])) {
-  Object.defineProperty(InProcessResponse.prototype, name, {
-    get(this: InProcessResponse) {
-      return (this.real() as unknown as Record<string, unknown>)[name];
-    },
-  });
-}
-for (const name of members(Response.prototype, ["arrayBuffer", "blob", "bytes", "clone", "formData"])) {
-  Object.defineProperty(InProcessResponse.prototype, name, {
-    value(this: InProcessResponse, ...args: unknown[]) {
-      const real = this.real() as unknown as Record<string, (...a: unknown[]) => unknown>;
-      return real[name]!.apply(real, args);
-    },
-  });
-}
-Object.setPrototypeOf(InProcessResponse.prototype, Response.prototype);
+delegateToReal(
+  InProcessResponse,
+  Response,
+  ["body", "bodyUsed", "redirected", "statusText", "type", "url"],
+  ["arrayBuffer", "blob", "bytes", "clone", "formData"],
+);
 
 /** A light request for a URL with a string body or none; null for anything else (a Request, a stream, a form). */
 function inProcessRequest(input: RequestInfo | URL, init: RequestInit | undefined): Request | null {
@@ -161,40 +151,37 @@ class InProcessRequest {
   }
 }
 
-/** Those of `names` that the prototype has (Node's undici may lack a newer one). */
-function members(prototype: object, names: string[]): string[] {
-  return names.filter((name) => name in prototype);
-}
+delegateToReal(
+  InProcessRequest,
+  Request,
+  ["body", "bodyUsed", "cache", "credentials", "destination", "integrity", "keepalive", "mode", "redirect", "referrer", "referrerPolicy", "duplex"],
+  ["blob", "bytes", "clone", "formData"],
+);
 
-for (const name of members(Request.prototype, [
-  "body",
-  "bodyUsed",
-  "cache",
-  "credentials",
-  "destination",
-  "integrity",
-  "keepalive",
-  "mode",
-  "redirect",
-  "referrer",
-  "referrerPolicy",
-  "duplex",
-])) {
-  Object.defineProperty(InProcessRequest.prototype, name, {
-    get(this: InProcessRequest) {
-      return (this.real() as unknown as Record<string, unknown>)[name];
-    },
-  });
+/**
+ * Gives a light class the rest of the web class it stands for: each of `getters` and `methods` that the web
+ * class has (Node's undici may lack a newer one) is read from, or called on, the instance's `real()`; and the
+ * web class's prototype is its prototype's, so `instanceof` holds.
+ */
+function delegateToReal(light: { prototype: { real(): object } }, web: { prototype: object }, getters: string[], methods: string[]): void {
+  const has = (name: string) => name in web.prototype;
+  for (const name of getters.filter(has)) {
+    Object.defineProperty(light.prototype, name, {
+      get(this: { real(): object }) {
+        return (this.real() as Record<string, unknown>)[name];
+      },
+    });
+  }
+  for (const name of methods.filter(has)) {
+    Object.defineProperty(light.prototype, name, {
+      value(this: { real(): object }, ...args: unknown[]) {
+        const real = this.real() as Record<string, (...a: unknown[]) => unknown>;
+        return real[name]!.apply(real, args);
+      },
+    });
+  }
+  Object.setPrototypeOf(light.prototype, web.prototype);
 }
-for (const name of members(Request.prototype, ["blob", "bytes", "clone", "formData"])) {
-  Object.defineProperty(InProcessRequest.prototype, name, {
-    value(this: InProcessRequest, ...args: unknown[]) {
-      const real = this.real() as unknown as Record<string, (...a: unknown[]) => unknown>;
-      return real[name]!.apply(real, args);
-    },
-  });
-}
-Object.setPrototypeOf(InProcessRequest.prototype, Request.prototype);
 
 /**
  * A string body with the Content-Length an HTTP client sends with it (undici's fetch does; `new Request` alone
