@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { webhookEndpoints } from "../../../db/schema";
 import { startScheduler } from "../../../functions/node/scheduler";
 import { startGraphFake, type GraphFake } from "../../helpers/graph-fake";
+import { waitUntil } from "../../helpers/webhook-receiver";
 import { engineApp } from "./fixtures";
 
 let fake: GraphFake;
@@ -38,13 +39,7 @@ afterAll(async () => {
   await fake.close();
 });
 
-async function until(what: string, ok: () => boolean | Promise<boolean>) {
-  const deadline = Date.now() + 10_000;
-  while (!(await ok())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const until = (what: string, ok: () => boolean | Promise<boolean>) => waitUntil(what, ok, 10_000, 10);
 
 /** Two targets due now, one answered at once and one held; the scheduler running on a shared database. */
 async function twoTargets(label: string) {
