@@ -1,16 +1,20 @@
 /**
  * The least any Worker pays, measured beside ours: a Worker of a few lines (same compatibility date and
- * flags, run by Miniflare as ours is) that answers a small JSON, and the same Worker answering after one
+ * flags, run by Miniflare as ours is) that answers a small JSON, the same Worker answering after one
  * subrequest (a POST to a loopback server whose small JSON answer it parses, as a database query over HTTP
- * does). The difference is what one round trip costs the runtime itself, before any code of ours runs; beside
- * our floor it is the lowest ratio an operation with one database round trip can reach.
+ * does), and after the same query through Neon's driver (`neon()` of @neondatabase/serverless, which ours
+ * uses, the loopback server answering as Neon's HTTP endpoint does). The second difference is what one round
+ * trip costs the runtime itself, the third what the driver adds to it, before any code of ours runs; beside
+ * our floor they give the lowest ratio an operation with one database query can reach.
  *
  * @example
  * await printBareWorker({ pids: ourPids, origin: edge.url }, edge.build.miniflareOptions, 3);
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { build } from "esbuild";
 import { Miniflare, type MiniflareOptions } from "miniflare";
+import { ROOT } from "../dev/edge-worker";
 import { cpuPerRequest, FLOOR } from "./edge-routes";
 import { workerdPids } from "./proc-cpu";
 import { middle } from "./timing";
@@ -25,10 +29,15 @@ const ANSWER = JSON.stringify({
   rows: [["pageplatform:1001"]],
 });
 
-function script(port: number): string {
-  return `export default {
+/** The bare Worker's source: `/` a small JSON, `/query` after a plain POST, `/neon` after the query through Neon's driver. */
+function source(port: number): string {
+  return `import { neon, neonConfig } from "@neondatabase/serverless";
+neonConfig.fetchEndpoint = "http://127.0.0.1:${port}/sql";
+const sql = neon("postgres://bench:bench@127.0.0.1:${port}/bench");
+export default {
   async fetch(request) {
-    if (new URL(request.url).pathname === "/query") {
+    const path = new URL(request.url).pathname;
+    if (path === "/query") {
       const res = await fetch("http://127.0.0.1:${port}/sql", {
         method: "POST",
         headers: { "content-type": "application/json" },
@@ -36,9 +45,24 @@ function script(port: number): string {
       });
       return Response.json({ data: await res.json() });
     }
+    if (path === "/neon") return Response.json({ data: await sql.query("select id from social_accounts where user_id = $1", ["u"]) });
     return Response.json({ data: { service: "bare" } });
   },
 };`;
+}
+
+/** The bare Worker bundled as wrangler would (the driver's browser build; no Node built-ins). */
+async function bundle(port: number): Promise<string> {
+  const out = await build({
+    stdin: { contents: source(port), resolveDir: ROOT, loader: "js" },
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    conditions: ["workerd", "worker", "browser"],
+    write: false,
+    logLevel: "silent",
+  });
+  return out.outputFiles[0]!.text;
 }
 
 const fmt = (n: number, digits = 2) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -57,7 +81,7 @@ export async function printBareWorker(
   const before = new Set(await workerdPids());
   const mf = new Miniflare({
     modules: true,
-    script: script((server.address() as AddressInfo).port),
+    script: await bundle((server.address() as AddressInfo).port),
     compatibilityDate: options.compatibilityDate,
     compatibilityFlags: options.compatibilityFlags,
     stripCfConnectingIp: false,
@@ -68,19 +92,26 @@ export async function printBareWorker(
     const floor: number[] = [];
     const plain: number[] = [];
     const query: number[] = [];
+    const driver: number[] = [];
     for (let round = 0; round < rounds; round++) {
       floor.push(await cpuPerRequest(ours.pids, `${ours.origin}/`, N));
       plain.push(await cpuPerRequest(bare, `${origin}/`, N));
       query.push(await cpuPerRequest(bare, `${origin}/query`, N));
+      driver.push(await cpuPerRequest(bare, `${origin}/neon`, N));
     }
     const trip = middle(query.map((q, i) => q - plain[i]!));
+    const neonQuery = middle(driver.map((q, i) => q - plain[i]!));
     const ourFloor = middle(floor);
     console.log(`\nA bare Worker beside ours (a few lines, same compatibility date and flags, through Miniflare as ours), ${rounds} round(s), median:`);
     console.log(`  GET / answering a small JSON                                  ${fmt(middle(plain))} ms  (ours, ${FLOOR}: ${fmt(ourFloor)} ms)`);
     console.log(`  the same after one subrequest (a POST, its JSON answer parsed) ${fmt(middle(query))} ms: the round trip costs the runtime ${fmt(trip)} ms`);
     console.log(
-      `  so an operation with one database round trip costs at least ${fmt((ourFloor + trip) / ourFloor)}x our floor before any work of its own (key, rate limit, query, JSON)`,
+      `  the same query through Neon's driver (neon(), as ours)         ${fmt(middle(driver))} ms: the driver adds ${fmt(neonQuery - trip)} ms to the round trip`,
     );
+    console.log(
+      `  so an operation with one database round trip costs at least ${fmt((ourFloor + trip) / ourFloor)}x our floor before any work of its own (key, rate limit, query, JSON),`,
+    );
+    console.log(`  and ${fmt((ourFloor + neonQuery) / ourFloor)}x with the query through Neon's driver`);
   } finally {
     await mf.dispose();
     server.close();
