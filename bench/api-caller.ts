@@ -15,7 +15,7 @@ export function caller(server: ServerProcess) {
       headers: { authorization: `Bearer ${server.apiKey}`, "content-type": "application/json", ...headers },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    const json = (await res.json()) as { data: any };
+    const json = (res.status === 204 ? { data: null } : await res.json()) as { data: any };
     if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
     return json.data;
   };
