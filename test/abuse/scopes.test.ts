@@ -182,6 +182,14 @@ describe("a qr key limited to the shop's own pages", () => {
     expect(post.status).toBe(200);
     expect(post.headers.get("access-control-allow-origin")).toBe("*");
     expect(post.headers.get("access-control-expose-headers")).toContain("X-Request-Id");
+    // An <img> or fetch() of the PNG: the same two headers, beside the answer's own.
+    const get = await png({ Origin: "https://shop.example" });
+    expect(get.status).toBe(200);
+    expect(get.headers.get("content-type")).toBe("image/png");
+    expect(get.headers.get("access-control-allow-origin")).toBe("*");
+    expect(get.headers.get("access-control-expose-headers")?.split(",")).toEqual(expect.arrayContaining(["ETag", "RateLimit", "X-QR-Warnings"]));
+    expect(get.headers.get("etag")).toMatch(/^"[0-9a-f]+"$/);
+    expect(get.headers.get("x-content-type-options")).toBe("nosniff");
     // Another site's page may ask, and reads the refusal: the key's pages are still the key's.
     const refused = await png({ Origin: "https://evil.example" });
     expect(refused.status).toBe(403);
