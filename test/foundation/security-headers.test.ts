@@ -20,9 +20,16 @@ const API_HEADERS = {
   "x-frame-options": "DENY",
   "content-security-policy": "default-src 'none'; frame-ancestors 'none'",
   "cross-origin-resource-policy": "cross-origin",
+  "cross-origin-opener-policy": "same-origin",
+  "strict-transport-security": "max-age=15552000; includeSubDomains",
 };
 
+/** Headers for HTML pages or long-gone browsers, which an API answer does without. */
+const HTML_ONLY = ["x-xss-protection", "x-dns-prefetch-control", "x-download-options", "x-permitted-cross-domain-policies", "origin-agent-cluster"];
+
 function headersOf(res: Response): Record<string, string | null> {
+  const present = HTML_ONLY.filter((name) => res.headers.has(name));
+  expect(present, "HTML-only headers on an API answer").toEqual([]);
   return Object.fromEntries(Object.keys(API_HEADERS).map((name) => [name, res.headers.get(name)]));
 }
 
