@@ -6,7 +6,7 @@
 import { and, eq, inArray, isNotNull, lte, ne, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../../db/client";
 import { prepared } from "../../../db/prepared";
-import { deliveries, posts, socialAccounts, webhookEndpoints } from "../../../db/schema";
+import { deliveries, posts, socialAccounts } from "../../../db/schema";
 import { uuidArray } from "../../lib/encoding";
 import { groupCommit } from "../../lib/group-commit";
 
@@ -23,11 +23,6 @@ export interface Claim {
 export interface PostAndAccount {
   post: typeof posts.$inferSelect | null;
   account: typeof socialAccounts.$inferSelect | null;
-  /**
-   * The owner has an enabled webhook endpoint: the target's record is what writes its event (the outbox
-   * triggers), so the record is awaited by a receiver, not only by readers of the post.
-   */
-  watched: boolean;
 }
 
 /** Claimable: pending, or failed with a retry time; due by `now` (a time, or an SQL timestamptz); post not cancelled. */
@@ -82,7 +77,7 @@ export async function claimDue(db: Db, now: Date, limit: number, lockMs: number,
   const loaded = await loadPostsAndAccounts(db, rows);
   return rows
     .sort((a, b) => a.nextAttemptAt!.getTime() - b.nextAttemptAt!.getTime())
-    .map((row) => ({ row, attempt: row.attempts, loaded: loaded.get(row.id) ?? { post: null, account: null, watched: false } }));
+    .map((row) => ({ row, attempt: row.attempts, loaded: loaded.get(row.id) ?? { post: null, account: null } }));
 }
 
 /**
@@ -290,7 +285,7 @@ export async function markAccountNeedsReconnect(db: Db, userId: string, accountI
 
 /** The target's post and its owner's account (null when gone), in one round trip. */
 export async function loadPostAndAccount(db: Db, row: DeliveryRow): Promise<PostAndAccount> {
-  return (await loadPostsAndAccounts(db, [row])).get(row.id) ?? { post: null, account: null, watched: false };
+  return (await loadPostsAndAccounts(db, [row])).get(row.id) ?? { post: null, account: null };
 }
 
 /** Posts and accounts of several targets in one statement, by delivery id. */
@@ -301,7 +296,6 @@ async function loadPostsAndAccounts(db: Db, rows: readonly DeliveryRow[]): Promi
         id: deliveries.id,
         post: posts,
         account: socialAccounts,
-        watched: sql<boolean>`exists (select 1 from ${webhookEndpoints} where ${webhookEndpoints.userId} = ${deliveries.userId} and ${webhookEndpoints.enabled})`,
       })
       .from(deliveries)
       .innerJoin(posts, eq(posts.id, deliveries.postId))
@@ -309,7 +303,7 @@ async function loadPostsAndAccounts(db: Db, rows: readonly DeliveryRow[]): Promi
       .where(byIds("ids")),
   );
   const found = await statement.execute({ ids: uuidArray(rows.map((r) => r.id)) });
-  return new Map(found.map((f) => [f.id, { post: f.post, account: f.account, watched: f.watched === true }]));
+  return new Map(found.map((f) => [f.id, { post: f.post, account: f.account }]));
 }
 
 /** Platform ids other deliveries of this account already hold (reconciliation must not take them). */
