@@ -90,8 +90,8 @@ export function startScheduler(services: Services, options: SchedulerOptions): S
   // The record of an answered target waits for the burst's sends (a bounded while): its statement, with the
   // triggers behind it, takes the database from the marks and the sandbox's inserts the sends are waiting on
   // (or, with PGlite, this very thread). Its `publishedAt` is taken at the answer, so only the row waits, and
-  // with it the webhook event the record writes: records written at once for the sake of their events slowed
-  // the whole burst, every user's targets in it, far more than they sped the events (docs/performance.md).
+  // with it the webhook event the record writes: a record written at once for its event would slow the sends
+  // of every user's targets in the burst, so the event waits the same bounded while.
   const recordWaitMs = options.recordWaitMs ?? RECORD_WAIT_MS;
   const sendsDone = () =>
     new Promise<void>((resolve) => {
