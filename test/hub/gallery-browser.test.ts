@@ -103,6 +103,19 @@ describe.sequential("credits and gallery in the hub", { timeout: 120_000, skip: 
     await page.waitForURL("**/hub/gallery");
     const thumbs = page.locator("td[data-label='Image'] img");
     expect(await thumbs.count()).toBe(2);
+    // The thumbnails load lazily, which the page's load event does not wait for: each is awaited (loaded or failed) first.
+    await thumbs.evaluateAll((imgs) =>
+      Promise.all(
+        (imgs as HTMLImageElement[]).map((i) =>
+          i.complete
+            ? null
+            : new Promise((done) => {
+                i.addEventListener("load", done, { once: true });
+                i.addEventListener("error", done, { once: true });
+              }),
+        ),
+      ),
+    );
     expect(await thumbs.evaluateAll((imgs) => imgs.every((i) => (i as HTMLImageElement).naturalWidth > 0))).toBe(true);
     violations.push(...(await seriousViolations(page)));
     await page.screenshot({ path: join(DOCS, "hub-gallery.png"), fullPage: true });
