@@ -75,6 +75,15 @@ async function analyzeGrown(db: Db): Promise<string[]> {
        where n.nspname = current_schema() and c.relkind = 'r'
          and pg_relation_size(c.oid) / current_setting('block_size')::int >= greatest(c.relpages + ${MIN_GROWTH_PAGES}, c.relpages * 1.1)`,
   );
-  if (grown.length) await db.execute(sql.raw(`analyze ${grown.map((g) => g.name).join(", ")}`));
-  return grown.map((g) => g.name);
+  // A table that holds no live row now (its rows deleted, the dead ones not vacuumed) is left as it is: analyzed,
+  // it would be planned as empty whatever it grows to until the next ANALYZE (PostgreSQL scales the rows per page
+  // it saw, none, by the table's size), and a queue emptied and refilled by a burst faster than that, such as the
+  // webhook deliveries, would have every statement that finds its rows by id read the whole table instead.
+  const filled = [];
+  for (const { name } of grown) {
+    const [row] = await executeRows<{ any: boolean }>(db, sql.raw(`select exists (select from ${name}) as "any"`));
+    if (row?.any) filled.push(name);
+  }
+  if (filled.length) await db.execute(sql.raw(`analyze ${filled.join(", ")}`));
+  return filled;
 }
