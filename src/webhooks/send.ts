@@ -79,9 +79,9 @@ export async function claimDueWebhooks(
   const cap = partly.length
     ? sql`coalesce((select r.n from unnest(${uuidArray(partly.map(([id]) => id))}::uuid[], ${`{${partly.map(([, n]) => n).join(",")}}`}::int[]) r(id, n) where r.id = x.endpoint_id), ${options.perEndpoint ?? limit})`
     : sql`${options.perEndpoint ?? limit}`;
-  const due = sql`select x.id from (
-      select c.id, c.endpoint_id, c.next_attempt_at, row_number() over (partition by c.endpoint_id order by c.next_attempt_at, c.id) as rn
-        from (select w.id, w.endpoint_id, w.next_attempt_at from ${webhookDeliveries} w
+  const due = sql`select x.id, x.message_id from (
+      select c.id, c.message_id, c.endpoint_id, c.next_attempt_at, row_number() over (partition by c.endpoint_id order by c.next_attempt_at, c.id) as rn
+        from (select w.id, w.message_id, w.endpoint_id, w.next_attempt_at from ${webhookDeliveries} w
                where w.status = 'pending' and w.next_attempt_at <= ${at} and not (w.endpoint_id = any(${uuidArray(busy)}::uuid[]))
                order by w.next_attempt_at limit ${Math.min(2000, limit * CLAIM_SCAN_PER_SLOT)}) c
         join ${webhookEndpoints} e on e.id = c.endpoint_id and e.enabled
@@ -92,25 +92,26 @@ export async function claimDueWebhooks(
 /** Claims one delivery by id (a queue message), when it is due. */
 export async function claimWebhook(db: Db, id: string, now: Date): Promise<WebhookClaim | null> {
   if (!isUuid(id)) return null;
-  const [claim] = await claimWhere(db, now, sql`select ${id}::uuid as id`);
+  const [claim] = await claimWhere(db, now, sql`select w.id, w.message_id from ${webhookDeliveries} w where w.id = ${id}::uuid`);
   return claim ?? null;
 }
 
 /**
- * Claims the due pending deliveries among the ids `picked` selects whose endpoint is enabled, returning each
- * with its endpoint and message. The same statement makes and keeps the bodies of the post events among
- * them that have none yet (PostgreSQL writes the post's record as JSON text: no round trip and no JSON work
- * in the sender); a message another claim is making its body right now is skipped here, and the sender
- * makes it as it does every other event's (`payload` below).
+ * Claims the due pending deliveries among the rows `picked` selects (each one's `id` and `message_id`) whose
+ * endpoint is enabled, returning each with its endpoint and message. The same statement makes and keeps the
+ * bodies of the post events among them that have none yet (PostgreSQL writes the post's record as JSON text: no
+ * round trip and no JSON work in the sender); a message another claim is making its body right now is skipped
+ * here, and the sender makes it as it does every other event's (`payload` below). Both updates find their rows
+ * by primary key from an array read once from `picked`.
  */
 async function claimWhere(db: Db, now: Date, picked: SQL): Promise<WebhookClaim[]> {
   const at = sql`${now.toISOString()}::timestamptz`;
   const m = sql.raw("m");
-  const pickedIds = db.$with("picked", { id: sql<string>`id` }).as(sql`${picked}`);
+  const pickedRows = db.$with("picked", { id: sql<string>`id`, messageId: sql<string>`message_id` }).as(sql`${picked}`);
   const kept = db.$with("kept", { id: sql<string>`id`, payload: sql<string | null>`payload` }).as(
     sql`update ${webhookMessages} ${m} set payload = ${postEventBodySql(m, at)}
          where ${m}.id in (select k.id from ${webhookMessages} k
-                            where k.id in (select w.message_id from ${webhookDeliveries} w where w.id in (select id from picked))
+                            where k.id = any(array(select message_id from picked))
                               and k.payload is null and k.type like 'post.%'
                               for update skip locked)
         returning ${m}.id, ${m}.payload`,
@@ -119,7 +120,7 @@ async function claimWhere(db: Db, now: Date, picked: SQL): Promise<WebhookClaim[
   // carry no statistics, and `kept` joined to the claimed rows is planned as a nested loop reading it per row.
   const bodies = sql`(select coalesce(jsonb_object_agg(id, payload), '{}') from kept)`;
   const rows = await db
-    .with(pickedIds, kept)
+    .with(pickedRows, kept)
     .update(webhookDeliveries)
     .set({
       status: "sending",
