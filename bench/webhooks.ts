@@ -1,6 +1,6 @@
 /**
  * Webhooks under a burst, through HTTP against the embedded server (`npm start`, the platform sandbox): after
- * a warm-up burst of 200 posts with an endpoint (removed after it), 1,000 posts scheduled for the same instant
+ * a warm-up burst of as many posts with an endpoint (removed after it), 1,000 posts scheduled for the same instant
  * on two sandbox accounts, first with no webhook endpoint, then with one endpoint (every event) on a receiver
  * in this process.
  * For each target, the time from its `publishedAt` to the receiver having its `post.target.published` message
@@ -67,7 +67,7 @@ export async function benchWebhooks(): Promise<void> {
     // A warm-up burst with an endpoint (connections, plans, the sandbox's caches, the sender's code: a running
     // server with endpoints has sent messages before), then, the endpoint removed, the burst without webhooks.
     const warm = await call("POST", "/api/v1/webhooks", { url: receiver.url });
-    await burst(server, receiver, 200, true);
+    await burst(server, receiver, POSTS, true);
     await call("DELETE", `/api/v1/webhooks/${warm.id}`);
     const without = await burst(server, receiver, POSTS, false);
     await call("POST", "/api/v1/webhooks", { url: receiver.url });
