@@ -41,7 +41,9 @@ export async function keepTableStatistics(
 ): Promise<StatisticsKeeper> {
   const active = driver === "pglite" || (driver === "node-postgres" && !(await autovacuumOn(db)));
   let running: Promise<string[]> | null = null;
-  const refresh = () => (running ??= analyzeGrown(db).finally(() => (running = null)));
+  /** Tables found holding no live row, by their size then in pages: looked at again only once they grow on. */
+  const emptyAt = new Map<string, number>();
+  const refresh = () => (running ??= analyzeGrown(db, emptyAt).finally(() => (running = null)));
   const timer = active
     ? setInterval(() => {
         refresh().then(
@@ -66,11 +68,11 @@ async function autovacuumOn(db: Db): Promise<boolean> {
   return Boolean(row?.on);
 }
 
-async function analyzeGrown(db: Db): Promise<string[]> {
-  const grown = await executeRows<{ name: string }>(
+async function analyzeGrown(db: Db, emptyAt: Map<string, number>): Promise<string[]> {
+  const grown = await executeRows<{ name: string; pages: number }>(
     db,
     sql`
-      select quote_ident(c.relname) as name
+      select quote_ident(c.relname) as name, (pg_relation_size(c.oid) / current_setting('block_size')::int)::int as pages
         from pg_class c join pg_namespace n on n.oid = c.relnamespace
        where n.nspname = current_schema() and c.relkind = 'r'
          and pg_relation_size(c.oid) / current_setting('block_size')::int >= greatest(c.relpages + ${MIN_GROWTH_PAGES}, c.relpages * 1.1)`,
@@ -78,11 +80,17 @@ async function analyzeGrown(db: Db): Promise<string[]> {
   // A table that holds no live row now (its rows deleted, the dead ones not vacuumed) is left as it is: analyzed,
   // it would be planned as empty whatever it grows to until the next ANALYZE (PostgreSQL scales the rows per page
   // it saw, none, by the table's size), and a queue emptied and refilled by a burst faster than that, such as the
-  // webhook deliveries, would have every statement that finds its rows by id read the whole table instead.
+  // webhook deliveries, would have every statement that finds its rows by id read the whole table instead. It is
+  // looked at again once it has grown on by the same rule, not every time (finding it empty reads its dead rows).
   const filled = [];
-  for (const { name } of grown) {
+  for (const { name, pages } of grown) {
+    const seen = emptyAt.get(name);
+    if (seen !== undefined && pages < Math.max(seen + MIN_GROWTH_PAGES, seen * 1.1)) continue;
     const [row] = await executeRows<{ any: boolean }>(db, sql.raw(`select exists (select from ${name}) as "any"`));
-    if (row?.any) filled.push(name);
+    if (row?.any) {
+      filled.push(name);
+      emptyAt.delete(name);
+    } else emptyAt.set(name, pages);
   }
   if (filled.length) await db.execute(sql.raw(`analyze ${filled.join(", ")}`));
   return filled;
