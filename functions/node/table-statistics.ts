@@ -68,24 +68,26 @@ async function autovacuumOn(db: Db): Promise<boolean> {
   return Boolean(row?.on);
 }
 
+/** Whether a table of `pages` pages has grown by the rule from `from` pages (its last ANALYZE's, or when found empty). */
+const grownFrom = (from: number, pages: number) => pages >= Math.max(from + MIN_GROWTH_PAGES, from * 1.1);
+
 async function analyzeGrown(db: Db, emptyAt: Map<string, number>): Promise<string[]> {
-  const grown = await executeRows<{ name: string; pages: number }>(
+  const tables = await executeRows<{ name: string; pages: number; analyzedPages: number }>(
     db,
     sql`
-      select quote_ident(c.relname) as name, (pg_relation_size(c.oid) / current_setting('block_size')::int)::int as pages
+      select quote_ident(c.relname) as name, (pg_relation_size(c.oid) / current_setting('block_size')::int)::int as pages,
+             c.relpages as "analyzedPages"
         from pg_class c join pg_namespace n on n.oid = c.relnamespace
-       where n.nspname = current_schema() and c.relkind = 'r'
-         and pg_relation_size(c.oid) / current_setting('block_size')::int >= greatest(c.relpages + ${MIN_GROWTH_PAGES}, c.relpages * 1.1)`,
+       where n.nspname = current_schema() and c.relkind = 'r'`,
   );
   // A table that holds no live row now (its rows deleted, the dead ones not vacuumed) is left as it is: analyzed,
   // it would be planned as empty whatever it grows to until the next ANALYZE (PostgreSQL scales the rows per page
   // it saw, none, by the table's size), and a queue emptied and refilled by a burst faster than that, such as the
   // webhook deliveries, would have every statement that finds its rows by id read the whole table instead. It is
-  // looked at again once it has grown on by the same rule, not every time (finding it empty reads its dead rows).
+  // looked at again once it has grown on from there, not every time (finding it empty reads its dead rows).
   const filled = [];
-  for (const { name, pages } of grown) {
-    const seen = emptyAt.get(name);
-    if (seen !== undefined && pages < Math.max(seen + MIN_GROWTH_PAGES, seen * 1.1)) continue;
+  for (const { name, pages, analyzedPages } of tables) {
+    if (!grownFrom(Math.max(analyzedPages, emptyAt.get(name) ?? 0), pages)) continue;
     const [row] = await executeRows<{ any: boolean }>(db, sql.raw(`select exists (select from ${name}) as "any"`));
     if (row?.any) {
       filled.push(name);
