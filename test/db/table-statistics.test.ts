@@ -26,12 +26,17 @@ const planOf = async (db: Db, ids: string) =>
   (await executeRows<{ "QUERY PLAN": string }>(db, sql.raw(`explain execute posts_by_ids('${ids}')`))).map((r) => r["QUERY PLAN"]).join("\n");
 
 describe.each(drivers)("table statistics on $name", ({ open }) => {
-  it("a prepared lookup by ids uses the primary key once the keeper has analyzed the grown table", async () => {
+  /** A database of this driver and a keeper on it that only `refresh()` runs. */
+  const withKeeper = async () => {
     const handle = await open();
     cleanups.push(() => handle.close());
-    const { db } = handle;
-    const keeper = await keepTableStatistics(db, handle.driver, quiet, 60_000);
+    const keeper = await keepTableStatistics(handle.db, handle.driver, quiet, 60_000);
     cleanups.push(() => keeper.stop());
+    return { db: handle.db, keeper };
+  };
+
+  it("a prepared lookup by ids uses the primary key once the keeper has analyzed the grown table", async () => {
+    const { db, keeper } = await withKeeper();
     if (!keeper.active) {
       // A PostgreSQL whose autovacuum is on keeps its own statistics; the keeper stays out of its way.
       await expect(executeRows<{ on: string }>(db, sql`select current_setting('autovacuum') as "on"`)).resolves.toEqual([{ on: "on" }]);
@@ -60,11 +65,7 @@ describe.each(drivers)("table statistics on $name", ({ open }) => {
   }, 120_000);
 
   it("leaves a grown table that holds no live row unanalyzed, so a burst that refills it is not planned as an empty table", async () => {
-    const handle = await open();
-    cleanups.push(() => handle.close());
-    const { db } = handle;
-    const keeper = await keepTableStatistics(db, handle.driver, quiet, 60_000);
-    cleanups.push(() => keeper.stop());
+    const { db, keeper } = await withKeeper();
     if (!keeper.active) return; // autovacuum's own (asserted above)
     const table = `queue_${crypto.randomUUID().slice(0, 8)}`;
     await db.execute(sql.raw(`create table ${table} (id uuid primary key default gen_random_uuid(), body text)`));
