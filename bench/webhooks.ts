@@ -6,9 +6,12 @@
  * For each target, the time from its `publishedAt` to the receiver having its `post.target.published` message
  * (p50, p99), and the publishing rate of both bursts (targets per second from the due time to the last
  * `publishedAt`): what the webhooks cost publishing. Goals: p50 <= 100 ms, p99 <= 500 ms, the rate within
- * 10 % of the rate without webhooks. Beside the CPU the webhooks add per message (server and PostgreSQL), the
- * peer: a bare sender (bench/webhooks-bare.ts) posting as many signed copies of a target event's body to the
- * same receiver, with no database.
+ * 10 % of the rate without webhooks. Two peers, both bench/webhooks-bare.ts (undici and the HMAC, no database):
+ * - an ideal sender beside a fifth burst, without webhooks: told of each of as many messages the instant it is
+ *   due, evenly over the time the bursts without webhooks took; its messages' latency, and what it does to that
+ *   burst's rate, show what the machine leaves for messages while a burst publishes;
+ * - a bare sender alone, posting as many signed copies of a target event's body to the same receiver: the
+ *   CPU per message beside the CPU ours add (server and PostgreSQL).
  *
  * Run alone: `npx tsx bench/webhooks.ts`; or `npm run bench -- webhooks`. `WEBHOOKS_DB=pglite` runs on the
  * embedded PGlite instead of a scratch PostgreSQL database. With `BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=..."` the
@@ -32,6 +35,11 @@ import { cpuByPid, cpuMs, cpuSince, postgresPids, serverPids } from "./proc-cpu"
 const POSTS = 1000;
 const LEAD_MS = 25_000;
 const CREATE_CONCURRENCY = 16;
+/**
+ * The ideal sender's messages in flight: its best here. Alone, 2,000 messages to the receiver took it about
+ * 210-240 ms 64 at a time against 380 ms 256 at a time (fewer connections to open and serve).
+ */
+const IDEAL_CONCURRENCY = 64;
 
 export async function benchWebhooks(): Promise<void> {
   const db = process.env.WEBHOOKS_DB === "pglite" ? "pglite" : "postgres";
@@ -78,6 +86,21 @@ export async function benchWebhooks(): Promise<void> {
     const after = await burst(server, receiver, POSTS, false);
     const mean = (f: (b: Burst) => number) => (f(before) + f(after)) / 2;
     const without = { rate: mean((b) => b.rate), serverCpu: mean((b) => b.serverCpu), dbCpu: mean((b) => b.dbCpu) };
+    // The ideal sender beside a burst without webhooks: told of each of the burst's messages the instant it is
+    // due (evenly over the time the bursts without webhooks took), no database: what the machine leaves for
+    // the messages while the burst publishes.
+    const spreadMs = (POSTS / without.rate) * 1000;
+    const body = sampleTargetEvent(receiver);
+    let ideal: { latency: number[]; cpuMsPerMessage: number } | undefined;
+    const beside = await burst(server, receiver, POSTS, false, async (at) => {
+      const from = receiver.received.length;
+      const result = await bareSender(body, receiver, withHooks.messages, { startAt: at.getTime(), spreadMs });
+      const latency = receiver.received.slice(from).flatMap((r) => {
+        const paced = /^paced_\d+_(\d+)$/.exec(String(r.headers["webhook-id"]));
+        return paced ? [r.at - Number(paced[1])] : [];
+      });
+      ideal = { latency, cpuMsPerMessage: result.cpuMsPerMessage };
+    });
 
     console.log(
       `  publishing rate without webhooks ${without.rate.toFixed(0).padStart(6)} targets/s   (the mean of ${before.rate.toFixed(0)} before and ${after.rate.toFixed(0)} after)`,
@@ -86,12 +109,17 @@ export async function benchWebhooks(): Promise<void> {
       `  publishing rate with one endpoint ${withHooks.rate.toFixed(0).padStart(5)} targets/s   (${((withHooks.rate / without.rate - 1) * 100).toFixed(1)} %)`,
     );
     row("publishedAt -> receiver has the target's event", withHooks.latency);
+    row(`peer: an ideal sender's message, ready -> received`, ideal!.latency);
+    console.log(
+      `    (the ideal sender: ${withHooks.messages} messages, each ready at its moment evenly over ${spreadMs.toFixed(0)} ms from the due time, ` +
+        `no database, in a process of its own beside a burst without webhooks, which published at ${beside.rate.toFixed(0)} targets/s)`,
+    );
     const cpu = (b: Pick<Burst, "serverCpu" | "dbCpu">) => `server ${b.serverCpu.toFixed(0)} ms, PostgreSQL ${b.dbCpu.toFixed(0)} ms`;
     console.log(`  CPU during the burst without webhooks (mean): ${cpu(without)}; with one endpoint: ${cpu(withHooks)}`);
     const added = withHooks.serverCpu + withHooks.dbCpu - without.serverCpu - without.dbCpu;
     const addedPerMessage = added / Math.max(1, withHooks.messages);
     console.log(`  what the webhooks add: ${addedPerMessage.toFixed(2)} ms of CPU per message (server and PostgreSQL), on 2 cores`);
-    const bare = await bareSender(receiver, withHooks.messages);
+    const bare = await bareSender(body, receiver, withHooks.messages);
     console.log(
       `  peer, a bare sender (undici and the HMAC, no database; its own process, warmed up by a first pass, as ours is by the warm-up burst), ` +
         `the same number of a target event's body ` +
@@ -116,7 +144,8 @@ interface Burst {
   dbCpu: number;
 }
 
-async function burst(server: ServerProcess, receiver: Receiver, posts: number, withEndpoint: boolean): Promise<Burst> {
+/** With `beside`, it runs from when the posts are created (`at`: their due time) and the burst waits for it. */
+async function burst(server: ServerProcess, receiver: Receiver, posts: number, withEndpoint: boolean, beside?: (at: Date) => Promise<void>): Promise<Burst> {
   const call = caller(server);
   const at = new Date(Date.now() + LEAD_MS);
   at.setMilliseconds(0);
@@ -137,6 +166,7 @@ async function burst(server: ServerProcess, receiver: Receiver, posts: number, w
     }),
   );
   if (Date.now() > at.getTime() - 1000) throw new Error("creating the posts took longer than the lead time; raise LEAD_MS");
+  const besideDone = beside?.(at);
   const receivedBefore = receiver.received.length;
   // The messages of this burst's targets, as the receiver got them: each parsed once, when first looked at, so
   // the looking costs the receiver's process next to nothing while the burst arrives.
@@ -174,22 +204,29 @@ async function burst(server: ServerProcess, receiver: Receiver, posts: number, w
     if (Date.now() > deadline) throw new Error(`only ${published.size} of ${posts} published within 3 minutes`);
     await new Promise((r) => setTimeout(r, 2000));
   }
+  await besideDone;
   const last = Math.max(...published.values());
   const rate = posts / ((last - at.getTime()) / 1000);
   return { rate, latency: targetEvents(), messages: receiver.received.length - receivedBefore, serverCpu, dbCpu };
 }
 
-/** Runs bench/webhooks-bare.ts with a target event's body as the receiver got it; its CPU per message. */
-async function bareSender(receiver: Receiver, count: number): Promise<{ cpuMsPerMessage: number }> {
+/** A target event's body as the receiver got it. */
+function sampleTargetEvent(receiver: Receiver): string {
   const sample = [...receiver.received].reverse().find((r) => (JSON.parse(r.body) as { type: string }).type === "post.target.published");
   if (!sample) throw new Error("no target event was received to send again");
+  return sample.body;
+}
+
+/** Runs bench/webhooks-bare.ts with `body`, paced when told; its CPU per message. */
+async function bareSender(body: string, receiver: Receiver, count: number, paced?: { startAt: number; spreadMs: number }): Promise<{ cpuMsPerMessage: number }> {
   const dir = await mkdtemp(join(tmpdir(), "webhooks-bare-"));
   try {
     const bodyFile = join(dir, "body.json");
-    await writeFile(bodyFile, sample.body);
+    await writeFile(bodyFile, body);
     const script = fileURLToPath(new URL("./webhooks-bare.ts", import.meta.url));
     const tsx = fileURLToPath(new URL("../node_modules/.bin/tsx", import.meta.url));
-    const { stdout } = await promisify(execFile)(tsx, [script, receiver.url, bodyFile, String(count), String(PER_ENDPOINT)]);
+    const pacing = paced ? [String(paced.startAt), String(Math.round(paced.spreadMs))] : [];
+    const { stdout } = await promisify(execFile)(tsx, [script, receiver.url, bodyFile, String(count), String(paced ? IDEAL_CONCURRENCY : PER_ENDPOINT), ...pacing]);
     const result = JSON.parse(stdout.trim().split("\n").pop()!) as { cpuMsPerMessage: number; failed: number };
     if (result.failed) throw new Error(`the receiver refused ${result.failed} of the bare sender's messages`);
     return result;
