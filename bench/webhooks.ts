@@ -218,7 +218,12 @@ function sampleTargetEvent(receiver: Receiver): string {
 }
 
 /** Runs bench/webhooks-bare.ts with `body`, paced when told; its CPU per message. */
-async function bareSender(body: string, receiver: Receiver, count: number, paced?: { startAt: number; spreadMs: number }): Promise<{ cpuMsPerMessage: number }> {
+async function bareSender(
+  body: string,
+  receiver: Receiver,
+  count: number,
+  paced?: { startAt: number; spreadMs: number },
+): Promise<{ cpuMsPerMessage: number }> {
   const dir = await mkdtemp(join(tmpdir(), "webhooks-bare-"));
   try {
     const bodyFile = join(dir, "body.json");
@@ -226,7 +231,14 @@ async function bareSender(body: string, receiver: Receiver, count: number, paced
     const script = fileURLToPath(new URL("./webhooks-bare.ts", import.meta.url));
     const tsx = fileURLToPath(new URL("../node_modules/.bin/tsx", import.meta.url));
     const pacing = paced ? [String(paced.startAt), String(Math.round(paced.spreadMs))] : [];
-    const { stdout } = await promisify(execFile)(tsx, [script, receiver.url, bodyFile, String(count), String(paced ? IDEAL_CONCURRENCY : PER_ENDPOINT), ...pacing]);
+    const { stdout } = await promisify(execFile)(tsx, [
+      script,
+      receiver.url,
+      bodyFile,
+      String(count),
+      String(paced ? IDEAL_CONCURRENCY : PER_ENDPOINT),
+      ...pacing,
+    ]);
     const result = JSON.parse(stdout.trim().split("\n").pop()!) as { cpuMsPerMessage: number; failed: number };
     if (result.failed) throw new Error(`the receiver refused ${result.failed} of the bare sender's messages`);
     return result;
